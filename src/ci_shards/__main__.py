@@ -1,0 +1,3 @@
+from ci_shards.cli import main
+
+raise SystemExit(main())

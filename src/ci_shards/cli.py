@@ -1,0 +1,71 @@
+"""The command line: builds the parser, dispatches, and maps errors to exit codes.
+
+This is the only module that reads ``sys.argv`` or decides an exit code. Each subcommand lives in
+``ci_shards.commands.<stage>`` and calls one stage function with explicit keyword arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from ci_shards import __version__
+from ci_shards.commands import MODULES
+from ci_shards.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CiShardsError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so usage errors go through one path (exit 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        msg = f"{self.prog}: {message}"
+        raise CiShardsError(msg)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ci-shards",
+        description="Split a test suite into balanced shards, run them, and merge the results.",
+    )
+    parser.add_argument("--version", action="version", version=f"ci-shards {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors (default: off)")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for module in MODULES:
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args_list or os.environ.get("CI_SHARDS_DEBUG") == "1"
+    try:
+        parser = build_parser()
+        args = parser.parse_args(args_list)
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        return int(handler(args))
+    except CiShardsError as err:
+        if debug:
+            traceback.print_exc()
+        print(f"ci-shards: {err}", file=sys.stderr)
+        return err.exit_code
+    except SystemExit as exit_:  # --help / --version
+        return exit_.code if isinstance(exit_.code, int) else 0
+    except KeyboardInterrupt:
+        print("ci-shards: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_USAGE
+    except Exception as err:  # the one place that turns a bug into exit 3
+        if debug:
+            traceback.print_exc()
+        print(
+            f"ci-shards: internal error: {type(err).__name__}: {err} (a bug; rerun with --debug for a traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL

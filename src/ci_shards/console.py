@@ -1,0 +1,98 @@
+"""Everything meant for people goes through here, to stderr (stdout carries only a command's product).
+
+Knows GitHub's workflow-command syntax: groups, annotations, and ``::stop-commands::`` so that
+echoed test output can never issue workflow commands of its own.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TextIO
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def strip_control(text: str) -> str:
+    """ANSI sequences and control characters (but not tab/newline) removed."""
+    return _CONTROL.sub("", strip_ansi(text))
+
+
+def escape_data(value: str) -> str:
+    """Escape a workflow-command message (actions/toolkit command.ts escapeData)."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    """Escape a workflow-command property value (actions/toolkit command.ts escapeProperty)."""
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def is_github_actions(env: Mapping[str, str]) -> bool:
+    return env.get("GITHUB_ACTIONS") == "true"
+
+
+@dataclass
+class Console:
+    """Writes human output. ``github`` turns on workflow-command syntax (groups, annotations)."""
+
+    stream: TextIO = field(default_factory=lambda: sys.stderr)
+    github: bool = False
+
+    def line(self, text: str = "") -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def warning(self, text: str) -> None:
+        if self.github:
+            self.line(f"::warning::{escape_data(text)}")
+        else:
+            self.line(f"warning: {text}")
+
+    def error(self, text: str) -> None:
+        if self.github:
+            self.line(f"::error::{escape_data(text)}")
+        else:
+            self.line(f"error: {text}")
+
+    def notice(self, text: str) -> None:
+        if self.github:
+            self.line(f"::notice::{escape_data(text)}")
+        else:
+            self.line(text)
+
+    @contextmanager
+    def group(self, title: str) -> Iterator[None]:
+        if self.github:
+            self.line(f"::group::{escape_data(title)}")
+        else:
+            self.line(f"--- {title}")
+        try:
+            yield
+        finally:
+            if self.github:
+                self.line("::endgroup::")
+
+    def untrusted(self, text: str) -> None:
+        """Echo output that came from tests: on GitHub, fenced so it cannot issue workflow commands."""
+        if not self.github:
+            self.stream.write(text if text.endswith("\n") or not text else text + "\n")
+            self.stream.flush()
+            return
+        token = secrets.token_hex(16)
+        self.line(f"::stop-commands::{token}")
+        self.stream.write(text if text.endswith("\n") or not text else text + "\n")
+        self.line(f"::{token}::")
+
+
+def console_for(env: Mapping[str, str], stream: TextIO | None = None) -> Console:
+    return Console(stream=stream or sys.stderr, github=is_github_actions(env))

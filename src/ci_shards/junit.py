@@ -1,0 +1,256 @@
+"""Reading, normalising and writing JUnit XML.
+
+Reading turns any producer's JUnit (pytest, jest-junit, Surefire, go-junit-report, gotestsum,
+nextest, Bazel, Playwright...) into ``CaseResult`` values: nested suites flattened, totals
+recounted from the test cases (``tests=``/``failures=`` are never trusted), several result
+elements in one case reduced to the most severe, Surefire's flaky*/rerun* elements kept as
+attempts. A file that cannot be read raises ``JUnitError`` naming the file; callers that must
+keep going (aggregate) catch it and report it as a value.
+
+Writing produces one ``<testsuites>`` with one ``<testcase>`` per logical test, flaky tests
+marked the Surefire way (``flakyFailure``), permanent failures with ``failure`` + ``rerunFailure``.
+
+External entities are never resolved: the stdlib parser (expat) does not fetch them, and a
+DOCTYPE declaring entities is refused outright.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from ci_shards.errors import InputError
+from ci_shards.model import Attempt, CaseOutcome, CaseResult
+
+MAX_TEXT_CHARS = 64 * 1024  # per message/trace kept in memory; GitHub caps annotation text at 64 KB too
+_INVALID_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_RESULT_TAGS = {"failure": CaseOutcome.FAILED, "error": CaseOutcome.ERROR, "skipped": CaseOutcome.SKIPPED}
+_INTERIM_TAGS = {
+    "flakyFailure": CaseOutcome.FAILED,
+    "flakyError": CaseOutcome.ERROR,
+    "rerunFailure": CaseOutcome.FAILED,
+    "rerunError": CaseOutcome.ERROR,
+}
+
+
+class JUnitError(InputError):
+    """A JUnit file that cannot be read (missing, empty, not XML, not JUnit)."""
+
+
+def parse_time(raw: str | None) -> float:
+    """Seconds from a ``time`` attribute: ``0.001``, ``1E-07``, Surefire's ``1,234.5``, ``NaN`` → 0."""
+    if not raw:
+        return 0.0
+    text = raw.strip()
+    if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d*)?", text):  # thousands separators (Surefire XSD)
+        text = text.replace(",", "")
+    elif re.fullmatch(r"\d+,\d+", text):  # a decimal comma
+        text = text.replace(",", ".")
+    try:
+        value = float(text)
+    except ValueError:
+        return 0.0
+    return value if math.isfinite(value) and value >= 0 else 0.0
+
+
+def pytest_nodeid(classname: str, name: str, file: str | None) -> str:
+    """Map a pytest JUnit (classname, name[, file]) back to its node id.
+
+    pytest writes classname ``tests.test_a.TestK`` and name ``test_m[1]`` for node id
+    ``tests/test_a.py::TestK::test_m[1]``. With the ``file`` attribute (xunit1) the split between
+    module path and class is exact; without it, the dotted parts are taken as the module path up to
+    the first part that starts with an upper-case letter (pytest class naming), which is right for
+    the common layouts and clearly wrong-looking (so visible) otherwise.
+    """
+    if not classname:
+        return name
+    parts = classname.split(".")
+    if file:
+        module_parts = Path(file).with_suffix("").as_posix().split("/")
+        if parts[: len(module_parts)] == module_parts:
+            rest = parts[len(module_parts) :]
+            return "::".join([Path(file).as_posix(), *rest, name])
+    split = next((i for i, p in enumerate(parts) if p[:1].isupper()), len(parts))
+    module = "/".join(parts[:split]) + ".py"
+    return "::".join([module, *parts[split:], name])
+
+
+def _clean(text: str | None, limit: int = MAX_TEXT_CHARS) -> str:
+    if not text:
+        return ""
+    text = _INVALID_XML.sub("", text)
+    if len(text) > limit:
+        half = limit // 2
+        text = f"{text[:half]}\n... [{len(text) - limit} characters cut] ...\n{text[-half:]}"
+    return text
+
+
+def _iter_cases(element: ET.Element) -> Iterator[tuple[ET.Element, str]]:
+    """Every <testcase> under ``element`` at any depth, with the nearest suite's ``file`` attribute."""
+    stack: list[tuple[ET.Element, str]] = [(element, element.get("file", ""))]
+    while stack:
+        node, suite_file = stack.pop()
+        for child in reversed(list(node)):
+            if child.tag == "testcase":
+                yield child, suite_file
+            elif child.tag in ("testsuite", "testsuites"):
+                stack.append((child, child.get("file", "") or suite_file))
+
+
+def _case_from_element(case: ET.Element, suite_file: str, *, pytest_ids: bool) -> CaseResult:
+    name = case.get("name", "")
+    classname = case.get("classname", "") or case.get("class", "")
+    file = case.get("file") or suite_file or None
+    line_raw = case.get("line")
+    outcome = CaseOutcome.PASSED
+    message = type_ = text = ""
+    attempts: list[Attempt] = []
+    system_out = system_err = ""
+    for child in case:
+        tag = child.tag
+        if tag in _RESULT_TAGS:
+            child_outcome = _RESULT_TAGS[tag]
+            # PASSED is only the default: any result element replaces it; otherwise the most severe wins
+            if outcome is CaseOutcome.PASSED or child_outcome.severity > outcome.severity:
+                outcome = child_outcome
+                message = child.get("message", "")
+                type_ = child.get("type", "")
+                text = child.text or ""
+        elif tag in _INTERIM_TAGS:
+            trace = child.find("stackTrace")
+            attempts.append(
+                Attempt(
+                    outcome=_INTERIM_TAGS[tag],
+                    message=_clean(child.get("message", ""), 4096),
+                    type=child.get("type", ""),
+                    text=_clean((trace.text if trace is not None else child.text) or ""),
+                    time=parse_time(child.get("time")),
+                )
+            )
+        elif tag == "system-out":
+            system_out = child.text or ""
+        elif tag == "system-err":
+            system_err = child.text or ""
+    if case.get("status") == "disabled" and outcome is CaseOutcome.PASSED:
+        outcome = CaseOutcome.SKIPPED
+    if pytest_ids:
+        test_id = pytest_nodeid(classname, name, file)
+    elif file:
+        test_id = "::".join(p for p in (file, classname, name) if p)
+    else:
+        test_id = "::".join(p for p in (classname, name) if p)
+    return CaseResult(
+        test_id=test_id,
+        name=name,
+        classname=classname,
+        file=file,
+        line=int(line_raw) if line_raw and line_raw.isdigit() else None,
+        outcome=outcome,
+        time=parse_time(case.get("time") or case.get("duration")),
+        message=_clean(message, 4096),
+        type=type_,
+        text=_clean(text),
+        system_out=_clean(system_out),
+        system_err=_clean(system_err),
+        attempts=tuple(attempts),
+    )
+
+
+def _is_pytest(root: ET.Element) -> bool:
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    return root.get("name") == "pytest tests" or any(s.get("name") == "pytest" for s in suites)
+
+
+def parse_junit_bytes(data: bytes, source: str) -> list[CaseResult]:
+    """Parse JUnit from bytes; ``source`` names it in errors."""
+    if not data.strip():
+        raise JUnitError(source, "empty file (the runner may have been killed while writing it)")
+    if b"<!ENTITY" in data[:65536]:
+        raise JUnitError(source, "refusing a DOCTYPE that declares entities (XML entity expansion)")
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as err:
+        line, column = err.position
+        raise JUnitError(source, f"not valid XML at line {line}, column {column + 1}") from None
+    if root.tag not in ("testsuites", "testsuite"):
+        raise JUnitError(source, f"not a JUnit report (root element <{root.tag}>)")
+    pytest_ids = _is_pytest(root)
+    return [_case_from_element(c, f, pytest_ids=pytest_ids) for c, f in _iter_cases(root)]
+
+
+def parse_junit(path: str | Path) -> list[CaseResult]:
+    """All test cases of one JUnit file, in document order."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise JUnitError(path, f"cannot read: {err.strerror or err}") from None
+    return parse_junit_bytes(data, str(path))
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+
+
+def _fmt_time(seconds: float) -> str:
+    return f"{seconds:.3f}"
+
+
+def _case_element(case: CaseResult) -> ET.Element:
+    attrs = {"classname": case.classname, "name": case.name, "time": _fmt_time(case.time)}
+    if case.file:
+        attrs["file"] = case.file
+    if case.line is not None:
+        attrs["line"] = str(case.line)
+    element = ET.Element("testcase", attrs)
+    if case.outcome is CaseOutcome.SKIPPED:
+        skipped = ET.SubElement(element, "skipped", {"message": _clean(case.message, 4096)})
+        skipped.text = _clean(case.text) or None
+    elif case.outcome.is_bad:
+        tag = "failure" if case.outcome is CaseOutcome.FAILED else "error"
+        result = ET.SubElement(element, tag, {"message": _clean(case.message, 4096), "type": case.type or tag})
+        result.text = _clean(case.text) or None
+    for attempt in case.attempts:
+        if case.outcome is CaseOutcome.PASSED:
+            tag = "flakyFailure" if attempt.outcome is CaseOutcome.FAILED else "flakyError"
+        else:
+            tag = "rerunFailure" if attempt.outcome is CaseOutcome.FAILED else "rerunError"
+        interim = ET.SubElement(
+            element,
+            tag,
+            {"message": _clean(attempt.message, 4096), "type": attempt.type or tag, "time": _fmt_time(attempt.time)},
+        )
+        trace = ET.SubElement(interim, "stackTrace")
+        trace.text = _clean(attempt.text) or None
+    if case.system_out:
+        ET.SubElement(element, "system-out").text = _clean(case.system_out)
+    if case.system_err:
+        ET.SubElement(element, "system-err").text = _clean(case.system_err)
+    return element
+
+
+def build_document(cases: Iterable[CaseResult], *, suite_name: str) -> ET.Element:
+    """A ``<testsuites>`` holding one ``<testsuite>`` with counts recounted from ``cases``."""
+    case_list = list(cases)
+    counts = {
+        "tests": len(case_list),
+        "failures": sum(c.outcome is CaseOutcome.FAILED for c in case_list),
+        "errors": sum(c.outcome is CaseOutcome.ERROR for c in case_list),
+        "skipped": sum(c.outcome is CaseOutcome.SKIPPED for c in case_list),
+    }
+    total_time = _fmt_time(sum(c.time for c in case_list))
+    root = ET.Element("testsuites", {"name": suite_name, **{k: str(v) for k, v in counts.items() if k != "skipped"}})
+    root.set("time", total_time)
+    suite = ET.SubElement(root, "testsuite", {"name": suite_name, **{k: str(v) for k, v in counts.items()}})
+    suite.set("time", total_time)
+    for case in case_list:
+        suite.append(_case_element(case))
+    return root
+
+
+def write_junit(cases: Iterable[CaseResult], path: str | Path, *, suite_name: str = "ci-shards") -> None:
+    root = build_document(cases, suite_name=suite_name)
+    ET.indent(root)
+    Path(path).write_bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n")

@@ -1,0 +1,426 @@
+"""The data every stage shares: items, plans, shard outcomes, test results, failure records.
+
+These are the contracts of DESIGN.md in code. Each type has a JSON form (``to_json`` / ``from_json``)
+that is the file format; readers accept unknown keys (newer writers) and reject missing required
+ones with a ``ValueError`` naming the key, which the IO edge turns into an ``InputError``.
+Nothing here touches files, the clock or the environment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Final
+
+PLAN_SCHEMA: Final = "ci-shards/plan@1"
+OUTCOME_SCHEMA: Final = "ci-shards/outcome@1"
+FAILURE_SCHEMA: Final = "ci-shards/failure@1"
+RESULTS_DIR: Final = "ci-shards-results"
+
+
+def shard_dir_name(index: int, total: int) -> str:
+    """Folder name of one shard's artifacts: ``shard-<i>-of-<n>`` (1-based, DESIGN.md)."""
+    return f"shard-{index}-of-{total}"
+
+
+def item_file(item: str) -> str:
+    """The file an item belongs to: the part before the first ``::``."""
+    return item.split("::", 1)[0]
+
+
+class Granularity(str, Enum):
+    TEST = "test"
+    FILE = "file"
+    AUTO = "auto"
+
+
+class ShardStatus(str, Enum):
+    """How one shard ended (DESIGN.md "Shard statuses")."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    TIMED_OUT = "timed-out"
+    NEVER_STARTED = "never-started"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+    EMPTY = "empty"
+    SKIPPED_BY_DIFF = "skipped-by-diff"
+
+    @property
+    def is_success(self) -> bool:
+        return self in _SUCCESS_STATUSES
+
+
+_SUCCESS_STATUSES: Final = frozenset({ShardStatus.PASSED, ShardStatus.EMPTY, ShardStatus.SKIPPED_BY_DIFF})
+
+
+class CaseOutcome(str, Enum):
+    """The result of one test case, most severe last (ERROR > FAILED > PASSED > SKIPPED)."""
+
+    SKIPPED = "skipped"
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+
+    @property
+    def severity(self) -> int:
+        return _SEVERITY[self]
+
+    @property
+    def is_bad(self) -> bool:
+        return self in (CaseOutcome.FAILED, CaseOutcome.ERROR)
+
+
+_SEVERITY: Final = {CaseOutcome.SKIPPED: 0, CaseOutcome.PASSED: 1, CaseOutcome.FAILED: 2, CaseOutcome.ERROR: 3}
+
+
+def _require(data: Mapping[str, Any], key: str) -> Any:
+    if key not in data:
+        msg = f"missing key {key!r}"
+        raise ValueError(msg)
+    return data[key]
+
+
+def _round_seconds(value: float) -> float:
+    """Seconds as written to files: 3 decimals, so plans are byte-stable across platforms."""
+    return round(float(value), 3)
+
+
+# --------------------------------------------------------------------------------------------
+# plan.json
+
+
+@dataclass(frozen=True)
+class ShardPlan:
+    index: int  # 1-based
+    items: tuple[str, ...]
+    estimated_seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "items": list(self.items),
+            "estimated_seconds": _round_seconds(self.estimated_seconds),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ShardPlan:
+        items = _require(data, "items")
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            msg = "shard 'items' must be a list of strings"
+            raise ValueError(msg)
+        return cls(
+            index=int(_require(data, "index")),
+            items=tuple(items),
+            estimated_seconds=float(data.get("estimated_seconds", 0.0)),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    """A whole plan: which items each of ``total`` shards runs.
+
+    ``digest`` covers everything except ``created_at`` and itself, so two plans made from the same
+    inputs have the same digest even when made at different times.
+    """
+
+    total: int
+    granularity: Granularity
+    shards: tuple[ShardPlan, ...]
+    lower_bound_seconds: float
+    unknown_items: int
+    created_at: str = ""
+    files_cut: int = 0
+    notes: tuple[str, ...] = ()
+
+    def content(self) -> dict[str, Any]:
+        return {
+            "schema": PLAN_SCHEMA,
+            "total": self.total,
+            "granularity": self.granularity.value,
+            "shards": [s.to_json() for s in self.shards],
+            "lower_bound_seconds": _round_seconds(self.lower_bound_seconds),
+            "unknown_items": self.unknown_items,
+            "files_cut": self.files_cut,
+            "notes": list(self.notes),
+        }
+
+    @property
+    def digest(self) -> str:
+        canonical = json.dumps(self.content(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+    @property
+    def items(self) -> list[str]:
+        return [item for shard in self.shards for item in shard.items]
+
+    @property
+    def estimated_makespan(self) -> float:
+        return max((s.estimated_seconds for s in self.shards), default=0.0)
+
+    def shard(self, index: int) -> ShardPlan:
+        if not 1 <= index <= self.total:
+            msg = f"shard {index} is not in 1..{self.total}"
+            raise ValueError(msg)
+        return self.shards[index - 1]
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.content()
+        data["digest"] = self.digest
+        data["created_at"] = self.created_at
+        return data
+
+    def dumps(self) -> str:
+        """plan.json's exact bytes: sorted keys, 2-space indent, trailing newline."""
+        return json.dumps(self.to_json(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Plan:
+        schema = _require(data, "schema")
+        if schema != PLAN_SCHEMA:
+            msg = f"schema is {schema!r}, expected {PLAN_SCHEMA!r}"
+            raise ValueError(msg)
+        shards = tuple(ShardPlan.from_json(s) for s in _require(data, "shards"))
+        total = int(_require(data, "total"))
+        if len(shards) != total or [s.index for s in shards] != list(range(1, total + 1)):
+            msg = f"'shards' must hold shards 1..{total} in order"
+            raise ValueError(msg)
+        plan = cls(
+            total=total,
+            granularity=Granularity(_require(data, "granularity")),
+            shards=shards,
+            lower_bound_seconds=float(data.get("lower_bound_seconds", 0.0)),
+            unknown_items=int(data.get("unknown_items", 0)),
+            created_at=str(data.get("created_at", "")),
+            files_cut=int(data.get("files_cut", 0)),
+            notes=tuple(str(n) for n in data.get("notes", ())),
+        )
+        stated = data.get("digest")
+        if stated is not None and stated != plan.digest:
+            msg = "digest does not match the plan's content (the file was edited or corrupted)"
+            raise ValueError(msg)
+        return plan
+
+
+# --------------------------------------------------------------------------------------------
+# Test results (the normalised form of a JUnit <testcase>)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attempt:
+    """One earlier run of a test that was re-run (Surefire's flaky*/rerun* elements)."""
+
+    outcome: CaseOutcome
+    message: str = ""
+    type: str = ""
+    text: str = ""
+    time: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaseResult:
+    """One logical test and its final result.
+
+    ``test_id`` is the identity used for accounting: the pytest node id when it can be derived,
+    else ``file::classname::name`` / ``classname::name``. ``attempts`` holds earlier failed runs:
+    when the final ``outcome`` is PASSED and attempts exist, the test is flaky.
+    """
+
+    test_id: str
+    name: str
+    classname: str = ""
+    file: str | None = None
+    line: int | None = None
+    outcome: CaseOutcome = CaseOutcome.PASSED
+    time: float = 0.0
+    message: str = ""
+    type: str = ""
+    text: str = ""
+    system_out: str = ""
+    system_err: str = ""
+    attempts: tuple[Attempt, ...] = ()
+
+    @property
+    def flaky(self) -> bool:
+        return self.outcome is CaseOutcome.PASSED and any(a.outcome.is_bad for a in self.attempts)
+
+
+# --------------------------------------------------------------------------------------------
+# failures.jsonl
+
+
+class FailureKind(str, Enum):
+    FAILED = "failed"
+    ERROR = "error"
+    TIMED_OUT = "timed-out"
+    FLAKY = "flaky"
+    NOT_RUN = "not-run"  # planned, never reported by the runner
+    SHARD = "shard"  # a shard-level problem (no report, crash, leak, never started...)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FailureRecord:
+    shard: int
+    test_id: str
+    kind: FailureKind
+    message: str
+    file: str | None = None
+    classname: str = ""
+    name: str = ""
+    text: str = ""
+    attempts: int = 1
+    duration: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": FAILURE_SCHEMA,
+            "shard": self.shard,
+            "test_id": self.test_id,
+            "kind": self.kind.value,
+            "message": self.message,
+            "file": self.file,
+            "classname": self.classname,
+            "name": self.name,
+            "text": self.text,
+            "attempts": self.attempts,
+            "duration": _round_seconds(self.duration),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FailureRecord:
+        return cls(
+            shard=int(_require(data, "shard")),
+            test_id=str(_require(data, "test_id")),
+            kind=FailureKind(_require(data, "kind")),
+            message=str(data.get("message", "")),
+            file=data.get("file"),
+            classname=str(data.get("classname", "")),
+            name=str(data.get("name", "")),
+            text=str(data.get("text", "")),
+            attempts=int(data.get("attempts", 1)),
+            duration=float(data.get("duration", 0.0)),
+        )
+
+
+def dumps_jsonl(records: Iterable[FailureRecord]) -> str:
+    return "".join(json.dumps(r.to_json(), sort_keys=True, ensure_ascii=False) + "\n" for r in records)
+
+
+# --------------------------------------------------------------------------------------------
+# outcome.json
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """What one shard's run amounted to (``outcome.json``)."""
+
+    plan_digest: str
+    shard_index: int
+    shard_total: int
+    status: ShardStatus
+    reason: str = ""  # one line: why this status (empty for passed)
+    exit_code: int | None = None
+    signal: int | None = None
+    started_at: str = ""
+    finished_at: str = ""
+    elapsed_seconds: float = 0.0
+    planned_items: int = 0
+    executed_tests: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    attempts: tuple[Mapping[str, Any], ...] = ()  # one entry per process run (first run, re-runs)
+    flaky_tests: tuple[str, ...] = ()
+    not_run: tuple[str, ...] = ()  # planned items never reported
+    leaked_processes: tuple[str, ...] = ()
+    log_tail: str = ""
+    runner: Mapping[str, Any] = field(default_factory=dict)  # OS, Python, CI run id/attempt...
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": OUTCOME_SCHEMA,
+            "plan_digest": self.plan_digest,
+            "shard_index": self.shard_index,
+            "shard_total": self.shard_total,
+            "status": self.status.value,
+            "reason": self.reason,
+            "exit_code": self.exit_code,
+            "signal": self.signal,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "elapsed_seconds": _round_seconds(self.elapsed_seconds),
+            "planned_items": self.planned_items,
+            "executed_tests": self.executed_tests,
+            "passed": self.passed,
+            "failed": self.failed,
+            "errors": self.errors,
+            "skipped": self.skipped,
+            "attempts": [dict(a) for a in self.attempts],
+            "flaky_tests": list(self.flaky_tests),
+            "not_run": list(self.not_run),
+            "leaked_processes": list(self.leaked_processes),
+            "log_tail": self.log_tail,
+            "runner": dict(self.runner),
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Outcome:
+        schema = _require(data, "schema")
+        if schema != OUTCOME_SCHEMA:
+            msg = f"schema is {schema!r}, expected {OUTCOME_SCHEMA!r}"
+            raise ValueError(msg)
+        elapsed = float(data.get("elapsed_seconds", 0.0))
+        if not math.isfinite(elapsed):
+            elapsed = 0.0
+        return cls(
+            plan_digest=str(_require(data, "plan_digest")),
+            shard_index=int(_require(data, "shard_index")),
+            shard_total=int(_require(data, "shard_total")),
+            status=ShardStatus(_require(data, "status")),
+            reason=str(data.get("reason", "")),
+            exit_code=data.get("exit_code"),
+            signal=data.get("signal"),
+            started_at=str(data.get("started_at", "")),
+            finished_at=str(data.get("finished_at", "")),
+            elapsed_seconds=elapsed,
+            planned_items=int(data.get("planned_items", 0)),
+            executed_tests=int(data.get("executed_tests", 0)),
+            passed=int(data.get("passed", 0)),
+            failed=int(data.get("failed", 0)),
+            errors=int(data.get("errors", 0)),
+            skipped=int(data.get("skipped", 0)),
+            attempts=tuple(data.get("attempts", ())),
+            flaky_tests=tuple(data.get("flaky_tests", ())),
+            not_run=tuple(data.get("not_run", ())),
+            leaked_processes=tuple(data.get("leaked_processes", ())),
+            log_tail=str(data.get("log_tail", "")),
+            runner=dict(data.get("runner", {})),
+        )
+
+
+def parse_shard_spec(spec: str) -> tuple[int, int]:
+    """``"I/N"`` → (I, N), 1-based. Raises ValueError with the reason for 0/4, 5/4, 2/0, "x"."""
+    parts = spec.split("/")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        msg = f"shard {spec!r} is not of the form I/N (e.g. 2/4)"
+        raise ValueError(msg)
+    index, total = (int(p) for p in parts)
+    if total < 1:
+        msg = f"shard {spec!r}: the total must be at least 1"
+        raise ValueError(msg)
+    if not 1 <= index <= total:
+        msg = f"shard {spec!r}: the index must be between 1 and {total} (shards are 1-based)"
+        raise ValueError(msg)
+    return index, total
+
+
+def sorted_unique(items: Sequence[str]) -> list[str]:
+    return sorted(set(items))
