@@ -281,9 +281,6 @@ def decide(
         not_run = [item for item in planned if item not in covered]
     elif merged:
         problems.append("accounting by item impossible: the report's test ids do not name the planned items")
-    if not_run and status is None:
-        files = {item_file(i) for i in not_run}
-        problems.append(f"{len(not_run)} of {len(planned)} planned items were never reported ({len(files)} files)")
     if never is not None:
         why = f"not run: {never.start_error}"
     elif timed_out:
@@ -362,8 +359,11 @@ def _failed_or_passed(
             elif policy.accept_exit_code and report_problems:
                 problems.append(f"the command exited with {code}")
             break
-    if not_run and not any("never reported" in p for p in problems):
-        problems.append(f"{len(not_run)} planned items were never reported")
+    if not_run:
+        files = sorted({item_file(i) for i in not_run})
+        problems.append(
+            f"{len(not_run)} planned items were never reported, in {len(files)} file(s), first: {not_run[0]}"
+        )
     return ShardStatus.FAILED if len(problems) > before else ShardStatus.PASSED
 
 
