@@ -35,7 +35,13 @@ def write_plan(path: Path, shards: list[list[str]]) -> Path:
 def ci_shards(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
     return subprocess.run(
-        [sys.executable, "-m", "ci_shards", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
+        [sys.executable, "-m", "ci_shards", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
     )
 
 
@@ -586,7 +592,8 @@ def test_private_tmpdir_is_removed_and_shard_env_is_set(tmp_path: Path) -> None:
         (tmp / "ro").mkdir(); (tmp / "ro" / "f").write_text("x"); os.chmod(tmp / "ro", stat.S_IRUSR | stat.S_IXUSR)
         keys = ["TMPDIR", "TEMP", "TMP", "CI_SHARDS_INDEX", "CI_SHARDS_TOTAL", "TEST_SHARD_INDEX", "TEST_TOTAL_SHARDS"]
         pathlib.Path("env.json").write_text(json.dumps({k: os.environ[k] for k in keys}))
-        pathlib.Path(sys.argv[1]).write_text('<testsuite name="x"><testcase classname="" name="t2" file="a"/></testsuite>')
+        case = '<testcase classname="" name="t2" file="a"/>'
+        pathlib.Path(sys.argv[1]).write_text(f'<testsuite name="x">{case}</testsuite>')
         """
     )
     proc = ci_shards(
