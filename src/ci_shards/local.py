@@ -20,25 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ci_shards.console import Console, console_for
-from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from ci_shards.console import Console
+from ci_shards.errors import EXIT_FAILED, EXIT_OK
 from ci_shards.model import Outcome, Plan, ShardStatus, shard_dir_name
 from ci_shards.process import CancelToken, become_subreaper, kill_tree
-from ci_shards.runner import cancel_on_signals
-
-DEFAULT_JOB_MEMORY = 1 << 30
-
-
-def parse_size(text: str) -> int:
-    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-    raw = text.strip().lower().rstrip("ib").rstrip("b")
-    try:
-        if raw and raw[-1] in units:
-            return int(float(raw[:-1]) * units[raw[-1]])
-        return int(raw)
-    except ValueError:
-        msg = f"{text!r} is not a size (e.g. 512M, 2G)"
-        raise argparse.ArgumentTypeError(msg) from None
 
 
 def available_memory(proc: Path = Path("/proc"), cgroup_root: Path = Path("/sys/fs/cgroup")) -> int | None:
@@ -65,14 +50,14 @@ def auto_jobs(shards: int, *, cores: int, memory: int | None, job_memory: int) -
     return max(1, min(cores, by_memory, shards))
 
 
-def _cores() -> int:
+def cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
 
 
-def _run_argv(args: argparse.Namespace, plan_path: Path, index: int, total: int, command: Sequence[str]) -> list[str]:
+def run_argv(args: argparse.Namespace, plan_path: Path, index: int, total: int, command: Sequence[str]) -> list[str]:
     argv = [sys.executable, "-m", "ci_shards", "run", "--plan", str(plan_path), "--shard", f"{index}/{total}"]
     argv += ["--out", str(args.out), "--no-live", "--grace", f"{args.grace}", "--signal", str(args.graceful_signal)]
     argv += ["--retries", str(args.retries), "--max-rerun-failures", str(args.max_rerun_failures)]
@@ -98,7 +83,7 @@ class _Job:
     log: IO[bytes]
 
 
-def _fmt(seconds: float) -> str:
+def fmt_seconds(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
@@ -124,7 +109,7 @@ def run_local(
                 argv_for(index), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
             running[index] = _Job(index, proc, time.monotonic(), log)
-            console.line(f"shard {index}/{plan.total} started (estimated {_fmt(estimates[index])})")
+            console.line(f"shard {index}/{plan.total} started (estimated {fmt_seconds(estimates[index])})")
         if len(cancel.signals) > forwarded:
             if forwarded == 0:
                 console.line(f"interrupted: stopping {len(running)} running shard(s); Ctrl-C again to kill them")
@@ -144,13 +129,13 @@ def run_local(
             now = time.monotonic()
             eta = _eta(now, running, queue, estimates, jobs)
             console.line(
-                f"[{done}/{plan.total}] shard {index}/{plan.total} {status} in {_fmt(now - job.started)}"
-                + (f", ETA {_fmt(eta)}" if queue or running else f", all done in {_fmt(now - t0)}")
+                f"[{done}/{plan.total}] shard {index}/{plan.total} {status} in {fmt_seconds(now - job.started)}"
+                + (f", ETA {fmt_seconds(eta)}" if queue or running else f", all done in {fmt_seconds(now - t0)}")
             )
         if tty and running:
             eta = _eta(time.monotonic(), running, queue, estimates, jobs)
             names = " ".join(str(i) for i in running)
-            console.stream.write(f"\r  running: {names} | queued: {len(queue)} | ETA {_fmt(eta)}   \r")
+            console.stream.write(f"\r  running: {names} | queued: {len(queue)} | ETA {fmt_seconds(eta)}   \r")
             console.stream.flush()
         if cancel.cancelled and not running:
             break
@@ -200,7 +185,7 @@ def plain_table(plan: Plan, out: Path) -> tuple[str, bool]:
     return "\n".join(rows) + "\n", ok
 
 
-def _aggregate(plan: Plan, out: Path) -> tuple[str, int]:
+def aggregate_results(plan: Plan, out: Path) -> tuple[str, int]:
     try:
         from ci_shards.aggregate import aggregate_dirs  # type: ignore[attr-defined,import-not-found,unused-ignore]  # noqa: PLC0415
         from ci_shards.report import render_terminal  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
@@ -220,77 +205,3 @@ def make_plan(args: argparse.Namespace, *, env: Mapping[str, str], cwd: Path, py
 
         return fallback_plan(args, cwd=cwd, pytest_args=pytest_args)
     return plan_from_options(args, env=env, cwd=cwd, pytest_args=pytest_args)  # type: ignore[no-any-return]
-
-
-def _local_handler(args: argparse.Namespace) -> int:
-    from ci_shards.commands.run import command_args, pytest_extra_args  # noqa: PLC0415
-
-    env = dict(os.environ)
-    cwd = Path.cwd()
-    console = console_for(env)
-    raw = command_args(args.command)
-    if not args.pytest and not raw:
-        msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
-        raise UsageError(msg)
-    plan = make_plan(args, env=env, cwd=cwd, pytest_args=raw if args.pytest else None)
-    args.out.mkdir(parents=True, exist_ok=True)
-    plan_path = args.out / "plan.json"
-    plan_path.write_text(plan.dumps(), encoding="utf-8")
-    command = pytest_extra_args(raw, cwd) if args.pytest else raw
-    if args.jobs == "auto":
-        jobs = auto_jobs(plan.total, cores=_cores(), memory=available_memory(), job_memory=args.job_memory)
-    elif args.jobs.isdigit() and int(args.jobs) > 0:
-        jobs = min(int(args.jobs), plan.total)
-    else:
-        msg = f"--jobs {args.jobs!r}: expected auto or a positive number"
-        raise UsageError(msg)
-    console.line(
-        f"ci-shards local: {len(plan.items)} items in {plan.total} shards, {jobs} at a time, "
-        f"estimated {_fmt(plan.estimated_makespan)} per shard at most; results in {args.out}"
-    )
-    cancel = CancelToken()
-    with cancel_on_signals(cancel):
-        never = run_local(
-            plan=plan,
-            plan_path=plan_path,
-            jobs=jobs,
-            argv_for=lambda i: _run_argv(args, plan_path, i, plan.total, command),
-            out=args.out,
-            console=console,
-            cancel=cancel,
-        )
-    if never:
-        console.warning(f"never started (interrupted): shards {', '.join(map(str, never))}")
-    text, code = _aggregate(plan, args.out)
-    sys.stdout.write(text)
-    sys.stdout.flush()
-    return EXIT_INTERRUPTED if cancel.cancelled else code
-
-
-def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ci_shards.commands.run import add_execution_options  # noqa: PLC0415
-
-    local = subparsers.add_parser(
-        "local",
-        help="plan, run every shard here as parallel processes, and print the verdict",
-        description="Plan the suite, run every shard on this machine (each a real `ci-shards run`), then aggregate. "
-        "Ctrl-C stops every shard and still reports what finished; a second Ctrl-C kills them.",
-    )
-    try:
-        from ci_shards.commands.plan import add_plan_options  # type: ignore[attr-defined,import-not-found,unused-ignore]  # noqa: PLC0415
-    except ImportError:
-        from ci_shards.local_plan import add_fallback_plan_options as add_plan_options  # noqa: PLC0415
-    add_plan_options(local)
-    local.add_argument(
-        "--jobs",
-        default="auto",
-        help="shards at once: N or auto = min(cores, memory/--job-memory, shards) (default: auto)",
-    )
-    local.add_argument(
-        "--job-memory",
-        type=parse_size,
-        default=DEFAULT_JOB_MEMORY,
-        help="memory budget per job for --jobs auto (default: 1G)",
-    )
-    add_execution_options(local)
-    local.set_defaults(handler=_local_handler)

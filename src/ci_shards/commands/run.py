@@ -10,14 +10,14 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ci_shards.classify import FlakyResult
-from ci_shards.console import console_for
-from ci_shards.errors import EXIT_FAILED, EXIT_OK, UsageError
+from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from ci_shards.model import RESULTS_DIR, parse_shard_spec
-from ci_shards.process import CancelToken
-from ci_shards.runner import RunOptions, cancel_on_signals, load_plan, run_shard
+
+# the run stage's modules are imported by the handlers, not here: every ci-shards command builds this
+# parser, and the runner's imports (XML, subprocess, ...) would cost each of them start-up time
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(ms|s|m|h)?\s*$")
+DEFAULT_JOB_MEMORY = 1 << 30
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
@@ -28,6 +28,18 @@ def parse_duration(text: str) -> float:
         msg = f"{text!r} is not a duration (e.g. 30m, 10s, 1.5h, 500ms)"
         raise argparse.ArgumentTypeError(msg)
     return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def parse_size(text: str) -> int:
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    raw = text.strip().lower().rstrip("ib").rstrip("b")
+    try:
+        if raw and raw[-1] in units:
+            return int(float(raw[:-1]) * units[raw[-1]])
+        return int(raw)
+    except ValueError:
+        msg = f"{text!r} is not a size (e.g. 512M, 2G)"
+        raise argparse.ArgumentTypeError(msg) from None
 
 
 def parse_signal(text: str) -> int:
@@ -83,8 +95,8 @@ def add_execution_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--flaky-result",
-        choices=[f.value for f in FlakyResult],
-        default=FlakyResult.PASS.value,
+        choices=["pass", "fail"],
+        default="pass",
         help="whether a failed-then-passed test lets the shard pass (default: pass; always reported)",
     )
     parser.add_argument(
@@ -131,8 +143,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     live.add_argument("--no-live", dest="live", action="store_false", help="only spool output to output.log")
     add_execution_options(run)
     run.set_defaults(handler=_run_handler)
-    from ci_shards.local import register_local  # noqa: PLC0415 (avoids an import cycle at module load)
-
     register_local(subparsers)
 
 
@@ -177,6 +187,11 @@ def _auto_shard(env: Mapping[str, str]) -> tuple[int, int]:
 
 
 def _run_handler(args: argparse.Namespace) -> int:
+    from ci_shards.classify import FlakyResult  # noqa: PLC0415
+    from ci_shards.console import console_for  # noqa: PLC0415
+    from ci_shards.process import CancelToken  # noqa: PLC0415
+    from ci_shards.runner import RunOptions, cancel_on_signals, load_plan, run_shard  # noqa: PLC0415
+
     env = dict(os.environ)
     cwd = Path.cwd()
     index, total = resolve_shard(args.shard, env)
@@ -215,3 +230,87 @@ def _run_handler(args: argparse.Namespace) -> int:
     with cancel_on_signals(cancel):
         outcome = run_shard(options, console=console, cancel=cancel)
     return EXIT_OK if outcome.status.is_success else EXIT_FAILED
+
+
+def _local_handler(args: argparse.Namespace) -> int:
+    from ci_shards.console import console_for  # noqa: PLC0415
+    from ci_shards.local import (  # noqa: PLC0415
+        aggregate_results,
+        auto_jobs,
+        available_memory,
+        cores,
+        fmt_seconds,
+        make_plan,
+        run_argv,
+        run_local,
+    )
+    from ci_shards.process import CancelToken  # noqa: PLC0415
+    from ci_shards.runner import cancel_on_signals  # noqa: PLC0415
+
+    env = dict(os.environ)
+    cwd = Path.cwd()
+    console = console_for(env)
+    raw = command_args(args.command)
+    if not args.pytest and not raw:
+        msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
+        raise UsageError(msg)
+    plan = make_plan(args, env=env, cwd=cwd, pytest_args=raw if args.pytest else None)
+    args.out.mkdir(parents=True, exist_ok=True)
+    plan_path = args.out / "plan.json"
+    plan_path.write_text(plan.dumps(), encoding="utf-8")
+    command = pytest_extra_args(raw, cwd) if args.pytest else raw
+    if args.jobs == "auto":
+        jobs = auto_jobs(plan.total, cores=cores(), memory=available_memory(), job_memory=args.job_memory)
+    elif args.jobs.isdigit() and int(args.jobs) > 0:
+        jobs = min(int(args.jobs), plan.total)
+    else:
+        msg = f"--jobs {args.jobs!r}: expected auto or a positive number"
+        raise UsageError(msg)
+    console.line(
+        f"ci-shards local: {len(plan.items)} items in {plan.total} shards, {jobs} at a time, "
+        f"estimated {fmt_seconds(plan.estimated_makespan)} per shard at most; results in {args.out}"
+    )
+    cancel = CancelToken()
+    with cancel_on_signals(cancel):
+        never = run_local(
+            plan=plan,
+            plan_path=plan_path,
+            jobs=jobs,
+            argv_for=lambda i: run_argv(args, plan_path, i, plan.total, command),
+            out=args.out,
+            console=console,
+            cancel=cancel,
+        )
+    if never:
+        console.warning(f"never started (interrupted): shards {', '.join(map(str, never))}")
+    text, code = aggregate_results(plan, args.out)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return EXIT_INTERRUPTED if cancel.cancelled else code
+
+
+def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    local = subparsers.add_parser(
+        "local",
+        help="plan, run every shard here as parallel processes, and print the verdict",
+        description="Plan the suite, run every shard on this machine (each a real `ci-shards run`), then aggregate. "
+        "Ctrl-C stops every shard and still reports what finished; a second Ctrl-C kills them.",
+    )
+    try:
+        from ci_shards.commands.plan import add_plan_options  # type: ignore[attr-defined,import-not-found,unused-ignore]  # noqa: PLC0415
+    except ImportError:
+        from ci_shards.local_plan import add_fallback_plan_options as add_plan_options  # noqa: PLC0415
+    add_plan_options(local)
+    local.add_argument(
+        "--jobs",
+        default="auto",
+        help="shards at once: N or auto = min(cores, memory/--job-memory, shards) (default: auto)",
+    )
+    local.add_argument(
+        "--job-memory",
+        type=parse_size,
+        default=DEFAULT_JOB_MEMORY,
+        help="memory budget per job for --jobs auto (default: 1G)",
+    )
+    add_execution_options(local)
+    local.set_defaults(handler=_local_handler)
