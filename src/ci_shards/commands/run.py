@@ -66,32 +66,39 @@ def add_execution_options(parser: argparse.ArgumentParser) -> None:
         "--junit",
         metavar="PATH|GLOB",
         default=None,
-        help="where the command writes its JUnit report (default: {junit})",
+        help="where the command writes its JUnit report (default: none; or put {junit} in the command)",
     )
     parser.add_argument(
         "--timeout",
+        metavar="DURATION",
         type=parse_duration,
         default=None,
         help="wall-clock limit for the whole shard, e.g. 30m (default: none)",
     )
     parser.add_argument(
         "--grace",
+        metavar="DURATION",
         type=parse_duration,
         default=10.0,
         help="wait after the graceful signal before SIGKILL (default: 10s)",
     )
     parser.add_argument(
         "--signal",
+        metavar="SIGNAL",
         dest="graceful_signal",
         type=parse_signal,
         default=int(signal.SIGINT),
         help="graceful signal at the deadline; pytest writes its report on SIGINT, not SIGTERM (default: SIGINT)",
     )
     parser.add_argument(
-        "--retries", type=int, default=0, help="re-run only the failed tests up to K times (default: 0)"
+        "--retries", metavar="K", type=int, default=0, help="re-run only the failed tests up to K times (default: 0)"
     )
     parser.add_argument(
-        "--max-rerun-failures", type=int, default=10, help="skip re-runs above this many failures (default: 10)"
+        "--max-rerun-failures",
+        metavar="M",
+        type=int,
+        default=10,
+        help="skip re-runs above this many failures (default: 10)",
     )
     parser.add_argument(
         "--flaky-result",
@@ -101,6 +108,7 @@ def add_execution_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-test-seconds",
+        metavar="S",
         type=float,
         default=None,
         help="a passing test slower than this fails with the reason (default: no budget)",
@@ -112,6 +120,7 @@ def add_execution_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--leak-timeout",
+        metavar="DURATION",
         type=parse_duration,
         default=0.5,
         help="how long processes may outlive the command before they are reported and killed (default: 500ms)",
@@ -140,7 +149,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         help="stream output to the console (default: on when stderr is a terminal)",
     )
-    live.add_argument("--no-live", dest="live", action="store_false", help="only spool output to output.log")
+    live.add_argument(
+        "--no-live", dest="live", action="store_false", help="only spool output to output.log (default: off)"
+    )
     add_execution_options(run)
     run.set_defaults(handler=_run_handler)
     register_local(subparsers)
@@ -303,11 +314,13 @@ def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     add_plan_options(local)
     local.add_argument(
         "--jobs",
+        metavar="N|auto",
         default="auto",
         help="shards at once: N or auto = min(cores, memory/--job-memory, shards) (default: auto)",
     )
     local.add_argument(
         "--job-memory",
+        metavar="SIZE",
         type=parse_size,
         default=DEFAULT_JOB_MEMORY,
         help="memory budget per job for --jobs auto (default: 1G)",
