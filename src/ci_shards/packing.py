@@ -246,9 +246,16 @@ def split_fill(units: Sequence[Piece], shard_count: int, capacity: int, cut_cost
                 if take == 0:  # no shard can take even one more atom under capacity: overflow
                     take = len(remaining) if _room(count[index], rest_count, max_items) else 1
             piece = make_piece(unit.unit, remaining[:take], extra)
+            same = next((p for p in bins[index] if p.unit == unit.unit), None)
+            if same is not None:  # back in a shard that already has part of this unit: no new cut
+                bins[index].remove(same)
+                load[index] -= same.cost
+                piece = Piece(
+                    unit.unit, (*same.atoms, *piece.atoms), same.cost + piece.cost - extra, same.count + piece.count
+                )
             bins[index].append(piece)
             load[index] += piece.cost
-            count[index] += piece.count
+            count[index] += piece.count - (same.count if same is not None else 0)
             remaining = remaining[take:]
             first = False
     return bins

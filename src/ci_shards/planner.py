@@ -203,15 +203,16 @@ def _pack_auto(
     return best
 
 
-def _fill_empty(bins: Bins, atom_count: int) -> Bins:
-    """With at least as many atoms as shards, no shard stays empty: an empty shard takes the
-    smallest atom of the most-loaded shard that holds more than one."""
-    if atom_count < len(bins):
-        return bins
+def _fill_empty(bins: Bins) -> Bins:
+    """No shard stays empty while another holds more than one atom: an empty shard takes the
+    smallest atom of the most-loaded shard that holds more than one (so with at least N atoms,
+    no shard is empty; with fewer, exactly N - atoms are)."""
     while any(not b for b in bins):
         empty = next(i for i, b in enumerate(bins) if not b)
         load = loads(bins)
         donors = [i for i, b in enumerate(bins) if sum(len(p.atoms) for p in b) > 1]
+        if not donors:
+            break
         donor = max(donors, key=lambda i: (load[i], -i))
         piece, atom = min(((p, a) for p in bins[donor] for a in p.atoms), key=lambda pa: (pa[1].cost, pa[1].key))
         bins[donor].remove(piece)
@@ -270,7 +271,7 @@ def plan_items(
             build_units(atoms), shards, lb, strategy_name=strategy, cut_cost=cost, max_items=max_items_per_shard
         )
     if granularity is not Granularity.FILE:
-        bins = _fill_empty(bins, len(atoms))
+        bins = _fill_empty(bins)
     all_notes = [*notes]
     if est.note:
         all_notes.append(est.note)
