@@ -26,7 +26,8 @@ from typing import Final, Protocol
 from ci_shards.errors import UsageError
 
 IMPROVE_ROUNDS: Final = 400  # move/swap rounds; each strictly lowers the pair it touches
-SWAP_PARTNERS: Final = 16  # least-loaded shards considered as swap partners per round
+SWAP_PARTNERS: Final = 16  # least-loaded shards considered as partners per round
+CLOSE_ENOUGH: Final = 10_000  # stop improving within LB/10,000 (0.01 %) of the bound
 
 
 @dataclass(frozen=True)
@@ -109,9 +110,10 @@ def lpt(pieces: Sequence[Piece], shard_count: int, max_items: int | None) -> Bin
 def improve(bins: Bins, lower_bound: int, max_items: int | None, rounds: int = IMPROVE_ROUNDS) -> Bins:
     """Moves and swaps out of the most-loaded shard while they lower it (in place; also returned)."""
     load, count = loads(bins), counts(bins)
+    good_enough = lower_bound + lower_bound // CLOSE_ENOUGH
     for _ in range(rounds):
         hi = max(range(len(bins)), key=lambda i: (load[i], -i))
-        if load[hi] <= lower_bound or len(bins[hi]) < 1:
+        if load[hi] <= good_enough or len(bins[hi]) < 1:
             break
         best = _best_exchange(bins, load, count, hi, max_items)
         if best is None:
@@ -136,8 +138,9 @@ def improve(bins: Bins, lower_bound: int, max_items: int | None, rounds: int = I
 def _best_exchange(
     bins: Bins, load: list[int], count: list[int], hi: int, max_items: int | None
 ) -> tuple[int, int, Piece, Piece | None] | None:
-    """The move or swap between shard ``hi`` and another shard that lowers their larger load most."""
-    top = sorted(bins[hi], key=lambda p: (p.cost, p.key))
+    """With the least-loaded partner shard that allows one: the move or swap that lowers the larger
+    load of the two most."""
+    top = sorted(bins[hi], key=_ascending)
     top_costs = [p.cost for p in top]
     partners = sorted((i for i in range(len(bins)) if i != hi), key=lambda i: (load[i], i))[:SWAP_PARTNERS]
     best: tuple[int, int, Piece, Piece | None] | None = None
@@ -153,7 +156,7 @@ def _best_exchange(
                 candidate: tuple[int, int, Piece, Piece | None] = (new_max, other, piece, None)
                 if best is None or _better(candidate, best):
                     best = candidate
-        low = sorted(bins[other], key=lambda p: (p.cost, p.key))
+        low = sorted(bins[other], key=_ascending)
         low_costs = [p.cost for p in low]
         for piece in top:
             # a swap moves piece.cost - q.cost: best when that is near gap / 2
@@ -171,9 +174,13 @@ def _best_exchange(
                 swap: tuple[int, int, Piece, Piece | None] = (new_max, other, piece, small)
                 if best is None or _better(swap, best):
                     best = swap
-    if best is None or best[0] >= load[hi]:
-        return None
-    return best
+        if best is not None and best[0] < load[hi]:
+            return best  # first improving partner, least loaded first: keeps rounds cheap
+    return None
+
+
+def _ascending(piece: Piece) -> tuple[int, str]:
+    return (piece.cost, piece.atoms[0].key)
 
 
 def _better(a: tuple[int, int, Piece, Piece | None], b: tuple[int, int, Piece, Piece | None]) -> bool:

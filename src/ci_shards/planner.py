@@ -150,6 +150,8 @@ def build_units(atoms: Sequence[Atom]) -> list[Piece]:
         return name
 
     for atom in atoms:
+        if len(atom.items) == 1:
+            continue
         files = sorted({item_file(i) for i in atom.items})
         for other in files[1:]:
             ra, rb = find(files[0]), find(other)
@@ -157,7 +159,8 @@ def build_units(atoms: Sequence[Atom]) -> list[Piece]:
                 parent[max(ra, rb)] = min(ra, rb)
     grouped: dict[str, list[Atom]] = {}
     for atom in atoms:
-        grouped.setdefault(find(item_file(atom.key)), []).append(atom)
+        file = item_file(atom.key)
+        grouped.setdefault(find(file) if parent else file, []).append(atom)
     return [make_piece(n, grouped[name]) for n, name in enumerate(sorted(grouped))]
 
 
