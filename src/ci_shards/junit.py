@@ -88,16 +88,24 @@ def _clean(text: str | None, limit: int = MAX_TEXT_CHARS) -> str:
     return text
 
 
+def _module_of(file: str) -> str:
+    """``tests/test_a.py`` → ``tests.test_a`` (how pytest spells the module in ``classname``)."""
+    return file.removesuffix(".py").replace("/", ".") if file.endswith(".py") else ""
+
+
 def _iter_cases(element: ET.Element) -> Iterator[tuple[ET.Element, str]]:
-    """Every <testcase> under ``element`` at any depth, with the nearest suite's ``file`` attribute."""
-    stack: list[tuple[ET.Element, str]] = [(element, element.get("file", ""))]
+    """Every <testcase> under ``element`` at any depth in document order, with the nearest suite's
+    ``file`` attribute. Iterative (an explicit stack of iterators), so deep nesting cannot overflow."""
+    stack: list[tuple[Iterator[ET.Element], str]] = [(iter(element), element.get("file", ""))]
     while stack:
-        node, suite_file = stack.pop()
-        for child in reversed(list(node)):
-            if child.tag == "testcase":
-                yield child, suite_file
-            elif child.tag in ("testsuite", "testsuites"):
-                stack.append((child, child.get("file", "") or suite_file))
+        children, suite_file = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+        elif child.tag == "testcase":
+            yield child, suite_file
+        elif child.tag in ("testsuite", "testsuites"):
+            stack.append((iter(child), child.get("file", "") or suite_file))
 
 
 def _case_from_element(case: ET.Element, suite_file: str, *, pytest_ids: bool) -> CaseResult:
@@ -136,7 +144,8 @@ def _case_from_element(case: ET.Element, suite_file: str, *, pytest_ids: bool) -
             system_err = child.text or ""
     if case.get("status") == "disabled" and outcome is CaseOutcome.PASSED:
         outcome = CaseOutcome.SKIPPED
-    if pytest_ids:
+    if pytest_ids or (file and _module_of(file) and classname.startswith(_module_of(file))):
+        # pytest's layout (also what write_junit produces from pytest ids, so ids survive a round trip)
         test_id = pytest_nodeid(classname, name, file)
     elif file:
         test_id = "::".join(p for p in (file, classname, name) if p)
