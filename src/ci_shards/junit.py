@@ -171,6 +171,25 @@ def _case_from_element(case: ET.Element, suite_file: str, suite_name: str, *, py
     )
 
 
+_ILLEGAL_BYTES = re.compile(
+    rb"(?:\x1b|&#(?:x0*1[bB]|0*27);)\[[0-9;?]*[ -/]*[@-~]"  # an ANSI colour sequence, raw or escaped
+    rb"|[\x00-\x08\x0b\x0c\x0e-\x1f]|&#(x[0-9a-fA-F]+|[0-9]+);"
+)
+
+
+def _strip_illegal(data: bytes) -> bytes:
+    """Remove control characters XML 1.0 forbids, raw or as character references (``&#27;``)."""
+
+    def keep(match: re.Match[bytes]) -> bytes:
+        ref = match.group(1)
+        if ref is None:
+            return b""
+        code = int(ref[1:], 16) if ref[:1] == b"x" else int(ref)
+        return match.group(0) if code in (9, 10, 13) or code >= 32 else b""
+
+    return _ILLEGAL_BYTES.sub(keep, data)
+
+
 class _EntityDeclared(Exception):
     pass
 
@@ -203,7 +222,13 @@ def parse_junit_bytes(data: bytes, source: str) -> list[CaseResult]:
     if not data.strip():
         raise JUnitError(source, "empty file (the runner may have been killed while writing it)")
     try:
-        root = _parse_xml(data)
+        try:
+            root = _parse_xml(data)
+        except ET.ParseError:
+            cleaned = _strip_illegal(data)
+            if cleaned == data:
+                raise
+            root = _parse_xml(cleaned)  # raw ESC/NUL from an ANSI-colouring producer: recover, not fail
     except _EntityDeclared:
         raise JUnitError(source, "refusing a DOCTYPE that declares entities (XML entity expansion)") from None
     except ET.ParseError as err:
