@@ -30,7 +30,7 @@ def cap(text: str, limit: int) -> str:
     return f"{text[:keep]}… [{len(text) - keep} more characters]"
 
 
-def _defuse(text: str) -> str:
+def defuse(text: str) -> str:
     """@mentions and comment openers broken with a zero-width space (stays readable)."""
     return _MENTION.sub("@" + ZWSP, text).replace("<!--", "<!" + ZWSP + "--")
 
@@ -53,14 +53,14 @@ def code_inline(text: str, limit: int = 200) -> str:
     pad = " " if text.startswith("`") or text.endswith("`") or not text else ""
     # code spans are literal (no HTML, no mentions); defusing anyway costs nothing and keeps the
     # marker and @names out of the raw body that other tools may grep
-    return f"{fence}{pad}{_defuse(text)}{pad}{fence}"
+    return f"{fence}{pad}{defuse(text)}{pad}{fence}"
 
 
 def code_block(text: str, limit: int = 5000) -> str:
     """A fenced block of literal text (a trace or output) that nothing inside can close."""
     text = strip_control(text).rstrip("\n")
     text = cap(text, limit)
-    text = _defuse(text)
+    text = defuse(text)
     longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{text}\n{fence}"
@@ -73,4 +73,4 @@ def summary_text(text: str, limit: int = 200) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     # Markdown punctuation as numeric entities: shown as itself, never parsed as syntax (CommonMark §2.5)
     text = _MD_SPECIAL.sub(lambda m: f"&#{ord(m.group(1))};", text)
-    return _defuse(text)
+    return defuse(text)
