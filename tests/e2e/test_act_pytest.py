@@ -56,7 +56,11 @@ def example_workflow() -> dict[str, Any]:
 
 
 def demo_files(extra: dict[str, str] | None = None) -> dict[str, str | Path]:
-    files: dict[str, str | Path] = {"tests": DEMO / "tests", ".test_durations": DEMO / ".test_durations"}
+    """The demo as a project of its own: tests/ at the root, and its durations keyed the same way."""
+    durations = json.loads((DEMO / ".test_durations").read_text())
+    prefix = "examples/demo/"
+    rebased = {(k[len(prefix) :] if k.startswith(prefix) else k): v for k, v in durations.items()}
+    files: dict[str, str | Path] = {"tests": DEMO / "tests", ".test_durations": json.dumps(rebased, indent=2)}
     files.update(extra or {})
     return files
 

@@ -156,6 +156,14 @@ def test_every_input_states_its_default_and_is_used() -> None:
         assert f"inputs.{name}" in text, f"input {name} is declared but never used"
 
 
+def test_descriptions_hold_no_expressions() -> None:
+    # The runner refuses the whole action ("expressions are not allowed here") when a description has one.
+    action = load(ACTION)
+    for section in ("inputs", "outputs"):
+        for name, spec in action[section].items():
+            assert "${{" not in spec["description"], f"{section}.{name}"
+
+
 def test_every_output_comes_from_a_step() -> None:
     action = load(ACTION)
     ids = {step.get("id") for step in action_steps()}
