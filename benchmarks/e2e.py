@@ -35,10 +35,10 @@ PLAN_SNIPPET = """
 import json, os, sys
 from pathlib import Path
 from ci_shards.cli import build_parser
-from ci_shards.local import make_plan
+from ci_shards.commands.plan import plan_from_options
 argv = ["local", "--shards", sys.argv[1], "--durations", sys.argv[2], "--pytest", "--", *sys.argv[4:]]
 args = build_parser().parse_args(argv)
-plan = make_plan(args, env=dict(os.environ), cwd=Path.cwd(), pytest_args=sys.argv[4:])
+plan = plan_from_options(args, env=dict(os.environ), cwd=Path.cwd(), pytest_args=sys.argv[4:])
 Path(sys.argv[3]).write_text(plan.dumps())
 """
 
@@ -77,36 +77,92 @@ def main() -> None:
     work = args.venv / "bench"
     work.mkdir(exist_ok=True)
     durations = work / "durations.json"
-    serial = sh([str(python), "-m", "pytest", "pint/testsuite", *PYTEST_OPTS, "--store-durations",
-                 "--durations-path", str(durations)], cwd=site)
+    serial = sh(
+        [
+            str(python),
+            "-m",
+            "pytest",
+            "pint/testsuite",
+            *PYTEST_OPTS,
+            "--store-durations",
+            "--durations-path",
+            str(durations),
+        ],
+        cwd=site,
+    )
     times = json.loads(durations.read_text())
     longest = max(times.values())
     ideal = max(serial / args.shards, longest)
     plan_path = work / "plan.json"
-    plan_seconds = sh([str(python), "-c", PLAN_SNIPPET, str(args.shards), str(durations), str(plan_path),
-                       "pint/testsuite", *PYTEST_OPTS[:-1]], cwd=site, quiet=False)
+    plan_seconds = sh(
+        [
+            str(python),
+            "-c",
+            PLAN_SNIPPET,
+            str(args.shards),
+            str(durations),
+            str(plan_path),
+            "pint/testsuite",
+            *PYTEST_OPTS[:-1],
+        ],
+        cwd=site,
+        quiet=False,
+    )
     walls: dict[str, list[list[float]]] = {"ci-shards": [], "pytest-split": []}
     tests_run: dict[str, int] = {"ci-shards": 0, "pytest-split": 0}
     for _ in range(args.repeat):
         round_walls: dict[str, list[float]] = {"ci-shards": [], "pytest-split": []}
         for index in range(1, args.shards + 1):
             out = work / "out"
-            round_walls["ci-shards"].append(sh([str(python), "-m", "ci_shards", "run", "--plan", str(plan_path),
-                                                "--shard", f"{index}/{args.shards}", "--out", str(out), "--pytest",
-                                                "--", *PYTEST_OPTS[:-1]], cwd=site))
+            round_walls["ci-shards"].append(
+                sh(
+                    [
+                        str(python),
+                        "-m",
+                        "ci_shards",
+                        "run",
+                        "--plan",
+                        str(plan_path),
+                        "--shard",
+                        f"{index}/{args.shards}",
+                        "--out",
+                        str(out),
+                        "--pytest",
+                        "--",
+                        *PYTEST_OPTS[:-1],
+                    ],
+                    cwd=site,
+                )
+            )
             outcome = json.loads((out / f"shard-{index}-of-{args.shards}" / "outcome.json").read_text())
             tests_run["ci-shards"] += outcome["executed_tests"] + outcome["skipped"]
             junit = work / f"split-{index}.xml"
-            round_walls["pytest-split"].append(sh([str(python), "-m", "pytest", "pint/testsuite", *PYTEST_OPTS,
-                                                   "--splits", str(args.shards), "--group", str(index),
-                                                   "--durations-path", str(durations), f"--junitxml={junit}"],
-                                                  cwd=site))
+            round_walls["pytest-split"].append(
+                sh(
+                    [
+                        str(python),
+                        "-m",
+                        "pytest",
+                        "pint/testsuite",
+                        *PYTEST_OPTS,
+                        "--splits",
+                        str(args.shards),
+                        "--group",
+                        str(index),
+                        "--durations-path",
+                        str(durations),
+                        f"--junitxml={junit}",
+                    ],
+                    cwd=site,
+                )
+            )
             tests_run["pytest-split"] += junit.read_text().count("<testcase ")
         for tool, values in round_walls.items():
             walls[tool].append(values)
     result = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.platform()}, Python {platform.python_version()}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.platform()}, "
+        f"Python {platform.python_version()}",
         "suite": f"pint from PyPI, {len(times)} tests, serial {serial:.1f} s, longest test {longest:.2f} s",
         "plan_seconds": round(plan_seconds, 2),
         "shards": args.shards,

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from ci_shards.model import Granularity, Plan, ShardPlan  # noqa: E402
+from ci_shards.model import Granularity, Plan, ShardPlan
 
 CI_SHARDS = [sys.executable, "-m", "ci_shards"]
 # a real install caches bytecode; without it every run recompiles ci-shards (~0.1 s of noise)
@@ -127,8 +127,24 @@ def deadline(work: Path, repeat: int, grace: float) -> dict[str, float]:
     (work / "stubborn.py").write_text(STUBBORN)
     results = []
     for _ in range(repeat):
-        argv = [*CI_SHARDS, "run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--timeout", "1s",
-                "--grace", f"{grace}s", "--accept-exit-code", "--", sys.executable, "stubborn.py"]
+        argv = [
+            *CI_SHARDS,
+            "run",
+            "--plan",
+            "plan.json",
+            "--shard",
+            "1/1",
+            "--out",
+            "out",
+            "--timeout",
+            "1s",
+            "--grace",
+            f"{grace}s",
+            "--accept-exit-code",
+            "--",
+            sys.executable,
+            "stubborn.py",
+        ]
         wall(argv, work)
         outcome = json.loads((work / "out" / "shard-1-of-1" / "outcome.json").read_text())
         assert outcome["status"] == "timed-out"
@@ -145,7 +161,8 @@ def main() -> None:
         work = Path(tmp)
         report = {
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.platform()}, Python {platform.python_version()}",
+            "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.platform()}, "
+            f"Python {platform.python_version()}",
             "overhead": overhead(work, args.repeat),
             "spool": spool(work, args.spool_mb, max(1, args.repeat // 2)),
             "deadline": deadline(work, max(1, args.repeat // 2), 1.0),

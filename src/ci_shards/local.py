@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ci_shards.console import Console
-from ci_shards.errors import EXIT_FAILED, EXIT_OK
-from ci_shards.model import Outcome, Plan, ShardStatus, shard_dir_name
+from ci_shards.model import Plan, shard_dir_name
 from ci_shards.process import CancelToken, become_subreaper, kill_tree
 
 
@@ -158,50 +157,11 @@ def _status_of(shard_dir: Path) -> str:
         return "never-started (no outcome.json)"
 
 
-def plain_table(plan: Plan, out: Path) -> tuple[str, bool]:
-    """A verdict table from the shard folders (used when the aggregate stage is not installed)."""
-    rows = ["shard   status          tests  failed  flaky  not-run  seconds  reason"]
-    ok = True
-    for shard in plan.shards:
-        folder = out / shard_dir_name(shard.index, plan.total)
-        try:
-            outcome = Outcome.from_json(json.loads((folder / "outcome.json").read_text(encoding="utf-8")))
-        except (OSError, ValueError, KeyError):
-            rows.append(f"{shard.index}/{plan.total:<5} {'never-started':<15} {'-':>5}  no outcome.json in {folder}")
-            ok = False
-            continue
-        if outcome.plan_digest != plan.digest:
-            outcome_status = ShardStatus.ERROR
-            reason = "outcome.json is from another plan"
-        else:
-            outcome_status, reason = outcome.status, outcome.reason
-        ok = ok and outcome_status.is_success
-        rows.append(
-            f"{shard.index}/{plan.total:<5} {outcome_status.value:<15} {outcome.executed_tests:>5}  "
-            f"{outcome.failed + outcome.errors:>6}  {len(outcome.flaky_tests):>5}  {len(outcome.not_run):>7}  "
-            f"{outcome.elapsed_seconds:>7.1f}  {reason[:100]}"
-        )
-    rows.append(f"verdict: {'PASSED' if ok else 'FAILED'}")
-    return "\n".join(rows) + "\n", ok
+def aggregate_results(plan: Plan, out: Path, *, flaky_result: str) -> tuple[str, int]:
+    """The aggregate stage's verdict over the shard folders: terminal table and exit code."""
+    from ci_shards.aggregate import FlakyResult, aggregate_dirs  # noqa: PLC0415
+    from ci_shards.report import render_terminal  # noqa: PLC0415
 
-
-def aggregate_results(plan: Plan, out: Path) -> tuple[str, int]:
-    try:
-        from ci_shards.aggregate import aggregate_dirs  # type: ignore[attr-defined,import-not-found,unused-ignore]  # noqa: PLC0415
-        from ci_shards.report import render_terminal  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
-    except ImportError:
-        text, ok = plain_table(plan, out)
-        return text, EXIT_OK if ok else EXIT_FAILED
     dirs = [out / shard_dir_name(s.index, plan.total) for s in plan.shards]
-    verdict = aggregate_dirs(plan, dirs)
-    return str(render_terminal(verdict)), int(verdict.exit_code)
-
-
-def make_plan(args: argparse.Namespace, *, env: Mapping[str, str], cwd: Path, pytest_args: list[str] | None) -> Plan:
-    try:
-        from ci_shards.commands.plan import plan_from_options  # type: ignore[attr-defined,import-not-found,unused-ignore]  # noqa: PLC0415
-    except ImportError:
-        from ci_shards.local_plan import fallback_plan  # noqa: PLC0415
-
-        return fallback_plan(args, cwd=cwd, pytest_args=pytest_args)
-    return plan_from_options(args, env=env, cwd=cwd, pytest_args=pytest_args)  # type: ignore[no-any-return]
+    verdict = aggregate_dirs(plan, dirs, flaky_result=FlakyResult(flaky_result))
+    return render_terminal(verdict), verdict.exit_code

@@ -7,11 +7,11 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
-from ci_shards.model import RESULTS_DIR, parse_shard_spec
+from ci_shards.model import RESULTS_DIR
 
 # the run stage's modules are imported by the handlers, not here: every ci-shards command builds this
 # parser, and the runner's imports (XML, subprocess, ...) would cost each of them start-up time
@@ -53,15 +53,25 @@ def parse_signal(text: str) -> int:
         raise argparse.ArgumentTypeError(msg) from None
 
 
-def add_execution_options(parser: argparse.ArgumentParser) -> None:
-    """Options shared by ``run`` and ``local``: how each shard's command runs."""
+def add_execution_options(parser: argparse.ArgumentParser, *, pytest_flag: bool = True) -> None:
+    """Options shared by ``run`` and ``local``: how each shard's command runs.
+
+    ``local`` passes ``pytest_flag=False``: its plan options already define ``--pytest``, which there
+    means both "collect with pytest" and "run with pytest".
+    """
     parser.add_argument("--out", type=Path, default=Path(RESULTS_DIR), help=f"results folder (default: {RESULTS_DIR})")
+    if not pytest_flag:
+        return _add_run_options(parser)
     parser.add_argument(
         "--pytest",
         action="store_true",
         help="run `python -m pytest` on the shard's own files with the bundled plugin selecting its node ids; "
         "arguments after -- are extra pytest options (paths among them are dropped) (default: off)",
     )
+    _add_run_options(parser)
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--junit",
         metavar="PATH|GLOB",
@@ -167,36 +177,6 @@ def pytest_extra_args(raw: Sequence[str], cwd: Path) -> list[str]:
     return [a for a in command_args(raw) if a.startswith("-") or not (cwd / a.split("::", 1)[0]).exists()]
 
 
-def resolve_shard(spec: str, env: Mapping[str, str]) -> tuple[int, int]:
-    if spec == "auto":
-        try:
-            from ci_shards.matrix import resolve_shard as resolve  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
-        except ImportError:
-            return _auto_shard(env)
-        return resolve(spec, env)  # type: ignore[no-any-return]
-    try:
-        return parse_shard_spec(spec)
-    except ValueError as err:
-        msg = f"--shard: {err}"
-        raise UsageError(msg) from None
-
-
-def _auto_shard(env: Mapping[str, str]) -> tuple[int, int]:
-    """The shard from the CI's own variables (GitLab parallel, CircleCI, Buildkite, or CI_SHARDS_SHARD)."""
-    if env.get("CI_SHARDS_SHARD"):
-        return resolve_shard(env["CI_SHARDS_SHARD"], env)
-    pairs = (
-        ("CI_NODE_INDEX", "CI_NODE_TOTAL", 0),
-        ("CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", 1),
-        ("BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 1),
-    )
-    for index_var, total_var, offset in pairs:
-        if env.get(index_var, "").isdigit() and env.get(total_var, "").isdigit():
-            return resolve_shard(f"{int(env[index_var]) + offset}/{env[total_var]}", env)
-    msg = "--shard auto: no CI_SHARDS_SHARD, CI_NODE_INDEX/TOTAL, CIRCLE_NODE_* or BUILDKITE_PARALLEL_* variables"
-    raise UsageError(msg)
-
-
 def _run_handler(args: argparse.Namespace) -> int:
     from ci_shards.classify import FlakyResult  # noqa: PLC0415
     from ci_shards.console import console_for  # noqa: PLC0415
@@ -205,6 +185,8 @@ def _run_handler(args: argparse.Namespace) -> int:
 
     env = dict(os.environ)
     cwd = Path.cwd()
+    from ci_shards.matrix import resolve_shard  # noqa: PLC0415
+
     index, total = resolve_shard(args.shard, env)
     plan = load_plan(args.plan)
     if plan.total != total:
@@ -251,7 +233,6 @@ def _local_handler(args: argparse.Namespace) -> int:
         available_memory,
         cores,
         fmt_seconds,
-        make_plan,
         run_argv,
         run_local,
     )
@@ -265,7 +246,9 @@ def _local_handler(args: argparse.Namespace) -> int:
     if not args.pytest and not raw:
         msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
         raise UsageError(msg)
-    plan = make_plan(args, env=env, cwd=cwd, pytest_args=raw if args.pytest else None)
+    from ci_shards.commands.plan import plan_from_options  # noqa: PLC0415
+
+    plan = plan_from_options(args, env=env, cwd=cwd, pytest_args=raw if args.pytest else None)
     args.out.mkdir(parents=True, exist_ok=True)
     plan_path = args.out / "plan.json"
     plan_path.write_text(plan.dumps(), encoding="utf-8")
@@ -294,7 +277,7 @@ def _local_handler(args: argparse.Namespace) -> int:
         )
     if never:
         console.warning(f"never started (interrupted): shards {', '.join(map(str, never))}")
-    text, code = aggregate_results(plan, args.out)
+    text, code = aggregate_results(plan, args.out, flaky_result=args.flaky_result)
     sys.stdout.write(text)
     sys.stdout.flush()
     return EXIT_INTERRUPTED if cancel.cancelled else code
@@ -307,10 +290,8 @@ def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         description="Plan the suite, run every shard on this machine (each a real `ci-shards run`), then aggregate. "
         "Ctrl-C stops every shard and still reports what finished; a second Ctrl-C kills them.",
     )
-    try:
-        from ci_shards.commands.plan import add_plan_options  # type: ignore[attr-defined,import-not-found,unused-ignore]  # noqa: PLC0415
-    except ImportError:
-        from ci_shards.local_plan import add_fallback_plan_options as add_plan_options  # noqa: PLC0415
+    from ci_shards.commands.plan import add_plan_options  # noqa: PLC0415
+
     add_plan_options(local)
     local.add_argument(
         "--jobs",
@@ -325,5 +306,5 @@ def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         default=DEFAULT_JOB_MEMORY,
         help="memory budget per job for --jobs auto (default: 1G)",
     )
-    add_execution_options(local)
+    add_execution_options(local, pytest_flag=False)
     local.set_defaults(handler=_local_handler)
