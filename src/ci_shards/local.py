@@ -82,6 +82,11 @@ class _Job:
     log: IO[bytes]
 
 
+def fmt_eta(seconds: float) -> str:
+    """An ETA; past the plan's estimate a running shard is 'overdue' rather than '0.0 s'."""
+    return fmt_seconds(seconds) if seconds >= 0.05 else "overdue (past the estimates)"
+
+
 def fmt_seconds(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
@@ -129,12 +134,12 @@ def run_local(
             eta = _eta(now, running, queue, estimates, jobs)
             console.line(
                 f"[{done}/{plan.total}] shard {index}/{plan.total} {status} in {fmt_seconds(now - job.started)}"
-                + (f", ETA {fmt_seconds(eta)}" if queue or running else f", all done in {fmt_seconds(now - t0)}")
+                + (f", ETA {fmt_eta(eta)}" if queue or running else f", all done in {fmt_seconds(now - t0)}")
             )
         if tty and running:
             eta = _eta(time.monotonic(), running, queue, estimates, jobs)
             names = " ".join(str(i) for i in running)
-            console.stream.write(f"\r  running: {names} | queued: {len(queue)} | ETA {fmt_seconds(eta)}   \r")
+            console.stream.write(f"\r  running: {names} | queued: {len(queue)} | ETA {fmt_eta(eta)}   \r")
             console.stream.flush()
         if cancel.cancelled and not running:
             break

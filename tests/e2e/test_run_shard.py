@@ -659,3 +659,56 @@ def test_bad_usage_exits_2(tmp_path: Path) -> None:
     proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--timeout", "soon", "--", "true", cwd=tmp_path)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
+
+
+def _fenced(stderr: str, needle: str) -> bool:
+    """Every line holding ``needle`` sits between ``::stop-commands::T`` and ``::T::``."""
+    token = None
+    seen = False
+    for line in stderr.splitlines():
+        if line.startswith("::stop-commands::"):
+            token = line.removeprefix("::stop-commands::")
+        elif token is not None and line == f"::{token}::":
+            token = None
+        elif needle in line:
+            seen = True
+            if token is None:
+                return False
+    return seen
+
+
+@pytest.mark.parametrize("live", ["--live", "--no-live"])
+def test_child_output_cannot_issue_workflow_commands_on_github(tmp_path: Path, live: str) -> None:
+    write_plan(tmp_path / "plan.json", [["a::t1"]])
+    code = "print('::error::pwned-by-test'); print('::add-mask::x'); raise SystemExit(1)"
+    env = {**os.environ, "GITHUB_ACTIONS": "true"}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ci_shards",
+            "run",
+            "--plan",
+            "plan.json",
+            "--shard",
+            "1/1",
+            "--out",
+            "out",
+            live,
+            "--",
+            sys.executable,
+            "-c",
+            code,
+            "{items}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert _fenced(proc.stderr, "pwned-by-test"), proc.stderr
+    assert "::group::" in proc.stderr  # the failure tail is folded
+    assert "::error::" in proc.stderr.replace("::error::pwned-by-test", "")  # our own annotation still works
