@@ -723,3 +723,18 @@ def test_planned_file_missing_on_disk_fails_loudly_but_the_rest_runs(tmp_path: P
     assert result["status"] == "failed"
     assert result["passed"] == 3
     assert result["not_run"] == ["tests/test_deleted.py::test_gone"]
+
+
+def test_ids_follow_the_plan_when_rootdir_is_above_the_working_directory(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # rootdir = tmp_path, pytest runs in tmp_path/sub
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    items = _two_files(sub)
+    (sub / "tests" / "test_b.py").write_text("import no_such_module_xyz\n")
+    write_plan(sub / "plan.json", [items])
+    proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", cwd=sub)
+    assert proc.returncode == 1
+    result = outcome(sub)
+    assert result["passed"] == 2
+    records = {r["test_id"]: r["kind"] for r in failures(sub)}
+    assert records["tests/test_b.py"] == "error"  # the collection error, named as the plan names it
