@@ -1,9 +1,454 @@
-"""Subcommands of this stage (filled in by the stage's issue)."""
+"""Subcommands of the plan stage: ``plan``, ``matrix``, ``timings import``, ``timings merge``.
+
+``add_plan_options`` and ``plan_from_options`` are shared with ``ci-shards local`` (the run stage):
+every way of choosing items, timings and shard counts is defined once, here.
+"""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ci_shards import matrix as matrix_mod
+from ci_shards.collect import collect_pytest, glob_items, read_items
+from ci_shards.config import Config, load_config
+from ci_shards.console import console_for
+from ci_shards.errors import InputError, UsageError
+from ci_shards.model import Granularity, Plan
+from ci_shards.packing import STRATEGIES
+from ci_shards.planner import choose_shards, plan_items
+from ci_shards.render import render_plan
+from ci_shards.timings import TimingsStore, load_timings, merge_stores, write_store
+
+DEFAULT_MAX_SHARDS = matrix_mod.GITHUB_MATRIX_MAX
+
+
+def add_plan_options(parser: argparse.ArgumentParser) -> None:
+    """Every option that decides a plan. Defaults are None here so that config values can fill them."""
+    items = parser.add_argument_group("items (at least one source)")
+    items.add_argument(
+        "--items", action="append", metavar="FILE|-", help="file with one item per line, or - for stdin (default: none)"
+    )
+    items.add_argument(
+        "--glob",
+        action="extend",
+        nargs="+",
+        metavar="PATTERN",
+        help="files matching these globs are the items, ** recurses (default: none)",
+    )
+    items.add_argument(
+        "--pytest",
+        action="store_true",
+        help="collect node ids with 'python -m pytest --collect-only -q'; pytest arguments follow -- (default: off)",
+    )
+    items.add_argument(
+        "--from-timings", action="store_true", help="the items are the keys of the --durations files (default: off)"
+    )
+    timing = parser.add_argument_group("timings")
+    timing.add_argument(
+        "--durations",
+        action="append",
+        metavar="FILE",
+        help="timings: pytest-split .test_durations, JUnit XML or a ci-shards store; repeat to merge"
+        " (default: config 'timings', else none)",
+    )
+    timing.add_argument(
+        "--variant",
+        help="timings variant key, e.g. linux-py3.12; falls back to other variants (default: config, else none)",
+    )
+    shards = parser.add_argument_group("shards")
+    shards.add_argument(
+        "--shards",
+        metavar="N|auto",
+        help="number of shards, or auto with --target-seconds"
+        " (default: config, else auto when --target-seconds is given)",
+    )
+    shards.add_argument(
+        "--target-seconds",
+        type=float,
+        metavar="S",
+        help="for --shards auto: the slowest shard plus overhead should fit this (default: config)",
+    )
+    shards.add_argument(
+        "--shard-overhead",
+        type=float,
+        metavar="S",
+        help="for --shards auto: setup seconds every shard pays (default: config, else 0)",
+    )
+    shards.add_argument(
+        "--max-shards",
+        type=int,
+        metavar="M",
+        help=f"for --shards auto: at most this many"
+        f" (default: config, else {DEFAULT_MAX_SHARDS}, GitHub's matrix limit)",
+    )
+    balance = parser.add_argument_group("balance")
+    balance.add_argument(
+        "--granularity",
+        choices=[g.value for g in Granularity],
+        help="test, file, or auto: files whole unless balance needs a cut (default: config, else auto)",
+    )
+    balance.add_argument(
+        "--keep-together",
+        action="append",
+        metavar="RULE",
+        help="never split: 'class' (file::Class) or a glob whose matches stay together; repeatable"
+        " (default: config, else none)",
+    )
+    balance.add_argument(
+        "--weight",
+        action="append",
+        metavar="PATTERN=FACTOR",
+        help="multiply the estimate of items matching PATTERN; repeatable (default: config 'weights', else none)",
+    )
+    balance.add_argument(
+        "--max-items-per-shard",
+        type=int,
+        metavar="N",
+        help="at most N items per shard (default: config, else no limit)",
+    )
+    balance.add_argument(
+        "--cut-cost",
+        type=float,
+        metavar="S",
+        help="setup seconds a file repeats in each extra shard it is cut into (default: config, else 0)",
+    )
+    balance.add_argument(
+        "--strategy", choices=sorted(STRATEGIES), help="packing strategy (default: config, else balanced)"
+    )
+    parser.add_argument(
+        "--config", metavar="FILE", help="config file (default: ci-shards.yml, else [tool.ci-shards] in pyproject.toml)"
+    )
+
+
+def _created_at(env: Mapping[str, str]) -> str:
+    """Now in RFC 3339, or SOURCE_DATE_EPOCH when set (reproducible builds convention)."""
+    epoch = env.get("SOURCE_DATE_EPOCH", "")
+    when = (
+        dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc) if epoch.isdigit() else dt.datetime.now(dt.timezone.utc)
+    )
+    return when.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _weights(raw: Sequence[str] | None, config: Config) -> dict[str, float]:
+    weights = dict(config.weights)
+    for entry in raw or ():
+        pattern, sep, factor = entry.rpartition("=")
+        try:
+            value = float(factor)
+        except ValueError:
+            value = -1.0
+        if not sep or not pattern or not value > 0:
+            msg = f"--weight {entry!r}: expected PATTERN=FACTOR with a positive factor"
+            raise UsageError(msg)
+        weights[pattern] = value
+    return weights
+
+
+def _pick(flag: Any, configured: Any, default: Any = None) -> Any:
+    return flag if flag is not None else configured if configured is not None else default
+
+
+def load_durations(paths: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> TimingsStore:
+    console = console_for(env)
+    stores = [load_timings(cwd / p) for p in paths]
+    store = merge_stores(stores)
+    for warning in store.warnings:
+        console.warning(warning)
+    return store
+
+
+def plan_from_options(
+    args: argparse.Namespace,
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    pytest_args: Sequence[str] | None = None,
+) -> Plan:
+    """Load config, collect the items, read the timings and plan (``created_at`` filled here)."""
+    config = load_config(cwd, args.config)
+    durations_paths = args.durations or ([config.timings] if config.timings else [])
+    store = load_durations(durations_paths, cwd=cwd, env=env)
+    variant = _pick(args.variant, config.variant)
+    estimates = store.estimates(variant)
+
+    items: list[str] = []
+    sources = 0
+    for source in args.items or ():
+        items += read_items(source, cwd=cwd)
+        sources += 1
+    if args.glob:
+        items += glob_items(args.glob, cwd=cwd)
+        sources += 1
+    if args.pytest:
+        extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
+        items += collect_pytest(extra, cwd=cwd, env=env)
+        sources += 1
+    if args.from_timings:
+        if not durations_paths:
+            msg = "--from-timings needs --durations FILE (or 'timings' in the config)"
+            raise UsageError(msg)
+        items += store.items
+        sources += 1
+    if not sources:
+        msg = "no items: give --items FILE, --glob PATTERN, --pytest [-- ARGS] or --from-timings"
+        raise UsageError(msg)
+
+    options: dict[str, Any] = {
+        "granularity": Granularity(_pick(args.granularity, config.granularity, Granularity.AUTO)),
+        "keep_together": tuple(args.keep_together or config.keep_together),
+        "weights": _weights(args.weight, config),
+        "max_items_per_shard": _pick(args.max_items_per_shard, config.max_items_per_shard),
+        "strategy": _pick(args.strategy, config.strategy, "balanced"),
+        "cut_cost": _pick(args.cut_cost, config.cut_cost, 0.0),
+    }
+    if options["max_items_per_shard"] is not None and options["max_items_per_shard"] < 1:
+        msg = "--max-items-per-shard must be at least 1"
+        raise UsageError(msg)
+    target = _pick(args.target_seconds, config.target_seconds)
+    shards = _pick(args.shards, config.shards, "auto" if target is not None else None)
+    if shards is None:
+        msg = "--shards is required: a number, or auto with --target-seconds"
+        raise UsageError(msg)
+    if shards == "auto":
+        if target is None:
+            msg = "--shards auto needs --target-seconds S (the slowest shard should fit S)"
+            raise UsageError(msg)
+        max_shards = _pick(args.max_shards, config.max_shards, DEFAULT_MAX_SHARDS)
+        if max_shards < 1:
+            msg = "--max-shards must be at least 1"
+            raise UsageError(msg)
+        choice = choose_shards(
+            items,
+            estimates,
+            target_seconds=target,
+            shard_overhead=_pick(args.shard_overhead, config.shard_overhead, 0.0),
+            max_shards=max_shards,
+            **options,
+        )
+        plan = choice.plan
+    else:
+        if not str(shards).isdigit() or int(shards) < 1:
+            msg = f"--shards must be a whole number ≥ 1 or auto, not {shards!r}"
+            raise UsageError(msg)
+        plan = plan_items(items, estimates, int(shards), **options)
+    return Plan(
+        total=plan.total,
+        granularity=plan.granularity,
+        shards=plan.shards,
+        lower_bound_seconds=plan.lower_bound_seconds,
+        unknown_items=plan.unknown_items,
+        files_cut=plan.files_cut,
+        notes=plan.notes,
+        created_at=_created_at(env),
+    )
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise InputError(path, f"cannot write: {err.strerror or err}") from None
+
+
+def read_plan(path: str) -> Plan:
+    import json  # noqa: PLC0415
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as err:
+        raise InputError(path, f"cannot read the plan: {err.strerror or err}") from None
+    except json.JSONDecodeError as err:
+        raise InputError(path, f"not valid JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
+    except UnicodeDecodeError as err:
+        raise InputError(path, f"not UTF-8 text (byte {err.start})") from None
+    if not isinstance(data, dict):
+        raise InputError(path, "not a plan (expected a JSON object)")
+    try:
+        return Plan.from_json(data)
+    except (ValueError, TypeError) as err:
+        raise InputError(path, f"not a valid plan: {err}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# handlers
+
+
+def _plan_command(args: argparse.Namespace) -> int:
+    plan = plan_from_options(args, env=os.environ, cwd=Path.cwd())
+    return emit_plan(plan, output_format=args.format, output=args.output, env=os.environ)
+
+
+def emit_plan(plan: Plan, *, output_format: str, output: str | None, env: Mapping[str, str]) -> int:
+    console = console_for(env)
+    for note in plan.notes:
+        console.notice(note)
+    if output:
+        _write(output, plan.dumps())
+        console.line(f"wrote {output} ({plan.total} shards, digest {plan.digest})")
+    if output_format == "json":
+        if not output:
+            sys.stdout.write(plan.dumps())
+    else:
+        sys.stdout.write(render_plan(plan, output_format))
+    return 0
+
+
+def _matrix_command(args: argparse.Namespace) -> int:
+    return emit_matrix(
+        plan=read_plan(args.plan) if args.plan else plan_from_options(args, env=os.environ, cwd=Path.cwd()),
+        plan_out=args.plan_out,
+        env=os.environ,
+    )
+
+
+def emit_matrix(*, plan: Plan, plan_out: str, env: Mapping[str, str]) -> int:
+    console = console_for(env)
+    if plan.total > matrix_mod.GITHUB_MATRIX_MAX:
+        console.warning(f"{plan.total} shards exceed GitHub's {matrix_mod.GITHUB_MATRIX_MAX}-job matrix limit")
+    for note in plan.notes:
+        console.notice(note)
+    _write(plan_out, plan.dumps())
+    sys.stdout.write(matrix_mod.matrix_json(plan) + "\n")
+    outputs = matrix_mod.job_outputs(plan)
+    github_output = env.get("GITHUB_OUTPUT")
+    if github_output:
+        matrix_mod.append_outputs(github_output, outputs)
+    console.line(f"plan {plan.digest}: {plan.total} shards, {len(plan.items)} items, written to {plan_out}")
+    if outputs["empty"] == "true":
+        console.warning("no items to run: the plan is empty (output empty=true)")
+    sys.stderr.write(render_plan(plan, "table"))
+    return 0
+
+
+def _timings_import(args: argparse.Namespace) -> int:
+    return import_timings(
+        junit=args.junit or [], durations=args.durations or [], variant=args.variant, output=args.output, cwd=Path.cwd()
+    )
+
+
+def import_timings(
+    *, junit: Sequence[str], durations: Sequence[str], variant: str | None, output: str, cwd: Path
+) -> int:
+    if not junit and not durations:
+        msg = "timings import: give --junit GLOB... and/or --durations FILE"
+        raise UsageError(msg)
+    console = console_for(os.environ)
+    store = TimingsStore()
+    files = glob_items(junit, cwd=cwd) if junit else []
+    for path in [*durations, *files]:
+        loaded = load_timings(cwd / path)
+        for warning in loaded.warnings:
+            console.warning(warning)
+        store = store.record(loaded.estimates(), variant=variant)
+    _emit_store(store, output)
+    console.line(f"imported {len(store)} items from {len(files) + len(durations)} file(s) into {output}")
+    return 0
+
+
+def _timings_merge(args: argparse.Namespace) -> int:
+    return merge_timings(inputs=args.inputs, output=args.output, cwd=Path.cwd())
+
+
+def merge_timings(*, inputs: Sequence[str], output: str, cwd: Path) -> int:
+    console = console_for(os.environ)
+    stores = [load_timings(cwd / p) for p in inputs]
+    merged = merge_stores(stores)
+    for warning in merged.warnings:
+        console.warning(warning)
+    _emit_store(merged, output)
+    console.line(f"merged {len(inputs)} file(s): {len(merged)} items into {output}")
+    return 0
+
+
+def _emit_store(store: TimingsStore, output: str) -> None:
+    if output == "-":
+        sys.stdout.write(store.dumps())
+    else:
+        write_store(store, output)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add this stage's subcommands."""
+    """Add ``plan``, ``matrix`` and ``timings``."""
+    plan = subparsers.add_parser(
+        "plan",
+        help="balance the items into shards and write plan.json",
+        description="Collect the items, estimate them from timings, and balance them into shards.",
+    )
+    add_plan_options(plan)
+    plan.add_argument(
+        "--format",
+        choices=["table", "json", "markdown"],
+        default="table",
+        help="stdout format; json is plan.json exactly (default: table)",
+    )
+    plan.add_argument("-o", "--output", metavar="FILE", help="write plan.json to FILE (default: not written)")
+    plan.add_argument(
+        "pytest_args",
+        nargs="*",
+        metavar="-- PYTEST_ARGS",
+        help="with --pytest: arguments for collection, after -- (default: none)",
+    )
+    plan.set_defaults(handler=_plan_command)
+
+    matrix = subparsers.add_parser(
+        "matrix",
+        help="print the GitHub matrix for a plan and set the job outputs",
+        description='Plan (or read --plan), write plan.json, print {"include": [...]}; with $GITHUB_OUTPUT set,'
+        " append the outputs matrix, plan-digest, total and empty.",
+    )
+    add_plan_options(matrix)
+    matrix.add_argument("--plan", metavar="FILE", help="use this plan.json instead of planning (default: plan now)")
+    matrix.add_argument(
+        "--plan-out", default="plan.json", metavar="PATH", help="where plan.json is written (default: plan.json)"
+    )
+    matrix.add_argument(
+        "pytest_args",
+        nargs="*",
+        metavar="-- PYTEST_ARGS",
+        help="with --pytest: arguments for collection, after -- (default: none)",
+    )
+    matrix.set_defaults(handler=_matrix_command)
+
+    timings = subparsers.add_parser(
+        "timings", help="import and merge timings files", description="Build and combine ci-shards timings stores."
+    )
+    actions = timings.add_subparsers(dest="timings_command", metavar="ACTION", parser_class=type(timings))
+    imp = actions.add_parser(
+        "import",
+        help="build a store from JUnit XML and/or pytest-split durations",
+        description="Each input file counts as one run: one sample per item.",
+    )
+    imp.add_argument("--junit", action="extend", nargs="+", metavar="GLOB", help="JUnit XML files (default: none)")
+    imp.add_argument(
+        "--durations",
+        action="append",
+        metavar="FILE",
+        help="a .test_durations or store file; repeatable (default: none)",
+    )
+    imp.add_argument("--variant", help="record under this variant key (default: none)")
+    imp.add_argument(
+        "-o", "--output", required=True, metavar="STORE", help="the store to write, - for stdout (required)"
+    )
+    imp.set_defaults(handler=_timings_import)
+    merge = actions.add_parser(
+        "merge",
+        help="merge timings files into one store",
+        description="Histories are concatenated in argument order (later = more recent), keeping the last 5 samples.",
+    )
+    merge.add_argument("inputs", nargs="+", metavar="FILE", help="timings files in any supported format")
+    merge.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="the store to write, - for stdout (required)"
+    )
+    merge.set_defaults(handler=_timings_merge)
+    timings.set_defaults(handler=lambda _args: _missing_action(timings))
+
+
+def _missing_action(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2

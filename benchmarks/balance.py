@@ -1,0 +1,166 @@
+"""Balance benchmark: ci-shards' planner next to pytest-split's two algorithms, on real timings.
+
+For every durations file in ../shared/data/durations and N in {2, 4, 8, 16, 32}:
+- makespan / LB, where LB = max(total/N, longest test, N-th + (N+1)-th longest test);
+- fragmentation: (file, shard) pairs per file (1.0 = no file cut; the floor is max(1, N/files));
+- planning time.
+All plans are scored with the same cost per test (the file's seconds, at least 1 ms, as the planner
+counts them). pytest-split's algorithm objects are called on the same data in the same run, with the
+items in sorted node-id order (pytest-split's own file order, close to collection order).
+Then the time to plan 100,000 synthetic items into 64 shards.
+
+Run by hand:  .venv/bin/python benchmarks/balance.py [--data DIR]   (prints Markdown to stdout)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections import namedtuple
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from pytest_split.algorithms import Algorithms
+
+from ci_shards.model import Granularity, item_file
+from ci_shards.planner import MICRO, MIN_COST, lower_bound, plan_items
+from ci_shards.timings import load_timings
+
+REPO = Path(__file__).resolve().parent.parent
+SHARDS = (2, 4, 8, 16, 32)
+Item = namedtuple("Item", "nodeid")  # what pytest-split's algorithms read from a pytest item
+
+Splitter = Callable[[Sequence[str], Mapping[str, float], int], list[list[str]]]
+
+
+def cost(seconds: float) -> int:
+    return max(MIN_COST, round(seconds * MICRO))
+
+
+def ci_shards(granularity: Granularity) -> Splitter:
+    def split(items: Sequence[str], durations: Mapping[str, float], n: int) -> list[list[str]]:
+        return [list(s.items) for s in plan_items(items, durations, n, granularity=granularity).shards]
+
+    return split
+
+
+def pytest_split(name: str) -> Splitter:
+    algorithm = Algorithms[name].value
+
+    def split(items: Sequence[str], durations: Mapping[str, float], n: int) -> list[list[str]]:
+        groups = algorithm(n, [Item(i) for i in items], dict(durations))
+        return [[it.nodeid for it in g.selected] for g in groups]
+
+    return split
+
+
+SPLITTERS: dict[str, Splitter] = {
+    "ci-shards auto": ci_shards(Granularity.AUTO),
+    "ci-shards test": ci_shards(Granularity.TEST),
+    "ci-shards file": ci_shards(Granularity.FILE),
+    "pytest-split least_duration": pytest_split("least_duration"),
+    "pytest-split duration_based_chunks": pytest_split("duration_based_chunks"),
+}
+
+
+def score(groups: list[list[str]], durations: Mapping[str, float], lb: int) -> tuple[float, float]:
+    makespan = max(sum(cost(durations[i]) for i in g) for g in groups)
+    pairs = sum(len({item_file(i) for i in g}) for g in groups)
+    files = len({item_file(i) for g in groups for i in g})
+    return makespan / lb, pairs / files
+
+
+def p95(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def balance(data: Path) -> tuple[list[str], list[str]]:
+    rows: dict[str, dict[str, list[float]]] = {name: {"ratio": [], "frag": [], "ms": []} for name in SPLITTERS}
+    floors: list[float] = []
+    per_case: list[str] = []
+    for path in sorted(data.iterdir()):
+        durations = load_timings(path).estimates()
+        items = sorted(durations)
+        files = len({item_file(i) for i in items})
+        for n in SHARDS:
+            lb = lower_bound([cost(durations[i]) for i in items], n)
+            floors.append(max(1.0, n / files))
+            cells = []
+            for name, split in SPLITTERS.items():
+                start = time.perf_counter()
+                groups = split(items, durations, n)
+                elapsed = (time.perf_counter() - start) * 1000
+                assert sorted(i for g in groups for i in g) == items, (name, path.name, n)
+                ratio, frag = score(groups, durations, lb)
+                rows[name]["ratio"].append(ratio)
+                rows[name]["frag"].append(frag)
+                rows[name]["ms"].append(elapsed)
+                cells.append(f"{ratio:.3f} / {frag:.2f}")
+            short = path.name.split("__")[1]
+            per_case.append(f"| {short} | {len(items)} | {files} | {n} | " + " | ".join(cells) + " |")
+    summary = [
+        "| splitter | makespan/LB mean | p95 | worst | fragmentation mean | planning ms mean | max |",
+        "|---|--:|--:|--:|--:|--:|--:|",
+    ]
+    for name, r in rows.items():
+        summary.append(
+            f"| {name} | {statistics.mean(r['ratio']):.4f} | {p95(r['ratio']):.4f} | {max(r['ratio']):.4f} |"
+            f" {statistics.mean(r['frag']):.2f} | {statistics.mean(r['ms']):.1f} | {max(r['ms']):.1f} |"
+        )
+    summary.append(f"| floor max(1, N/files) | | | | {statistics.mean(floors):.2f} | | |")
+    header = "| suite | tests | files | N | " + " | ".join(SPLITTERS) + " |"
+    detail = [header, "|---|--:|--:|--:|" + "---|" * len(SPLITTERS), *per_case]
+    return summary, detail
+
+
+def large(items_count: int = 100_000, shards: int = 64, files: int = 5_000) -> str:
+    rnd = random.Random(20261130)
+    items = [f"tests/pkg{n % 50}/test_m{rnd.randrange(files)}.py::test_{n}" for n in range(items_count)]
+    durations = {i: rnd.lognormvariate(-3, 1.5) for i in items}
+    start = time.perf_counter()
+    plan = plan_items(items, durations, shards)
+    elapsed = time.perf_counter() - start
+    ratio = plan.estimated_makespan / plan.lower_bound_seconds
+    return (
+        f"{items_count:,} items in {files:,} files into {shards} shards (auto): {elapsed:.2f} s,"
+        f" makespan/LB {ratio:.4f}, {plan.files_cut} files cut"
+    )
+
+
+def machine() -> str:
+    uname = " ".join(platform.uname())
+    try:
+        cores = subprocess.run(["nproc"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        cores = "?"
+    return f"`{uname}`, nproc {cores}, Python {sys.version.split()[0]}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--data", type=Path, default=REPO.parent / "shared" / "data" / "durations", help="durations folder"
+    )
+    args = parser.parse_args()
+    summary, detail = balance(args.data)
+    print(f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}.")
+    print()
+    print("\n".join(summary))
+    print()
+    print(large())
+    print()
+    print("Per suite and N (makespan/LB / fragmentation):")
+    print()
+    print("\n".join(detail))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

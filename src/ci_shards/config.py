@@ -1,0 +1,157 @@
+"""Project configuration: ``ci-shards.yml`` at the repo root, or ``[tool.ci-shards]`` in pyproject.toml.
+
+Command-line flags override it (docs/configuration.md). Unknown keys are an error naming the key,
+so a typo never silently changes nothing. ``run`` and ``aggregate`` are sections owned by those
+stages; they are passed through as mappings for the stage to validate.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from ci_shards.errors import ConfigError
+from ci_shards.model import Granularity
+
+CONFIG_FILE: Final = "ci-shards.yml"
+PYPROJECT: Final = "pyproject.toml"
+PASS_THROUGH: Final = ("run", "aggregate")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    source: str = ""  # where it was read from ("" when there is no config)
+    timings: str | None = None
+    variant: str | None = None
+    granularity: Granularity | None = None
+    keep_together: tuple[str, ...] = ()
+    weights: Mapping[str, float] = field(default_factory=dict)
+    shards: str | None = None  # "N" or "auto"
+    target_seconds: float | None = None
+    shard_overhead: float | None = None
+    max_shards: int | None = None
+    max_items_per_shard: int | None = None
+    cut_cost: float | None = None
+    strategy: str | None = None
+    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def _number(source: str, key: str, value: Any, *, integer: bool = False) -> Any:
+    ok = not isinstance(value, bool) and isinstance(value, int if integer else (int, float))
+    if not ok or not math.isfinite(float(value)) or value < (1 if integer else 0):
+        kind = "a whole number ≥ 1" if integer else "a non-negative number"
+        msg = f"{source}: {key!r} must be {kind}, not {value!r}"
+        raise ConfigError(msg)
+    return int(value) if integer else float(value)
+
+
+def _string(source: str, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        msg = f"{source}: {key!r} must be a non-empty string, not {value!r}"
+        raise ConfigError(msg)
+    return value
+
+
+def parse_config(data: Any, source: str) -> Config:
+    """Validate a config mapping (keys may be written with ``-`` or ``_``)."""
+    if data is None:
+        return Config(source=source)
+    if not isinstance(data, Mapping):
+        msg = f"{source}: expected a mapping of settings, found {type(data).__name__}"
+        raise ConfigError(msg)
+    values: dict[str, Any] = {"source": source}
+    sections: dict[str, Mapping[str, Any]] = {}
+    for raw_key, value in data.items():
+        key = str(raw_key).replace("-", "_")
+        if key in ("timings", "variant", "strategy"):
+            values[key] = _string(source, raw_key, value)
+        elif key == "granularity":
+            try:
+                values[key] = Granularity(value)
+            except ValueError:
+                msg = f"{source}: 'granularity' must be one of test, file, auto, not {value!r}"
+                raise ConfigError(msg) from None
+        elif key == "keep_together":
+            rules = [value] if isinstance(value, str) else value
+            if not isinstance(rules, list) or not all(isinstance(r, str) and r for r in rules):
+                msg = f"{source}: 'keep-together' must be a list of glob patterns or 'class'"
+                raise ConfigError(msg)
+            values[key] = tuple(rules)
+        elif key == "weights":
+            if not isinstance(value, Mapping):
+                msg = f"{source}: 'weights' must map glob patterns to factors"
+                raise ConfigError(msg)
+            values[key] = {str(k): _number(source, f"weights.{k}", v) for k, v in value.items()}
+        elif key == "shards":
+            text = str(value)
+            if text != "auto" and not (text.isdigit() and int(text) >= 1):
+                msg = f"{source}: 'shards' must be a whole number ≥ 1 or 'auto', not {value!r}"
+                raise ConfigError(msg)
+            values[key] = text
+        elif key in ("target_seconds", "shard_overhead", "cut_cost"):
+            values[key] = _number(source, raw_key, value)
+        elif key in ("max_shards", "max_items_per_shard"):
+            values[key] = _number(source, raw_key, value, integer=True)
+        elif key in PASS_THROUGH:
+            if not isinstance(value, Mapping):
+                msg = f"{source}: {raw_key!r} must be a mapping"
+                raise ConfigError(msg)
+            sections[key] = dict(value)
+        else:
+            msg = f"{source}: unknown key {raw_key!r} (see docs/configuration.md)"
+            raise ConfigError(msg)
+    return Config(sections=sections, **values)
+
+
+def _read_pyproject(path: Path) -> Any:
+    text = path.read_text(encoding="utf-8")
+    if "tool.ci-shards" not in text and '"ci-shards"' not in text:
+        return None
+    if sys.version_info < (3, 11):
+        msg = f"{path}: reading [tool.ci-shards] needs Python 3.11 (tomllib); use {CONFIG_FILE} instead"
+        raise ConfigError(msg)
+    tomllib = importlib.import_module("tomllib")  # 3.11+ only, and no tomli dependency
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        msg = f"{path}: not valid TOML: {err}"
+        raise ConfigError(msg) from None
+    return data.get("tool", {}).get("ci-shards")
+
+
+def load_config(cwd: Path, explicit: str | None = None) -> Config:
+    """``explicit`` (``--config``) if given, else ``ci-shards.yml``, else pyproject's table."""
+    if explicit is not None:
+        path = cwd / explicit
+        if not path.is_file():
+            msg = f"{explicit}: config file not found"
+            raise ConfigError(msg)
+    else:
+        path = cwd / CONFIG_FILE
+        if not path.is_file():
+            pyproject = cwd / PYPROJECT
+            if pyproject.is_file():
+                table = _read_pyproject(pyproject)
+                if table is not None:
+                    return parse_config(table, f"{PYPROJECT} [tool.ci-shards]")
+            return Config()
+    if path.name.endswith(".toml"):
+        return parse_config(_read_pyproject(path), f"{path.name} [tool.ci-shards]")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        msg = f"{path.name}: not valid YAML{where}"
+        raise ConfigError(msg) from None
+    except OSError as err:
+        msg = f"{path.name}: cannot read: {err.strerror or err}"
+        raise ConfigError(msg) from None
+    return parse_config(data, path.name)

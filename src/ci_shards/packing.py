@@ -1,0 +1,300 @@
+"""Packing weighted pieces into shards: the interchangeable strategies and the file-cutting fill.
+
+Pure and deterministic. Costs are integers (microseconds), so sums never depend on the order they
+were added in; every sort has a strict total order ending in the piece key (the smallest item id),
+and ties between shards always go to the lower shard index.
+
+- ``Lpt``: longest processing time first (Graham 1969: ≤ 4/3·OPT), onto the least-loaded shard.
+- ``Balanced`` (default): LPT, then moves and pairwise swaps out of the most-loaded shard
+  (Finn-Horowitz 0/1-interchange), with a fixed round budget rather than a clock, so the result
+  never depends on the machine's speed.
+- ``split_fill``: McNaughton's wrap-around idea for divisible units: units in LPT order go whole
+  onto the least-loaded shard when they fit under a capacity, and are otherwise cut at atom (test)
+  boundaries to fill that shard up, the rest continuing on the next one. Each cut fills a shard, so
+  at most N-1 cuts are made beyond those that oversized units need.
+  (notes/splitting.md sections 6-7.)
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from ci_shards.errors import UsageError
+
+IMPROVE_ROUNDS: Final = 400  # move/swap rounds; each strictly lowers the pair it touches
+SWAP_PARTNERS: Final = 16  # least-loaded shards considered as partners per round
+CLOSE_ENOUGH: Final = 10_000  # stop improving within LB/10,000 (0.01 %) of the bound
+
+
+@dataclass(frozen=True)
+class Atom:
+    """Items that must run in one shard (one test, or a keep-together group)."""
+
+    key: str  # the smallest item id: the total-order tie-break
+    items: tuple[str, ...]
+    cost: int  # microseconds
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A whole unit (a file, or files joined by a keep-together rule) or a cut part of one."""
+
+    unit: int  # index of the unit it belongs to
+    atoms: tuple[Atom, ...]
+    cost: int  # atoms' cost plus the repeated setup of a cut-off part
+    count: int  # items
+
+    @property
+    def key(self) -> str:
+        return self.atoms[0].key
+
+    @property
+    def sort_key(self) -> tuple[int, str]:
+        return (-self.cost, self.key)
+
+
+def make_piece(unit: int, atoms: Sequence[Atom], extra: int = 0) -> Piece:
+    return Piece(unit, tuple(atoms), sum(a.cost for a in atoms) + extra, sum(len(a.items) for a in atoms))
+
+
+Bins = list[list[Piece]]
+
+
+def loads(bins: Bins) -> list[int]:
+    return [sum(p.cost for p in b) for b in bins]
+
+
+def counts(bins: Bins) -> list[int]:
+    return [sum(p.count for p in b) for b in bins]
+
+
+def _room(count: int, piece_count: int, max_items: int | None) -> bool:
+    return max_items is None or count + piece_count <= max_items
+
+
+def _least_loaded(load: list[int], count: list[int], need: int, max_items: int | None) -> int:
+    best = -1
+    for i, value in enumerate(load):
+        if _room(count[i], need, max_items) and (best < 0 or value < load[best]):
+            best = i
+    if best < 0:
+        msg = f"--max-items-per-shard {max_items}: {sum(count) + need} items do not fit into {len(load)} shards"
+        raise UsageError(msg)
+    return best
+
+
+def lpt(pieces: Sequence[Piece], shard_count: int, max_items: int | None) -> Bins:
+    """Longest first onto the least-loaded shard (ties: the lower index)."""
+    bins: Bins = [[] for _ in range(shard_count)]
+    order = sorted(pieces, key=lambda p: p.sort_key)
+    if max_items is None:
+        heap = [(0, i) for i in range(shard_count)]
+        for piece in order:
+            smallest, index = heapq.heappop(heap)
+            bins[index].append(piece)
+            heapq.heappush(heap, (smallest + piece.cost, index))
+        return bins
+    load, count = [0] * shard_count, [0] * shard_count
+    for piece in order:
+        index = _least_loaded(load, count, piece.count, max_items)
+        bins[index].append(piece)
+        load[index] += piece.cost
+        count[index] += piece.count
+    return bins
+
+
+def improve(bins: Bins, lower_bound: int, max_items: int | None, rounds: int = IMPROVE_ROUNDS) -> Bins:
+    """Moves and swaps out of the most-loaded shard while they lower it (in place; also returned)."""
+    load, count = loads(bins), counts(bins)
+    good_enough = lower_bound + lower_bound // CLOSE_ENOUGH
+    for _ in range(rounds):
+        hi = max(range(len(bins)), key=lambda i: (load[i], -i))
+        if load[hi] <= good_enough or len(bins[hi]) < 1:
+            break
+        best = _best_exchange(bins, load, count, hi, max_items)
+        if best is None:
+            break
+        _, other, out_piece, in_piece = best
+        bins[hi].remove(out_piece)
+        bins[other].append(out_piece)
+        load[hi] -= out_piece.cost
+        load[other] += out_piece.cost
+        count[hi] -= out_piece.count
+        count[other] += out_piece.count
+        if in_piece is not None:
+            bins[other].remove(in_piece)
+            bins[hi].append(in_piece)
+            load[hi] += in_piece.cost
+            load[other] -= in_piece.cost
+            count[hi] += in_piece.count
+            count[other] -= in_piece.count
+    return bins
+
+
+def _best_exchange(
+    bins: Bins, load: list[int], count: list[int], hi: int, max_items: int | None
+) -> tuple[int, int, Piece, Piece | None] | None:
+    """With the least-loaded partner shard that allows one: the move or swap that lowers the larger
+    load of the two most."""
+    top = sorted(bins[hi], key=_ascending)
+    top_costs = [p.cost for p in top]
+    partners = sorted((i for i in range(len(bins)) if i != hi), key=lambda i: (load[i], i))[:SWAP_PARTNERS]
+    best: tuple[int, int, Piece, Piece | None] | None = None
+    for other in partners:
+        gap = load[hi] - load[other]
+        if gap <= 0:
+            break
+        # a move of cost c gives max(load_hi - c, load_other + c): best when c is near gap / 2
+        for index in _near(top_costs, gap / 2):
+            piece = top[index]
+            if 0 < piece.cost < gap and _room(count[other], piece.count, max_items):
+                new_max = max(load[hi] - piece.cost, load[other] + piece.cost)
+                candidate: tuple[int, int, Piece, Piece | None] = (new_max, other, piece, None)
+                if best is None or _better(candidate, best):
+                    best = candidate
+        low = sorted(bins[other], key=_ascending)
+        low_costs = [p.cost for p in low]
+        for piece in top:
+            # a swap moves piece.cost - q.cost: best when that is near gap / 2
+            for index in _near(low_costs, piece.cost - gap / 2):
+                small = low[index]
+                delta = piece.cost - small.cost
+                if not 0 < delta < gap:
+                    continue
+                if max_items is not None and (
+                    count[other] - small.count + piece.count > max_items
+                    or count[hi] - piece.count + small.count > max_items
+                ):
+                    continue
+                new_max = max(load[hi] - delta, load[other] + delta)
+                swap: tuple[int, int, Piece, Piece | None] = (new_max, other, piece, small)
+                if best is None or _better(swap, best):
+                    best = swap
+        if best is not None and best[0] < load[hi]:
+            return best  # first improving partner, least loaded first: keeps rounds cheap
+    return None
+
+
+def _ascending(piece: Piece) -> tuple[int, str]:
+    return (piece.cost, piece.atoms[0].key)
+
+
+def _better(a: tuple[int, int, Piece, Piece | None], b: tuple[int, int, Piece, Piece | None]) -> bool:
+    def key(c: tuple[int, int, Piece, Piece | None]) -> tuple[int, int, int, str, str]:
+        return (c[0], c[1], 0 if c[3] is None else 1, c[2].key, "" if c[3] is None else c[3].key)
+
+    return key(a) < key(b)
+
+
+def _near(sorted_costs: list[int], target: float) -> tuple[int, ...]:
+    """Indexes of the values just below and just above ``target``."""
+    i = bisect.bisect_left(sorted_costs, target)
+    return tuple(j for j in (i - 1, i) if 0 <= j < len(sorted_costs))
+
+
+class Strategy(Protocol):
+    """How whole pieces are packed. ``improve`` refines a packing that other code produced."""
+
+    def assign(self, pieces: Sequence[Piece], shard_count: int, lower_bound: int, max_items: int | None) -> Bins: ...
+
+    def improve(self, bins: Bins, lower_bound: int, max_items: int | None) -> Bins: ...
+
+
+class Lpt:
+    """Plain LPT, as pytest-split's ``least_duration`` (with a total-order tie-break)."""
+
+    def assign(self, pieces: Sequence[Piece], shard_count: int, lower_bound: int, max_items: int | None) -> Bins:
+        return lpt(pieces, shard_count, max_items)
+
+    def improve(self, bins: Bins, lower_bound: int, max_items: int | None) -> Bins:
+        return bins
+
+
+class Balanced:
+    """LPT, then moves and swaps out of the slowest shard."""
+
+    def assign(self, pieces: Sequence[Piece], shard_count: int, lower_bound: int, max_items: int | None) -> Bins:
+        return improve(lpt(pieces, shard_count, max_items), lower_bound, max_items)
+
+    def improve(self, bins: Bins, lower_bound: int, max_items: int | None) -> Bins:
+        return improve(bins, lower_bound, max_items)
+
+
+STRATEGIES: Final[dict[str, Strategy]] = {"balanced": Balanced(), "lpt": Lpt()}
+
+
+def split_fill(units: Sequence[Piece], shard_count: int, capacity: int, cut_cost: int, max_items: int | None) -> Bins:
+    """Units (largest first) whole onto the least-loaded shard when they fit under ``capacity``,
+    else cut at atom boundaries to fill that shard, the rest going on; overflow only as a last resort."""
+    bins: Bins = [[] for _ in range(shard_count)]
+    load, count = [0] * shard_count, [0] * shard_count
+    for unit in sorted(units, key=lambda p: p.sort_key):
+        remaining = list(unit.atoms)
+        first = True
+        while remaining:
+            extra = 0 if first else cut_cost
+            rest_count = sum(len(a.items) for a in remaining)
+            rest_cost = sum(a.cost for a in remaining) + extra
+            index = _least_loaded(load, count, 1, max_items)
+            if load[index] + rest_cost <= capacity and _room(count[index], rest_count, max_items):
+                take = len(remaining)
+            else:
+                take, used, used_count = 0, load[index] + extra, count[index]
+                for atom in remaining:
+                    if used + atom.cost > capacity or not _room(used_count, len(atom.items), max_items):
+                        break
+                    take += 1
+                    used += atom.cost
+                    used_count += len(atom.items)
+                if take == 0:  # no shard can take even one more atom under capacity: overflow
+                    take = len(remaining) if _room(count[index], rest_count, max_items) else 1
+            piece = make_piece(unit.unit, remaining[:take], extra)
+            same = next((p for p in bins[index] if p.unit == unit.unit), None)
+            if same is not None:  # back in a shard that already has part of this unit: no new cut
+                bins[index].remove(same)
+                load[index] -= same.cost
+                piece = Piece(
+                    unit.unit, (*same.atoms, *piece.atoms), same.cost + piece.cost - extra, same.count + piece.count
+                )
+            bins[index].append(piece)
+            load[index] += piece.cost
+            count[index] += piece.count - (same.count if same is not None else 0)
+            remaining = remaining[take:]
+            first = False
+    return bins
+
+
+def rejoin(bins: Bins, limit: int, cut_cost: int, max_items: int | None) -> Bins:
+    """Undo cuts that balance does not need: move a cut unit's smaller part to the shard of its
+    larger one whenever that shard stays within ``limit``."""
+    changed = True
+    while changed:
+        changed = False
+        where: dict[int, list[tuple[int, Piece]]] = {}
+        for index, pieces in enumerate(bins):
+            for piece in pieces:
+                where.setdefault(piece.unit, []).append((index, piece))
+        load, count = loads(bins), counts(bins)
+        for unit in sorted(u for u, parts in where.items() if len(parts) > 1):
+            parts = sorted(where[unit], key=lambda ip: (-ip[1].cost, ip[1].key))
+            home, big = parts[0]
+            for index, small in reversed(parts[1:]):
+                if index == home:
+                    continue
+                merged = make_piece(unit, sorted((*big.atoms, *small.atoms), key=lambda a: a.key))
+                merged_extra = big.cost - sum(a.cost for a in big.atoms)
+                merged = Piece(unit, merged.atoms, merged.cost + merged_extra, merged.count)
+                grow = merged.cost - big.cost
+                if load[home] + grow <= limit and _room(count[home], small.count, max_items):
+                    bins[home].remove(big)
+                    bins[home].append(merged)
+                    bins[index].remove(small)
+                    changed = True
+                    break
+            if changed:
+                break
+    return bins

@@ -1,0 +1,413 @@
+"""Balancing items into shards: estimates, keep-together groups, granularity, the plan. Pure.
+
+Inputs are a set of item ids and ``{item: seconds}`` estimates; the output is a ``Plan``. The items
+are de-duplicated and sorted first and every later step breaks ties on item ids, so the same items
+and timings give the same plan bytes whatever order they were collected in.
+
+Granularity ``auto`` (the default) keeps files whole and cuts only the few that balance needs:
+it packs whole files (LPT + moves/swaps) and, when that misses the lower bound by more than
+``AUTO_TOLERANCE``, fills shards up to a capacity near the bound, cutting files at test boundaries
+(see ``packing.split_fill``), tries a few capacities and keeps the plan with the fewest cuts among
+those within the tolerance. Lower bound: LB = max(total/N, longest atom, N-th + (N+1)-th longest
+atom) over tests and keep-together groups (notes/splitting.md section 7).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ci_shards.errors import UsageError
+from ci_shards.model import Granularity, Plan, ShardPlan, item_file
+from ci_shards.packing import (
+    STRATEGIES,
+    Atom,
+    Bins,
+    Piece,
+    loads,
+    make_piece,
+    rejoin,
+    split_fill,
+)
+
+MICRO: Final = 1_000_000
+MIN_COST: Final = 1_000  # 1 ms: no item is free (plan.json's resolution), so counts still matter
+DEFAULT_UNKNOWN_SECONDS: Final = 1.0  # when nothing at all is known (pytest-split uses 1 as well)
+AUTO_TOLERANCE: Final = 0.005  # auto granularity accepts a slowest shard within 0.5 % of LB
+CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
+CLASS_RULE: Final = "class"
+
+
+@dataclass(frozen=True)
+class Estimates:
+    seconds: dict[str, float]
+    unknown: int
+    note: str
+
+
+def estimate(items: Sequence[str], durations: Mapping[str, float]) -> Estimates:
+    """Seconds per item; an unknown item gets the median of its file's known items, else of all
+    known items, else ``DEFAULT_UNKNOWN_SECONDS`` — never zero, and counted."""
+    known = {i: float(durations[i]) for i in items if i in durations}
+    by_file: dict[str, list[float]] = {}
+    for item, value in known.items():
+        by_file.setdefault(item_file(item), []).append(value)
+    everything = statistics.median(known.values()) if known else DEFAULT_UNKNOWN_SECONDS
+    from_file = from_all = 0
+    seconds = dict(known)
+    for item in items:
+        if item in known:
+            continue
+        siblings = by_file.get(item_file(item))
+        if siblings:
+            seconds[item] = statistics.median(siblings)
+            from_file += 1
+        else:
+            seconds[item] = everything
+            from_all += 1
+    unknown = from_file + from_all
+    note = ""
+    if unknown:
+        source = "all known items" if known else f"a default of {DEFAULT_UNKNOWN_SECONDS:g} s (no timings at all)"
+        note = (
+            f"{unknown} of {len(items)} items had no timing: estimated as the median of their file's known items"
+            f" ({from_file}) or of {source} ({from_all})"
+        )
+    return Estimates(seconds, unknown, note)
+
+
+def apply_weights(seconds: Mapping[str, float], weights: Mapping[str, float]) -> dict[str, float]:
+    """Multiply by the factor of every pattern (fnmatch on the item id or its file) the item matches."""
+    result = dict(seconds)
+    for pattern in sorted(weights):
+        factor = weights[pattern]
+        if not (math.isfinite(factor) and factor > 0):
+            msg = f"weight for {pattern!r} must be a positive number, not {factor!r}"
+            raise UsageError(msg)
+        for item in result:
+            if fnmatch.fnmatchcase(item, pattern) or fnmatch.fnmatchcase(item_file(item), pattern):
+                result[item] *= factor
+    return result
+
+
+def _class_key(item: str) -> str | None:
+    parts = item.split("::")
+    return "::".join(parts[:2]) if len(parts) >= 3 else None
+
+
+def build_atoms(items: Sequence[str], keep_together: Sequence[str], seconds: Mapping[str, float]) -> list[Atom]:
+    """Items joined by keep-together rules (``class``, or glob patterns: all matches of one pattern
+    stay together), as atoms sorted by key."""
+    parent = {item: item for item in items}
+
+    def find(item: str) -> str:
+        while parent[item] != item:
+            parent[item] = parent[parent[item]]
+            item = parent[item]
+        return item
+
+    def union(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    for rule in keep_together:
+        first: dict[str, str] = {}
+        for item in items:
+            key = (
+                _class_key(item)
+                if rule == CLASS_RULE
+                else (rule if fnmatch.fnmatchcase(item, rule) or fnmatch.fnmatchcase(item_file(item), rule) else None)
+            )
+            if key is not None:
+                union(first.setdefault(key, item), item)
+    groups: dict[str, list[str]] = {}
+    for item in items:
+        groups.setdefault(find(item), []).append(item)
+    atoms = [
+        Atom(key=members[0], items=tuple(members), cost=sum(_micro(seconds[m]) for m in members))
+        for members in groups.values()
+    ]
+    return sorted(atoms, key=lambda a: a.key)
+
+
+def _micro(seconds: float) -> int:
+    return max(MIN_COST, round(seconds * MICRO))
+
+
+def build_units(atoms: Sequence[Atom]) -> list[Piece]:
+    """Whole units: the atoms of one file, with files joined when a keep-together group spans them."""
+    parent: dict[str, str] = {}
+
+    def find(name: str) -> str:
+        parent.setdefault(name, name)
+        while parent[name] != name:
+            name = parent[name]
+        return name
+
+    for atom in atoms:
+        if len(atom.items) == 1:
+            continue
+        files = sorted({item_file(i) for i in atom.items})
+        for other in files[1:]:
+            ra, rb = find(files[0]), find(other)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    grouped: dict[str, list[Atom]] = {}
+    for atom in atoms:
+        file = item_file(atom.key)
+        grouped.setdefault(find(file) if parent else file, []).append(atom)
+    return [make_piece(n, grouped[name]) for n, name in enumerate(sorted(grouped))]
+
+
+def lower_bound(costs: Sequence[int], shard_count: int) -> int:
+    """max(total/N, longest, N-th + (N+1)-th longest): no plan can beat it."""
+    if not costs:
+        return 0
+    ordered = sorted(costs, reverse=True)
+    pair = ordered[shard_count - 1] + ordered[shard_count] if len(ordered) > shard_count else 0
+    return max(math.ceil(sum(ordered) / shard_count), ordered[0], pair)
+
+
+def _cuts(bins: Bins) -> int:
+    units: dict[int, int] = {}
+    for pieces in bins:
+        for unit in {p.unit for p in pieces}:
+            units[unit] = units.get(unit, 0) + 1
+    return sum(1 for n in units.values() if n > 1)
+
+
+def _pack_auto(
+    units: Sequence[Piece], shard_count: int, lb: int, *, strategy_name: str, cut_cost: int, max_items: int | None
+) -> Bins:
+    strategy = STRATEGIES[strategy_name]
+    accept = math.floor(lb * (1 + AUTO_TOLERANCE))
+
+    def score(bins: Bins) -> tuple[bool, int, int, int]:
+        makespan = max(loads(bins))
+        return (makespan > accept, makespan if makespan > accept else 0, _cuts(bins), makespan)
+
+    best = strategy.assign(units, shard_count, lb, max_items)
+    best_score = score(best)
+    if not best_score[0]:
+        return best
+    for step in CAPACITY_STEPS:
+        capacity = math.floor(lb * (1 + step))
+        bins = split_fill(units, shard_count, capacity, cut_cost, max_items)
+        bins = strategy.improve(bins, lb, max_items)
+        bins = rejoin(bins, max(accept, *loads(bins)), cut_cost, max_items)
+        candidate = score(bins)
+        if candidate < best_score:
+            best, best_score = bins, candidate
+    return best
+
+
+def _fill_empty(bins: Bins) -> Bins:
+    """No shard stays empty while another holds more than one atom: an empty shard takes the
+    smallest atom of the most-loaded shard that holds more than one (so with at least N atoms,
+    no shard is empty; with fewer, exactly N - atoms are)."""
+    while any(not b for b in bins):
+        empty = next(i for i, b in enumerate(bins) if not b)
+        load = loads(bins)
+        donors = [i for i, b in enumerate(bins) if sum(len(p.atoms) for p in b) > 1]
+        if not donors:
+            break
+        donor = max(donors, key=lambda i: (load[i], -i))
+        piece, atom = min(((p, a) for p in bins[donor] for a in p.atoms), key=lambda pa: (pa[1].cost, pa[1].key))
+        bins[donor].remove(piece)
+        rest = [a for a in piece.atoms if a is not atom]
+        if rest:
+            bins[donor].append(make_piece(piece.unit, rest, piece.cost - sum(a.cost for a in piece.atoms)))
+        bins[empty].append(make_piece(piece.unit, [atom]))
+    return bins
+
+
+def plan_items(
+    items: Iterable[str],
+    durations: Mapping[str, float],
+    shards: int,
+    *,
+    granularity: Granularity = Granularity.AUTO,
+    keep_together: Sequence[str] = (),
+    weights: Mapping[str, float] | None = None,
+    max_items_per_shard: int | None = None,
+    strategy: str = "balanced",
+    cut_cost: float = 0.0,
+    notes: Sequence[str] = (),
+) -> Plan:
+    """The plan for ``items`` in ``shards`` shards (``created_at`` is left for the caller to fill)."""
+    if shards < 1:
+        msg = f"--shards must be at least 1, not {shards}"
+        raise UsageError(msg)
+    if strategy not in STRATEGIES:
+        msg = f"unknown strategy {strategy!r} (choose from {', '.join(sorted(STRATEGIES))})"
+        raise UsageError(msg)
+    ordered = sorted(set(items))
+    if max_items_per_shard is not None and len(ordered) > shards * max_items_per_shard:
+        msg = (
+            f"{len(ordered)} items do not fit into {shards} shards of at most {max_items_per_shard}"
+            f" (--max-items-per-shard); use at least {math.ceil(len(ordered) / max_items_per_shard)} shards"
+        )
+        raise UsageError(msg)
+    est = estimate(ordered, durations)
+    seconds = apply_weights(est.seconds, weights or {})
+    atoms = build_atoms(ordered, keep_together, seconds)
+    if max_items_per_shard is not None:
+        big = next((a for a in atoms if len(a.items) > max_items_per_shard), None)
+        if big is not None:
+            msg = f"keep-together group of {big.key!r} has {len(big.items)} items, over --max-items-per-shard"
+            raise UsageError(msg)
+    lb = lower_bound([a.cost for a in atoms], shards)
+    cost = _micro_cost(cut_cost)
+    if granularity is Granularity.TEST:
+        bins = STRATEGIES[strategy].assign(
+            [make_piece(n, [a]) for n, a in enumerate(atoms)], shards, lb, max_items_per_shard
+        )
+    elif granularity is Granularity.FILE:
+        bins = STRATEGIES[strategy].assign(build_units(atoms), shards, lb, max_items_per_shard)
+    else:
+        bins = _pack_auto(
+            build_units(atoms), shards, lb, strategy_name=strategy, cut_cost=cost, max_items=max_items_per_shard
+        )
+    if granularity is not Granularity.FILE:
+        bins = _fill_empty(bins)
+    all_notes = [*notes]
+    if est.note:
+        all_notes.append(est.note)
+    empty = [i + 1 for i, b in enumerate(bins) if not b]
+    if empty:
+        unit = "files" if granularity is Granularity.FILE else "items"
+        available = len(build_units(atoms)) if granularity is Granularity.FILE else len(atoms)
+        all_notes.append(
+            f"{len(empty)} of {shards} shards are empty ({_ranges(empty)}): only {available} {unit} to share;"
+            " an empty shard passes as 'empty'"
+        )
+    shard_plans = tuple(
+        ShardPlan(
+            index=i + 1,
+            items=tuple(sorted(item for p in b for a in p.atoms for item in a.items)),
+            estimated_seconds=sum(p.cost for p in b) / MICRO,
+        )
+        for i, b in enumerate(bins)
+    )
+    return Plan(
+        total=shards,
+        granularity=granularity,
+        shards=shard_plans,
+        lower_bound_seconds=lb / MICRO,
+        unknown_items=est.unknown,
+        files_cut=files_cut(shard_plans),
+        notes=tuple(all_notes),
+    )
+
+
+def _micro_cost(seconds: float) -> int:
+    if not (math.isfinite(seconds) and seconds >= 0):
+        msg = f"--cut-cost must be a non-negative number of seconds, not {seconds!r}"
+        raise UsageError(msg)
+    return round(seconds * MICRO)
+
+
+def _ranges(numbers: Sequence[int]) -> str:
+    first, last = numbers[0], numbers[-1]
+    if last - first + 1 == len(numbers) and len(numbers) > 1:
+        return f"shards {first}-{last}"
+    return (
+        "shard " + ", ".join(str(n) for n in numbers)
+        if len(numbers) == 1
+        else "shards " + ", ".join(str(n) for n in numbers)
+    )
+
+
+def files_cut(shards: Sequence[ShardPlan]) -> int:
+    """Files whose items are in more than one shard."""
+    seen: dict[str, int] = {}
+    for shard in shards:
+        for file in {item_file(i) for i in shard.items}:
+            seen[file] = seen.get(file, 0) + 1
+    return sum(1 for n in seen.values() if n > 1)
+
+
+def fragmentation(plan: Plan) -> float:
+    """(file, shard) pairs per file: 1.0 means no file was cut."""
+    pairs = sum(len({item_file(i) for i in shard.items}) for shard in plan.shards)
+    files = len({item_file(i) for i in plan.items})
+    return pairs / files if files else 1.0
+
+
+@dataclass(frozen=True)
+class AutoChoice:
+    plan: Plan
+    reason: str
+
+
+def choose_shards(
+    items: Iterable[str],
+    durations: Mapping[str, float],
+    *,
+    target_seconds: float,
+    shard_overhead: float = 0.0,
+    max_shards: int,
+    **options: object,
+) -> AutoChoice:
+    """The smallest N ≤ ``max_shards`` whose predicted slowest shard plus ``shard_overhead`` fits
+    ``target_seconds`` (or ``max_shards`` when none does), with the reason in words."""
+    if not (math.isfinite(target_seconds) and target_seconds > 0):
+        msg = f"--target-seconds must be a positive number, not {target_seconds!r}"
+        raise UsageError(msg)
+    ordered = sorted(set(items))
+
+    def make(n: int) -> Plan:
+        return plan_items(ordered, durations, n, **options)  # type: ignore[arg-type]
+
+    def fits(plan: Plan) -> bool:
+        return plan.estimated_makespan + shard_overhead <= target_seconds
+
+    one = make(1)
+    total = one.estimated_makespan
+    if fits(one) or not ordered:
+        return AutoChoice(
+            one, f"1 shard: {total:.1f} s of tests + {shard_overhead:g} s overhead fits {target_seconds:g} s"
+        )
+    budget = target_seconds - shard_overhead
+    low = max(1, min(max_shards, math.ceil(total / budget) if budget > 0 else max_shards))
+    # the makespan falls (almost always) monotonically with N: binary search for the first fit
+    lo, hi = low, max_shards
+    plans: dict[int, Plan] = {}
+    while lo < hi:
+        mid = (lo + hi) // 2
+        plans[mid] = plans.get(mid) or make(mid)
+        if fits(plans[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    chosen = plans.get(lo) or make(lo)
+    predicted = chosen.estimated_makespan
+    if fits(chosen):
+        reason = (
+            f"{lo} shards: the slowest is predicted at {predicted:.1f} s + {shard_overhead:g} s overhead"
+            f" ≤ target {target_seconds:g} s"
+        )
+        if lo > 1:
+            fewer = plans.get(lo - 1) or make(lo - 1)
+            reason += f"; {lo - 1} would take {fewer.estimated_makespan + shard_overhead:.1f} s"
+    else:
+        reason = (
+            f"{lo} shards (--max-shards): the target {target_seconds:g} s is not reachable; the slowest shard is"
+            f" predicted at {predicted:.1f} s + {shard_overhead:g} s overhead (lower bound"
+            f" {chosen.lower_bound_seconds:.1f} s)"
+        )
+    final = Plan(
+        total=chosen.total,
+        granularity=chosen.granularity,
+        shards=chosen.shards,
+        lower_bound_seconds=chosen.lower_bound_seconds,
+        unknown_items=chosen.unknown_items,
+        files_cut=chosen.files_cut,
+        notes=(reason, *chosen.notes),
+    )
+    return AutoChoice(final, reason)

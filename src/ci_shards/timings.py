@@ -1,0 +1,254 @@
+"""The timings store: reading every durations format, robust estimates, history, write-back.
+
+Reads pytest-split's ``.test_durations`` (the ``{nodeid: seconds}`` object and its older
+``[[nodeid, seconds], ...]`` list), JUnit XML (``time`` per testcase, via ``ci_shards.junit``) and
+ci-shards' own store (``docs/timings-store.md``): per variant, per item, the last
+``HISTORY`` samples, so an estimate is the median of recent runs rather than last-run-wins.
+
+Parsing is separated from file reading (``parse_timings_text``) so it can be tested on strings.
+Values that are not usable durations (negative, NaN, infinite, not a number) are skipped and
+counted in ``TimingsStore.warnings``; a file that is not JSON/XML at all is an ``InputError``
+naming the file and the position.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from ci_shards.errors import InputError
+from ci_shards.junit import parse_junit_bytes
+
+STORE_SCHEMA: Final = "ci-shards/timings@1"
+HISTORY: Final = 5  # samples kept per item and variant (docs/timings-store.md)
+DEFAULT_VARIANT: Final = ""  # the variant key used when no variant is given
+
+Samples = tuple[float, ...]
+
+
+def _usable(value: object) -> float | None:
+    """A duration we can use, or None (bool, negative, NaN, infinite and non-numbers are not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        return None
+    return number
+
+
+@dataclass(frozen=True)
+class TimingsStore:
+    """Per variant, per item: the most recent samples (oldest first), at most ``HISTORY`` of them.
+
+    ``warnings`` describes what reading skipped (bad values, duplicate keys); it is not part of the
+    stored file and not part of equality.
+    """
+
+    variants: Mapping[str, Mapping[str, Samples]] = field(default_factory=dict)
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def items(self) -> list[str]:
+        """Every item with at least one sample in any variant, sorted."""
+        return sorted({item for samples in self.variants.values() for item in samples})
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def estimates(self, variant: str | None = None) -> dict[str, float]:
+        """Item → seconds: the median of the item's recent samples in ``variant``.
+
+        An item with no samples in ``variant`` falls back to the median of its samples in all other
+        variants together (e.g. a new ``macos-py3.13`` job borrows the Linux numbers).
+        """
+        key = DEFAULT_VARIANT if variant is None else variant
+        own = self.variants.get(key, {})
+        result: dict[str, float] = {}
+        pooled: dict[str, list[float]] = {}
+        for name in sorted(self.variants):
+            if name == key:
+                continue
+            for item, samples in self.variants[name].items():
+                pooled.setdefault(item, []).extend(samples)
+        for item in self.items:
+            chosen: Sequence[float] = own.get(item) or pooled.get(item) or ()
+            if chosen:
+                result[item] = float(statistics.median(chosen))
+        return result
+
+    def record(self, samples: Mapping[str, float], *, variant: str | None = None) -> TimingsStore:
+        """A new store with one more sample per item of ``samples`` (unusable values are skipped)."""
+        key = DEFAULT_VARIANT if variant is None else variant
+        variants = {name: dict(items) for name, items in self.variants.items()}
+        target = variants.setdefault(key, {})
+        skipped = 0
+        for item in sorted(samples):
+            value = _usable(samples[item])
+            if value is None:
+                skipped += 1
+                continue
+            target[item] = (*target.get(item, ()), value)[-HISTORY:]
+        warnings = self.warnings
+        if skipped:
+            warnings = (*warnings, f"skipped {skipped} unusable duration(s) (negative, NaN or not a number)")
+        return TimingsStore(variants=variants, warnings=warnings)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": STORE_SCHEMA,
+            "history": HISTORY,
+            "variants": {
+                name: {item: [round(s, 6) for s in samples] for item, samples in sorted(items.items())}
+                for name, items in sorted(self.variants.items())
+                if items
+            },
+        }
+
+    def dumps(self) -> str:
+        """The store file's bytes: sorted keys, one item per line (small diffs), trailing newline."""
+        return json.dumps(self.to_json(), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+
+
+def merge_stores(stores: Iterable[TimingsStore]) -> TimingsStore:
+    """One store holding every sample of ``stores``: histories are concatenated in argument order
+    (later stores count as more recent) and cut to the last ``HISTORY`` samples."""
+    variants: dict[str, dict[str, Samples]] = {}
+    warnings: list[str] = []
+    for store in stores:
+        warnings.extend(store.warnings)
+        for name, items in store.variants.items():
+            target = variants.setdefault(name, {})
+            for item, samples in items.items():
+                target[item] = (*target.get(item, ()), *samples)[-HISTORY:]
+    return TimingsStore(variants=variants, warnings=tuple(warnings))
+
+
+# --------------------------------------------------------------------------------------------
+# reading
+
+
+def _from_pairs(pairs: Iterable[tuple[str, object]], source: str, what: str) -> TimingsStore:
+    values: dict[str, float] = {}
+    bad = duplicates = 0
+    for item, raw in pairs:
+        value = _usable(raw)
+        if value is None:
+            bad += 1
+            continue
+        if item in values:
+            duplicates += 1  # pytest-split reads these with json.load: the last value wins
+        values[item] = value
+    warnings = []
+    if bad:
+        warnings.append(f"{source}: skipped {bad} unusable duration(s) in the {what} (negative, NaN or not a number)")
+    if duplicates:
+        warnings.append(f"{source}: {duplicates} item(s) appear more than once; the last value is used")
+    store = TimingsStore().record(values)
+    return TimingsStore(variants=store.variants, warnings=tuple(warnings))
+
+
+def _own_store(data: Mapping[str, Any], source: str) -> TimingsStore:
+    schema = data.get("schema")
+    if schema != STORE_SCHEMA:
+        raise InputError(source, f"unsupported timings store schema {schema!r} (this version reads {STORE_SCHEMA!r})")
+    raw_variants = data.get("variants", {})
+    if not isinstance(raw_variants, dict):
+        raise InputError(source, "'variants' must be an object of {variant: {item: [seconds, ...]}}")
+    variants: dict[str, dict[str, Samples]] = {}
+    bad = 0
+    for name, items in raw_variants.items():
+        if not isinstance(items, dict):
+            raise InputError(source, f"variant {name!r} must be an object of {{item: [seconds, ...]}}")
+        target = variants.setdefault(str(name), {})
+        for item, samples in items.items():
+            if not isinstance(samples, list):
+                bad += 1
+                continue
+            good = tuple(v for v in (_usable(s) for s in samples) if v is not None)
+            bad += len(samples) - len(good)
+            if good:
+                target[str(item)] = good[-HISTORY:]
+    warnings = (f"{source}: skipped {bad} unusable sample(s)",) if bad else ()
+    return TimingsStore(variants=variants, warnings=warnings)
+
+
+def _keep_pairs(pairs: list[tuple[str, Any]]) -> Any:
+    return _PairList(pairs)
+
+
+class _PairList(list):  # type: ignore[type-arg]
+    """A JSON object kept as its (key, value) pairs, so duplicate keys can be counted."""
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, _PairList):
+        return {k: _plain(v) for k, v in value}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def parse_timings_text(data: bytes, source: str) -> TimingsStore:
+    """Auto-detect the format of ``data`` (``source`` names it in errors and warnings)."""
+    head = data.lstrip()[:1]
+    if head == b"<":
+        cases = parse_junit_bytes(data, source)
+        return _from_junit_cases(((c.test_id, c.time) for c in cases), source)
+    if not head:
+        raise InputError(source, "empty file (expected a durations JSON object, a list of pairs or JUnit XML)")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise InputError(source, f"not UTF-8 text (byte {err.start})") from None
+    try:
+        parsed = json.loads(text, object_pairs_hook=_keep_pairs)
+    except json.JSONDecodeError as err:
+        raise InputError(source, f"not valid JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
+    if isinstance(parsed, _PairList):
+        schema = next((v for k, v in parsed if k == "schema"), None)
+        if isinstance(schema, str) and schema.startswith("ci-shards/"):
+            return _own_store(_plain(parsed), source)
+        pairs = [(k, _plain(v)) for k, v in parsed]
+        return _from_pairs(pairs, source, "durations object")
+    if isinstance(parsed, list):
+        pairs = []
+        for position, entry in enumerate(parsed):
+            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
+                raise InputError(source, f"entry {position} is not a [nodeid, seconds] pair")
+            pairs.append((entry[0], entry[1]))
+        return _from_pairs(pairs, source, "list of pairs")
+    raise InputError(source, f"expected a JSON object or list of durations, found {type(parsed).__name__}")
+
+
+def _from_junit_cases(cases: Iterable[tuple[str, float]], source: str) -> TimingsStore:
+    # A test id that occurs twice in one report ran twice in that job (re-runs, repeated suites):
+    # the item costs the sum, which is what the shard will spend on it.
+    values: dict[str, float] = {}
+    for test_id, seconds in cases:
+        values[test_id] = values.get(test_id, 0.0) + seconds
+    return TimingsStore().record(values)
+
+
+def load_timings(path: str | Path) -> TimingsStore:
+    """Read one timings file in any supported format."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise InputError(path, f"cannot read timings: {err.strerror or err}") from None
+    return parse_timings_text(data, str(path))
+
+
+def write_store(store: TimingsStore, path: str | Path) -> None:
+    """Write atomically (a temp file renamed over ``path``) so a killed job never leaves half a store."""
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        tmp.write_text(store.dumps(), encoding="utf-8")
+        tmp.replace(target)
+    except OSError as err:
+        raise InputError(path, f"cannot write timings: {err.strerror or err}") from None

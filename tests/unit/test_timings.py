@@ -1,0 +1,158 @@
+"""The timings store: every input format, bad input, history, variants, merging."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from ci_shards.errors import InputError
+from ci_shards.timings import (
+    HISTORY,
+    STORE_SCHEMA,
+    TimingsStore,
+    load_timings,
+    merge_stores,
+    parse_timings_text,
+)
+
+
+def parse(text: str) -> TimingsStore:
+    return parse_timings_text(text.encode(), "t.json")
+
+
+def test_pytest_split_object():
+    store = parse('{"a.py::t1": 1.5, "b.py::t2": 0.25}')
+    assert store.estimates() == {"a.py::t1": 1.5, "b.py::t2": 0.25}
+    assert store.warnings == ()
+
+
+def test_pytest_split_list_of_pairs():
+    store = parse('[["a.py::t1", 1.5], ["b.py::t2", 2]]')
+    assert store.estimates() == {"a.py::t1": 1.5, "b.py::t2": 2.0}
+
+
+@pytest.mark.parametrize("bad", ["-1", "NaN", "Infinity", '"slow"', "null", "true", "[1]"])
+def test_unusable_values_are_skipped_and_counted(bad):
+    store = parse(f'{{"a.py::t1": 1.0, "a.py::t2": {bad}}}')
+    assert store.estimates() == {"a.py::t1": 1.0}
+    assert len(store.warnings) == 1
+    assert "skipped 1 unusable" in store.warnings[0]
+    assert store.warnings[0].startswith("t.json:")
+
+
+def test_duplicate_keys_last_wins_and_are_counted():
+    store = parse('{"a.py::t": 1.0, "a.py::t": 3.0}')
+    assert store.estimates() == {"a.py::t": 3.0}
+    assert any("more than once" in w for w in store.warnings)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": 1,\n "b": }', "not valid JSON at line 2, column 7"),
+        ("[1, 2]", "entry 0 is not a [nodeid, seconds] pair"),
+        ('"just a string"', "expected a JSON object or list"),
+        ("", "empty file"),
+        ("   \n", "empty file"),
+        ("<testsuite><testcase", "not valid XML at line 1"),
+        ("<html></html>", "not a JUnit report"),
+        ('{"schema": "ci-shards/timings@9", "variants": {}}', "unsupported timings store schema"),
+        ('{"schema": "ci-shards/timings@1", "variants": []}', "'variants' must be an object"),
+    ],
+)
+def test_bad_input_names_file_and_problem(text, expected):
+    with pytest.raises(InputError) as info:
+        parse(text)
+    assert str(info.value).startswith("t.json: ")
+    assert expected in str(info.value)
+
+
+def test_not_utf8():
+    with pytest.raises(InputError, match="not UTF-8"):
+        parse_timings_text(b'{"a": 1, "\xff": 2}', "t.json")
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(InputError, match="cannot read timings"):
+        load_timings(tmp_path / "nope.json")
+
+
+def test_junit_with_file_attribute_maps_to_node_ids():
+    xml = """<?xml version="1.0"?>
+<testsuites><testsuite name="pytest">
+  <testcase classname="tests.test_a.TestK" name="test_m[1]" file="tests/test_a.py" time="1.25"/>
+  <testcase classname="tests.test_a" name="test_f" time="0.5"/>
+  <testcase classname="tests.test_a" name="test_f" time="0.25"/>
+</testsuite></testsuites>"""
+    store = parse(xml)
+    assert store.estimates() == {"tests/test_a.py::TestK::test_m[1]": 1.25, "tests/test_a.py::test_f": 0.75}
+
+
+def test_history_keeps_last_samples_and_estimate_is_median():
+    store = TimingsStore()
+    for value in [100.0, 1.0, 2.0, 3.0, 4.0, 5.0, 1000.0]:
+        store = store.record({"t": value})
+    assert store.variants[""]["t"] == (2.0, 3.0, 4.0, 5.0, 1000.0)
+    assert len(store.variants[""]["t"]) == HISTORY
+    assert store.estimates() == {"t": 4.0}  # an outlier does not win
+
+
+def test_record_is_pure_and_skips_bad_values():
+    base = TimingsStore().record({"t": 1.0})
+    newer = base.record({"t": 3.0, "u": math.nan, "v": -2.0})
+    assert base.estimates() == {"t": 1.0}
+    assert newer.estimates() == {"t": 2.0}
+    assert "skipped 2 unusable" in newer.warnings[-1]
+
+
+def test_variant_falls_back_to_other_variants():
+    store = TimingsStore().record({"a": 1.0, "b": 10.0}, variant="linux").record({"a": 5.0}, variant="macos")
+    assert store.estimates("macos") == {"a": 5.0, "b": 10.0}
+    assert store.estimates("linux") == {"a": 1.0, "b": 10.0}
+    assert store.estimates("windows") == {"a": 3.0, "b": 10.0}  # pooled median of linux+macos
+    assert store.estimates() == {"a": 3.0, "b": 10.0}
+
+
+def test_dumps_round_trips_sorted_and_versioned():
+    store = TimingsStore().record({"z.py::t": 1.0, "a.py::t": 2.0}).record({"a.py::t": 4.0}, variant="v1")
+    text = store.dumps()
+    data = json.loads(text)
+    assert data["schema"] == STORE_SCHEMA
+    assert list(data["variants"]) == ["", "v1"]
+    assert list(data["variants"][""]) == ["a.py::t", "z.py::t"]
+    assert text.endswith("\n")
+    again = parse_timings_text(text.encode(), "store.json")
+    assert again == store
+    assert again.dumps() == text
+
+
+def test_merge_concatenates_in_order_and_caps_history():
+    a = TimingsStore(variants={"": {"t": (1.0, 2.0, 3.0)}})
+    b = TimingsStore(variants={"": {"t": (4.0, 5.0, 6.0), "u": (7.0,)}})
+    merged = merge_stores([a, b])
+    assert merged.variants[""]["t"] == (2.0, 3.0, 4.0, 5.0, 6.0)
+    assert merged.variants[""]["u"] == (7.0,)
+
+
+def test_real_duration_files_all_load(shared_data):
+    for path in sorted((shared_data / "durations").iterdir()):
+        store = load_timings(path)
+        assert len(store) > 10, path.name
+        assert all(v >= 0 for v in store.estimates().values())
+
+
+def test_real_list_format_and_duplicates(shared_data):
+    porespy = load_timings(shared_data / "durations" / "PMEAL__porespy__.test_durations")
+    assert "examples/filters/adding_chords.ipynb::Cell 0" in porespy.estimates()
+    petting = load_timings(shared_data / "durations" / "Farama-Foundation__PettingZoo__test__.test_durations")
+    assert any("6 item(s) appear more than once" in w for w in petting.warnings)
+
+
+def test_real_junit_files(shared_data):
+    junit = shared_data / "junit"
+    store = load_timings(junit / "mikepenz__action-junit-report__test_results__python__report.xml")
+    assert store.estimates()
+    with pytest.raises(InputError, match=r"non-xml\.xml"):
+        load_timings(junit / "EnricoMi__publish-unit-test-result-action__python__test__files__xml__non-xml.xml")
