@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -127,6 +127,7 @@ class Verdict:
     estimated_makespan: float = 0.0
     flaky_result: FlakyResult = FlakyResult.PASS
     notes: tuple[str, ...] = ()  # folders that belong to no planned shard, etc.
+    item_seconds: Mapping[str, float] = field(default_factory=dict)  # measured seconds per planned item
     reasons: tuple[str, ...] = ()  # why the run failed, most important first (empty: it passed)
 
     @property
@@ -161,8 +162,14 @@ class Verdict:
         return f"FAILED: {'; '.join(self.reasons)} ({counts})"
 
     def durations(self) -> dict[str, float]:
-        """Measured seconds per test for the timings store (skipped tests say nothing about duration)."""
-        return {c.test_id: c.time for c in self.cases if c.outcome is not CaseOutcome.SKIPPED}
+        """Measured seconds for the timings store: per test, and per planned item that is not a single
+        test (a file or class item costs the sum of its tests, which is what the planner balances).
+        Skipped tests say nothing about duration."""
+        measured: dict[str, float] = {}
+        for case in self.cases:
+            if case.outcome is not CaseOutcome.SKIPPED:
+                measured[case.test_id] = measured.get(case.test_id, 0.0) + case.time
+        return {**measured, **{k: v for k, v in self.item_seconds.items() if k not in measured}}
 
 
 # --------------------------------------------------------------------------------------------
@@ -420,6 +427,15 @@ def decide(
                 )
             )
     totals = Totals.of(c for r in results for c in r.cases)
+    planned_items = set(owner_of)
+    item_seconds: dict[str, float] = {}
+    for result in results:
+        if not result.verified:
+            continue
+        for case in result.cases:
+            owner = _owner(case.test_id, planned_items)
+            if owner is not None and case.outcome is not CaseOutcome.SKIPPED:
+                item_seconds[owner] = item_seconds.get(owner, 0.0) + case.time
     return Verdict(
         plan_digest=plan.digest,
         total_shards=plan.total,
@@ -433,6 +449,7 @@ def decide(
         flaky_result=flaky_result,
         notes=tuple(stray),
         reasons=tuple(_reasons(results, accounting, totals, flaky_result)),
+        item_seconds=item_seconds,
     )
 
 

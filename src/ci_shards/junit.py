@@ -234,7 +234,7 @@ def parse_junit_bytes(data: bytes, source: str) -> list[CaseResult]:
     except ET.ParseError as err:
         line, column = err.position
         reason = str(err).split(":", 1)[0]
-        raise JUnitError(source, f"not valid XML ({reason}) at line {line}, column {column + 1}") from None
+        raise JUnitError(source, f"not valid XML at line {line}, column {column + 1} ({reason})") from None
     if root.tag not in ("testsuites", "testsuite"):
         raise JUnitError(source, f"not a JUnit report (root element <{root.tag}>)")
     pytest_ids = _is_pytest(root)
