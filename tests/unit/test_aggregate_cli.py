@@ -6,6 +6,7 @@ import json
 
 import pytest
 from aggregate_fixtures import case_for, make_plan, write_all, write_shard
+from test_junit import EXPECTED
 
 from ci_shards.cli import main
 from ci_shards.junit import parse_junit
@@ -117,9 +118,13 @@ def test_junit_merge_and_summary(tmp_path, shared_data, capsys):
         k: v for k, v in direct.items() if k not in ("files", "time")
     }
     assert merged["time"] == pytest.approx(direct["time"], abs=0.1)
-    assert direct["tests"] == 111  # the expected totals of test_junit.EXPECTED for these 13 files
+    want = [v for name, v in EXPECTED.items() if not name.startswith("E")]
+    assert direct["files"] == len(want) == 13
+    assert [direct[k] for k in ("tests", "passed", "failed", "errors", "skipped", "flaky")] == [
+        sum(v[i] for v in want) for i in range(6)
+    ]
     assert main(["junit", "summary", str(out)]) == 0
-    assert "tests: 111" in capsys.readouterr().out
+    assert f"tests: {direct['tests']}" in capsys.readouterr().out
 
 
 def test_junit_merge_keeps_good_files_and_names_the_bad_one(tmp_path, shared_data, capsys):
