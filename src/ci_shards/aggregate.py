@@ -187,7 +187,7 @@ def _describe(artifact: ShardArtifact) -> str:
 
 
 def _choose(
-    plan: Plan, artifacts: Sequence[ShardArtifact]
+    plan: Plan, digest: str, artifacts: Sequence[ShardArtifact]
 ) -> tuple[dict[int, ShardArtifact], dict[int, list[str]], list[str]]:
     by_index: dict[int, list[ShardArtifact]] = defaultdict(list)
     stray: list[str] = []
@@ -203,7 +203,7 @@ def _choose(
     chosen: dict[int, ShardArtifact] = {}
     ignored: dict[int, list[str]] = {}
     for index, group in by_index.items():
-        ordered = sorted(group, key=lambda a: _rank(a, plan.digest), reverse=True)
+        ordered = sorted(group, key=lambda a: _rank(a, digest), reverse=True)
         chosen[index] = ordered[0]
         if len(ordered) > 1:
             ignored[index] = [
@@ -216,7 +216,9 @@ def _choose(
 # one shard
 
 
-def _judge_shard(plan: Plan, index: int, artifact: ShardArtifact | None) -> tuple[ShardStatus, str, bool]:
+def _judge_shard(
+    plan: Plan, digest: str, index: int, artifact: ShardArtifact | None
+) -> tuple[ShardStatus, str, bool]:
     """(status, reason, whether its test results count) for one planned shard."""
     planned = len(plan.shard(index).items)
     if artifact is None:
@@ -224,11 +226,11 @@ def _judge_shard(plan: Plan, index: int, artifact: ShardArtifact | None) -> tupl
     outcome = artifact.outcome
     if outcome is None:
         return ShardStatus.ERROR, artifact.problem, False
-    if outcome.plan_digest != plan.digest or outcome.shard_total != plan.total:
+    if outcome.plan_digest != digest or outcome.shard_total != plan.total:
         return (
             ShardStatus.ERROR,
             f"results are from another plan (digest {outcome.plan_digest[:19]}…, shard {index}/"
-            f"{outcome.shard_total}; this plan is {plan.digest[:19]}…, {plan.total} shards)",
+            f"{outcome.shard_total}; this plan is {digest[:19]}…, {plan.total} shards)",
             False,
         )
     status, reason = outcome.status, outcome.reason
@@ -380,12 +382,13 @@ def decide(
     flaky_result: FlakyResult = FlakyResult.PASS,
 ) -> Verdict:
     """The verdict of a run: pure, from the plan and what was read from the shard folders."""
-    chosen, ignored, stray = _choose(plan, artifacts)
+    digest = plan.digest  # a property that hashes the whole plan: compute it once
+    chosen, ignored, stray = _choose(plan, digest, artifacts)
     results: list[ShardResult] = []
     not_run: list[str] = []
     for shard in plan.shards:
         artifact = chosen.get(shard.index)
-        status, reason, counts = _judge_shard(plan, shard.index, artifact)
+        status, reason, counts = _judge_shard(plan, digest, shard.index, artifact)
         cases = artifact.cases if counts and artifact is not None and artifact.cases is not None else ()
         notes = list(ignored.get(shard.index, ()))
         if artifact is not None and artifact.failures_error:
@@ -437,7 +440,7 @@ def decide(
             if owner is not None and case.outcome is not CaseOutcome.SKIPPED:
                 item_seconds[owner] = item_seconds.get(owner, 0.0) + case.time
     return Verdict(
-        plan_digest=plan.digest,
+        plan_digest=digest,
         total_shards=plan.total,
         granularity=plan.granularity,
         shards=tuple(results),
