@@ -185,7 +185,9 @@ def main() -> int:
         return 0
     lxml = "lxml" if _has_lxml() else "stdlib ElementTree"
     print(f"date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, junitparser on {lxml}")
+    print(
+        f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, junitparser on {lxml}"
+    )
     print()
     print("| scenario | method | tests | time (s) | peak RSS (MiB) |")
     print("|---|---|---:|---:|---:|")

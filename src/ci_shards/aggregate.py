@@ -41,6 +41,8 @@ from ci_shards.model import (
     item_file,
 )
 
+SHARD_CASE_CLASSNAME = "ci-shards"  # classify.SHARD_CLASSNAME: the runner's shard-level pseudo test
+
 
 class FlakyResult(str, Enum):
     """Whether flaky tests (failed, then passed on a re-run) fail the run. They are always listed."""
@@ -216,9 +218,7 @@ def _choose(
 # one shard
 
 
-def _judge_shard(
-    plan: Plan, digest: str, index: int, artifact: ShardArtifact | None
-) -> tuple[ShardStatus, str, bool]:
+def _judge_shard(plan: Plan, digest: str, index: int, artifact: ShardArtifact | None) -> tuple[ShardStatus, str, bool]:
     """(status, reason, whether its test results count) for one planned shard."""
     planned = len(plan.shard(index).items)
     if artifact is None:
@@ -292,13 +292,16 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
     unplanned: dict[str, None] = {}
     unverified: set[int] = set()
     for result in results:
-        if not result.cases:
+        # the runner writes a shard-level problem (no report, crash) as a case of class "ci-shards":
+        # it is reported as a failure, but it is not a test, so it is neither planned nor unplanned
+        cases = [c for c in result.cases if c.classname != SHARD_CASE_CLASSNAME]
+        if not cases:
             continue
-        owners = [_owner(c.test_id, planned) for c in result.cases]
+        owners = [_owner(c.test_id, planned) for c in cases]
         if all(o is None for o in owners):
             unverified.add(result.index)
             continue
-        for case, owner in zip(result.cases, owners, strict=True):
+        for case, owner in zip(cases, owners, strict=True):
             test_counts[case.test_id] += 1
             if owner is None:
                 unplanned[item_file(case.test_id) if file_plan else case.test_id] = None
