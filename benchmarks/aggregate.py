@@ -30,7 +30,14 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from junitparser import JUnitXml
+
+from ci_shards.aggregate import aggregate_dirs
+from ci_shards.commands.aggregate import load_plan
+from ci_shards.junit import read_many, write_junit, write_junit_suites
 from ci_shards.model import CaseOutcome, CaseResult, Granularity, Outcome, Plan, ShardPlan, ShardStatus
+from ci_shards.outputs import write_merged_junit
+from ci_shards.report import render_summary
 
 
 def _cases(prefix: str, count: int) -> list[CaseResult]:
@@ -51,8 +58,6 @@ def _cases(prefix: str, count: int) -> list[CaseResult]:
 
 
 def make_files(root: Path, files: int, cases: int) -> list[Path]:
-    from ci_shards.junit import write_junit
-
     root.mkdir(parents=True, exist_ok=True)
     paths = []
     for i in range(files):
@@ -63,8 +68,6 @@ def make_files(root: Path, files: int, cases: int) -> list[Path]:
 
 
 def make_shards(root: Path, shards: int, cases: int) -> Path:
-    from ci_shards.junit import write_junit
-
     per_shard = [_cases(f"p{i}", cases) for i in range(1, shards + 1)]
     plan = Plan(
         total=shards,
@@ -100,8 +103,6 @@ def make_shards(root: Path, shards: int, cases: int) -> Path:
 
 
 def run_ours(inputs: list[Path], out: Path) -> int:
-    from ci_shards.junit import read_many, write_junit_suites
-
     suites, errors = read_many(inputs)
     assert not errors
     write_junit_suites(suites, out)
@@ -109,11 +110,6 @@ def run_ours(inputs: list[Path], out: Path) -> int:
 
 
 def run_ours_aggregate(root: Path, out: Path) -> int:
-    from ci_shards.aggregate import aggregate_dirs
-    from ci_shards.commands.aggregate import load_plan
-    from ci_shards.outputs import write_merged_junit
-    from ci_shards.report import render_summary
-
     verdict = aggregate_dirs(load_plan(root / "plan.json"), [root / "results"])
     write_merged_junit(verdict, out)
     (out.parent / "summary.md").write_text(render_summary(verdict))
@@ -121,8 +117,6 @@ def run_ours_aggregate(root: Path, out: Path) -> int:
 
 
 def run_junitparser_append(inputs: list[Path], out: Path) -> int:
-    from junitparser import JUnitXml
-
     merged = JUnitXml()
     for path in inputs:
         for suite in JUnitXml.fromfile(str(path)):
@@ -133,8 +127,6 @@ def run_junitparser_append(inputs: list[Path], out: Path) -> int:
 
 
 def run_junitparser_naive(inputs: list[Path], out: Path) -> int:
-    from junitparser import JUnitXml
-
     merged = JUnitXml()
     for path in inputs:
         merged += JUnitXml.fromfile(str(path))
@@ -185,9 +177,8 @@ def main() -> int:
         return 0
     lxml = "lxml" if _has_lxml() else "stdlib ElementTree"
     print(f"date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
-    print(
-        f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, junitparser on {lxml}"
-    )
+    cpus = f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
+    print(f"machine: {platform.platform()}, {cpus}, Python {platform.python_version()}, junitparser on {lxml}")
     print()
     print("| scenario | method | tests | time (s) | peak RSS (MiB) |")
     print("|---|---|---:|---:|---:|")
