@@ -9,7 +9,8 @@ Scenarios (synthetic pytest-style JUnit, 1 in 50 cases failing with a 20-line tr
 
 Methods, each in a fresh subprocess so peak RSS (``ru_maxrss``) is its own:
 - ``ours``: ``read_many`` + ``write_junit_suites`` (what ``junit merge`` runs);
-- ``ours-aggregate``: ``aggregate_dirs`` + merged JUnit + job summary (200x500 only);
+- ``ours-aggregate``: ``aggregate_dirs`` (read folders, check against the plan) + merged JUnit + job
+  summary: the whole ``ci-shards aggregate`` (200x500 only);
 - ``junitparser-append``: one ``JUnitXml``, suites appended, ``update_statistics()`` once (the fast
   way to use junitparser, notes/executor.md §5);
 - ``junitparser-naive``: ``xml += JUnitXml.fromfile(f)`` in a loop, the README's way (quadratic).
@@ -188,7 +189,7 @@ def main() -> int:
         shards = make_shards(Path(tmp) / "200x500", 200, 500)
         plan = [
             ("300 files × 200 cases", files, ["ours", "junitparser-append", "junitparser-naive"]),
-            ("200 shards × 500 cases", shards, ["ours-aggregate", "junitparser-append", "junitparser-naive"]),
+            ("200 shards × 500 cases", shards, ["ours", "ours-aggregate", "junitparser-append", "junitparser-naive"]),
         ]
         for label, target, methods in plan:
             for method in methods:
