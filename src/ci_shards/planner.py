@@ -15,6 +15,7 @@ atom) over tests and keep-together groups (notes/splitting.md section 7).
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,6 +25,7 @@ from typing import Final
 from ci_shards.errors import UsageError
 from ci_shards.model import Granularity, Plan, ShardPlan, item_file
 from ci_shards.packing import (
+    FILLS,
     STRATEGIES,
     Atom,
     Bins,
@@ -31,13 +33,12 @@ from ci_shards.packing import (
     loads,
     make_piece,
     rejoin,
-    split_fill,
 )
 
 MICRO: Final = 1_000_000
 MIN_COST: Final = 1_000  # 1 ms: no item is free (plan.json's resolution), so counts still matter
 DEFAULT_UNKNOWN_SECONDS: Final = 1.0  # when nothing at all is known (pytest-split uses 1 as well)
-AUTO_TOLERANCE: Final = 0.005  # auto granularity accepts a slowest shard within 0.5 % of LB
+AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
 CLASS_RULE: Final = "class"
 
@@ -195,9 +196,9 @@ def _pack_auto(
     best_score = score(best)
     if not best_score[0]:
         return best
-    for step in CAPACITY_STEPS:
+    for step, fill in itertools.product(CAPACITY_STEPS, FILLS):
         capacity = math.floor(lb * (1 + step))
-        bins = split_fill(units, shard_count, capacity, cut_cost, max_items)
+        bins = fill(units, shard_count, capacity, cut_cost, max_items)
         bins = strategy.improve(bins, lb, max_items)
         bins = rejoin(bins, max(accept, *loads(bins)), cut_cost, max_items)
         candidate = score(bins)
