@@ -156,6 +156,20 @@ def test_config_file_supplies_defaults_and_flags_override(capsys, monkeypatch, t
     assert "ci-shards.yml: unknown key 'shardz'" in err
 
 
+def test_missing_timings_file_is_a_warning_unless_items_come_from_it(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "items.txt").write_text("a.py::t\nb.py::t\n")
+    code, out, err = run(
+        capsys, "plan", "--items", "items.txt", "--durations", "cache/t.json", "--shards", "2", "--format", "json"
+    )
+    assert code == 0
+    assert "cache/t.json: no timings file yet" in err
+    assert json.loads(out)["unknown_items"] == 2
+    code, _, err = run(capsys, "plan", "--from-timings", "--durations", "cache/t.json", "--shards", "2")
+    assert code == 2
+    assert "cache/t.json: cannot read timings" in err
+
+
 def _one_line_error(err: str) -> str:
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
@@ -182,8 +196,8 @@ def _one_line_error(err: str) -> str:
             "bad.json: not valid JSON at line 1",
         ),
         (
-            ["plan", "--items", "items.txt", "--shards", "2", "--durations", "nope.json"],
-            "nope.json: cannot read timings",
+            ["plan", "--items", "items.txt", "--shards", "2", "--durations", "."],
+            "cannot read timings",
         ),
         (["plan", "--items", "items.txt", "--shards", "2", "--config", "nope.yml"], "nope.yml: config file not found"),
         (["plan", "--items", "items.txt", "--shards", "2", "--granularity", "x"], "invalid choice"),

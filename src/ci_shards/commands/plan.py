@@ -154,9 +154,16 @@ def _pick(flag: Any, configured: Any, default: Any = None) -> Any:
     return flag if flag is not None else configured if configured is not None else default
 
 
-def load_durations(paths: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> TimingsStore:
+def load_durations(paths: Sequence[str], *, cwd: Path, env: Mapping[str, str], required: bool = False) -> TimingsStore:
+    """Merge the timings files. A file that does not exist yet (the first run, an empty cache) is a
+    warning, not an error, unless the items come from it (``required``); a broken file is an error."""
     console = console_for(env)
-    stores = [load_timings(cwd / p) for p in paths]
+    stores = []
+    for path in paths:
+        if not (cwd / path).exists() and not required:
+            console.warning(f"{path}: no timings file yet; every item gets an estimate (see the plan's notes)")
+            continue
+        stores.append(load_timings(cwd / path))
     store = merge_stores(stores)
     for warning in store.warnings:
         console.warning(warning)
@@ -173,7 +180,7 @@ def plan_from_options(
     """Load config, collect the items, read the timings and plan (``created_at`` filled here)."""
     config = load_config(cwd, args.config)
     durations_paths = args.durations or ([config.timings] if config.timings else [])
-    store = load_durations(durations_paths, cwd=cwd, env=env)
+    store = load_durations(durations_paths, cwd=cwd, env=env, required=args.from_timings)
     variant = _pick(args.variant, config.variant)
     estimates = store.estimates(variant)
 
