@@ -16,12 +16,14 @@ DOCTYPE declaring entities is refused outright.
 
 from __future__ import annotations
 
+import glob
 import math
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from ci_shards.console import strip_ansi
 from ci_shards.errors import InputError
 from ci_shards.model import Attempt, CaseOutcome, CaseResult
 
@@ -81,26 +83,34 @@ def pytest_nodeid(classname: str, name: str, file: str | None) -> str:
 def _clean(text: str | None, limit: int = MAX_TEXT_CHARS) -> str:
     if not text:
         return ""
-    text = _INVALID_XML.sub("", text)
+    text = _INVALID_XML.sub("", strip_ansi(text))
     if len(text) > limit:
         half = limit // 2
         text = f"{text[:half]}\n... [{len(text) - limit} characters cut] ...\n{text[-half:]}"
     return text
 
 
-def _iter_cases(element: ET.Element) -> Iterator[tuple[ET.Element, str]]:
-    """Every <testcase> under ``element`` at any depth, with the nearest suite's ``file`` attribute."""
-    stack: list[tuple[ET.Element, str]] = [(element, element.get("file", ""))]
+def _module_of(file: str) -> str:
+    """``tests/test_a.py`` → ``tests.test_a`` (how pytest spells the module in ``classname``)."""
+    return file.removesuffix(".py").replace("/", ".") if file.endswith(".py") else ""
+
+
+def _iter_cases(element: ET.Element) -> Iterator[tuple[ET.Element, str, str]]:
+    """Every <testcase> under ``element`` at any depth in document order, with the nearest suite's
+    ``file`` and ``name``. Iterative (a stack of iterators), so deep nesting cannot overflow."""
+    stack = [(iter(element), element.get("file", ""), element.get("name", ""))]
     while stack:
-        node, suite_file = stack.pop()
-        for child in reversed(list(node)):
-            if child.tag == "testcase":
-                yield child, suite_file
-            elif child.tag in ("testsuite", "testsuites"):
-                stack.append((child, child.get("file", "") or suite_file))
+        children, suite_file, suite_name = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+        elif child.tag == "testcase":
+            yield child, suite_file, suite_name
+        elif child.tag in ("testsuite", "testsuites"):
+            stack.append((iter(child), child.get("file", "") or suite_file, child.get("name", "") or suite_name))
 
 
-def _case_from_element(case: ET.Element, suite_file: str, *, pytest_ids: bool) -> CaseResult:
+def _case_from_element(case: ET.Element, suite_file: str, suite_name: str, *, pytest_ids: bool) -> CaseResult:
     name = case.get("name", "")
     classname = case.get("classname", "") or case.get("class", "")
     file = case.get("file") or suite_file or None
@@ -136,12 +146,14 @@ def _case_from_element(case: ET.Element, suite_file: str, *, pytest_ids: bool) -
             system_err = child.text or ""
     if case.get("status") == "disabled" and outcome is CaseOutcome.PASSED:
         outcome = CaseOutcome.SKIPPED
-    if pytest_ids:
+    if pytest_ids or (file and _module_of(file) and classname.startswith(_module_of(file))):
+        # pytest's layout (also what write_junit produces from pytest ids, so ids survive a round trip)
         test_id = pytest_nodeid(classname, name, file)
-    elif file:
-        test_id = "::".join(p for p in (file, classname, name) if p)
     else:
-        test_id = "::".join(p for p in (classname, name) if p)
+        # without a classname (jest-junit, gotestsum's TestMain, nested suites) the suite tells
+        # same-named tests apart: <testsuite name="TestA"><testcase name="A"/> vs TestB's "A"
+        scope = classname or suite_name
+        test_id = "::".join(p for p in (file, scope, name) if p)
     return CaseResult(
         test_id=test_id,
         name=name,
@@ -159,6 +171,47 @@ def _case_from_element(case: ET.Element, suite_file: str, *, pytest_ids: bool) -
     )
 
 
+_ILLEGAL_BYTES = re.compile(
+    rb"(?:\x1b|&#(?:x0*1[bB]|0*27);)\[[0-9;?]*[ -/]*[@-~]"  # an ANSI colour sequence, raw or escaped
+    rb"|[\x00-\x08\x0b\x0c\x0e-\x1f]|&#(x[0-9a-fA-F]+|[0-9]+);"
+)
+
+
+def _strip_illegal(data: bytes) -> bytes:
+    """Remove control characters XML 1.0 forbids, raw or as character references (``&#27;``)."""
+
+    def keep(match: re.Match[bytes]) -> bytes:
+        ref = match.group(1)
+        if ref is None:
+            return b""
+        code = int(ref[1:], 16) if ref[:1] == b"x" else int(ref)
+        return match.group(0) if code in (9, 10, 13) or code >= 32 else b""
+
+    return _ILLEGAL_BYTES.sub(keep, data)
+
+
+class _EntityDeclared(Exception):
+    pass
+
+
+def _refuse_entity(*_args: object) -> None:
+    raise _EntityDeclared
+
+
+def _parse_xml(data: bytes) -> ET.Element:
+    """ElementTree over expat, refusing any entity declaration (as defusedxml does): expat never
+    fetches external entities, and refusing declarations also rules out "billion laughs"."""
+    parser = ET.XMLParser()
+    expat = getattr(parser, "parser", None)  # the pyexpat parser behind ET.XMLParser
+    if expat is not None:
+        expat.EntityDeclHandler = _refuse_entity
+        expat.UnparsedEntityDeclHandler = _refuse_entity
+    elif b"<!ENTITY" in data:  # pragma: no cover - every CPython exposes .parser
+        raise _EntityDeclared
+    parser.feed(data)
+    return parser.close()
+
+
 def _is_pytest(root: ET.Element) -> bool:
     suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
     return root.get("name") == "pytest tests" or any(s.get("name") == "pytest" for s in suites)
@@ -168,17 +221,24 @@ def parse_junit_bytes(data: bytes, source: str) -> list[CaseResult]:
     """Parse JUnit from bytes; ``source`` names it in errors."""
     if not data.strip():
         raise JUnitError(source, "empty file (the runner may have been killed while writing it)")
-    if b"<!ENTITY" in data[:65536]:
-        raise JUnitError(source, "refusing a DOCTYPE that declares entities (XML entity expansion)")
     try:
-        root = ET.fromstring(data)
+        try:
+            root = _parse_xml(data)
+        except ET.ParseError:
+            cleaned = _strip_illegal(data)
+            if cleaned == data:
+                raise
+            root = _parse_xml(cleaned)  # raw ESC/NUL from an ANSI-colouring producer: recover, not fail
+    except _EntityDeclared:
+        raise JUnitError(source, "refusing a DOCTYPE that declares entities (XML entity expansion)") from None
     except ET.ParseError as err:
         line, column = err.position
-        raise JUnitError(source, f"not valid XML at line {line}, column {column + 1}") from None
+        reason = str(err).split(":", 1)[0]
+        raise JUnitError(source, f"not valid XML ({reason}) at line {line}, column {column + 1}") from None
     if root.tag not in ("testsuites", "testsuite"):
         raise JUnitError(source, f"not a JUnit report (root element <{root.tag}>)")
     pytest_ids = _is_pytest(root)
-    return [_case_from_element(c, f, pytest_ids=pytest_ids) for c, f in _iter_cases(root)]
+    return [_case_from_element(c, f, n, pytest_ids=pytest_ids) for c, f, n in _iter_cases(root)]
 
 
 def parse_junit(path: str | Path) -> list[CaseResult]:
@@ -231,26 +291,82 @@ def _case_element(case: CaseResult) -> ET.Element:
     return element
 
 
-def build_document(cases: Iterable[CaseResult], *, suite_name: str) -> ET.Element:
-    """A ``<testsuites>`` holding one ``<testsuite>`` with counts recounted from ``cases``."""
-    case_list = list(cases)
-    counts = {
-        "tests": len(case_list),
-        "failures": sum(c.outcome is CaseOutcome.FAILED for c in case_list),
-        "errors": sum(c.outcome is CaseOutcome.ERROR for c in case_list),
-        "skipped": sum(c.outcome is CaseOutcome.SKIPPED for c in case_list),
+def _counts(cases: Sequence[CaseResult]) -> dict[str, str]:
+    return {
+        "tests": str(len(cases)),
+        "failures": str(sum(c.outcome is CaseOutcome.FAILED for c in cases)),
+        "errors": str(sum(c.outcome is CaseOutcome.ERROR for c in cases)),
+        "skipped": str(sum(c.outcome is CaseOutcome.SKIPPED for c in cases)),
+        "time": _fmt_time(sum(c.time for c in cases)),
     }
-    total_time = _fmt_time(sum(c.time for c in case_list))
-    root = ET.Element("testsuites", {"name": suite_name, **{k: str(v) for k, v in counts.items() if k != "skipped"}})
-    root.set("time", total_time)
-    suite = ET.SubElement(root, "testsuite", {"name": suite_name, **{k: str(v) for k, v in counts.items()}})
-    suite.set("time", total_time)
-    for case in case_list:
-        suite.append(_case_element(case))
+
+
+def build_suites_document(suites: Iterable[tuple[str, Sequence[CaseResult]]], *, name: str) -> ET.Element:
+    """A ``<testsuites>`` with one ``<testsuite>`` per (name, cases), every count recounted.
+
+    Built by appending elements and counting once (never junitparser's ``+=``, which recounts the
+    whole tree on every merge and is quadratic: notes/executor.md §5).
+    """
+    root = ET.Element("testsuites", {"name": name})
+    everything: list[CaseResult] = []
+    for suite_name, cases in suites:
+        suite = ET.SubElement(root, "testsuite", {"name": suite_name, **_counts(cases)})
+        suite.extend(_case_element(case) for case in cases)
+        everything.extend(cases)
+    totals = _counts(everything)
+    del totals["skipped"]  # the Jenkins xunit schema has no skipped on <testsuites>
+    for key, value in totals.items():
+        root.set(key, value)
     return root
 
 
-def write_junit(cases: Iterable[CaseResult], path: str | Path, *, suite_name: str = "ci-shards") -> None:
-    root = build_document(cases, suite_name=suite_name)
+def build_document(cases: Iterable[CaseResult], *, suite_name: str) -> ET.Element:
+    """A ``<testsuites>`` holding one ``<testsuite>`` with counts recounted from ``cases``."""
+    return build_suites_document([(suite_name, list(cases))], name=suite_name)
+
+
+def _write(root: ET.Element, path: str | Path) -> None:
     ET.indent(root)
     Path(path).write_bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n")
+
+
+def write_junit(cases: Iterable[CaseResult], path: str | Path, *, suite_name: str = "ci-shards") -> None:
+    _write(build_document(cases, suite_name=suite_name), path)
+
+
+def write_junit_suites(
+    suites: Iterable[tuple[str, Sequence[CaseResult]]], path: str | Path, *, name: str = "ci-shards"
+) -> None:
+    """One valid JUnit file with a suite per (name, cases): the output of ``junit merge`` and aggregate."""
+    _write(build_suites_document(suites, name=name), path)
+
+
+# --------------------------------------------------------------------------------------------
+# many files (junit merge / junit summary)
+
+
+def expand_patterns(patterns: Sequence[str]) -> list[Path]:
+    """Files named or matched by glob patterns (``**`` recursive), in a stable order, duplicates
+    dropped. A pattern that matches nothing is an ``InputError`` naming it: never a silent zero."""
+    found: dict[Path, None] = {}
+    for pattern in patterns:
+        if any(char in pattern for char in "*?["):
+            matches = sorted(Path(m) for m in glob.glob(pattern, recursive=True) if Path(m).is_file())
+            if not matches:
+                raise InputError(pattern, "no files match this pattern")
+            found.update(dict.fromkeys(matches))
+        else:
+            found[Path(pattern)] = None
+    return list(found)
+
+
+def read_many(paths: Sequence[Path]) -> tuple[list[tuple[str, list[CaseResult]]], list[JUnitError]]:
+    """Every file's cases (suite name = the file's path), and the files that could not be read."""
+    suites: list[tuple[str, list[CaseResult]]] = []
+    errors: list[JUnitError] = []
+    for path in paths:
+        try:
+            suites.append((str(path), parse_junit(path)))
+        except JUnitError as err:
+            errors.append(err)
+    return suites, errors

@@ -1,9 +1,367 @@
-"""Subcommands of this stage (filled in by the stage's issue)."""
+"""Subcommands of the aggregate stage: ``aggregate``, ``junit merge``, ``junit summary``, ``comment``.
+
+Each handler unpacks the Namespace into keyword arguments of one stage function here; the stage
+functions read the environment only through the ``env`` mapping they are given.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ci_shards import github, outputs
+from ci_shards.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
+from ci_shards.console import Console, console_for
+from ci_shards.errors import EXIT_OK, EXIT_USAGE, InputError, UsageError
+from ci_shards.junit import JUnitError, expand_patterns, read_many, write_junit_suites
+from ci_shards.model import Plan
+from ci_shards.report import comment_marker, render_comment, render_summary, render_terminal
+
+
+def load_plan(path: Path) -> Plan:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(path, "no such plan file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise InputError(path, f"cannot read the plan: {err}") from None
+    if not isinstance(data, dict):
+        raise InputError(path, "the plan is not a JSON object")
+    try:
+        return Plan.from_json(data)
+    except (ValueError, TypeError, KeyError) as err:
+        raise InputError(path, f"invalid plan: {err}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# aggregate
+
+
+def _post_comment(
+    verdict: Verdict | None,
+    *,
+    ctx: github.GitHubContext,
+    mode: github.CommentMode,
+    key: str,
+    pr: int | None,
+    console: Console,
+    body: str | None = None,
+) -> None:
+    """Upsert the PR comment; any failure is a warning, never the build's verdict (style.md)."""
+    if mode is github.CommentMode.OFF:
+        return
+    number = pr if pr is not None else ctx.pr_number
+    if number is None:
+        console.notice("ci-shards: no pull request in this event; the PR comment is skipped")
+        return
+    if ctx.is_fork_pr or not ctx.token or not ctx.repository:
+        why = "this is a fork PR (read-only token)" if ctx.is_fork_pr else "no GITHUB_TOKEN / GITHUB_REPOSITORY"
+        console.notice(
+            f"ci-shards: {why}: the results are in the job summary only "
+            "(docs/aggregate.md shows the workflow_run recipe for fork comments)"
+        )
+        return
+    marker = comment_marker(key)
+    if body is None:
+        assert verdict is not None
+        body = github.with_state(render_comment(verdict, key=key), github.result_state(verdict))
+        failed = not verdict.passed
+    else:
+        body = github.sanitize_body(body, marker)
+        failed = github.read_state(body).startswith("failed")
+    client = github.CommentClient(api_url=ctx.api_url, repository=ctx.repository, token=ctx.token)
+    try:
+        result = github.upsert_comment(client, number, body, marker=marker, mode=mode, failed=failed)
+    except github.GitHubError as err:
+        console.warning(f"ci-shards: could not update the PR comment: {err}")
+        return
+    if result.action is github.CommentAction.FALLBACK:
+        console.notice(f"ci-shards: {result.detail}")
+    else:
+        console.line(f"ci-shards: PR comment {result.action.value} {result.url or result.detail}".rstrip())
+
+
+def run_aggregate(
+    *,
+    plan_path: Path,
+    dirs: Sequence[Path],
+    junit_out: Path | None,
+    failures_out: Path | None,
+    summary_out: Path | None,
+    github_mode: bool,
+    timings_out: Path | None,
+    timings_variant: str,
+    comment: bool,
+    comment_mode: github.CommentMode,
+    comment_key: str | None,
+    comment_out: Path | None,
+    flaky_result: FlakyResult,
+    annotations: bool,
+    output_format: str,
+    env: Mapping[str, str],
+) -> int:
+    plan = load_plan(plan_path)
+    console = console_for(env)
+    ctx = github.GitHubContext.from_env(env, github.load_event(env.get("GITHUB_EVENT_PATH")))
+    verdict = aggregate_dirs(plan, dirs, flaky_result=flaky_result)
+    if junit_out:
+        outputs.write_merged_junit(verdict, junit_out)
+    if failures_out:
+        outputs.write_failures(verdict, failures_out)
+    if timings_out:
+        console.line(f"ci-shards: {outputs.write_timings(verdict, timings_out, variant=timings_variant)}")
+    summary_target = summary_out
+    if github_mode and summary_target is None:
+        if not ctx.step_summary:
+            msg = "--github: GITHUB_STEP_SUMMARY is not set (not on GitHub Actions? use --summary FILE)"
+            raise UsageError(msg)
+        summary_target = Path(ctx.step_summary)
+    if summary_target:
+        outputs.append_summary(render_summary(verdict), summary_target)
+    key = comment_key or ctx.comment_key
+    if comment_out:
+        body = github.with_state(render_comment(verdict, key=key), github.result_state(verdict))
+        outputs.write_text(comment_out, body)
+    console.untrusted(render_terminal(verdict))
+    if annotations and (github_mode or ctx.actions):
+        for line in github.annotation_lines(verdict):
+            console.line(line)
+    if comment:
+        _post_comment(verdict, ctx=ctx, mode=comment_mode, key=key, pr=None, console=console)
+    if output_format == "json":
+        sys.stdout.write(json.dumps(outputs.verdict_json(verdict), sort_keys=True, indent=2) + "\n")
+    return verdict.exit_code
+
+
+def _aggregate_handler(args: argparse.Namespace) -> int:
+    return run_aggregate(
+        plan_path=args.plan,
+        dirs=args.dirs,
+        junit_out=args.junit,
+        failures_out=args.failures,
+        summary_out=args.summary,
+        github_mode=args.github,
+        timings_out=args.timings_out,
+        timings_variant=args.timings_variant,
+        comment=args.comment,
+        comment_mode=github.CommentMode(args.comment_mode),
+        comment_key=args.comment_key,
+        comment_out=args.comment_out,
+        flaky_result=FlakyResult(args.flaky_result),
+        annotations=not args.no_annotations,
+        output_format=args.format,
+        env=os.environ,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# junit merge / junit summary
+
+
+def _read_all(patterns: Sequence[str], console: Console) -> tuple[list[tuple[str, list[Any]]], list[JUnitError]]:
+    suites, errors = read_many(expand_patterns(patterns))
+    for err in errors[1:]:
+        console.error(str(err))
+    return suites, errors
+
+
+def junit_merge(*, patterns: Sequence[str], out: Path, name: str, env: Mapping[str, str]) -> int:
+    console = console_for(env)
+    suites, errors = _read_all(patterns, console)
+    try:
+        write_junit_suites(suites, out, name=name)  # partial results are kept even when a file is bad
+    except OSError as err:
+        raise InputError(out, f"cannot write: {err.strerror or err}") from None
+    totals = Totals.of(c for _name, cases in suites for c in cases)
+    console.line(f"ci-shards: merged {len(suites)} files, {totals.tests} tests into {out}")
+    if errors:
+        raise errors[0]
+    return EXIT_OK
+
+
+def junit_summary(*, patterns: Sequence[str], output_format: str, env: Mapping[str, str]) -> int:
+    console = console_for(env)
+    suites, errors = _read_all(patterns, console)
+    if errors:
+        raise errors[0]
+    t = Totals.of(c for _name, cases in suites for c in cases)
+    counts = {
+        "tests": t.tests,
+        "passed": t.passed,
+        "failed": t.failed,
+        "errors": t.errors,
+        "skipped": t.skipped,
+        "flaky": t.flaky,
+        "time": round(t.time, 3),
+    }
+    if output_format == "json":
+        payload = {"schema": outputs.JUNIT_SUMMARY_SCHEMA, "files": len(suites), **counts}
+        sys.stdout.write(json.dumps(payload, sort_keys=True, indent=2) + "\n")
+    else:
+        sys.stdout.write(f"files: {len(suites)}\n" + "".join(f"{k}: {v}\n" for k, v in counts.items()))
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------
+# comment
+
+
+def run_comment(
+    *,
+    plan_path: Path | None,
+    dirs: Sequence[Path],
+    body_file: Path | None,
+    mode: github.CommentMode,
+    key: str | None,
+    pr: int | None,
+    repository: str | None,
+    flaky_result: FlakyResult,
+    env: Mapping[str, str],
+) -> int:
+    if (body_file is None) == (plan_path is None):
+        msg = "comment: give either --plan with shard folders, or --body-file"
+        raise UsageError(msg)
+    console = console_for(env)
+    ctx = github.GitHubContext.from_env(env, github.load_event(env.get("GITHUB_EVENT_PATH")))
+    if repository:
+        ctx = dataclasses.replace(ctx, repository=repository)
+    if pr is not None and ctx.is_fork_pr:  # an explicit PR (workflow_run recipe) runs with a write token
+        ctx = dataclasses.replace(ctx, event={})
+    if body_file is not None:
+        try:
+            body = body_file.read_text(encoding="utf-8", errors="replace")
+        except OSError as err:
+            raise InputError(body_file, f"cannot read the comment body: {err.strerror or err}") from None
+        verdict = None
+    else:
+        assert plan_path is not None
+        verdict = aggregate_dirs(load_plan(plan_path), dirs, flaky_result=flaky_result)
+        body = None
+    _post_comment(
+        verdict,
+        ctx=ctx,
+        mode=mode,
+        key=key or ctx.comment_key,
+        pr=pr,
+        console=console,
+        body=body,
+    )
+    return EXIT_OK
+
+
+def _comment_handler(args: argparse.Namespace) -> int:
+    return run_comment(
+        plan_path=args.plan,
+        dirs=args.dirs,
+        body_file=args.body_file,
+        mode=github.CommentMode(args.mode),
+        key=args.key,
+        pr=args.pr,
+        repository=args.repo,
+        flaky_result=FlakyResult(args.flaky_result),
+        env=os.environ,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# parsers
+
+
+def _junit_help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+def _modes() -> list[str]:
+    return [m.value for m in github.CommentMode]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add this stage's subcommands."""
+    agg = subparsers.add_parser(
+        "aggregate",
+        help="merge every shard's results into one verdict, report and exit status",
+        description="Read every shard artifact folder under DIR (one per shard, nested per artifact, or the "
+        "flat merge-multiple layout), check it against the plan, and write the verdict. Exit 0 only when "
+        "every shard passed and every planned item ran exactly once; 1 otherwise; 2 for bad input.",
+    )
+    agg.add_argument("--plan", type=Path, required=True, help="plan.json of this run (required)")
+    agg.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="folders holding the shard artifact folders")
+    agg.add_argument("--junit", type=Path, help="write the merged JUnit XML here (default: not written)")
+    agg.add_argument("--failures", type=Path, help="write every failure record as JSON lines (default: not written)")
+    where = agg.add_mutually_exclusive_group()
+    where.add_argument("--summary", type=Path, help="append the Markdown job summary to FILE (default: none)")
+    where.add_argument(
+        "--github",
+        action="store_true",
+        help="GitHub Actions: append the summary to $GITHUB_STEP_SUMMARY and emit annotations (default: off)",
+    )
+    agg.add_argument("--timings-out", type=Path, help="fold measured durations into this timings file (default: none)")
+    agg.add_argument("--timings-variant", default="", help="timings variant key, e.g. OS/Python (default: none)")
+    agg.add_argument("--comment", action="store_true", help="upsert the PR comment (default: off)")
+    agg.add_argument(
+        "--comment-mode", choices=_modes(), default="always", help="when to write the comment (default: always)"
+    )
+    agg.add_argument("--comment-key", help="comment identity (default: $GITHUB_WORKFLOW/$GITHUB_JOB)")
+    agg.add_argument("--comment-out", type=Path, help="also write the comment body to FILE (default: none)")
+    agg.add_argument(
+        "--flaky-result",
+        choices=["pass", "fail"],
+        default="pass",
+        help="whether flaky tests fail the run (default: pass)",
+    )
+    agg.add_argument(
+        "--no-annotations", action="store_true", help="do not emit ::error annotations on GitHub (default: emit)"
+    )
+    agg.add_argument("--format", choices=["text", "json"], default="text", help="stdout: json verdict (default: text)")
+    agg.set_defaults(handler=_aggregate_handler)
+
+    junit = subparsers.add_parser(
+        "junit", help="merge or summarise JUnit XML from any producer", description="JUnit XML tools."
+    )
+    junit_sub = junit.add_subparsers(dest="junit_command", metavar="COMMAND", parser_class=type(junit))
+    junit.set_defaults(handler=lambda _args: _junit_help(junit))
+    merge = junit_sub.add_parser(
+        "merge",
+        help="merge JUnit files into one valid file",
+        description="Merge JUnit XML files (paths or globs, ** recursive) into one file: one suite per input, "
+        "totals recounted from the test cases. Exit 2 naming any unreadable file (the rest is still merged).",
+    )
+    merge.add_argument("patterns", nargs="+", metavar="FILE|GLOB", help="JUnit files or glob patterns")
+    merge.add_argument("-o", "--output", type=Path, required=True, help="the merged file to write (required)")
+    merge.add_argument("--name", default="ci-shards", help="name of the <testsuites> root (default: ci-shards)")
+    merge.set_defaults(handler=lambda a: junit_merge(patterns=a.patterns, out=a.output, name=a.name, env=os.environ))
+    summary = junit_sub.add_parser(
+        "summary",
+        help="totals of JUnit files",
+        description="Totals (tests, passed, failed, errors, skipped, flaky, time) recounted from the test cases. "
+        "Exit 2 naming any unreadable file.",
+    )
+    summary.add_argument("patterns", nargs="+", metavar="FILE|GLOB", help="JUnit files or glob patterns")
+    summary.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
+    summary.set_defaults(handler=lambda a: junit_summary(patterns=a.patterns, output_format=a.format, env=os.environ))
+
+    com = subparsers.add_parser(
+        "comment",
+        help="create or update the PR comment",
+        description="Keep one PR comment per workflow and job up to date (found by a hidden marker). Either "
+        "from the shard folders (--plan DIR...) or from a body written by `aggregate --comment-out` (--body-file, "
+        "the fork-safe workflow_run recipe). Never fails the build: problems are warnings.",
+    )
+    com.add_argument("--plan", type=Path, help="plan.json (with DIR...) (default: none)")
+    com.add_argument("dirs", nargs="*", type=Path, metavar="DIR", help="folders holding the shard artifact folders")
+    com.add_argument("--body-file", type=Path, help="post this rendered body instead (default: none)")
+    com.add_argument("--mode", choices=_modes(), default="always", help="when to write the comment (default: always)")
+    com.add_argument("--key", help="comment identity (default: $GITHUB_WORKFLOW/$GITHUB_JOB)")
+    com.add_argument("--pr", type=int, help="pull request number (default: from $GITHUB_EVENT_PATH)")
+    com.add_argument("--repo", help="owner/name (default: $GITHUB_REPOSITORY)")
+    com.add_argument(
+        "--flaky-result", choices=["pass", "fail"], default="pass", help="whether flaky tests fail (default: pass)"
+    )
+    com.set_defaults(handler=_comment_handler)

@@ -1,0 +1,466 @@
+"""One verdict from every shard's artifacts, checked against the plan.
+
+``decide`` is pure: the plan and what was read from the shard folders in, a frozen ``Verdict`` out.
+``aggregate_dirs`` is the thin edge that finds and reads the folders first (``artifacts.py``).
+
+The promise this module keeps: every planned item ran exactly once, or the verdict names the
+items that did not (missing, run twice, run but never planned) and the shards at fault
+(never-started, from another plan, unreadable, failed), and the exit code is 1.
+
+Tie-breaks and fallbacks, in the order they apply:
+- Several folders for one shard (a CI re-run attempt): the one from this plan with a readable
+  outcome wins, then the highest ``runner.run_attempt`` (or the ``-a<N>`` artifact-name suffix),
+  then the latest ``finished_at``, then the path; the others are noted on the shard.
+- A test result belongs to the longest planned item that prefixes its id (``file::Class::test[p]``
+  → ``file::Class::test`` → ``file::Class`` → ``file``), so class, parametrised and file items all
+  account correctly.
+- A shard whose JUnit names no planned item at all (ids we cannot map, e.g. a runner that writes
+  no file names) is marked *unverified*: its items are not claimed missing, and the report says
+  that it could not be checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from ci_shards.artifacts import ShardArtifact, read_shard_folders
+from ci_shards.errors import EXIT_FAILED, EXIT_OK
+from ci_shards.model import (
+    CaseOutcome,
+    CaseResult,
+    FailureKind,
+    FailureRecord,
+    Granularity,
+    Plan,
+    ShardStatus,
+    item_file,
+)
+
+
+class FlakyResult(str, Enum):
+    """Whether flaky tests (failed, then passed on a re-run) fail the run. They are always listed."""
+
+    PASS = "pass"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Totals:
+    tests: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    flaky: int = 0
+    time: float = 0.0
+
+    @classmethod
+    def of(cls, cases: Iterable[CaseResult]) -> Totals:
+        counts: Counter[CaseOutcome] = Counter()
+        flaky = 0
+        time = 0.0
+        tests = 0
+        for case in cases:
+            tests += 1
+            counts[case.outcome] += 1
+            flaky += case.flaky
+            time += case.time
+        return cls(
+            tests=tests,
+            passed=counts[CaseOutcome.PASSED],
+            failed=counts[CaseOutcome.FAILED],
+            errors=counts[CaseOutcome.ERROR],
+            skipped=counts[CaseOutcome.SKIPPED],
+            flaky=flaky,
+            time=time,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShardResult:
+    """One planned shard as the aggregate sees it."""
+
+    index: int
+    status: ShardStatus
+    reason: str = ""
+    estimated_seconds: float = 0.0
+    elapsed_seconds: float = 0.0
+    planned_items: int = 0
+    totals: Totals = field(default_factory=Totals)
+    source: str = ""  # the folder that counted ("" when none arrived)
+    notes: tuple[str, ...] = ()  # ignored earlier attempts, unreadable side files...
+    verified: bool = True  # False: its results could not be matched to planned items
+    cases: tuple[CaseResult, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Accounting:
+    """Planned items against what ran. ``unit`` is what the lists name: tests or files."""
+
+    unit: str
+    planned: int
+    missing: tuple[str, ...] = ()
+    duplicated: tuple[str, ...] = ()
+    unplanned: tuple[str, ...] = ()
+    unverified_shards: tuple[int, ...] = ()
+
+    @property
+    def clean(self) -> bool:
+        return not (self.missing or self.duplicated or self.unplanned)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    plan_digest: str
+    total_shards: int
+    granularity: Granularity
+    shards: tuple[ShardResult, ...]
+    accounting: Accounting
+    failures: tuple[FailureRecord, ...]
+    totals: Totals
+    lower_bound_seconds: float = 0.0
+    estimated_makespan: float = 0.0
+    flaky_result: FlakyResult = FlakyResult.PASS
+    notes: tuple[str, ...] = ()  # folders that belong to no planned shard, etc.
+    reasons: tuple[str, ...] = ()  # why the run failed, most important first (empty: it passed)
+
+    @property
+    def passed(self) -> bool:
+        return not self.reasons
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_OK if self.passed else EXIT_FAILED
+
+    @property
+    def cases(self) -> list[CaseResult]:
+        """Every test result that counted, shard by shard."""
+        return [case for shard in self.shards for case in shard.cases]
+
+    @property
+    def flaky(self) -> list[tuple[int, CaseResult]]:
+        return [(s.index, c) for s in self.shards for c in s.cases if c.flaky]
+
+    @property
+    def actual_makespan(self) -> float:
+        return max((s.elapsed_seconds for s in self.shards), default=0.0)
+
+    @property
+    def headline(self) -> str:
+        t = self.totals
+        counts = f"{t.tests} tests, {t.passed} passed, {t.failed} failed, {t.errors} errors, {t.skipped} skipped"
+        if t.flaky:
+            counts += f", {t.flaky} flaky"
+        if self.passed:
+            return f"PASSED: {counts} across {self.total_shards} shards"
+        return f"FAILED: {'; '.join(self.reasons)} ({counts})"
+
+    def durations(self) -> dict[str, float]:
+        """Measured seconds per test for the timings store (skipped tests say nothing about duration)."""
+        return {c.test_id: c.time for c in self.cases if c.outcome is not CaseOutcome.SKIPPED}
+
+
+# --------------------------------------------------------------------------------------------
+# choosing one folder per shard
+
+
+def _rank(artifact: ShardArtifact, digest: str) -> tuple[bool, bool, int, str, str]:
+    ours = artifact.outcome is not None and artifact.outcome.plan_digest == digest
+    return (ours, artifact.outcome is not None, artifact.run_attempt, artifact.finished_at, str(artifact.path))
+
+
+def _describe(artifact: ShardArtifact) -> str:
+    attempt = f"attempt {artifact.run_attempt}" if artifact.run_attempt else "an attempt"
+    return f"{attempt} at {artifact.path}"
+
+
+def _choose(
+    plan: Plan, artifacts: Sequence[ShardArtifact]
+) -> tuple[dict[int, ShardArtifact], dict[int, list[str]], list[str]]:
+    by_index: dict[int, list[ShardArtifact]] = defaultdict(list)
+    stray: list[str] = []
+    for artifact in artifacts:
+        if artifact.index is None:
+            stray.append(f"{artifact.path}: cannot tell which shard this is ({artifact.problem})")
+        elif not 1 <= artifact.index <= plan.total:
+            stray.append(
+                f"{artifact.path}: shard {artifact.index} of {artifact.total} is not in this plan of {plan.total}"
+            )
+        else:
+            by_index[artifact.index].append(artifact)
+    chosen: dict[int, ShardArtifact] = {}
+    ignored: dict[int, list[str]] = {}
+    for index, group in by_index.items():
+        ordered = sorted(group, key=lambda a: _rank(a, plan.digest), reverse=True)
+        chosen[index] = ordered[0]
+        if len(ordered) > 1:
+            ignored[index] = [
+                f"{_describe(a)} ignored: {_describe(ordered[0])} is the latest that counts" for a in ordered[1:]
+            ]
+    return chosen, ignored, stray
+
+
+# --------------------------------------------------------------------------------------------
+# one shard
+
+
+def _judge_shard(plan: Plan, index: int, artifact: ShardArtifact | None) -> tuple[ShardStatus, str, bool]:
+    """(status, reason, whether its test results count) for one planned shard."""
+    planned = len(plan.shard(index).items)
+    if artifact is None:
+        return ShardStatus.NEVER_STARTED, "no artifact folder arrived for this shard", False
+    outcome = artifact.outcome
+    if outcome is None:
+        return ShardStatus.ERROR, artifact.problem, False
+    if outcome.plan_digest != plan.digest or outcome.shard_total != plan.total:
+        return (
+            ShardStatus.ERROR,
+            f"results are from another plan (digest {outcome.plan_digest[:19]}…, shard {index}/"
+            f"{outcome.shard_total}; this plan is {plan.digest[:19]}…, {plan.total} shards)",
+            False,
+        )
+    status, reason = outcome.status, outcome.reason
+    if artifact.junit_error:
+        problem = f"junit.xml is unreadable: {artifact.junit_error}"
+        return (ShardStatus.FAILED, problem, False) if status.is_success else (status, f"{reason}; {problem}", False)
+    if not status.is_success:
+        return status, reason or f"the runner reported {status.value}", True
+    if status is ShardStatus.SKIPPED_BY_DIFF:
+        return status, reason, True
+    cases = artifact.cases
+    if cases is None:
+        if planned == 0 and status is ShardStatus.EMPTY:
+            return status, reason, True
+        return ShardStatus.FAILED, "no junit.xml although the runner reported success", True
+    bad = sum(c.outcome.is_bad for c in cases)
+    if bad:
+        return ShardStatus.FAILED, f"{bad} tests failed although the runner reported {status.value}", True
+    if status is ShardStatus.EMPTY and planned:
+        return ShardStatus.FAILED, f"reported empty, but the plan gave it {planned} items", True
+    if status is ShardStatus.PASSED and planned and not cases:
+        return ShardStatus.FAILED, "no tests ran although the plan gave it items", True
+    return status, reason, True
+
+
+# --------------------------------------------------------------------------------------------
+# accounting
+
+
+def _owner(test_id: str, planned: set[str]) -> str | None:
+    """The longest planned item that is a prefix of ``test_id`` in node-id terms, or None."""
+    if test_id in planned:
+        return test_id
+    parts = test_id.split("::")
+    last = parts[-1]
+    if "[" in last:
+        bare = "::".join([*parts[:-1], last[: last.index("[")]])
+        if bare in planned:
+            return bare
+    for end in range(len(parts) - 1, 0, -1):
+        candidate = "::".join(parts[:end])
+        if candidate in planned:
+            return candidate
+    return None
+
+
+def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str]) -> tuple[Accounting, set[int]]:
+    file_plan = plan.granularity is Granularity.FILE
+    expected = {
+        item: shard.index
+        for shard in plan.shards
+        for item in shard.items
+        if results[shard.index - 1].status is not ShardStatus.SKIPPED_BY_DIFF
+    }
+    planned = set(expected)
+    seen_items: set[str] = set()
+    owner_shards: dict[str, set[int]] = defaultdict(set)
+    test_counts: Counter[str] = Counter()
+    unplanned: dict[str, None] = {}
+    unverified: set[int] = set()
+    for result in results:
+        if not result.cases:
+            continue
+        owners = [_owner(c.test_id, planned) for c in result.cases]
+        if all(o is None for o in owners):
+            unverified.add(result.index)
+            continue
+        for case, owner in zip(result.cases, owners, strict=True):
+            test_counts[case.test_id] += 1
+            if owner is None:
+                unplanned[item_file(case.test_id) if file_plan else case.test_id] = None
+            else:
+                seen_items.add(owner)
+                owner_shards[owner].add(result.index)
+    skip = {item for item, index in expected.items() if index in unverified}
+    missing = dict.fromkeys(i for i in expected if i not in seen_items and i not in skip)
+    missing.update(dict.fromkeys(i for i in not_run if i in planned))
+    if file_plan:
+        duplicated = [item for item, shards in owner_shards.items() if len(shards) > 1]
+    else:
+        duplicated = [test_id for test_id, n in test_counts.items() if n > 1]
+    accounting = Accounting(
+        unit="file" if file_plan else "test",
+        planned=len(plan.items),
+        missing=tuple(missing),
+        duplicated=tuple(sorted(duplicated)),
+        unplanned=tuple(sorted(unplanned)),
+        unverified_shards=tuple(sorted(unverified)),
+    )
+    return accounting, unverified
+
+
+# --------------------------------------------------------------------------------------------
+# failures
+
+
+def _case_record(shard: int, case: CaseResult) -> FailureRecord:
+    if case.flaky:
+        kind = FailureKind.FLAKY
+        first = next(a for a in case.attempts if a.outcome.is_bad)
+        message, text = first.message, first.text
+    else:
+        kind = FailureKind.ERROR if case.outcome is CaseOutcome.ERROR else FailureKind.FAILED
+        message, text = case.message, case.text
+    return FailureRecord(
+        shard=shard,
+        test_id=case.test_id,
+        kind=kind,
+        message=message or case.type or kind.value,
+        file=case.file or item_file(case.test_id),
+        classname=case.classname,
+        name=case.name,
+        text=text,
+        attempts=1 + len(case.attempts),
+        duration=case.time,
+    )
+
+
+def _shard_failures(result: ShardResult, artifact: ShardArtifact | None, total: int) -> list[FailureRecord]:
+    records: list[FailureRecord] = []
+    if artifact is not None and result.cases and artifact.failures is not None:
+        records.extend(artifact.failures)
+    known_ids = {r.test_id for r in records}
+    for case in result.cases:
+        if (case.outcome.is_bad or case.flaky) and case.test_id not in known_ids:
+            records.append(_case_record(result.index, case))
+    # a shard that failed only because tests failed is explained by those tests' records
+    explained = result.status is ShardStatus.FAILED and any(c.outcome.is_bad for c in result.cases)
+    if not result.status.is_success and not explained and not any(r.kind is FailureKind.SHARD for r in records):
+        records.append(
+            FailureRecord(
+                shard=result.index,
+                test_id=f"shard {result.index}/{total}",
+                kind=FailureKind.SHARD,
+                message=f"{result.status.value}: {result.reason}",
+            )
+        )
+    return records
+
+
+# --------------------------------------------------------------------------------------------
+# the verdict
+
+
+def decide(
+    plan: Plan,
+    artifacts: Sequence[ShardArtifact],
+    *,
+    flaky_result: FlakyResult = FlakyResult.PASS,
+) -> Verdict:
+    """The verdict of a run: pure, from the plan and what was read from the shard folders."""
+    chosen, ignored, stray = _choose(plan, artifacts)
+    results: list[ShardResult] = []
+    not_run: list[str] = []
+    for shard in plan.shards:
+        artifact = chosen.get(shard.index)
+        status, reason, counts = _judge_shard(plan, shard.index, artifact)
+        cases = artifact.cases if counts and artifact is not None and artifact.cases is not None else ()
+        notes = list(ignored.get(shard.index, ()))
+        if artifact is not None and artifact.failures_error:
+            notes.append(artifact.failures_error)
+        outcome = artifact.outcome if artifact is not None else None
+        if counts and outcome is not None:
+            not_run.extend(outcome.not_run)
+        results.append(
+            ShardResult(
+                index=shard.index,
+                status=status,
+                reason=reason,
+                estimated_seconds=shard.estimated_seconds,
+                elapsed_seconds=outcome.elapsed_seconds if outcome is not None else 0.0,
+                planned_items=len(shard.items),
+                totals=Totals.of(cases),
+                source=str(artifact.path) if artifact is not None else "",
+                notes=tuple(notes),
+                cases=cases,
+            )
+        )
+    accounting, unverified = _account(plan, results, not_run)
+    if unverified:
+        results = [dataclasses.replace(r, verified=False) if r.index in unverified else r for r in results]
+    failures: list[FailureRecord] = []
+    for result in results:
+        failures.extend(_shard_failures(result, chosen.get(result.index), plan.total))
+    owner_of = {item: shard.index for shard in plan.shards for item in shard.items}
+    recorded = {(r.test_id, r.kind) for r in failures}
+    for item in accounting.missing:
+        if (item, FailureKind.NOT_RUN) not in recorded:
+            failures.append(
+                FailureRecord(
+                    shard=owner_of[item],
+                    test_id=item,
+                    kind=FailureKind.NOT_RUN,
+                    message="planned but never reported by any shard",
+                    file=item_file(item),
+                )
+            )
+    totals = Totals.of(c for r in results for c in r.cases)
+    return Verdict(
+        plan_digest=plan.digest,
+        total_shards=plan.total,
+        granularity=plan.granularity,
+        shards=tuple(results),
+        accounting=accounting,
+        failures=tuple(failures),
+        totals=totals,
+        lower_bound_seconds=plan.lower_bound_seconds,
+        estimated_makespan=plan.estimated_makespan,
+        flaky_result=flaky_result,
+        notes=tuple(stray),
+        reasons=tuple(_reasons(results, accounting, totals, flaky_result)),
+    )
+
+
+def _reasons(
+    results: Sequence[ShardResult], accounting: Accounting, totals: Totals, flaky_result: FlakyResult
+) -> list[str]:
+    reasons: list[str] = []
+    bad_tests = totals.failed + totals.errors
+    if bad_tests:
+        reasons.append(f"{bad_tests} tests failed")
+    bad_shards = [r for r in results if not r.status.is_success]
+    if bad_shards:
+        listed = ", ".join(f"#{r.index} {r.status.value}" for r in bad_shards[:10])
+        more = f" and {len(bad_shards) - 10} more" if len(bad_shards) > 10 else ""
+        reasons.append(f"{len(bad_shards)} of {len(results)} shards did not pass ({listed}{more})")
+    unit = accounting.unit
+    if accounting.missing:
+        reasons.append(f"{len(accounting.missing)} planned {unit}s never ran")
+    if accounting.duplicated:
+        reasons.append(f"{len(accounting.duplicated)} {unit}s ran more than once")
+    if accounting.unplanned:
+        reasons.append(f"{len(accounting.unplanned)} {unit}s ran but were never planned")
+    if totals.flaky and flaky_result is FlakyResult.FAIL:
+        reasons.append(f"{totals.flaky} flaky tests (--flaky-result fail)")
+    return reasons
+
+
+def aggregate_dirs(plan: Plan, dirs: Sequence[Path], *, flaky_result: FlakyResult = FlakyResult.PASS) -> Verdict:
+    """Find and read every shard folder under ``dirs``, then decide. Raises ``InputError`` only for a
+    directory that does not exist; every problem inside the folders is part of the verdict."""
+    return decide(plan, read_shard_folders([Path(d) for d in dirs]), flaky_result=flaky_result)

@@ -1,0 +1,414 @@
+"""Deciding what a shard's run amounted to: accounting against the plan, re-run merging, status.
+
+Pure: the runner hands in what its processes did and what their reports said; this module says
+which status the shard gets and why (issue 3, first match wins: never-started → timed-out →
+cancelled → failed → passed; no items → empty), which test cases go into junit.xml (with
+synthesised ones for tests killed in flight and planned items never reported, so nothing
+vanishes) and which records go into failures.jsonl.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+from ci_shards.model import (
+    Attempt,
+    CaseOutcome,
+    CaseResult,
+    FailureKind,
+    FailureRecord,
+    ShardStatus,
+    item_file,
+)
+
+NOT_RUN_TYPE = "not-run"
+TIMEOUT_TYPE = "timed-out"
+SHARD_CLASSNAME = "ci-shards"
+
+
+class FlakyResult(str, Enum):
+    PASS = "pass"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Report:
+    """What one process run's test report said (empty ``problem`` = a usable report)."""
+
+    cases: tuple[CaseResult, ...] = ()
+    problem: str = ""  # "no test report", "unparseable: ...", "stale"
+    collect_errors: tuple[CaseResult, ...] = ()
+    in_flight: tuple[str, ...] = ()  # started, never finished (killed)
+    not_collected: tuple[str, ...] = ()
+    deselected: tuple[str, ...] = ()
+    skipped_at_collection: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Run:
+    """One process run: the first run of a batch, or a re-run of failed tests."""
+
+    rerun: int  # 0 for the first run, k for the k-th re-run
+    items: tuple[str, ...]
+    exit_code: int | None
+    signal: int | None
+    start_error: str = ""
+    timed_out: bool = False
+    cancelled: bool = False
+    report: Report = field(default_factory=Report)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Policy:
+    accept_exit_code: bool = False
+    flaky_result: FlakyResult = FlakyResult.PASS
+    max_test_seconds: float | None = None
+    timeout_seconds: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    status: ShardStatus
+    reason: str
+    problems: tuple[str, ...]
+    cases: tuple[CaseResult, ...]
+    flaky: tuple[str, ...]
+    not_run: tuple[str, ...]
+    records: tuple[FailureRecord, ...]
+
+
+def report_from_events(lines: Iterable[str]) -> Report:
+    """Read the pytest plugin's JSON-lines events (ids are plan-style; last result per id wins)."""
+    results: dict[str, CaseResult] = {}
+    started: list[str] = []
+    collect_errors: list[CaseResult] = []
+    collected: dict[str, object] = {}
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue  # a line cut by a kill
+        kind = event.get("event")
+        if kind == "start":
+            started.append(str(event.get("id", "")))
+        elif kind == "result":
+            test_id = str(event["id"])
+            file, _, rest = test_id.partition("::")
+            classname, _, name = rest.rpartition("::")
+            results[test_id] = CaseResult(
+                test_id=test_id,
+                name=name or test_id,
+                classname=classname,
+                file=file,
+                line=event.get("line"),
+                outcome=CaseOutcome(event.get("outcome", "error")),
+                time=float(event.get("duration", 0.0)),
+                message=str(event.get("message", "")),
+                text=str(event.get("text", "")),
+                type="pytest" if event.get("outcome") in ("failed", "error") else "",
+            )
+        elif kind == "collect-error":
+            test_id = str(event.get("id", "<collection>"))
+            collect_errors.append(
+                CaseResult(
+                    test_id=test_id,
+                    name=test_id,
+                    file=item_file(test_id),
+                    outcome=CaseOutcome.ERROR,
+                    message="collection failure",
+                    type="collection error",
+                    text=str(event.get("text", "")),
+                )
+            )
+        elif kind == "collected":
+            collected = event
+    in_flight = tuple(dict.fromkeys(i for i in started if i not in results))
+    raw_skipped = collected.get("skipped_at_collection", {})
+    return Report(
+        cases=tuple(results.values()),
+        collect_errors=tuple(collect_errors),
+        in_flight=in_flight,
+        not_collected=tuple(str(i) for i in collected.get("not_collected", []) or []),  # type: ignore[attr-defined]
+        deselected=tuple(str(i) for i in collected.get("deselected", []) or []),  # type: ignore[attr-defined]
+        skipped_at_collection=dict(raw_skipped) if isinstance(raw_skipped, dict) else {},
+    )
+
+
+def coverage(planned: Sequence[str], cases: Iterable[CaseResult]) -> tuple[set[str], bool]:
+    """Which planned items some reported case belongs to, and whether any mapping was possible at all.
+
+    A case covers an item when its id equals the item, lies below it (``item::...``), or its file
+    is the item (a file-granularity plan).
+    """
+    keys: set[str] = set()
+    for case in cases:
+        parts = case.test_id.split("::")
+        keys.update("::".join(parts[:end]) for end in range(1, len(parts) + 1))
+        if case.file:
+            keys.add(case.file)
+    covered = {item for item in planned if item in keys}
+    return covered, bool(covered)
+
+
+def merge_attempts(first: Sequence[CaseResult], reruns: Sequence[Sequence[CaseResult]]) -> list[CaseResult]:
+    """Fold re-run results into the first run's cases (Surefire style).
+
+    Failed, then passed → PASSED with the failures as attempts (flaky). Failed every time → the first
+    failure with the later ones as attempts. A re-run that did not report a test leaves it failed.
+    """
+    merged = {case.test_id: case for case in first}
+    history: dict[str, list[CaseResult]] = {}
+    for round_cases in reruns:
+        for case in round_cases:
+            if case.test_id in merged and merged[case.test_id].outcome.is_bad:
+                history.setdefault(case.test_id, []).append(case)
+    for test_id, later in history.items():
+        original = merged[test_id]
+        attempts = [_attempt(original)]
+        final: CaseResult | None = None
+        for case in later:
+            if case.outcome.is_bad:
+                attempts.append(_attempt(case))
+            else:
+                final = case
+                break
+        if final is not None:
+            merged[test_id] = replace(final, attempts=tuple(attempts))
+        else:
+            merged[test_id] = replace(original, attempts=tuple(attempts[1:]))
+    return list(merged.values())
+
+
+def _attempt(case: CaseResult) -> Attempt:
+    return Attempt(outcome=case.outcome, message=case.message, type=case.type, text=case.text, time=case.time)
+
+
+def _not_run_case(item: str, message: str) -> CaseResult:
+    file, _, rest = item.partition("::")
+    classname, _, name = rest.rpartition("::")
+    return CaseResult(
+        test_id=item,
+        name=name or item,
+        classname=classname,
+        file=file,
+        outcome=CaseOutcome.ERROR,
+        message=message,
+        type=NOT_RUN_TYPE,
+    )
+
+
+def _slow(cases: Iterable[CaseResult], budget: float | None) -> list[CaseResult]:
+    if budget is None:
+        return list(cases)
+    out = []
+    for case in cases:
+        if case.outcome is CaseOutcome.PASSED and case.time > budget:
+            message = f"passed but took {case.time:.1f} s, over the --max-test-seconds budget of {budget:g} s"
+            case = replace(case, outcome=CaseOutcome.FAILED, type="too-slow", message=message)  # noqa: PLW2901
+        out.append(case)
+    return out
+
+
+def decide(
+    *, shard_index: int, shard_name: str, planned: Sequence[str], runs: Sequence[Run], policy: Policy
+) -> Verdict:
+    """The shard's status, its final test cases and its failure records."""
+    if not planned and not runs:
+        return Verdict(
+            status=ShardStatus.EMPTY,
+            reason="the plan gives this shard no items",
+            problems=(),
+            cases=(),
+            flaky=(),
+            not_run=(),
+            records=(),
+        )
+    first = [r for r in runs if r.rerun == 0]
+    reruns_by_round: dict[int, list[CaseResult]] = {}
+    for run in runs:
+        if run.rerun:
+            reruns_by_round.setdefault(run.rerun, []).extend(run.report.cases)
+    first_cases = [c for r in first for c in r.report.cases]
+    collect_errors = [c for r in first for c in r.report.collect_errors]
+    merged = _slow(
+        merge_attempts(first_cases, [reruns_by_round[k] for k in sorted(reruns_by_round)]), policy.max_test_seconds
+    )
+    problems: list[str] = []
+    status: ShardStatus | None = None
+    never = next((r for r in first if r.start_error), None)
+    timed_out = any(r.timed_out for r in runs)
+    cancelled = any(r.cancelled for r in runs)
+    if never is not None:
+        status = ShardStatus.NEVER_STARTED
+        problems.append(never.start_error)
+    elif timed_out:
+        status = ShardStatus.TIMED_OUT
+        limit = f" of {policy.timeout_seconds:g} s" if policy.timeout_seconds else ""
+        problems.append(f"hit the shard deadline{limit}; the tree was signalled and killed")
+    elif cancelled:
+        status = ShardStatus.CANCELLED
+        problems.append("cancelled by a signal to ci-shards; the tree was stopped")
+    # synthesised cases: the test(s) in flight when we killed, and planned items never reported
+    in_flight = [t for r in runs if r.timed_out or r.cancelled for t in r.report.in_flight]
+    killed_cases = [
+        _not_run_case(t, "killed at the shard deadline while running" if timed_out else "cancelled while running")
+        for t in in_flight
+        if t not in {c.test_id for c in merged}
+    ]
+    killed_cases = [replace(c, type=TIMEOUT_TYPE) for c in killed_cases]
+    all_cases = merged + collect_errors + killed_cases
+    report_problems = [f"{r.report.problem}" for r in first if r.report.problem and not r.start_error]
+    skipped_cases = [
+        replace(_not_run_case(i, f"skipped at collection: {why}"), outcome=CaseOutcome.SKIPPED, type="")
+        for r in first
+        for i, why in r.report.skipped_at_collection.items()
+    ]
+    deselected_cases = [
+        replace(_not_run_case(i, "deselected by the command's own filters"), outcome=CaseOutcome.SKIPPED, type="")
+        for r in first
+        for i in r.report.deselected
+    ]
+    all_cases += skipped_cases + deselected_cases
+    covered, mappable = coverage(planned, all_cases)
+    accounting = mappable or not merged
+    not_run: list[str] = []
+    if policy.accept_exit_code and report_problems:
+        problems.append("accounting impossible: no usable test report, the status comes from the exit code alone")
+    elif accounting:
+        not_run = [item for item in planned if item not in covered]
+    elif merged:
+        problems.append("accounting by item impossible: the report's test ids do not name the planned items")
+    if never is not None:
+        why = f"not run: {never.start_error}"
+    elif timed_out:
+        why = "not run: the shard hit its deadline first"
+    elif cancelled:
+        why = "not run: the job was cancelled"
+    else:
+        why = "planned but never reported by the test command (not collected, deleted, renamed or crashed)"
+    all_cases += [_not_run_case(i, why) for i in not_run]
+    if status is None:
+        status = _failed_or_passed(
+            first=first,
+            merged=merged,
+            collect_errors=collect_errors,
+            report_problems=report_problems,
+            not_run=not_run,
+            problems=problems,
+            policy=policy,
+        )
+    if report_problems and not policy.accept_exit_code and not first_cases:
+        rc = next((r.exit_code for r in first if r.exit_code is not None), None)
+        all_cases.append(
+            CaseResult(
+                test_id=f"{SHARD_CLASSNAME}::{shard_name}",
+                name=shard_name,
+                classname=SHARD_CLASSNAME,
+                outcome=CaseOutcome.ERROR,
+                message=f"{report_problems[0]}; the command exited with code {rc}",
+                type="no test report",
+            )
+        )
+    flaky = tuple(c.test_id for c in all_cases if c.flaky)
+    records = _records(shard_index, all_cases, status, problems, shard_name)
+    return Verdict(
+        status=status,
+        reason=problems[0] if problems else "",
+        problems=tuple(problems),
+        cases=tuple(all_cases),
+        flaky=flaky,
+        not_run=tuple(not_run),
+        records=tuple(records),
+    )
+
+
+def _failed_or_passed(
+    *,
+    first: Sequence[Run],
+    merged: Sequence[CaseResult],
+    collect_errors: Sequence[CaseResult],
+    report_problems: Sequence[str],
+    not_run: Sequence[str],
+    problems: list[str],
+    policy: Policy,
+) -> ShardStatus:
+    before = len(problems)
+    if collect_errors:
+        problems.append(f"{len(collect_errors)} collection error(s): {collect_errors[0].test_id}")
+    if report_problems and not policy.accept_exit_code:
+        problems.append(report_problems[0])
+    bad = [c for c in merged if c.outcome.is_bad]
+    if bad:
+        problems.append(f"{len(bad)} test(s) failed, first: {bad[0].test_id}")
+    flaky = [c for c in merged if c.flaky]
+    if flaky and policy.flaky_result is FlakyResult.FAIL:
+        problems.append(f"{len(flaky)} flaky test(s) count as failures (--flaky-result fail)")
+    usable = not report_problems or policy.accept_exit_code
+    if usable and not merged and not collect_errors and not policy.accept_exit_code:
+        problems.append("zero tests executed")
+    resolved_by_reruns = bool(flaky) and not bad
+    for run in first:
+        rc_bad = run.signal is not None or (run.exit_code not in (0, None))
+        if rc_bad and not resolved_by_reruns:
+            code = f"signal {run.signal}" if run.signal is not None else f"code {run.exit_code}"
+            if not bad and not collect_errors and not (report_problems and not policy.accept_exit_code):
+                problems.append(f"the command exited with {code} but its report shows no failure")
+            elif policy.accept_exit_code and report_problems:
+                problems.append(f"the command exited with {code}")
+            break
+    if not_run:
+        files = sorted({item_file(i) for i in not_run})
+        problems.append(
+            f"{len(not_run)} planned items were never reported, in {len(files)} file(s), first: {not_run[0]}"
+        )
+    return ShardStatus.FAILED if len(problems) > before else ShardStatus.PASSED
+
+
+def _records(
+    shard: int, cases: Iterable[CaseResult], status: ShardStatus, problems: Sequence[str], shard_name: str
+) -> list[FailureRecord]:
+    records: list[FailureRecord] = []
+    for case in cases:
+        if case.flaky:
+            kind = FailureKind.FLAKY
+        elif not case.outcome.is_bad:
+            continue
+        elif case.type == NOT_RUN_TYPE:
+            kind = FailureKind.NOT_RUN
+        elif case.type == TIMEOUT_TYPE:
+            kind = FailureKind.TIMED_OUT
+        elif case.outcome is CaseOutcome.ERROR:
+            kind = FailureKind.ERROR
+        else:
+            kind = FailureKind.FAILED
+        first_message = case.attempts[0].message if case.flaky and case.attempts else case.message
+        records.append(
+            FailureRecord(
+                shard=shard,
+                test_id=case.test_id,
+                kind=kind,
+                message=first_message.splitlines()[0] if first_message else "",
+                file=case.file,
+                classname=case.classname,
+                name=case.name,
+                text=(case.attempts[0].text if case.flaky and case.attempts else case.text)[:16384],
+                attempts=1 + len(case.attempts),
+                duration=case.time,
+            )
+        )
+    if not status.is_success and problems:
+        records.append(
+            FailureRecord(
+                shard=shard,
+                test_id=f"{SHARD_CLASSNAME}::{shard_name}",
+                kind=FailureKind.SHARD,
+                message=f"{status.value}: {problems[0]}",
+                classname=SHARD_CLASSNAME,
+                name=shard_name,
+                text="\n".join(problems),
+            )
+        )
+    return records

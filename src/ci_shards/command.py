@@ -1,0 +1,95 @@
+"""The shard's command line: template placeholders and splitting items into batches that fit the OS limit.
+
+Placeholders in the command after ``--``:
+
+- ``{items}`` (a whole argument) becomes the shard's items, one argument each;
+- ``{items_file}`` (anywhere in an argument, e.g. ``@{items_file}`` for pytest >= 8.2) becomes the
+  path of a file with one item per line;
+- ``{junit}`` (anywhere in an argument) becomes the path the command must write its JUnit report to.
+
+Pure functions: no files, no environment (the caller passes the sizes in).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from ci_shards.errors import UsageError
+
+ITEMS: Final = "{items}"
+ITEMS_FILE: Final = "{items_file}"
+JUNIT: Final = "{junit}"
+WINDOWS_COMMAND_LINE_MAX: Final = 32_767  # CreateProcess lpCommandLine limit, in characters
+_POINTER: Final = 8  # each argv/envp entry also costs a pointer on the new process's stack
+_SAFETY: Final = 4096  # auxv, the executable name, alignment
+
+
+def uses_items(template: Sequence[str]) -> bool:
+    return ITEMS in template or any(ITEMS_FILE in arg for arg in template)
+
+
+def uses_junit(template: Sequence[str]) -> bool:
+    return any(JUNIT in arg for arg in template)
+
+
+def expand(template: Sequence[str], *, items: Sequence[str], items_file: str, junit: str) -> list[str]:
+    argv: list[str] = []
+    for arg in template:
+        if arg == ITEMS:
+            argv.extend(items)
+        else:
+            argv.append(arg.replace(ITEMS_FILE, items_file).replace(JUNIT, junit))
+    return argv
+
+
+def os_arg_limit() -> int:
+    """Bytes available for argv + environment of a new process (ARG_MAX)."""
+    if sys.platform == "win32":
+        return WINDOWS_COMMAND_LINE_MAX
+    try:
+        value = os.sysconf("SC_ARG_MAX")
+    except (ValueError, OSError):
+        value = -1
+    return value if value > 0 else 131_072  # POSIX's minimum guarantee is far lower; this is Linux's old value
+
+
+def env_size(env: Mapping[str, str]) -> int:
+    return sum(len(k.encode()) + len(v.encode()) + 2 + _POINTER for k, v in env.items())
+
+
+def _arg_cost(arg: str) -> int:
+    if sys.platform == "win32":
+        return len(arg) + 3  # a separating space and possible quotes
+    return len(arg.encode()) + 1 + _POINTER
+
+
+def batches(template: Sequence[str], items: Sequence[str], *, limit: int, environment_bytes: int) -> list[list[str]]:
+    """Split ``items`` into consecutive runs whose expanded command line fits ``limit``.
+
+    Only ``{items}`` grows the command line (``{items_file}`` is one path), so without it there is one
+    batch. Every item lands in exactly one batch, in order. An item that cannot fit even alone is a
+    usage error naming it.
+    """
+    if ITEMS not in template or not items:
+        return [list(items)]
+    fixed = sum(_arg_cost(a) for a in template if a != ITEMS) + 256  # room for the substituted paths
+    # on POSIX the environment shares ARG_MAX with argv; Windows limits only the command line
+    budget = limit - fixed - _SAFETY - (0 if sys.platform == "win32" else environment_bytes)
+    result: list[list[str]] = []
+    current: list[str] = []
+    used = 0
+    for item in items:
+        cost = _arg_cost(item)
+        if cost > budget:
+            msg = f"item {item[:80]!r} alone does not fit the OS command-line limit ({limit} bytes); use {{items_file}}"
+            raise UsageError(msg)
+        if current and used + cost > budget:
+            result.append(current)
+            current, used = [], 0
+        current.append(item)
+        used += cost
+    result.append(current)
+    return result

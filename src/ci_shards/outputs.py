@@ -1,0 +1,129 @@
+"""Files the aggregate stage writes: merged JUnit, all failures, the verdict JSON, the timings
+write-back, and the job summary (appended, never overwritten: GITHUB_STEP_SUMMARY is shared by
+every step of the job)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from typing import Any, Final
+
+from ci_shards.aggregate import Verdict
+from ci_shards.errors import InputError
+from ci_shards.junit import write_junit_suites
+from ci_shards.model import dumps_jsonl
+
+VERDICT_SCHEMA: Final = "ci-shards/verdict@1"
+JUNIT_SUMMARY_SCHEMA: Final = "ci-shards/junit-summary@1"
+
+
+def write_text(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise InputError(path, f"cannot write: {err.strerror or err}") from None
+
+
+def write_merged_junit(verdict: Verdict, path: Path) -> None:
+    """One suite per shard, one testcase per logical test, counts recounted."""
+    suites = [(f"shard-{s.index}-of-{verdict.total_shards}", s.cases) for s in verdict.shards]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_junit_suites(suites, path, name="ci-shards")
+    except OSError as err:
+        raise InputError(path, f"cannot write: {err.strerror or err}") from None
+
+
+def write_failures(verdict: Verdict, path: Path) -> None:
+    write_text(path, dumps_jsonl(verdict.failures))
+
+
+def append_summary(text: str, path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(text if text.endswith("\n") else text + "\n")
+    except OSError as err:
+        raise InputError(path, f"cannot append the job summary: {err.strerror or err}") from None
+
+
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    t = verdict.totals
+    acc = verdict.accounting
+    return {
+        "schema": VERDICT_SCHEMA,
+        "passed": verdict.passed,
+        "exit_code": verdict.exit_code,
+        "reasons": list(verdict.reasons),
+        "plan_digest": verdict.plan_digest,
+        "totals": {
+            "tests": t.tests,
+            "passed": t.passed,
+            "failed": t.failed,
+            "errors": t.errors,
+            "skipped": t.skipped,
+            "flaky": t.flaky,
+            "time": round(t.time, 3),
+        },
+        "shards": [
+            {
+                "index": s.index,
+                "status": s.status.value,
+                "reason": s.reason,
+                "tests": s.totals.tests,
+                "failed": s.totals.failed + s.totals.errors,
+                "flaky": s.totals.flaky,
+                "elapsed_seconds": round(s.elapsed_seconds, 3),
+                "estimated_seconds": round(s.estimated_seconds, 3),
+                "source": s.source,
+                "notes": list(s.notes),
+                "verified": s.verified,
+            }
+            for s in verdict.shards
+        ],
+        "accounting": {
+            "unit": acc.unit,
+            "planned": acc.planned,
+            "missing": list(acc.missing),
+            "duplicated": list(acc.duplicated),
+            "unplanned": list(acc.unplanned),
+            "unverified_shards": list(acc.unverified_shards),
+        },
+        "flaky": [case.test_id for _index, case in verdict.flaky],
+        "notes": list(verdict.notes),
+    }
+
+
+def write_timings(verdict: Verdict, path: Path, *, variant: str = "") -> str:
+    """Fold this run's measured durations into the timings store at ``path`` and say how.
+
+    Uses the planner's store (``ci_shards.timings``: history per item, variants) when it is
+    installed; otherwise writes pytest-split's ``{nodeid: seconds}`` (existing entries kept,
+    measured ones replaced), which every planner reads.
+    """
+    durations = verdict.durations()
+    timings: Any = None
+    try:
+        timings = importlib.import_module("ci_shards.timings")
+    except ImportError:
+        timings = None
+    if timings is not None and hasattr(timings, "load_timings") and hasattr(timings, "TimingsStore"):
+        store = timings.load_timings(path) if path.is_file() else timings.TimingsStore()
+        store.record(durations, variant=variant or None)
+        write_text(path, store.dumps())
+        return f"recorded {len(durations)} durations into the timings store {path}"
+    existing: dict[str, float] = {}
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise InputError(path, f"cannot read the existing timings: {err}") from None
+        if isinstance(data, dict):
+            existing = {str(k): float(v) for k, v in data.items() if isinstance(v, int | float)}
+        elif isinstance(data, list):  # pytest-split's older [[nodeid, seconds], ...]
+            existing = {str(p[0]): float(p[1]) for p in data if isinstance(p, list) and len(p) == 2}
+    existing.update({k: round(v, 4) for k, v in durations.items()})
+    write_text(path, json.dumps(existing, sort_keys=True, indent=2) + "\n")
+    return f"wrote {len(durations)} durations to {path} (pytest-split format)"

@@ -1,0 +1,318 @@
+"""Rendering a verdict for people: the terminal table, the Markdown job summary, the PR comment.
+
+Pure: a ``Verdict`` in, a string out. Markdown comes from the jinja2 templates in
+``templates/`` (shipped as package data); everything that came from tests goes through
+``md.py`` first, so it is inert (escaped, mentions defused, control characters stripped, capped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from functools import cache
+from typing import Any, Final
+
+import jinja2
+
+from ci_shards import md
+from ci_shards.aggregate import ShardResult, Verdict
+from ci_shards.console import strip_control
+from ci_shards.model import FailureKind, FailureRecord, ShardStatus
+
+TERMINAL_LIST_LIMIT = 10
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    line = strip_control(text).strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def fmt_seconds(seconds: float) -> str:
+    """``0.4s``, ``12.3s``, ``4m 05s``, ``1h 02m``."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def _listing(title: str, names: tuple[str, ...] | list[str]) -> list[str]:
+    if not names:
+        return []
+    lines = [f"{title} ({len(names)}):"]
+    lines += [f"  {_one_line(n)}" for n in names[:TERMINAL_LIST_LIMIT]]
+    if len(names) > TERMINAL_LIST_LIMIT:
+        lines.append(f"  … and {len(names) - TERMINAL_LIST_LIMIT} more (see the job summary / --failures file)")
+    return lines
+
+
+def render_terminal(verdict: Verdict) -> str:
+    """A compact verdict for stderr: the verdict line, one row per shard, then what went wrong."""
+    lines = [f"ci-shards: {_one_line(verdict.headline, 400)}", ""]
+    header = f"{'shard':>7}  {'status':<15} {'tests':>6} {'failed':>6} {'flaky':>5} {'actual':>8} {'est.':>8}  note"
+    lines.append(header)
+    for shard in verdict.shards:
+        t = shard.totals
+        note = shard.reason if not shard.status.is_success else ""
+        if not shard.verified:
+            note = (note + "; " if note else "") + "results not matched to the plan (unverified)"
+        if shard.notes:
+            note = (note + "; " if note else "") + f"{len(shard.notes)} earlier attempt(s)/notes"
+        lines.append(
+            f"{shard.index:>3}/{verdict.total_shards:<3}  {shard.status.value:<15} {t.tests:>6} "
+            f"{t.failed + t.errors:>6} {t.flaky:>5} {fmt_seconds(shard.elapsed_seconds):>8} "
+            f"{fmt_seconds(shard.estimated_seconds):>8}  {_one_line(note, 100)}"
+        )
+    unit = verdict.accounting.unit
+    failed = [f"{r.test_id} — {r.message}" for r in verdict.failures if r.kind in _BAD_KINDS]
+    flaky = [case.test_id for _index, case in verdict.flaky]
+    for title, names in (
+        ("failed tests", failed),
+        ("flaky tests", flaky),
+        (f"planned {unit}s that never ran", verdict.accounting.missing),
+        (f"{unit}s that ran more than once", verdict.accounting.duplicated),
+        (f"{unit}s that ran but were never planned", verdict.accounting.unplanned),
+        ("notes", list(verdict.notes)),
+    ):
+        block = _listing(title, names)
+        if block:
+            lines += ["", *block]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# Markdown (job summary and PR comment)
+
+# GitHub discards a step summary over 1 MiB entirely (notes/gha.md §2, §5.5); keep a margin.
+SUMMARY_BUDGET_BYTES: Final = 1_000_000
+# A PR comment body is capped at 65,536 characters (notes/gha.md §4.3); keep a margin.
+COMMENT_BUDGET_CHARS: Final = 60_000
+MARKER_PREFIX: Final = "<!-- ci-shards:"
+
+_STATUS_ICON: Final = {
+    ShardStatus.PASSED: "✅",
+    ShardStatus.EMPTY: "⚪",
+    ShardStatus.SKIPPED_BY_DIFF: "⏭️",
+    ShardStatus.FAILED: "❌",
+    ShardStatus.TIMED_OUT: "⏱️",
+    ShardStatus.NEVER_STARTED: "🚫",
+    ShardStatus.CANCELLED: "🛑",
+    ShardStatus.ERROR: "💥",
+}
+_BAD_KINDS: Final = (FailureKind.FAILED, FailureKind.ERROR, FailureKind.TIMED_OUT)
+
+
+class Flavor(str, Enum):
+    SUMMARY = "summary"
+    COMMENT = "comment"
+
+
+@dataclass(frozen=True)
+class _Limits:
+    budget: int
+    in_bytes: bool
+    trace_chars: int
+    message_chars: int
+    list_limit: int  # flaky / missing / slowest entries shown
+    failure_details: int  # failures shown with their trace
+
+
+_LIMITS: Final = {
+    Flavor.SUMMARY: _Limits(SUMMARY_BUDGET_BYTES, True, 4000, 500, 100, 500),
+    Flavor.COMMENT: _Limits(COMMENT_BUDGET_CHARS, False, 1200, 300, 20, 20),
+}
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("ci_shards", "templates"),
+        autoescape=False,  # Markdown, not HTML: every untrusted value is made inert by md.py first
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def comment_marker(key: str) -> str:
+    """The hidden first line that finds our comment again (one per workflow and job)."""
+    safe = "".join(ch for ch in key if ch.isalnum() or ch in "-_./") or "default"
+    return f"{MARKER_PREFIX}{safe[:100]} -->"
+
+
+def _pct(actual: float, estimated: float) -> str:
+    if estimated <= 0:
+        return "–"
+    return f"{(actual - estimated) / estimated * 100:+.0f}%"
+
+
+def _shard_row(shard: ShardResult, total: int) -> dict[str, Any]:
+    t = shard.totals
+    note = shard.reason if not shard.status.is_success else ""
+    if not shard.verified:
+        note = (note + "; " if note else "") + "results could not be matched to the plan"
+    if shard.notes:
+        note = (note + "; " if note else "") + "; ".join(shard.notes)
+    return {
+        "name": f"{shard.index}/{total}",
+        "icon": _STATUS_ICON[shard.status],
+        "status": shard.status.value,
+        "tests": t.tests,
+        "failed": t.failed + t.errors,
+        "flaky": t.flaky,
+        "actual": fmt_seconds(shard.elapsed_seconds),
+        "estimated": fmt_seconds(shard.estimated_seconds),
+        "delta": _pct(shard.elapsed_seconds, shard.estimated_seconds) if shard.source else "–",
+        "note": md.inline(note, 300),
+    }
+
+
+def _failure_view(record: FailureRecord, limits: _Limits, line: int | None) -> dict[str, Any]:
+    first, _, rest = record.message.strip().partition("\n")
+    location = record.file or ""
+    if location and line:
+        location += f":{line}"
+    return {
+        "shard": record.shard,
+        "kind": record.kind.value,
+        "id": md.summary_text(record.test_id, 300),
+        "message": md.summary_text(first or record.kind.value, limits.message_chars),
+        "location": md.code_inline(location) if location else "",
+        "trace": md.code_block(record.text or record.message, limits.trace_chars)
+        if (record.text or rest)
+        else "",
+    }
+
+
+def _mermaid(verdict: Verdict) -> str:
+    """A mermaid xychart of actual (bars) vs estimated (line) seconds per shard: numbers only."""
+    shards = verdict.shards
+    if not shards or len(shards) > 100:  # beyond ~100 bars the chart is unreadable; the table stays
+        return ""
+    labels = ", ".join(str(s.index) for s in shards)
+    actual = ", ".join(f"{s.elapsed_seconds:.1f}" for s in shards)
+    estimated = ", ".join(f"{s.estimated_seconds:.1f}" for s in shards)
+    top = max([s.elapsed_seconds for s in shards] + [s.estimated_seconds for s in shards] + [1.0])
+    return (
+        "```mermaid\nxychart-beta\n"
+        '  title "Shard durations: actual (bars) vs estimated (line), seconds"\n'
+        f'  x-axis "shard" [{labels}]\n'
+        f'  y-axis "seconds" 0 --> {top * 1.1:.0f}\n'
+        f"  bar [{actual}]\n"
+        f"  line [{estimated}]\n```"
+    )
+
+
+def _size(text: str, limits: _Limits) -> int:
+    return len(text.encode()) if limits.in_bytes else len(text)
+
+
+def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, shown: int, details: int) -> dict[str, Any]:
+    acc = verdict.accounting
+    lines = {c.test_id: c.line for c in verdict.cases if c.line is not None}
+    bad = [r for r in verdict.failures if r.kind in _BAD_KINDS]
+    shard_level = [r for r in verdict.failures if r.kind is FailureKind.SHARD]
+    cases = verdict.cases
+    slowest = sorted(cases, key=lambda c: c.time, reverse=True)[: min(10, limits.list_limit)]
+    flaky = verdict.flaky
+    lower = verdict.lower_bound_seconds
+    actual = verdict.actual_makespan
+    t = verdict.totals
+    views = [_failure_view(r, limits, lines.get(r.test_id)) for r in bad[:shown]]
+    for view in views[details:]:
+        view["trace"] = ""
+    return {
+        "flavor": flavor.value,
+        "passed": verdict.passed,
+        "headline_reasons": [md.inline(r, 400) for r in verdict.reasons],
+        "totals": t,
+        "wall": fmt_seconds(actual),
+        "shard_count": verdict.total_shards,
+        "shards": [_shard_row(s, verdict.total_shards) for s in verdict.shards],
+        "chart": _mermaid(verdict) if flavor is Flavor.SUMMARY else "",
+        "failures": views,
+        "failures_total": len(bad),
+        "failures_cut": len(bad) - len(views),
+        "shard_failures": [
+            {"shard": r.shard, "message": md.inline(r.message, 400)} for r in shard_level[: limits.list_limit]
+        ],
+        "flaky": [
+            {"shard": index, "id": md.code_inline(c.test_id), "attempts": 1 + len(c.attempts)}
+            for index, c in flaky[: limits.list_limit]
+        ],
+        "flaky_total": len(flaky),
+        "unit": acc.unit,
+        "missing": [md.code_inline(i) for i in acc.missing[: limits.list_limit]],
+        "missing_total": len(acc.missing),
+        "duplicated": [md.code_inline(i) for i in acc.duplicated[: limits.list_limit]],
+        "duplicated_total": len(acc.duplicated),
+        "unplanned": [md.code_inline(i) for i in acc.unplanned[: limits.list_limit]],
+        "unplanned_total": len(acc.unplanned),
+        "unverified": list(acc.unverified_shards),
+        "slowest": [{"id": md.code_inline(c.test_id), "time": fmt_seconds(c.time)} for c in slowest],
+        "plan": {
+            "lower": fmt_seconds(lower),
+            "estimated": fmt_seconds(verdict.estimated_makespan),
+            "actual": fmt_seconds(actual),
+            "ratio": f"{actual / lower:.2f}×" if lower > 0 else "–",
+            "planned": acc.planned,
+        },
+        "notes": [md.inline(n, 400) for n in verdict.notes[: limits.list_limit]],
+        "list_limit": limits.list_limit,
+    }
+
+
+def render_markdown(
+    verdict: Verdict,
+    *,
+    flavor: Flavor = Flavor.SUMMARY,
+    marker: str = "",
+    artifacts_hint: str = "the merged JUnit and failures.jsonl artifacts",
+) -> str:
+    """The job summary (``Flavor.SUMMARY``, < 1 MiB) or PR comment (``Flavor.COMMENT``, < 65,536
+    characters). Failures that do not fit are cut with a visible notice pointing to the artifacts."""
+    limits = _LIMITS[flavor]
+    template = _environment().get_template("verdict.md.j2")
+    bad_total = sum(r.kind in _BAD_KINDS for r in verdict.failures)
+    shown = min(bad_total, limits.failure_details * 20)
+    details = limits.failure_details
+    while True:
+        context = _context(verdict, flavor, limits, shown, details)
+        text: str = template.render(**context, marker=marker, artifacts_hint=md.inline(artifacts_hint))
+        if _size(text, limits) <= limits.budget or shown == 0:
+            break
+        # too big: fewer traces first, then fewer listed failures (halving keeps it O(log n) renders)
+        if details > 0:
+            details //= 2
+        else:
+            shown //= 2
+    if _size(text, limits) > limits.budget:  # pathological (e.g. a million shards): hard cut, still valid
+        text = _hard_cut(text, limits)
+    return text
+
+
+def _hard_cut(text: str, limits: _Limits) -> str:
+    notice = "\n\n> [!WARNING]\n> This report was cut to fit GitHub's size limit.\n"
+    room = limits.budget - _size(notice, limits) - 16
+    data = text.encode()[:room].decode(errors="ignore") if limits.in_bytes else text[:room]
+    cut = data.rfind("\n\n")
+    data = data[:cut] if cut > 0 else data
+    if data.count("```") % 2:
+        data += "\n```"
+    return data + notice
+
+
+def render_summary(verdict: Verdict, **kwargs: Any) -> str:
+    return render_markdown(verdict, flavor=Flavor.SUMMARY, **kwargs)
+
+
+def render_comment(verdict: Verdict, *, key: str, **kwargs: Any) -> str:
+    return render_markdown(verdict, flavor=Flavor.COMMENT, marker=comment_marker(key), **kwargs)
+
+
+def failure_lines(verdict: Verdict) -> Sequence[FailureRecord]:
+    return [r for r in verdict.failures if r.kind in _BAD_KINDS]

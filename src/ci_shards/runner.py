@@ -1,0 +1,475 @@
+"""Run one shard: build its command(s), run them under the deadline, re-run failures, write the artifacts.
+
+The edge of the run stage. Processes are ``process.run_process``; what the results mean is
+``classify.decide`` (pure); this module wires them: batches that fit ARG_MAX, the private TMPDIR,
+the shard environment variables, reading each run's report, re-runs of only the failed tests,
+and the artifact folder (DESIGN.md "Shard artifact folder").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import platform
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ci_shards import __version__
+from ci_shards import command as cmd
+from ci_shards.classify import FlakyResult, Policy, Report, Run, Verdict, decide, report_from_events
+from ci_shards.console import Console
+from ci_shards.errors import InputError, UsageError
+from ci_shards.junit import JUnitError, parse_junit, write_junit
+from ci_shards.model import CaseOutcome, Outcome, Plan, dumps_jsonl, item_file, shard_dir_name
+from ci_shards.process import CancelToken, Limits, ProcessResult, become_subreaper, run_process
+from ci_shards.spool import OUTCOME_TAIL_BYTES, TAIL_BYTES, LiveTail, read_tail
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    plan: Plan
+    plan_path: Path
+    shard_index: int
+    out: Path
+    command: tuple[str, ...]  # the template; with ``pytest`` the extra pytest arguments
+    pytest: bool = False
+    junit: str | None = None  # PATH or GLOB where the command writes its report
+    timeout: float | None = None
+    grace: float = 10.0
+    graceful_signal: int = signal.SIGINT
+    retries: int = 0
+    max_rerun_failures: int = 10
+    flaky_result: FlakyResult = FlakyResult.PASS
+    max_test_seconds: float | None = None
+    accept_exit_code: bool = False
+    live: bool = False
+    leak_timeout: float = 0.5
+    cwd: Path = field(default_factory=Path.cwd)
+    env: Mapping[str, str] = field(default_factory=dict)
+    python: str = sys.executable
+    arg_limit: int | None = None  # ARG_MAX override (tests)
+
+
+def load_plan(path: Path) -> Plan:
+    import json  # noqa: PLC0415
+
+    try:
+        return Plan.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    except (ValueError, TypeError) as err:
+        raise InputError(path, f"not a valid plan: {err}") from None
+
+
+@contextlib.contextmanager
+def cancel_on_signals(cancel: CancelToken) -> Iterator[None]:
+    """SIGINT/SIGTERM/SIGHUP (CI cancelling the job, executor.md §6.5) only mark the run cancelled."""
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            previous[signum] = signal.signal(signum, lambda s, _f: cancel.trigger(s))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _rmtree(path: Path) -> None:
+    """Remove a scratch dir even when tests left read-only files or directories behind."""
+
+    def fix(_func: Any, target: str, _exc: Any) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(target), 0o700)
+            os.chmod(target, 0o700)
+            if os.path.isdir(target):
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                os.unlink(target)
+
+    shutil.rmtree(path, onerror=fix)  # onexc is 3.12+; onerror still works
+    if path.exists():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class _ShardRun:
+    """The mutable state of one ``run_shard`` call."""
+
+    def __init__(self, opts: RunOptions, console: Console, cancel: CancelToken, work: Path, log: Any) -> None:
+        self.opts = opts
+        self.console = console
+        self.cancel = cancel
+        self.work = work
+        self.log = log
+        self.runs: list[Run] = []
+        self.attempts: list[dict[str, Any]] = []
+        self.leaked: list[str] = []
+        self.counter = 0
+        self.deadline = time.monotonic() + opts.timeout if opts.timeout else None
+        self.total = opts.plan.total
+        self.name = shard_dir_name(opts.shard_index, self.total)
+
+    def env(self, tmpdir: Path) -> dict[str, str]:
+        env = dict(self.opts.env)
+        env.update(
+            TMPDIR=str(tmpdir),
+            TEMP=str(tmpdir),
+            TMP=str(tmpdir),
+            CI_SHARDS_INDEX=str(self.opts.shard_index),
+            CI_SHARDS_TOTAL=str(self.total),
+            TEST_SHARD_INDEX=str(self.opts.shard_index - 1),  # Bazel's protocol is 0-based
+            TEST_TOTAL_SHARDS=str(self.total),
+            CI_SHARDS_PLAN=str(self.opts.plan_path.resolve()),
+        )
+        return env
+
+    def stopped(self) -> bool:
+        return self.cancel.cancelled or (self.deadline is not None and time.monotonic() >= self.deadline)
+
+    def execute(self, items: Sequence[str], *, rerun: int, env: Mapping[str, str]) -> list[Run]:
+        """Run the command for ``items`` (in as many batches as ARG_MAX needs); one Run per process."""
+        template = self._template(rerun=rerun)
+        limit = self.opts.arg_limit or cmd.os_arg_limit()
+        if self.opts.pytest:
+            files = list(dict.fromkeys(item_file(i) for i in items))
+            file_batches = cmd.batches(template, files, limit=limit, environment_bytes=cmd.env_size(env))
+            groups = [[i for i in items if item_file(i) in set(fb)] for fb in file_batches]
+        else:
+            groups = cmd.batches(template, items, limit=limit, environment_bytes=cmd.env_size(env))
+        runs: list[Run] = []
+        for number, group in enumerate(groups, 1):
+            if self.stopped() and (runs or rerun):
+                break
+            runs.append(self._one(template, group, rerun=rerun, batch=(number, len(groups)), env=env))
+            if runs[-1].start_error:
+                break
+        done = {i for r in runs for i in r.items}
+        if len(runs) < len(groups) and rerun == 0:
+            # never launched because the deadline passed or the job was cancelled: the accounting sees them unreported
+            runs.append(
+                Run(
+                    rerun=0,
+                    items=tuple(i for i in items if i not in done),
+                    exit_code=None,
+                    signal=None,
+                    timed_out=not self.cancel.cancelled,
+                    cancelled=self.cancel.cancelled,
+                )
+            )
+        return runs
+
+    def _template(self, *, rerun: int) -> list[str]:
+        if not self.opts.pytest:
+            return list(self.opts.command)
+        base = [self.opts.python, "-m", "pytest", "-p", "ci_shards", "--continue-on-collection-errors"]
+        return [*base, *self.opts.command, cmd.ITEMS]
+
+    def _one(
+        self,
+        template: Sequence[str],
+        items: Sequence[str],
+        *,
+        rerun: int,
+        batch: tuple[int, int],
+        env: Mapping[str, str],
+    ) -> Run:
+        self.counter += 1
+        stem = self.work / f"run-{self.counter}"
+        items_file = stem.with_suffix(".items")
+        items_file.write_text("".join(f"{i}\n" for i in items), encoding="utf-8")
+        junit_path = stem.with_suffix(".xml")
+        events = stem.with_suffix(".events.jsonl")
+        if self.opts.pytest:
+            files = list(dict.fromkeys(item_file(i) for i in items))
+            argv = cmd.expand(template, items=files, items_file=str(items_file), junit=str(junit_path))
+            argv = argv[: len(argv) - len(files)]
+            if rerun or batch[1] > 1:
+                argv += ["--ci-shards-select", str(items_file)]
+            else:
+                argv += [
+                    "--ci-shards-plan",
+                    str(self.opts.plan_path.resolve()),
+                    "--ci-shards-shard",
+                    f"{self.opts.shard_index}/{self.total}",
+                ]
+            argv += ["--ci-shards-report", str(events), "--", *files]
+        else:
+            argv = cmd.expand(template, items=items, items_file=str(items_file), junit=str(junit_path))
+        label = f"re-run {rerun}" if rerun else "run"
+        header = (
+            f"==> ci-shards {self.name}: {label}, batch {batch[0]}/{batch[1]}, {len(items)} items: "
+            f"{shlex.join(argv)[:2000]}\n"
+        )
+        self.log.write(header.encode(errors="replace"))
+        self.log.flush()
+        if batch[1] > 1 or rerun:
+            self.console.line(header.rstrip()[:300])
+        stale_before = self._report_mtimes()
+        started = time.time()
+        offset = self.log.tell()
+        limits = Limits(
+            deadline=self.deadline,
+            graceful_signal=self.opts.graceful_signal,
+            grace=self.opts.grace,
+            cancel_grace=min(self.opts.grace, 5.0),
+            leak_timeout=self.opts.leak_timeout,
+        )
+        live = LiveTail(Path(self.log.name), self.console, offset) if self.opts.live else contextlib.nullcontext()
+        with live:
+            result = run_process(argv, env=env, cwd=self.opts.cwd, spool=self.log, limits=limits, cancel=self.cancel)
+        self.log.seek(0, 2)
+        self.leaked.extend(result.leaked)
+        report = self._read_report(result, events, junit_path, stale_before, started)
+        self.attempts.append(
+            _attempt_entry(
+                argv=argv, result=result, rerun=rerun, batch=batch, items=len(items), tests=len(report.cases)
+            )
+        )
+        return Run(
+            rerun=rerun,
+            items=tuple(items),
+            exit_code=result.exit_code,
+            signal=result.signal,
+            start_error=result.start_error,
+            timed_out=result.timed_out,
+            cancelled=result.cancelled,
+            report=report,
+        )
+
+    def _report_mtimes(self) -> dict[str, float]:
+        if not self.opts.junit:
+            return {}
+        return {p: os.path.getmtime(p) for p in glob.glob(str(self.opts.cwd / self.opts.junit), recursive=True)}
+
+    def _read_report(
+        self, result: ProcessResult, events: Path, junit_path: Path, before: Mapping[str, float], started: float
+    ) -> Report:
+        if not result.started:
+            return Report(problem="never started")
+        if self.opts.pytest:
+            if not events.exists():
+                return Report(problem="no test report (pytest did not load the ci-shards plugin or died at once)")
+            with events.open(encoding="utf-8", errors="replace") as handle:
+                return report_from_events(handle)
+        paths: list[Path] = []
+        if cmd.uses_junit(self.opts.command):
+            paths = [junit_path] if junit_path.exists() else []
+        elif self.opts.junit:
+            found = glob.glob(str(self.opts.cwd / self.opts.junit), recursive=True)
+            fresh = [p for p in found if p not in before or os.path.getmtime(p) > before[p]]
+            fresh = [p for p in fresh if os.path.getmtime(p) >= started - 1]
+            if found and not fresh:
+                return Report(problem=f"stale test report: {self.opts.junit} was not rewritten by this run")
+            paths = [Path(p) for p in sorted(fresh)]
+        if not paths:
+            return Report(problem="no test report")
+        cases = []
+        for path in paths:
+            try:
+                cases.extend(parse_junit(path))
+            except JUnitError as err:
+                return Report(problem=f"unparseable test report: {err}")
+        return Report(cases=tuple(cases))
+
+
+def _attempt_entry(
+    *, argv: Sequence[str], result: ProcessResult, rerun: int, batch: tuple[int, int], items: int, tests: int
+) -> dict[str, Any]:
+    return {
+        "rerun": rerun,
+        "batch": batch[0],
+        "batches": batch[1],
+        "items": items,
+        "tests_reported": tests,
+        "argv": shlex.join(argv)[:1000],
+        "exit_code": result.exit_code,
+        "signal": result.signal,
+        "start_error": result.start_error,
+        "timed_out": result.timed_out,
+        "cancelled": result.cancelled,
+        "elapsed_seconds": round(result.elapsed, 3),
+        "deadline_to_dead_seconds": None if result.deadline_to_dead is None else round(result.deadline_to_dead, 3),
+        "leaked_processes": list(result.leaked),
+    }
+
+
+def _failing_ids(runs: Sequence[Run]) -> list[str]:
+    latest: dict[str, CaseOutcome] = {}
+    for run in runs:
+        for case in run.report.cases:
+            if run.rerun == 0 or case.test_id in latest:
+                latest[case.test_id] = case.outcome
+    return [t for t, o in latest.items() if o.is_bad]
+
+
+def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Outcome:
+    """Run the shard and write its artifact folder; the Outcome says how it went."""
+    plan = opts.plan
+    if not 1 <= opts.shard_index <= plan.total:
+        msg = f"shard {opts.shard_index} is not in the plan's 1..{plan.total}"
+        raise UsageError(msg)
+    if not opts.pytest and not opts.command:
+        msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
+        raise UsageError(msg)
+    planned = plan.shard(opts.shard_index).items
+    shard_dir = opts.out / shard_dir_name(opts.shard_index, plan.total)
+    shard_dir.mkdir(parents=True, exist_ok=True)
+    subreaper = become_subreaper()
+    started_at, t0 = _now(), time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="ci-shards-work-"))
+    tmpdir = Path(tempfile.mkdtemp(prefix="ci-shards-tmp-"))
+    log_path = shard_dir / "output.log"
+    try:
+        with log_path.open("w+b") as log:
+            state = _ShardRun(opts, console, cancel, work, log)
+            if planned:
+                console.line(f"ci-shards {state.name}: {len(planned)} items, timeout {opts.timeout or 'none'}")
+                env = state.env(tmpdir)
+                state.runs.extend(state.execute(planned, rerun=0, env=env))
+                _rerun(state, env)
+            verdict = decide(
+                shard_index=opts.shard_index,
+                shard_name=state.name,
+                planned=planned,
+                runs=state.runs,
+                policy=Policy(
+                    accept_exit_code=opts.accept_exit_code,
+                    flaky_result=opts.flaky_result,
+                    max_test_seconds=opts.max_test_seconds,
+                    timeout_seconds=opts.timeout,
+                ),
+            )
+            if state.leaked:
+                console.warning(
+                    f"{state.name}: {len(state.leaked)} process(es) outlived the test command and were killed"
+                )
+    finally:
+        _rmtree(tmpdir)
+        _rmtree(work)
+    outcome = _outcome(
+        opts=opts,
+        state=state,
+        verdict=verdict,
+        started_at=started_at,
+        elapsed=time.monotonic() - t0,
+        planned=planned,
+        log_path=log_path,
+        subreaper=subreaper,
+    )
+    _write_artifacts(shard_dir, outcome, verdict, state.name)
+    _report(console, outcome, verdict, log_path)
+    return outcome
+
+
+def _rerun(state: _ShardRun, env: Mapping[str, str]) -> None:
+    opts = state.opts
+    if opts.retries <= 0 or any(r.start_error or r.timed_out or r.cancelled for r in state.runs):
+        return
+    if not opts.pytest and not cmd.uses_items(opts.command):
+        state.console.warning("re-runs need {items} or {items_file} in the command (or --pytest); skipped")
+        return
+    failing = _failing_ids(state.runs)
+    if len(failing) > opts.max_rerun_failures:
+        state.console.warning(
+            f"{len(failing)} failures > --max-rerun-failures {opts.max_rerun_failures}: "
+            "a real break, not flakes; no re-runs"
+        )
+        return
+    for attempt in range(1, opts.retries + 1):
+        if not failing or state.stopped():
+            return
+        new = state.execute(failing, rerun=attempt, env=env)
+        state.runs.extend(new)
+        if any(r.timed_out or r.cancelled or r.start_error for r in new):
+            return
+        failing = _failing_ids(state.runs)
+
+
+def _outcome(
+    *,
+    opts: RunOptions,
+    state: _ShardRun,
+    verdict: Verdict,
+    started_at: str,
+    elapsed: float,
+    planned: Sequence[str],
+    log_path: Path,
+    subreaper: bool,
+) -> Outcome:
+    first = [r for r in state.runs if r.rerun == 0]
+    bad_rc = next((r for r in first if r.exit_code not in (0, None) or r.signal is not None), None)
+    rc_run = bad_rc or (first[0] if first else None)
+    reported = [c for c in verdict.cases if c.type not in ("not-run", "timed-out", "no test report")]
+    env = opts.env
+    return Outcome(
+        plan_digest=opts.plan.digest,
+        shard_index=opts.shard_index,
+        shard_total=opts.plan.total,
+        status=verdict.status,
+        reason=verdict.reason,
+        exit_code=rc_run.exit_code if rc_run else None,
+        signal=rc_run.signal if rc_run else None,
+        started_at=started_at,
+        finished_at=_now(),
+        elapsed_seconds=elapsed,
+        planned_items=len(planned),
+        executed_tests=sum(c.outcome is not CaseOutcome.SKIPPED for c in reported),
+        passed=sum(c.outcome is CaseOutcome.PASSED for c in verdict.cases),
+        failed=sum(c.outcome is CaseOutcome.FAILED for c in verdict.cases),
+        errors=sum(c.outcome is CaseOutcome.ERROR for c in verdict.cases),
+        skipped=sum(c.outcome is CaseOutcome.SKIPPED for c in verdict.cases),
+        attempts=tuple(state.attempts),
+        flaky_tests=verdict.flaky,
+        not_run=verdict.not_run,
+        leaked_processes=tuple(state.leaked),
+        log_tail=read_tail(log_path, OUTCOME_TAIL_BYTES),
+        runner={
+            "ci_shards": __version__,
+            "os": platform.platform(),
+            "python": platform.python_version(),
+            "hostname": platform.node(),
+            "ci_run_id": env.get("GITHUB_RUN_ID") or env.get("CI_PIPELINE_ID") or "",
+            "ci_run_attempt": env.get("GITHUB_RUN_ATTEMPT") or "",
+            "subreaper": subreaper,
+            "problems": list(verdict.problems),
+        },
+    )
+
+
+def _write_artifacts(shard_dir: Path, outcome: Outcome, verdict: Verdict, name: str) -> None:
+    write_junit(verdict.cases, shard_dir / "junit.xml", suite_name=f"ci-shards {name}")
+    (shard_dir / "failures.jsonl").write_text(dumps_jsonl(verdict.records), encoding="utf-8")
+    # outcome.json last, atomically: its presence means the folder is complete
+    tmp = shard_dir / "outcome.json.tmp"
+    tmp.write_text(outcome.dumps(), encoding="utf-8")
+    tmp.replace(shard_dir / "outcome.json")
+
+
+def _report(console: Console, outcome: Outcome, verdict: Verdict, log_path: Path) -> None:
+    summary = (
+        f"ci-shards shard {outcome.shard_index}/{outcome.shard_total}: {outcome.status.value} "
+        f"({outcome.executed_tests} tests run, {outcome.failed} failed, {outcome.errors} errors, "
+        f"{len(outcome.flaky_tests)} flaky, {len(outcome.not_run)} not run) in {outcome.elapsed_seconds:.1f} s"
+    )
+    if outcome.status.is_success:
+        console.line(summary)
+        for flaky in outcome.flaky_tests[:20]:
+            console.warning(f"flaky: {flaky}")
+        return
+    with console.group(f"output tail of shard {outcome.shard_index}/{outcome.shard_total} (last 64 KiB of {log_path})"):
+        console.untrusted(read_tail(log_path, TAIL_BYTES))
+    console.error(f"{summary}: {verdict.reason}")

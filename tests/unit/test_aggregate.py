@@ -1,0 +1,272 @@
+"""The verdict across shards, from real artifact folders on disk (fault tests of issue 4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
+
+from ci_shards.aggregate import FlakyResult, aggregate_dirs
+from ci_shards.errors import InputError
+from ci_shards.model import CaseOutcome, CaseResult, FailureKind, Granularity, ShardStatus
+from ci_shards.report import render_terminal
+
+ITEMS = [
+    ["tests/test_a.py::test_one", "tests/test_a.py::test_two"],
+    ["tests/test_b.py::TestK::test_x", "tests/test_b.py::test_p[1]"],
+    ["tests/test_c.py::test_only"],
+]
+
+
+@pytest.fixture
+def plan():
+    return make_plan(ITEMS)
+
+
+def test_clean_run_passes(tmp_path, plan):
+    write_all(tmp_path, plan)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 0, verdict.reasons
+    assert [s.status for s in verdict.shards] == [ShardStatus.PASSED] * 3
+    assert verdict.totals.tests == 5
+    assert verdict.accounting.clean
+    assert verdict.failures == ()
+    assert sorted(c.test_id for c in verdict.cases) == sorted(i for s in ITEMS for i in s)
+    assert "PASSED" in render_terminal(verdict)
+
+
+def test_missing_shard_folder_is_never_started_and_its_items_missing(tmp_path, plan):
+    write_shard(tmp_path, plan, 1)
+    write_shard(tmp_path, plan, 3)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 1
+    assert verdict.shards[1].status is ShardStatus.NEVER_STARTED
+    assert verdict.shards[0].status is ShardStatus.PASSED  # everything else still reported
+    assert verdict.totals.tests == 3
+    assert set(verdict.accounting.missing) == set(ITEMS[1])
+    kinds = {(r.shard, r.kind) for r in verdict.failures}
+    assert (2, FailureKind.SHARD) in kinds
+    assert (2, FailureKind.NOT_RUN) in kinds
+    text = render_terminal(verdict)
+    assert "never-started" in text
+    assert "tests/test_b.py::TestK::test_x" in text
+
+
+def test_corrupt_junit_fails_that_shard_only(tmp_path, plan):
+    write_all(tmp_path, plan)
+    (tmp_path / "shard-3-of-3" / "junit.xml").write_text("<testsuites><testcase name='x'", encoding="utf-8")
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 1
+    third = verdict.shards[2]
+    assert third.status is ShardStatus.FAILED
+    assert "junit.xml is unreadable" in third.reason
+    assert "line 1" in third.reason
+    assert verdict.accounting.missing == ("tests/test_c.py::test_only",)
+    assert verdict.shards[0].status is ShardStatus.PASSED
+    assert verdict.totals.tests == 4
+
+
+def test_outcome_from_another_plan_is_error(tmp_path, plan):
+    write_all(tmp_path, plan)
+    write_shard(tmp_path, plan, 2, digest="sha256:" + "0" * 64)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 1
+    assert verdict.shards[1].status is ShardStatus.ERROR
+    assert "another plan" in verdict.shards[1].reason
+    assert set(verdict.accounting.missing) == set(ITEMS[1])  # its results do not count
+    assert verdict.totals.tests == 3
+
+
+def test_unreadable_outcome_is_error(tmp_path, plan):
+    write_all(tmp_path, plan)
+    (tmp_path / "shard-1-of-3" / "outcome.json").write_text("{not json", encoding="utf-8")
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.shards[0].status is ShardStatus.ERROR
+    assert "outcome.json is unreadable" in verdict.shards[0].reason
+    assert verdict.exit_code == 1
+
+
+def test_duplicate_attempt_latest_counts_and_earlier_is_noted(tmp_path, plan):
+    # download-artifact without merge-multiple: one folder per artifact, named with the run attempt
+    for shard in (1, 3):
+        write_shard(tmp_path / f"ci-shards-shard-{shard}-of-3-a1", plan, shard)
+    failing = [case_for(ITEMS[1][0], CaseOutcome.FAILED), case_for(ITEMS[1][1])]
+    write_shard(tmp_path / "ci-shards-shard-2-of-3-a1", plan, 2, failing, runner={"run_attempt": 1})
+    write_shard(tmp_path / "ci-shards-shard-2-of-3-a2", plan, 2, runner={"run_attempt": 2})
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 0, verdict.reasons
+    second = verdict.shards[1]
+    assert "a2" in second.source
+    assert len(second.notes) == 1
+    assert "attempt 1" in second.notes[0]
+    assert "ignored" in second.notes[0]
+    assert verdict.accounting.duplicated == ()
+
+
+def test_duplicate_attempt_falls_back_to_folder_suffix_and_finished_at(tmp_path, plan):
+    write_all(tmp_path / "a", plan)
+    failing = [case_for(i, CaseOutcome.FAILED) for i in ITEMS[0]]
+    write_shard(tmp_path / "b", plan, 1, failing, runner={}, finished_at="2026-11-30T02:00:00Z")
+    verdict = aggregate_dirs(plan, [tmp_path / "a", tmp_path / "b"])
+    # same (unknown) attempt: the later finish counts
+    assert verdict.shards[0].status is ShardStatus.FAILED
+    assert verdict.exit_code == 1
+
+
+def test_item_missing_from_every_shard(tmp_path, plan):
+    write_shard(tmp_path, plan, 1, [case_for(ITEMS[0][0])])
+    write_shard(tmp_path, plan, 2)
+    write_shard(tmp_path, plan, 3)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 1
+    assert verdict.accounting.missing == ("tests/test_a.py::test_two",)
+    assert "1 planned tests never ran" in verdict.reasons
+    # the shard itself exited 0 with fewer tests: the accounting catches it regardless
+    assert verdict.totals.tests == 4
+
+
+def test_duplicated_and_unplanned_tests(tmp_path, plan):
+    write_shard(tmp_path, plan, 1)
+    write_shard(tmp_path, plan, 2, [*(case_for(i) for i in ITEMS[1]), case_for("tests/test_a.py::test_one")])
+    write_shard(tmp_path, plan, 3, [case_for(ITEMS[2][0]), case_for("tests/test_z.py::test_new")])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.accounting.duplicated == ("tests/test_a.py::test_one",)
+    assert verdict.accounting.unplanned == ("tests/test_z.py::test_new",)
+    assert verdict.accounting.missing == ()
+    assert verdict.exit_code == 1
+
+
+def test_parametrised_and_class_items_are_accounted(tmp_path):
+    plan = make_plan([["tests/test_a.py::test_p", "tests/test_a.py::TestK"], ["tests/test_b.py"]])
+    write_shard(
+        tmp_path,
+        plan,
+        1,
+        [
+            case_for("tests/test_a.py::test_p[1]"),
+            case_for("tests/test_a.py::test_p[2]"),
+            case_for("tests/test_a.py::TestK::test_m"),
+        ],
+    )
+    write_shard(tmp_path, plan, 2, [case_for("tests/test_b.py::test_q")])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.accounting.clean
+    assert verdict.exit_code == 0
+
+
+def test_file_plan_reports_per_file(tmp_path):
+    plan = make_plan([["tests/test_a.py"], ["tests/test_b.py", "tests/test_c.py"]], Granularity.FILE)
+    write_shard(tmp_path, plan, 1, [case_for("tests/test_a.py::t1"), case_for("tests/test_b.py::t9")])
+    write_shard(tmp_path, plan, 2, [case_for("tests/test_b.py::t1"), case_for("tests/test_d.py::t1")])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    acc = verdict.accounting
+    assert acc.unit == "file"
+    assert acc.missing == ("tests/test_c.py",)
+    assert acc.duplicated == ("tests/test_b.py",)
+    assert acc.unplanned == ("tests/test_d.py",)
+
+
+def test_failures_and_flaky(tmp_path, plan):
+    write_shard(tmp_path, plan, 1, [case_for(ITEMS[0][0], CaseOutcome.FAILED), flaky_case(ITEMS[0][1])])
+    write_shard(tmp_path, plan, 2)
+    write_shard(tmp_path, plan, 3)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.totals.failed == 1
+    assert verdict.totals.flaky == 1
+    kinds = sorted((r.test_id, r.kind.value) for r in verdict.failures)
+    assert kinds == [(ITEMS[0][0], "failed"), (ITEMS[0][1], "flaky")]
+    assert verdict.exit_code == 1
+
+
+def test_flaky_only_passes_unless_flaky_result_fail(tmp_path, plan):
+    write_all(tmp_path, plan)
+    write_shard(tmp_path, plan, 3, [flaky_case(ITEMS[2][0])])
+    assert aggregate_dirs(plan, [tmp_path]).exit_code == 0
+    strict = aggregate_dirs(plan, [tmp_path], flaky_result=FlakyResult.FAIL)
+    assert strict.exit_code == 1
+    assert "flaky" in strict.reasons[0]
+
+
+def test_runner_said_passed_but_junit_has_failures(tmp_path, plan):
+    write_all(tmp_path, plan)
+    write_shard(tmp_path, plan, 3, [case_for(ITEMS[2][0], CaseOutcome.ERROR)], status=ShardStatus.PASSED)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.shards[2].status is ShardStatus.FAILED
+    assert "although the runner reported passed" in verdict.shards[2].reason
+
+
+def test_empty_shard_passes_as_empty(tmp_path):
+    plan = make_plan([["tests/test_a.py::t"], []])
+    write_shard(tmp_path, plan, 1)
+    write_shard(tmp_path, plan, 2, [])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.shards[1].status is ShardStatus.EMPTY
+    assert verdict.exit_code == 0
+
+
+def test_flat_merge_multiple_layout_and_given_shard_folders(tmp_path, plan):
+    write_all(tmp_path / "merged", plan)
+    dirs = [tmp_path / "merged" / f"shard-{i}-of-3" for i in (1, 2, 3)]
+    assert aggregate_dirs(plan, dirs).exit_code == 0
+    # the same folder reached twice is counted once
+    assert aggregate_dirs(plan, [tmp_path / "merged", dirs[0]]).accounting.duplicated == ()
+
+
+def test_stray_folder_is_noted(tmp_path, plan):
+    write_all(tmp_path, plan)
+    (tmp_path / "shard-7-of-9").mkdir()
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 0
+    assert any("shard-7-of-9" in n for n in verdict.notes)
+
+
+def test_unmappable_results_are_unverified_not_missing(tmp_path):
+    plan = make_plan([["src/a.test.ts"], ["src/b.test.ts"]], Granularity.FILE)
+    write_shard(tmp_path, plan, 1, [CaseResult(test_id="Suite A::works", name="works", classname="Suite A")])
+    write_shard(
+        tmp_path, plan, 2, [CaseResult(test_id="src/b.test.ts::B::ok", name="ok", classname="B", file="src/b.test.ts")]
+    )
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.accounting.unverified_shards == (1,)
+    assert verdict.accounting.missing == ()
+    assert not verdict.shards[0].verified
+    assert "unverified" in render_terminal(verdict)
+
+
+def test_not_a_directory_is_input_error(tmp_path, plan):
+    with pytest.raises(InputError, match="nope"):
+        aggregate_dirs(plan, [tmp_path / "nope"])
+
+
+def test_failures_jsonl_records_are_used(tmp_path, plan):
+    write_all(tmp_path, plan)
+    write_shard(tmp_path, plan, 1, [case_for(ITEMS[0][0], CaseOutcome.FAILED), case_for(ITEMS[0][1])])
+    lines = (tmp_path / "shard-1-of-3" / "failures.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["test_id"] == ITEMS[0][0]
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert [r.test_id for r in verdict.failures] == [ITEMS[0][0]]
+    (tmp_path / "shard-1-of-3" / "failures.jsonl").write_text("garbage\n")
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert [r.test_id for r in verdict.failures] == [ITEMS[0][0]]  # derived from junit instead
+    assert any("failures.jsonl" in n for n in verdict.shards[0].notes)
+
+
+def test_durations_for_timings(tmp_path, plan):
+    write_all(tmp_path, plan)
+    durations = aggregate_dirs(plan, [tmp_path]).durations()
+    assert durations == {i: 1.5 for s in ITEMS for i in s}
+
+
+def test_no_outcome_folder_named_like_a_shard(tmp_path, plan):
+    write_all(tmp_path, plan)
+    (tmp_path / "shard-2-of-3" / "outcome.json").unlink()
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.shards[1].status is ShardStatus.ERROR
+    assert "no outcome.json" in verdict.shards[1].reason
+
+
+def test_path_type(tmp_path, plan):
+    write_all(tmp_path, plan)
+    assert aggregate_dirs(plan, [Path(str(tmp_path))]).passed

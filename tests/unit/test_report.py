@@ -1,0 +1,188 @@
+"""Rendering: golden job summaries, size limits with 50,000 failures, and injection staying inert.
+
+Regenerate the golden files after an intended change (then review the diff):
+    CI_SHARDS_REGEN=1 .venv/bin/python -m pytest tests/unit/test_report.py
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
+
+from ci_shards import md
+from ci_shards.aggregate import aggregate_dirs, decide
+from ci_shards.artifacts import ShardArtifact
+from ci_shards.model import CaseOutcome, FailureKind, FailureRecord, Outcome, ShardStatus
+from ci_shards.report import (
+    COMMENT_BUDGET_CHARS,
+    SUMMARY_BUDGET_BYTES,
+    comment_marker,
+    render_comment,
+    render_summary,
+    render_terminal,
+)
+
+GOLDEN = Path(__file__).resolve().parent.parent / "data" / "report"
+ITEMS = [
+    ["tests/test_a.py::test_one", "tests/test_a.py::test_two"],
+    ["tests/test_b.py::TestK::test_x", "tests/test_b.py::test_p[1]"],
+    ["tests/test_c.py::test_only"],
+]
+
+
+def _check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("CI_SHARDS_REGEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.is_file(), f"missing golden file {path}; regenerate with CI_SHARDS_REGEN=1"
+    assert text == path.read_text(encoding="utf-8")
+
+
+def _mixed(tmp_path):
+    plan = make_plan(ITEMS)
+    write_shard(
+        tmp_path,
+        plan,
+        1,
+        [case_for(ITEMS[0][0], CaseOutcome.FAILED, message="assert 1 == 2\nwhere 1 = f()"), flaky_case(ITEMS[0][1])],
+    )
+    write_shard(tmp_path / "ci-shards-shard-2-of-3-a1", plan, 2, runner={"run_attempt": 1})
+    write_shard(tmp_path / "ci-shards-shard-2-of-3-a2", plan, 2, runner={"run_attempt": 2})
+    return aggregate_dirs(plan, [tmp_path])
+
+
+def _stable(text: str, tmp_path: Path) -> str:
+    return text.replace(str(tmp_path), "<tmp>").replace(md.inline(str(tmp_path)), "<tmp>")
+
+
+def _outside_code(text: str) -> str:
+    """The parts of a Markdown text that GitHub renders as Markdown/HTML (fenced blocks and code spans removed)."""
+    text = re.sub(r"^(`{3,})(?:text|mermaid)\n.*?\n\1$", "", text, flags=re.M | re.S)
+    return re.sub(r"(`+) ?.*? ?\1", "", text)
+
+
+def test_golden_passed(tmp_path):
+    plan = make_plan(ITEMS)
+    write_all(tmp_path, plan)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    _check_golden("passed.summary.md", render_summary(verdict))
+    _check_golden("passed.terminal.txt", render_terminal(verdict))
+
+
+def test_golden_mixed(tmp_path):
+    verdict = _mixed(tmp_path)
+    summary = _stable(render_summary(verdict), tmp_path)
+    _check_golden("mixed.summary.md", summary)
+    _check_golden("mixed.comment.md", _stable(render_comment(verdict, key="CI/test"), tmp_path))
+    _check_golden("mixed.terminal.txt", _stable(render_terminal(verdict), tmp_path))
+    # the verdict comes first, then the details
+    assert summary.index("ci-shards: failed") < summary.index("Failed tests") < summary.index("### Shards")
+    assert "xychart-beta" in summary
+    assert "never-started" in summary
+    assert "earlier" not in summary or "attempt 1" in summary
+
+
+def _many_failures(n: int, trace: str = "frame\n" * 40):
+    plan = make_plan([[f"tests/test_{i // 1000}.py::test_{i}" for i in range(n)]])
+    cases = [case_for(i, CaseOutcome.FAILED, message=f"boom {i}", text=trace) for i in plan.shards[0].items]
+    outcome = Outcome(
+        plan_digest=plan.digest, shard_index=1, shard_total=1, status=ShardStatus.FAILED, elapsed_seconds=60
+    )
+    artifact = ShardArtifact(path=Path("shard-1-of-1"), index=1, total=1, outcome=outcome, cases=tuple(cases))
+    return decide(plan, [artifact])
+
+
+@pytest.mark.slow
+def test_50000_failures_fit_under_limits_with_visible_notice():
+    verdict = _many_failures(50_000)
+    summary = render_summary(verdict)
+    assert len(summary.encode()) <= SUMMARY_BUDGET_BYTES < 1024 * 1024
+    assert "more failed tests are not shown here" in summary
+    assert "failures.jsonl" in summary
+    assert summary.count("```") % 2 == 0
+    assert summary.count("<details>") == summary.count("</details>")
+    assert "### Shards" in summary  # the table survives the cut
+    comment = render_comment(verdict, key="k")
+    assert len(comment) <= COMMENT_BUDGET_CHARS < 65_536
+    assert "more failed tests are not shown here" in comment
+
+
+def test_huge_single_messages_are_capped():
+    verdict = _many_failures(3, trace="x" * 5_000_000)
+    summary = render_summary(verdict)
+    assert len(summary) < 40_000
+    assert "more characters" in summary
+
+
+EVIL = [
+    "@octocat please look",
+    "<img src=x onerror=alert(1)>",
+    "<!-- ci-shards:CI/test -->",
+    "</details></summary><script>x</script>",
+    "[click](https://evil.example) **bold** | pipe",
+    "```\n# heading\n```",
+    "\x1b[31mred\x1b[0m\x07bell",
+    "::error file=a.py::owned",
+]
+
+
+@pytest.mark.parametrize("evil", EVIL)
+def test_injection_in_names_and_messages_stays_inert(tmp_path, evil):
+    test_id = f"tests/test_a.py::test_x[{evil}]"
+    plan = make_plan([[test_id]])
+    write_shard(tmp_path, plan, 1, [case_for(test_id, CaseOutcome.FAILED, message=evil, text=evil + "\ntrace " + evil)])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.totals.failed == 1
+    for text in (render_summary(verdict), render_comment(verdict, key="CI/test")):
+        body = text.split("\n", 1)[1] if text.startswith("<!--") else text
+        assert "<!-- ci-shards:" not in body  # our marker cannot be faked
+        assert "@octocat" not in text
+        rendered = _outside_code(text)
+        assert "<img" not in rendered
+        assert "<script" not in rendered
+        assert "</details></summary>" not in rendered
+        assert "[click](" not in rendered
+        assert "**bold**" not in rendered
+        assert "\n# heading" not in rendered
+        assert "\x1b" not in text
+        assert "\x07" not in text
+        assert rendered.count("<details>") == rendered.count("</details>")
+        # nothing from the test closes our code fences: outside them, no fence line is left
+        assert not re.search(r"^`{3,}", rendered, re.M)
+    assert "\x1b" not in render_terminal(verdict)
+
+
+def test_md_helpers():
+    assert md.inline("a|b") == "a\\|b"
+    assert md.inline("@x") == "@\u200bx"
+    assert "``" in md.code_inline("a`b")
+    block = md.code_block("```\nx\n```")
+    assert block.startswith("````text\n")
+    assert block.endswith("\n````")
+    assert md.cap("abcdef" * 100, 50).endswith("more characters]")
+    assert md.summary_text('<a href="x">') == "&lt;a href=&quot;x&quot;&gt;"
+
+
+def test_comment_marker_is_sanitised():
+    assert comment_marker("CI/test") == "<!-- ci-shards:CI/test -->"
+    assert comment_marker("x --><script>") == "<!-- ci-shards:x--script -->"
+    assert comment_marker("") == "<!-- ci-shards:default -->"
+
+
+def test_shard_level_failure_records_are_listed(tmp_path):
+    plan = make_plan(ITEMS)
+    write_all(tmp_path, plan)
+    write_shard(
+        tmp_path,
+        plan,
+        3,
+        [case_for(ITEMS[2][0], CaseOutcome.ERROR)],
+        failures=[FailureRecord(shard=3, test_id="shard 3/3", kind=FailureKind.SHARD, message="leaked 2 processes")],
+    )
+    summary = render_summary(aggregate_dirs(plan, [tmp_path]))
+    assert "leaked 2 processes" in summary

@@ -1,0 +1,230 @@
+"""Pure parts of the run stage: command templates and batching, classification, re-run merging, options."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from ci_shards import command as cmd
+from ci_shards.classify import FlakyResult, Policy, Report, Run, coverage, decide, merge_attempts, report_from_events
+from ci_shards.commands.run import parse_duration, parse_signal, pytest_extra_args
+from ci_shards.errors import UsageError
+from ci_shards.local import auto_jobs, available_memory, parse_size
+from ci_shards.model import CaseOutcome, CaseResult, ShardStatus
+from ci_shards.spool import read_tail
+
+
+def case(test_id: str, outcome: CaseOutcome = CaseOutcome.PASSED, time: float = 0.1) -> CaseResult:
+    return CaseResult(
+        test_id=test_id,
+        name=test_id.rpartition("::")[2],
+        file=test_id.split("::", maxsplit=1)[0],
+        outcome=outcome,
+        time=time,
+        message=f"{outcome.value} msg",
+    )
+
+
+def run(*cases: CaseResult, rc: int | None = 0, rerun: int = 0, **kw: object) -> Run:
+    report = kw.pop("report", None) or Report(cases=cases)
+    return Run(rerun=rerun, items=(), exit_code=rc, signal=None, report=report, **kw)  # type: ignore[arg-type]
+
+
+# ---- command templates and batching
+
+
+def test_expand_places_items_files_and_junit() -> None:
+    argv = cmd.expand(
+        ["pytest", "--junitxml={junit}", "@{items_file}", "{items}"],
+        items=["a", "b"],
+        items_file="/t/i",
+        junit="/t/j.xml",
+    )
+    assert argv == ["pytest", "--junitxml=/t/j.xml", "@/t/i", "a", "b"]
+
+
+def test_batches_keep_every_item_once_in_order_and_fit_the_limit() -> None:
+    items = [f"tests/test_{i}.py::test_{i}" for i in range(5000)]
+    template = ["python", "-m", "pytest", "{items}"]
+    groups = cmd.batches(template, items, limit=20_000, environment_bytes=1000)
+    assert len(groups) > 5
+    assert [i for g in groups for i in g] == items
+    for group in groups:
+        size = sum(len(i) + 1 + 8 for i in group)
+        assert size <= 20_000 - 1000
+
+
+def test_batches_without_items_placeholder_is_one_batch() -> None:
+    assert cmd.batches(["make", "test"], ["a", "b"], limit=10, environment_bytes=0) == [["a", "b"]]
+
+
+def test_an_item_too_long_for_the_os_limit_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="items_file"):
+        cmd.batches(["x", "{items}"], ["y" * 10_000], limit=8000, environment_bytes=0)
+
+
+# ---- classification
+
+
+def test_passed_when_every_planned_item_is_reported() -> None:
+    verdict = decide(
+        shard_index=1,
+        shard_name="s",
+        planned=["a::t1", "a::t2"],
+        runs=[run(case("a::t1"), case("a::t2"))],
+        policy=Policy(),
+    )
+    assert (verdict.status, verdict.records) == (ShardStatus.PASSED, ())
+
+
+def test_failed_test_fails_the_shard_with_a_record() -> None:
+    verdict = decide(
+        shard_index=2,
+        shard_name="s",
+        planned=["a::t1"],
+        runs=[run(case("a::t1", CaseOutcome.FAILED), rc=1)],
+        policy=Policy(),
+    )
+    assert verdict.status is ShardStatus.FAILED
+    assert [(r.kind.value, r.shard) for r in verdict.records] == [("failed", 2), ("shard", 2)]
+
+
+def test_nonzero_exit_with_clean_report_is_failed() -> None:
+    verdict = decide(shard_index=1, shard_name="s", planned=["a::t1"], runs=[run(case("a::t1"), rc=3)], policy=Policy())
+    assert verdict.status is ShardStatus.FAILED
+    assert "code 3" in verdict.reason
+
+
+def test_order_never_started_then_timed_out() -> None:
+    never = decide(
+        shard_index=1,
+        shard_name="s",
+        planned=["a::t1"],
+        runs=[run(rc=None, start_error="cannot start 'x': command not found")],
+        policy=Policy(),
+    )
+    assert never.status is ShardStatus.NEVER_STARTED
+    assert never.not_run == ("a::t1",)
+    timed = decide(
+        shard_index=1,
+        shard_name="s",
+        planned=["a::t1", "a::t2"],
+        runs=[run(case("a::t1"), rc=0, timed_out=True)],
+        policy=Policy(),
+    )
+    assert timed.status is ShardStatus.TIMED_OUT  # even with exit code 0
+    assert timed.not_run == ("a::t2",)
+
+
+def test_too_slow_passing_test_fails_with_the_reason() -> None:
+    verdict = decide(
+        shard_index=1,
+        shard_name="s",
+        planned=["a::t1"],
+        runs=[run(case("a::t1", time=12.0))],
+        policy=Policy(max_test_seconds=10),
+    )
+    assert verdict.status is ShardStatus.FAILED
+    assert "--max-test-seconds" in verdict.cases[0].message
+
+
+def test_flaky_resolved_by_rerun_passes_unless_flaky_result_fail() -> None:
+    runs = [run(case("a::t1", CaseOutcome.FAILED), case("a::t2"), rc=1), run(case("a::t1"), rerun=1)]
+    verdict = decide(shard_index=1, shard_name="s", planned=["a::t1", "a::t2"], runs=runs, policy=Policy())
+    assert (verdict.status, verdict.flaky) == (ShardStatus.PASSED, ("a::t1",))
+    strict = decide(
+        shard_index=1,
+        shard_name="s",
+        planned=["a::t1", "a::t2"],
+        runs=runs,
+        policy=Policy(flaky_result=FlakyResult.FAIL),
+    )
+    assert strict.status is ShardStatus.FAILED
+
+
+def test_merge_attempts_keeps_every_failed_attempt() -> None:
+    first = [case("a::t1", CaseOutcome.FAILED)]
+    merged = merge_attempts(first, [[case("a::t1", CaseOutcome.FAILED)], [case("a::t1", CaseOutcome.ERROR)]])
+    assert merged[0].outcome is CaseOutcome.FAILED
+    assert [a.outcome for a in merged[0].attempts] == [CaseOutcome.FAILED, CaseOutcome.ERROR]
+
+
+def test_coverage_accepts_file_items_and_test_prefixes() -> None:
+    covered, mappable = coverage(["a.py", "b.py::TestX", "c.py::t"], [case("a.py::t1"), case("b.py::TestX::t")])
+    assert (covered, mappable) == ({"a.py", "b.py::TestX"}, True)
+
+
+def test_unmappable_report_is_not_counted_as_not_run() -> None:
+    verdict = decide(
+        shard_index=1, shard_name="s", planned=["./pkg/..."], runs=[run(case("github.com/x::TestY"))], policy=Policy()
+    )
+    assert verdict.status is ShardStatus.PASSED
+    assert "accounting by item impossible" in verdict.reason
+
+
+def test_report_from_events_finds_the_test_in_flight() -> None:
+    lines = [
+        '{"event": "collected", "ids": ["a::t1", "a::t2"], "not_collected": ["a::gone"], "deselected": []}',
+        '{"event": "start", "id": "a::t1"}',
+        '{"event": "result", "id": "a::t1", "outcome": "passed", "duration": 0.5}',
+        '{"event": "start", "id": "a::t2"}',
+        '{"event": "res',  # cut by the kill
+    ]
+    report = report_from_events(lines)
+    assert [c.test_id for c in report.cases] == ["a::t1"]
+    assert report.in_flight == ("a::t2",)
+    assert report.not_collected == ("a::gone",)
+
+
+# ---- options and helpers
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("30m", 1800), ("10s", 10), ("1.5h", 5400), ("500ms", 0.5), ("7", 7)])
+def test_parse_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+def test_parse_duration_and_signal_reject_garbage() -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_duration("soon")
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_signal("SIGNOPE")
+    assert parse_signal("term") == 15
+
+
+def test_pytest_extra_args_drop_paths(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    assert pytest_extra_args(["--", "tests", "-x", "-k", "fast"], tmp_path) == ["-x", "-k", "fast"]
+
+
+def test_auto_jobs_is_bounded_by_cores_memory_and_shards() -> None:
+    assert auto_jobs(8, cores=4, memory=16 << 30, job_memory=1 << 30) == 4
+    assert auto_jobs(8, cores=4, memory=2 << 30, job_memory=1 << 30) == 2
+    assert auto_jobs(3, cores=16, memory=None, job_memory=1 << 30) == 3
+    assert auto_jobs(3, cores=4, memory=100, job_memory=1 << 30) == 1
+    assert parse_size("512M") == 512 << 20
+
+
+def test_available_memory_honours_a_cgroup_v2_limit(tmp_path: Path) -> None:
+    proc = tmp_path / "proc"
+    (proc / "self").mkdir(parents=True)
+    (proc / "meminfo").write_text("MemTotal: 33554432 kB\nMemAvailable: 16777216 kB\n")
+    (proc / "self" / "cgroup").write_text("0::/ci/job\n")
+    group = tmp_path / "cg" / "ci" / "job"
+    group.mkdir(parents=True)
+    (group / "memory.max").write_text(str(3 << 30))
+    (group / "memory.current").write_text(str(1 << 30))
+    assert available_memory(proc, tmp_path / "cg") == 2 << 30
+    (group / "memory.max").write_text("max\n")
+    assert available_memory(proc, tmp_path / "cg") == 16 << 30
+
+
+def test_read_tail_strips_ansi_and_keeps_the_end(tmp_path: Path) -> None:
+    log = tmp_path / "output.log"
+    log.write_bytes(b"early\n" * 50_000 + b"\x1b[31mred\x1b[0m end\n")
+    tail = read_tail(log, 1024)
+    assert tail.endswith("red end\n")
+    assert "\x1b" not in tail
+    assert len(tail) <= 1024
