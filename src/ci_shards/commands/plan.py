@@ -41,11 +41,17 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
         metavar="PATTERN",
         help="files matching these globs are the items, ** recurses (default: none)",
     )
-    items.add_argument(
-        "--pytest",
-        action="store_true",
-        help="collect node ids with 'python -m pytest --collect-only -q'; pytest arguments follow -- (default: off)",
-    )
+    if "--pytest" not in parser._option_string_actions:
+        items.add_argument(
+            "--pytest",
+            action="store_true",
+            help="collect node ids with 'python -m pytest --collect-only -q'; pytest arguments follow --"
+            " (default: off)",
+        )
+        # `ci-shards local` (run stage) adds its own --pytest after this one, with the same dest and
+        # meaning (collect with pytest, then run pytest): let that later definition replace this one.
+        # (argparse adds optionals through the parser's _optionals group, which keeps its own handler.)
+        parser.conflict_handler = parser._optionals.conflict_handler = "resolve"
     items.add_argument(
         "--from-timings", action="store_true", help="the items are the keys of the --durations files (default: off)"
     )
@@ -192,7 +198,7 @@ def plan_from_options(
     if args.glob:
         items += glob_items(args.glob, cwd=cwd)
         sources += 1
-    if args.pytest:
+    if getattr(args, "pytest", False):
         extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
         items += collect_pytest(extra, cwd=cwd, env=env)
         sources += 1
