@@ -320,14 +320,24 @@ def choose_shards(
     def fits(plan: Plan) -> bool:
         return plan.estimated_makespan + shard_overhead <= target_seconds
 
-    one = make(1)
-    total = one.estimated_makespan
-    if fits(one) or not ordered:
-        return AutoChoice(
-            one, f"1 shard: {total:.1f} s of tests + {shard_overhead:g} s overhead fits {target_seconds:g} s"
+    max_items = options.get("max_items_per_shard")
+    fewest = max(1, math.ceil(len(ordered) / max_items)) if isinstance(max_items, int) and max_items > 0 else 1
+    if fewest > max_shards:
+        msg = (
+            f"{len(ordered)} items need at least {fewest} shards of {max_items} (--max-items-per-shard) > --max-shards"
         )
+        raise UsageError(msg)
+    first = make(fewest)
+    if fits(first) or not ordered:
+        why = f" (--max-items-per-shard {max_items})" if fewest > 1 else ""
+        reason = (
+            f"{fewest} shard{'s' if fewest > 1 else ''}{why}: the slowest is predicted at"
+            f" {first.estimated_makespan:.1f} s + {shard_overhead:g} s overhead ≤ target {target_seconds:g} s"
+        )
+        return AutoChoice(_with_note(first, reason), reason)
+    total = sum(s.estimated_seconds for s in first.shards)
     budget = target_seconds - shard_overhead
-    low = max(1, min(max_shards, math.ceil(total / budget) if budget > 0 else max_shards))
+    low = max(fewest, min(max_shards, math.ceil(total / budget) if budget > 0 else max_shards))
     # the makespan falls (almost always) monotonically with N: binary search for the first fit
     lo, hi = low, max_shards
     plans: dict[int, Plan] = {}
@@ -345,7 +355,7 @@ def choose_shards(
             f"{lo} shards: the slowest is predicted at {predicted:.1f} s + {shard_overhead:g} s overhead"
             f" ≤ target {target_seconds:g} s"
         )
-        if lo > 1:
+        if lo > fewest:
             fewer = plans.get(lo - 1) or make(lo - 1)
             reason += f"; {lo - 1} would take {fewer.estimated_makespan + shard_overhead:.1f} s"
     else:
@@ -354,13 +364,16 @@ def choose_shards(
             f" predicted at {predicted:.1f} s + {shard_overhead:g} s overhead (lower bound"
             f" {chosen.lower_bound_seconds:.1f} s)"
         )
-    final = Plan(
-        total=chosen.total,
-        granularity=chosen.granularity,
-        shards=chosen.shards,
-        lower_bound_seconds=chosen.lower_bound_seconds,
-        unknown_items=chosen.unknown_items,
-        files_cut=chosen.files_cut,
-        notes=(reason, *chosen.notes),
+    return AutoChoice(_with_note(chosen, reason), reason)
+
+
+def _with_note(plan: Plan, note: str) -> Plan:
+    return Plan(
+        total=plan.total,
+        granularity=plan.granularity,
+        shards=plan.shards,
+        lower_bound_seconds=plan.lower_bound_seconds,
+        unknown_items=plan.unknown_items,
+        files_cut=plan.files_cut,
+        notes=(note, *plan.notes),
     )
-    return AutoChoice(final, reason)

@@ -192,6 +192,12 @@ def test_choose_shards_picks_smallest_fitting_count_with_reason():
     assert "not reachable" in capped.reason
     one = choose_shards(items, durations, target_seconds=1000, max_shards=8)
     assert one.plan.total == 1
+    assert one.reason.startswith("1 shard: ")
+    counted = choose_shards(items, durations, target_seconds=1000, max_shards=8, max_items_per_shard=15)
+    assert counted.plan.total == 3
+    assert "(--max-items-per-shard 15)" in counted.reason
+    with pytest.raises(UsageError, match="need at least 5 shards"):
+        choose_shards(items, durations, target_seconds=1000, max_shards=4, max_items_per_shard=9)
 
 
 def test_large_plan_is_deterministic_and_balanced():
