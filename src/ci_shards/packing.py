@@ -272,7 +272,7 @@ class _Filler:
         """Fill the emptiest shards with parts of ``atoms``; overflow only when no shard has room."""
         remaining = list(atoms)
         while remaining:
-            index = _least_loaded(self.load, self.count, 1, self.max_items)
+            index = _least_loaded(self.load, self.count, len(remaining[0].items), self.max_items)
             take = self.prefix_fitting(index, remaining, extra)
             if take == len(remaining) or take == 0:
                 rest = sum(len(a.items) for a in remaining)
@@ -294,7 +294,7 @@ def split_fill(units: Sequence[Piece], shard_count: int, capacity: int, cut_cost
     for unit in sorted(units, key=lambda p: p.sort_key):
         remaining, extra = list(unit.atoms), 0
         while sum(a.cost for a in remaining) + extra > capacity:
-            index = _least_loaded(filler.load, filler.count, 1, max_items)
+            index = _least_loaded(filler.load, filler.count, len(remaining[0].items), max_items)
             take = max(1, filler.prefix_fitting(index, remaining, extra))
             if take >= len(remaining):
                 break

@@ -144,18 +144,24 @@ def _pack_auto(
         makespan = max(loads(bins))
         return (makespan > accept, makespan if makespan > accept else 0, _cuts(bins), makespan)
 
-    best = strategy.assign(units, shard_count, lb, max_items)
-    best_score = score(best)
-    if not best_score[0]:
-        return best
+    best: Bins | None = None
+    best_score = (True, 0, 0, 0)
+    try:
+        best = strategy.assign(units, shard_count, lb, max_items)
+        best_score = score(best)
+        if not best_score[0]:
+            return best
+    except UsageError:  # whole files cannot meet --max-items-per-shard: cutting them can
+        best = None
     for step, fill in itertools.product(CAPACITY_STEPS, FILLS):
         capacity = math.floor(lb * (1 + step))
         bins = fill(units, shard_count, capacity, cut_cost, max_items)
         bins = strategy.improve(bins, lb, max_items)
         bins = rejoin(bins, max(accept, *loads(bins)), cut_cost, max_items)
         candidate = score(bins)
-        if candidate < best_score:
+        if best is None or candidate < best_score:
             best, best_score = bins, candidate
+    assert best is not None  # CAPACITY_STEPS is not empty: the loop packed at least once
     return best
 
 
