@@ -191,6 +191,7 @@ def _one_line_error(err: str) -> str:
         (["plan", "--items", "items.txt", "--shards", "2", "--weight", "bad"], "expected PATTERN=FACTOR"),
         (["plan", "--items", "items.txt", "--shards", "2", "--weight", "a=-1"], "expected PATTERN=FACTOR"),
         (["plan", "--items", "items.txt", "--shards", "2", "--max-items-per-shard", "0"], "at least 1"),
+        (["plan", "--items", "items.txt", "--shards", "2", "tests/"], "arguments after -- are for --pytest"),
         (
             ["plan", "--items", "items.txt", "--shards", "2", "--durations", "bad.json"],
             "bad.json: not valid JSON at line 1",

@@ -199,6 +199,10 @@ def plan_from_options(
     if args.glob:
         items += glob_items(args.glob, cwd=cwd)
         sources += 1
+    leftover = getattr(args, "pytest_args", None) if pytest_args is None else None
+    if leftover and not getattr(args, "pytest", False):
+        msg = f"unexpected arguments {' '.join(leftover)!r}: arguments after -- are for --pytest collection"
+        raise UsageError(msg)
     if getattr(args, "pytest", False):
         extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
         items += collect_pytest(extra, cwd=cwd, env=env)
