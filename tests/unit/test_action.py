@@ -1,0 +1,233 @@
+"""action.yml and the example workflows: schema-valid, injection-safe, pinned, and in step with the CLI.
+
+Schema checks run check-jsonschema in-process with its builtin ``vendor.github-actions`` /
+``vendor.github-workflows`` schemas (and the GitLab / CircleCI / Buildkite ones for docs/other-ci.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from check_jsonschema import main as check_jsonschema_main
+from click.testing import CliRunner
+
+from ci_shards.cli import build_parser
+
+REPO = Path(__file__).resolve().parents[2]
+ACTION = REPO / "action.yml"
+WORKFLOWS = sorted((REPO / "examples" / "workflows").glob("*.yml"))
+STAND_INS = sorted((REPO / "tests" / "e2e" / "stand-ins").rglob("action.yml"))
+OTHER_CI = REPO / "docs" / "other-ci.md"
+SHA_PIN = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
+
+
+def schema_check(schema: str, path: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(check_jsonschema_main, ["--builtin-schema", schema, str(path)])
+    return result.exit_code, result.output
+
+
+def load(path: Path) -> dict[Any, Any]:
+    data: dict[Any, Any] = yaml.safe_load(path.read_text())
+    return data
+
+
+def action_steps() -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = load(ACTION)["runs"]["steps"]
+    return steps
+
+
+def test_the_examples_exist() -> None:
+    names = {p.name for p in WORKFLOWS}
+    assert {"pytest.yml", "jest.yml", "go.yml", "comment.yml"} <= names, names
+
+
+@pytest.mark.parametrize("path", [ACTION, *STAND_INS], ids=lambda p: str(p.relative_to(REPO)))
+def test_action_metadata_is_valid(path: Path) -> None:
+    code, output = schema_check("vendor.github-actions", path)
+    assert code == 0, output
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_example_workflow_is_valid(path: Path) -> None:
+    code, output = schema_check("vendor.github-workflows", path)
+    assert code == 0, output
+
+
+def test_the_schema_check_catches_a_broken_action(tmp_path: Path) -> None:
+    broken = load(ACTION)
+    del broken["runs"]["steps"][0]["shell"]  # composite run steps must name their shell
+    path = tmp_path / "action.yml"
+    path.write_text(yaml.safe_dump(broken))
+    code, output = schema_check("vendor.github-actions", path)
+    assert code != 0
+    assert "shell" in output
+
+
+OTHER_CI_SCHEMAS = {"gitlab": "vendor.gitlab-ci", "circleci": "vendor.circle-ci", "buildkite": "vendor.buildkite"}
+
+
+def other_ci_blocks() -> list[tuple[str, str]]:
+    """(provider, yaml) of every ```yaml block in docs/other-ci.md that starts with '# <provider>:'."""
+    blocks = re.findall(r"```yaml\n(.*?)```", OTHER_CI.read_text(), re.S)
+    found = []
+    for block in blocks:
+        head = re.match(r"#\s*(\w+):", block)
+        if head and head.group(1).lower() in OTHER_CI_SCHEMAS:
+            found.append((head.group(1).lower(), block))
+    return found
+
+
+def test_other_ci_examples_are_valid(tmp_path: Path) -> None:
+    blocks = other_ci_blocks()
+    assert {provider for provider, _ in blocks} == set(OTHER_CI_SCHEMAS)
+    for i, (provider, block) in enumerate(blocks):
+        path = tmp_path / f"{i}-{provider}.yml"
+        path.write_text(block)
+        code, output = schema_check(OTHER_CI_SCHEMAS[provider], path)
+        assert code == 0, f"{provider} example in docs/other-ci.md: {output}"
+        assert "ci-shards run" in block and "ci-shards aggregate" in block
+
+
+def test_scripts_never_interpolate_expressions() -> None:
+    """Inputs reach scripts only through env: (${{ }} inside run: is script injection, gha.md §2.11)."""
+    for path in [ACTION, *STAND_INS, *WORKFLOWS]:
+        data = load(path)
+        steps = data.get("runs", {}).get("steps", []) + [
+            step for job in data.get("jobs", {}).values() for step in job.get("steps", [])
+        ]
+        for step in steps:
+            assert "${{" not in step.get("run", ""), f"{path.name}: step {step.get('name', step)} interpolates into run:"
+
+
+def test_github_action_path_not_the_expression() -> None:
+    # github.action_path is the host path inside container jobs (actions/runner#2185); $GITHUB_ACTION_PATH is not.
+    assert not re.search(r"\$\{\{[^}]*github\.action_path", ACTION.read_text())
+
+
+def test_third_party_actions_are_pinned_by_sha() -> None:
+    uses = [step["uses"] for step in action_steps() if "uses" in step]
+    assert uses
+    for ref in uses:
+        assert SHA_PIN.match(ref), f"{ref} is not pinned by a full commit SHA"
+    for path in WORKFLOWS:
+        for job in load(path)["jobs"].values():
+            for step in job.get("steps", []):
+                ref = step.get("uses", "")
+                if ref and not ref.startswith(("ci-shards/ci-shards@", "./")):
+                    assert SHA_PIN.match(ref), f"{path.name}: {ref} is not pinned by a full commit SHA"
+
+
+def test_every_step_with_a_script_names_its_shell() -> None:
+    for step in action_steps():
+        if "run" in step:
+            assert step.get("shell") == "bash", step.get("name")
+
+
+def test_shard_upload_survives_failed_tests_and_names_the_attempt() -> None:
+    steps = {step.get("name"): step for step in action_steps()}
+    upload = steps["Upload the shard"]
+    assert upload["if"].startswith("${{ !cancelled()")
+    naming = steps["Name the shard artifact"]
+    assert "!cancelled()" in naming["if"]
+    assert "$GITHUB_RUN_ATTEMPT" in naming["run"]
+
+
+def test_timings_are_saved_on_the_default_branch_only_by_default() -> None:
+    steps = {step.get("name"): step for step in action_steps()}
+    condition = steps["Save the timings"]["if"]
+    assert "github.event.repository.default_branch" in condition
+    assert "inputs.save-timings == 'auto'" in condition
+    assert "github.run_id" in steps["Save the timings"]["with"]["key"]
+    restore = steps["Restore the timings"]["with"]
+    assert restore["key"].startswith(restore["restore-keys"])
+
+
+def test_every_input_states_its_default_and_is_used() -> None:
+    action = load(ACTION)
+    text = ACTION.read_text()
+    for name, spec in action["inputs"].items():
+        if name != "command":
+            assert "(default:" in spec["description"], f"input {name}: description must state the default"
+        assert f"inputs.{name}" in text, f"input {name} is declared but never used"
+
+
+def test_descriptions_hold_no_expressions() -> None:
+    # The runner refuses the whole action ("expressions are not allowed here") when a description has one.
+    action = load(ACTION)
+    for section in ("inputs", "outputs"):
+        for name, spec in action[section].items():
+            assert "${{" not in spec["description"], f"{section}.{name}"
+
+
+def test_every_output_comes_from_a_step() -> None:
+    action = load(ACTION)
+    ids = {step.get("id") for step in action_steps()}
+    assert {"matrix", "plan-digest", "verdict", "summary-path"} <= set(action["outputs"])
+    for name, spec in action["outputs"].items():
+        step = re.fullmatch(r"\$\{\{ steps\.([\w-]+)\.outputs\.[\w-]+ \}\}", spec["value"])
+        assert step and step.group(1) in ids, f"output {name}: {spec['value']}"
+
+
+# --- action.yml and the CLI agree -----------------------------------------------------------------------------
+
+# Which step of action.yml calls which subcommand.
+STEP_COMMANDS = {"Plan": "matrix", "Run the shard": "run", "Aggregate": "aggregate"}
+
+
+def subcommand_options(name: str) -> set[str] | None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    chosen = sub.choices.get(name)
+    return None if chosen is None else set(chosen._option_string_actions)
+
+
+@pytest.mark.parametrize(("step_name", "subcommand"), sorted(STEP_COMMANDS.items()))
+def test_action_flags_exist_in_the_cli(step_name: str, subcommand: str) -> None:
+    options = subcommand_options(subcommand)
+    if options is None:
+        pytest.skip(f"`ci-shards {subcommand}` is not registered in this checkout yet (its stage has not landed)")
+    step = next(s for s in action_steps() if s.get("name") == step_name)
+    script = step["run"]
+    assert re.search(rf"\b{subcommand}\b", script), f"step {step_name!r} does not call `ci-shards {subcommand}`"
+    used = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", script))
+    missing = sorted(used - options)
+    assert not missing, f"action.yml step {step_name!r} passes {missing} that `ci-shards {subcommand}` does not know"
+
+
+def test_other_ci_commands_use_known_flags() -> None:
+    """Every `ci-shards <subcommand> --flag` in docs/other-ci.md exists in the CLI."""
+    commands = re.findall(r"ci-shards (plan|run|aggregate|matrix) ([^\n]*)", OTHER_CI.read_text())
+    assert len(commands) >= 9
+    for subcommand, rest in commands:
+        options = subcommand_options(subcommand)
+        if options is None:
+            pytest.skip(f"`ci-shards {subcommand}` is not registered in this checkout yet (its stage has not landed)")
+        words = rest.split(" -- ")[0].split()
+        unknown = [w for w in words if w.startswith("--") and w not in options]
+        assert not unknown, f"docs/other-ci.md: `ci-shards {subcommand}` has no {unknown}"
+
+
+def test_stand_ins_accept_every_input_action_yml_passes() -> None:
+    """act only maps actions; if action.yml passed an input a stand-in lacks, the e2e run would not notice."""
+    by_name: dict[str, set[str]] = {}
+    for path in STAND_INS:
+        rel = path.parent.relative_to(REPO / "tests" / "e2e" / "stand-ins").as_posix()
+        by_name[f"actions/{rel}"] = set(load(path).get("inputs", {}))
+    for step in action_steps():
+        if "uses" not in step:
+            continue
+        name = step["uses"].split("@")[0]
+        assert name in by_name, f"no stand-in for {name}"
+        passed = set(step.get("with", {}))
+        assert passed <= by_name[name], f"{name}: stand-in lacks inputs {sorted(passed - by_name[name])}"
+
+
+def test_docs_list_every_input() -> None:
+    doc = (REPO / "docs" / "github-actions.md").read_text()
+    for name in load(ACTION)["inputs"]:
+        assert f"| `{name}` |" in doc, f"docs/github-actions.md does not document input {name}"
