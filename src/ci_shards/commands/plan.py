@@ -42,17 +42,13 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
         metavar="PATTERN",
         help="files matching these globs are the items, ** recurses (default: none)",
     )
-    if "--pytest" not in parser._option_string_actions:
+    if "--pytest" not in parser._option_string_actions:  # a caller may define it first, same dest and meaning
         items.add_argument(
             "--pytest",
             action="store_true",
             help="collect node ids with 'python -m pytest --collect-only -q'; pytest arguments follow --"
             " (default: off)",
         )
-        # `ci-shards local` (run stage) adds its own --pytest after this one, with the same dest and
-        # meaning (collect with pytest, then run pytest): let that later definition replace this one.
-        # (argparse adds optionals through the parser's _optionals group, which keeps its own handler.)
-        parser.conflict_handler = parser._optionals.conflict_handler = "resolve"
     items.add_argument(
         "--from-timings", action="store_true", help="the items are the keys of the --durations files (default: off)"
     )
