@@ -170,6 +170,29 @@ def test_missing_timings_file_is_a_warning_unless_items_come_from_it(capsys, mon
     assert "cache/t.json: cannot read timings" in err
 
 
+def test_first_durations_file_wins_per_item(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "store.json").write_text('{"a.py::t": 5.0}')
+    (tmp_path / "committed.json").write_text('{"a.py::t": 1.0, "b.py::t": 2.0}')
+    code, out, _ = run(
+        capsys,
+        "plan",
+        "--from-timings",
+        "--durations",
+        "store.json",
+        "--durations",
+        "committed.json",
+        "--shards",
+        "1",
+        "--format",
+        "json",
+    )
+    assert code == 0
+    plan = json.loads(out)
+    assert plan["shards"][0]["estimated_seconds"] == 7.0
+    assert plan["unknown_items"] == 0
+
+
 def _one_line_error(err: str) -> str:
     lines = err.strip().splitlines()
     assert len(lines) == 1, err

@@ -57,8 +57,8 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
         "--durations",
         action="append",
         metavar="FILE",
-        help="timings: pytest-split .test_durations, JUnit XML or a ci-shards store; repeat to merge"
-        " (default: config 'timings', else none)",
+        help="timings: pytest-split .test_durations, JUnit XML or a ci-shards store; repeatable, and per item"
+        " the first file that has it wins (default: config 'timings', else none)",
     )
     timing.add_argument(
         "--variant",
@@ -157,9 +157,12 @@ def _pick(flag: Any, configured: Any, default: Any = None) -> Any:
     return flag if flag is not None else configured if configured is not None else default
 
 
-def load_durations(paths: Sequence[str], *, cwd: Path, env: Mapping[str, str], required: bool = False) -> TimingsStore:
-    """Merge the timings files. A file that does not exist yet (the first run, an empty cache) is a
-    warning, not an error, unless the items come from it (``required``); a broken file is an error."""
+def load_durations(
+    paths: Sequence[str], *, cwd: Path, env: Mapping[str, str], required: bool = False
+) -> list[TimingsStore]:
+    """Read the timings files, in order. A file that does not exist yet (the first run, an empty
+    cache) is a warning, not an error, unless the items come from it (``required``); a broken file
+    is an error."""
     console = console_for(env)
     stores = []
     for path in paths:
@@ -167,10 +170,19 @@ def load_durations(paths: Sequence[str], *, cwd: Path, env: Mapping[str, str], r
             console.warning(f"{path}: no timings file yet; every item gets an estimate (see the plan's notes)")
             continue
         stores.append(load_timings(cwd / path))
-    store = merge_stores(stores)
-    for warning in store.warnings:
+    for warning in merge_stores(stores).warnings:
         console.warning(warning)
-    return store
+    return stores
+
+
+def first_estimates(stores: Sequence[TimingsStore], variant: str | None) -> dict[str, float]:
+    """Per item, the estimate of the first store that has one: e.g. the fresh cached store first,
+    a committed ``.test_durations`` only for items the store has not measured yet."""
+    estimates: dict[str, float] = {}
+    for store in stores:
+        for item, seconds in store.estimates(variant).items():
+            estimates.setdefault(item, seconds)
+    return estimates
 
 
 def plan_from_options(
@@ -183,9 +195,9 @@ def plan_from_options(
     """Load config, collect the items, read the timings and plan (``created_at`` filled here)."""
     config = load_config(cwd, args.config)
     durations_paths = args.durations or ([config.timings] if config.timings else [])
-    store = load_durations(durations_paths, cwd=cwd, env=env, required=args.from_timings)
+    stores = load_durations(durations_paths, cwd=cwd, env=env, required=args.from_timings)
     variant = _pick(args.variant, config.variant)
-    estimates = store.estimates(variant)
+    estimates = first_estimates(stores, variant)
 
     items: list[str] = []
     sources = 0
@@ -207,7 +219,7 @@ def plan_from_options(
         if not durations_paths:
             msg = "--from-timings needs --durations FILE (or 'timings' in the config)"
             raise UsageError(msg)
-        items += store.items
+        items += sorted(estimates)
         sources += 1
     if not sources:
         msg = "no items: give --items FILE, --glob PATTERN, --pytest [-- ARGS] or --from-timings"
