@@ -165,6 +165,27 @@ def _pack_auto(
     return best
 
 
+def _merge_same_shard(bins: Bins) -> Bins:
+    """Parts of one unit that ended in the same shard are one part: its setup is paid once."""
+    merged: Bins = []
+    for pieces in bins:
+        by_unit: dict[int, list[Piece]] = {}
+        for piece in pieces:
+            by_unit.setdefault(piece.unit, []).append(piece)
+        shard: list[Piece] = []
+        for parts in by_unit.values():
+            if len(parts) == 1:
+                shard.append(parts[0])
+                continue
+            first = min(parts, key=lambda p: p.key)
+            extra = first.cost - sum(a.cost for a in first.atoms)
+            shard.append(
+                make_piece(first.unit, sorted((a for p in parts for a in p.atoms), key=lambda a: a.key), extra)
+            )
+        merged.append(shard)
+    return merged
+
+
 def _fill_empty(bins: Bins) -> Bins:
     """No shard stays empty while another holds more than one atom: an empty shard takes the
     smallest atom of the most-loaded shard that holds more than one (so with at least N atoms,
@@ -227,13 +248,22 @@ def plan_items(
             [make_piece(n, [a]) for n, a in enumerate(atoms)], shards, lb, max_items_per_shard
         )
     elif granularity is Granularity.FILE:
-        bins = STRATEGIES[strategy].assign(build_units(atoms), shards, lb, max_items_per_shard)
+        units = build_units(atoms)
+        too_big = next((u for u in units if max_items_per_shard is not None and u.count > max_items_per_shard), None)
+        if too_big is not None:
+            msg = (
+                f"{item_file(too_big.key)} has {too_big.count} items, more than --max-items-per-shard"
+                f" {max_items_per_shard} allows in one shard; use --granularity auto or test"
+            )
+            raise UsageError(msg)
+        bins = STRATEGIES[strategy].assign(units, shards, lb, max_items_per_shard)
     else:
         bins = _pack_auto(
             build_units(atoms), shards, lb, strategy_name=strategy, cut_cost=cost, max_items=max_items_per_shard
         )
     if granularity is not Granularity.FILE:
         bins = _fill_empty(bins)
+    bins = _merge_same_shard(bins)
     all_notes = [*notes]
     if est.note:
         all_notes.append(est.note)

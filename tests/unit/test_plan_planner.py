@@ -158,6 +158,11 @@ def test_max_items_per_shard():
     assert sorted(plan.items) == sorted(items)
     with pytest.raises(UsageError, match="use at least 4 shards"):
         plan_items(items, durations, 3, max_items_per_shard=3)
+    in_files = [f"f{n}.py::t{i}" for n in range(2) for i in range(5)]
+    with pytest.raises(UsageError, match=r"f0\.py has 5 items, more than --max-items-per-shard 4"):
+        plan_items(in_files, {}, 3, max_items_per_shard=4, granularity=Granularity.FILE)
+    cut = plan_items(in_files, {}, 3, max_items_per_shard=4)
+    assert max(len(s.items) for s in cut.shards) <= 4
     with pytest.raises(UsageError, match="keep-together group"):
         plan_items(items, durations, 5, max_items_per_shard=2, keep_together=["f[0-2].py"])
 
