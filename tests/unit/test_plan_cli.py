@@ -303,6 +303,9 @@ def test_pytest_collection_on_the_demo(capsys, monkeypatch):
     assert len(plan.items) == 44
     assert plan.unknown_items == 0
     assert all(s.items for s in plan.shards)
+    # the slow module-scoped fixture is set up once: its file is not cut
+    assert len([s for s in plan.shards if any("test_fixture_db.py" in i for i in s.items)]) == 1
+    assert plan.estimated_makespan / plan.lower_bound_seconds < 1.05
 
 
 def test_pytest_collection_error_stops_the_plan(capsys, tmp_path, monkeypatch):
