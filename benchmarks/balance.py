@@ -132,13 +132,16 @@ def large(items_count: int = 100_000, shards: int = 64, files: int = 5_000) -> s
     modules = [rnd.randrange(files) for _ in range(items_count)]
     items = [f"tests/pkg{m % 50}/test_m{m}.py::test_{n}" for n, m in enumerate(modules)]
     durations = {i: rnd.lognormvariate(-3, 1.5) for i in items}
-    start = time.perf_counter()
-    plan = plan_items(items, durations, shards)
-    elapsed = time.perf_counter() - start
+    walls, cpus = [], []
+    for _ in range(3):  # best of 3: the machine may be shared
+        start, start_cpu = time.perf_counter(), time.process_time()
+        plan = plan_items(items, durations, shards)
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - start_cpu)
     ratio = plan.estimated_makespan / plan.lower_bound_seconds
     return (
         f"{items_count:,} items in {len({item_file(i) for i in items}):,} files into {shards} shards (auto):"
-        f" {elapsed:.2f} s,"
+        f" {min(walls):.2f} s wall ({min(cpus):.2f} s CPU), best of 3;"
         f" makespan/LB {ratio:.4f}, {plan.files_cut} files cut"
     )
 

@@ -169,6 +169,9 @@ def _merge_same_shard(bins: Bins) -> Bins:
     """Parts of one unit that ended in the same shard are one part: its setup is paid once."""
     merged: Bins = []
     for pieces in bins:
+        if len({p.unit for p in pieces}) == len(pieces):
+            merged.append(pieces)
+            continue
         by_unit: dict[int, list[Piece]] = {}
         for piece in pieces:
             by_unit.setdefault(piece.unit, []).append(piece)
@@ -249,10 +252,10 @@ def plan_items(
         )
     elif granularity is Granularity.FILE:
         units = build_units(atoms)
-        too_big = next((u for u in units if max_items_per_shard is not None and u.count > max_items_per_shard), None)
+        too_big = next((u for u in units if max_items_per_shard is not None and u.size > max_items_per_shard), None)
         if too_big is not None:
             msg = (
-                f"{item_file(too_big.key)} has {too_big.count} items, more than --max-items-per-shard"
+                f"{item_file(too_big.key)} has {too_big.size} items, more than --max-items-per-shard"
                 f" {max_items_per_shard} allows in one shard; use --granularity auto or test"
             )
             raise UsageError(msg)
