@@ -126,12 +126,9 @@ def lower_bound(costs: Sequence[int], shard_count: int) -> int:
     return max(math.ceil(sum(ordered) / shard_count), ordered[0], pair)
 
 
-def _cuts(bins: Bins) -> int:
-    units: dict[int, int] = {}
-    for pieces in bins:
-        for unit in {p.unit for p in pieces}:
-            units[unit] = units.get(unit, 0) + 1
-    return sum(1 for n in units.values() if n > 1)
+def _pairs(bins: Bins) -> int:
+    """(unit, shard) pairs: each extra shard a unit is cut into repeats its setup once more."""
+    return sum(len({p.unit for p in pieces}) for pieces in bins)
 
 
 def _pack_auto(
@@ -142,7 +139,7 @@ def _pack_auto(
 
     def score(bins: Bins) -> tuple[bool, int, int, int]:
         makespan = max(loads(bins))
-        return (makespan > accept, makespan if makespan > accept else 0, _cuts(bins), makespan)
+        return (makespan > accept, makespan if makespan > accept else 0, _pairs(bins), makespan)
 
     best: Bins | None = None
     best_score = (True, 0, 0, 0)
