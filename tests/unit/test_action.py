@@ -101,7 +101,9 @@ def test_scripts_never_interpolate_expressions() -> None:
             step for job in data.get("jobs", {}).values() for step in job.get("steps", [])
         ]
         for step in steps:
-            assert "${{" not in step.get("run", ""), f"{path.name}: step {step.get('name', step)} interpolates into run:"
+            assert "${{" not in step.get("run", ""), (
+                f"{path.name}: step {step.get('name', step)} interpolates into run:"
+            )
 
 
 def test_github_action_path_not_the_expression() -> None:
