@@ -152,7 +152,8 @@ def _case_from_element(case: ET.Element, suite_file: str, suite_name: str, *, py
     else:
         # without a classname (jest-junit, gotestsum's TestMain, nested suites) the suite tells
         # same-named tests apart: <testsuite name="TestA"><testcase name="A"/> vs TestB's "A"
-        scope = classname or suite_name
+        # (but with a file attribute the file already scopes it: ``file::name`` is a module-level test)
+        scope = classname or ("" if file else suite_name)
         test_id = "::".join(p for p in (file, scope, name) if p)
     return CaseResult(
         test_id=test_id,

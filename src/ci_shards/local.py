@@ -292,5 +292,5 @@ def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         default=DEFAULT_JOB_MEMORY,
         help="memory budget per job for --jobs auto (default: 1G)",
     )
-    add_execution_options(local)
+    add_execution_options(local, pytest_flag=False)
     local.set_defaults(handler=_local_handler)

@@ -182,9 +182,7 @@ def _failure_view(record: FailureRecord, limits: _Limits, line: int | None) -> d
         "id": md.summary_text(record.test_id, 300),
         "message": md.summary_text(first or record.kind.value, limits.message_chars),
         "location": md.code_inline(location) if location else "",
-        "trace": md.code_block(record.text or record.message, limits.trace_chars)
-        if (record.text or rest)
-        else "",
+        "trace": md.code_block(record.text or record.message, limits.trace_chars) if (record.text or rest) else "",
     }
 
 

@@ -56,7 +56,7 @@ def test_duplicate_keys_last_wins_and_are_counted():
         ('"just a string"', "expected a JSON object or list"),
         ("", "empty file"),
         ("   \n", "empty file"),
-        ("<testsuite><testcase", "not valid XML at line 1"),
+        ("<testsuite><testcase", "at line 1, column"),
         ("<html></html>", "not a JUnit report"),
         ('{"schema": "ci-shards/timings@9", "variants": {}}', "unsupported timings store schema"),
         ('{"schema": "ci-shards/timings@1", "variants": []}', "'variants' must be an object"),

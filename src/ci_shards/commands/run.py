@@ -41,15 +41,25 @@ def parse_signal(text: str) -> int:
         raise argparse.ArgumentTypeError(msg) from None
 
 
-def add_execution_options(parser: argparse.ArgumentParser) -> None:
-    """Options shared by ``run`` and ``local``: how each shard's command runs."""
+def add_execution_options(parser: argparse.ArgumentParser, *, pytest_flag: bool = True) -> None:
+    """Options shared by ``run`` and ``local``: how each shard's command runs.
+
+    ``local`` passes ``pytest_flag=False``: its plan options already define ``--pytest``, which there
+    means both "collect with pytest" and "run with pytest".
+    """
     parser.add_argument("--out", type=Path, default=Path(RESULTS_DIR), help=f"results folder (default: {RESULTS_DIR})")
+    if not pytest_flag:
+        return _add_run_options(parser)
     parser.add_argument(
         "--pytest",
         action="store_true",
         help="run `python -m pytest` on the shard's own files with the bundled plugin selecting its node ids; "
         "arguments after -- are extra pytest options (paths among them are dropped) (default: off)",
     )
+    _add_run_options(parser)
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--junit",
         metavar="PATH|GLOB",
