@@ -405,3 +405,19 @@ def test_racing_creates_leave_one_comment_oldest_wins(fake):
     assert "ours" in ours[0]["body"]
     assert ours[0]["id"] == min(c["id"] for c in fake.comments if c["user"]["login"] != "alice")
     assert [m for m, *_ in fake.log].count("DELETE") == 1
+
+
+def test_cli_fork_fallback_writes_the_job_summary_when_none_was_asked_for(monkeypatch, tmp_path, fake, capsys):
+    summary = _github_env(monkeypatch, tmp_path, fake, _pr_event(head_repo="fork/r"))
+    _plan, results = _failing_run(tmp_path)
+    assert main(["aggregate", "--plan", str(tmp_path / "plan.json"), str(results), "--comment"]) == 1
+    assert "ci-shards: failed" in summary.read_text()
+    own = tmp_path / "own-summary.md"
+    summary.write_text("")
+    assert (
+        main(["aggregate", "--plan", str(tmp_path / "plan.json"), str(results), "--comment", "--summary", str(own)])
+        == 1
+    )
+    assert summary.read_text() == ""  # the caller publishes its own file (the action does): no duplicate
+    assert "ci-shards: failed" in own.read_text()
+    assert fake.log == []

@@ -53,21 +53,23 @@ def _post_comment(
     pr: int | None,
     console: Console,
     body: str | None = None,
-) -> None:
-    """Upsert the PR comment; any failure is a warning, never the build's verdict (style.md)."""
+) -> bool:
+    """Upsert the PR comment; any failure is a warning, never the build's verdict (style.md).
+    True when it fell back to the job summary (no write access), so the caller makes sure the
+    summary is there."""
     if mode is pr_comment.CommentMode.OFF:
-        return
+        return False
     number = pr if pr is not None else ctx.pr_number
     if number is None:
         console.notice("ci-shards: no pull request in this event; the PR comment is skipped")
-        return
+        return False
     if ctx.is_fork_pr or not ctx.token or not ctx.repository:
         why = "this is a fork PR (read-only token)" if ctx.is_fork_pr else "no GITHUB_TOKEN / GITHUB_REPOSITORY"
         console.notice(
             f"ci-shards: {why}: the results are in the job summary only "
             "(docs/aggregate.md shows the workflow_run recipe for fork comments)"
         )
-        return
+        return True
     marker = comment_marker(key)
     if body is None:
         assert verdict is not None
@@ -86,11 +88,12 @@ def _post_comment(
         result = pr_comment.upsert_comment(client, number, body, marker=marker, mode=mode, failed=failed)
     except pr_comment.GitHubError as err:
         console.warning(f"ci-shards: could not update the PR comment: {err}")
-        return
+        return True
     if result.action is pr_comment.CommentAction.FALLBACK:
         console.notice(f"ci-shards: {result.detail}")
-    else:
-        console.line(f"ci-shards: PR comment {result.action.value} {result.url or result.detail}".rstrip())
+        return True
+    console.line(f"ci-shards: PR comment {result.action.value} {result.url or result.detail}".rstrip())
+    return False
 
 
 def run_aggregate(
@@ -144,7 +147,11 @@ def run_aggregate(
         for line in github.annotation_lines(verdict):
             console.line(line)
     if comment:
-        _post_comment(verdict, ctx=ctx, mode=comment_mode, key=key, pr=None, console=console)
+        fell_back = _post_comment(verdict, ctx=ctx, mode=comment_mode, key=key, pr=None, console=console)
+        if fell_back and ctx.step_summary and summary_target is None:
+            # "falls back to the job summary": make sure it is there even without --github / --summary
+            # (with --summary FILE the caller publishes FILE itself, as the action does)
+            outputs.append_summary(render_summary(verdict), Path(ctx.step_summary))
     if output_format == "json":
         sys.stdout.write(json.dumps(outputs.verdict_json(verdict), sort_keys=True, indent=2) + "\n")
     return verdict.exit_code
