@@ -118,11 +118,12 @@ class _Limits:
     message_chars: int
     list_limit: int  # flaky / missing / slowest entries shown
     failure_details: int  # failures shown with their trace
+    shard_rows: int  # beyond this many shards, only those that did not pass get a row
 
 
 _LIMITS: Final = {
-    Flavor.SUMMARY: _Limits(SUMMARY_BUDGET_BYTES, True, 4000, 500, 100, 500),
-    Flavor.COMMENT: _Limits(COMMENT_BUDGET_CHARS, False, 1200, 300, 20, 20),
+    Flavor.SUMMARY: _Limits(SUMMARY_BUDGET_BYTES, True, 4000, 500, 100, 500, 1000),
+    Flavor.COMMENT: _Limits(COMMENT_BUDGET_CHARS, False, 1200, 300, 20, 20, 30),
 }
 
 
@@ -243,6 +244,9 @@ def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict
     lower = verdict.lower_bound_seconds
     actual = verdict.actual_makespan
     t = verdict.totals
+    shown_shards = list(verdict.shards)
+    if len(shown_shards) > limits.shard_rows:  # a comment about 256 shards lists the ones that need a look
+        shown_shards = [s for s in verdict.shards if not s.status.is_success or s.notes][: limits.shard_rows]
     return {
         "flavor": flavor.value,
         "passed": verdict.passed,
@@ -250,7 +254,8 @@ def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict
         "totals": t,
         "wall": fmt_seconds(actual),
         "shard_count": verdict.total_shards,
-        "shards": [_shard_row(s, verdict.total_shards) for s in verdict.shards],
+        "shards": [_shard_row(s, verdict.total_shards) for s in shown_shards],
+        "shards_hidden": len(verdict.shards) - len(shown_shards),
         "chart": _mermaid(verdict) if flavor is Flavor.SUMMARY else "",
         "failures": views,
         "failures_total": bad_total,

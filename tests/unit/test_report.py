@@ -186,3 +186,19 @@ def test_shard_level_failure_records_are_listed(tmp_path):
     )
     summary = render_summary(aggregate_dirs(plan, [tmp_path]))
     assert "leaked 2 processes" in summary
+
+
+def test_comment_about_many_shards_lists_those_that_need_a_look(tmp_path):
+    items = [[f"tests/test_{i}.py::t"] for i in range(60)]
+    plan = make_plan(items)
+    for i in range(1, 61):
+        if i != 42:
+            write_shard(tmp_path, plan, i)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    comment = render_comment(verdict, key="k")
+    assert "| 42/60 | 🚫 never-started |" in comment
+    assert "| 1/60 |" not in comment
+    assert "59 more shards passed" in comment
+    summary = render_summary(verdict)
+    assert "| 1/60 | ✅ passed |" in summary
+    assert "more shards passed" not in summary
