@@ -148,12 +148,14 @@ def _owner(test_id: str, planned: set[str]) -> str | None:
     """The longest planned item that is a prefix of ``test_id`` in node-id terms, or None."""
     if test_id in planned:
         return test_id
-    parts = test_id.split("::")
-    last = parts[-1]
-    if "[" in last:
-        bare = "::".join([*parts[:-1], last[: last.index("[")]])
-        if bare in planned:
-            return bare
+    head = test_id
+    sep = test_id.find("::")
+    bracket = test_id.find("[", sep) if sep >= 0 else -1
+    if bracket > 0:  # parameters may hold anything, "::" included: cut them off first
+        head = test_id[:bracket]
+        if head in planned:
+            return head
+    parts = head.split("::")
     for end in range(len(parts) - 1, 0, -1):
         candidate = "::".join(parts[:end])
         if candidate in planned:

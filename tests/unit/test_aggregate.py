@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
 
-from ci_shards.aggregate import SHARD_CASE_CLASSNAME, FlakyResult, aggregate_dirs
+from ci_shards.aggregate import SHARD_CASE_CLASSNAME, FlakyResult, _owner, aggregate_dirs
 from ci_shards.classify import SHARD_CLASSNAME
 from ci_shards.errors import InputError
 from ci_shards.model import CaseOutcome, CaseResult, FailureKind, Granularity, ShardStatus
@@ -302,3 +302,20 @@ def test_runner_shard_level_case_is_a_failure_not_an_unplanned_test(tmp_path, pl
     assert verdict.accounting.unplanned == ()
     assert verdict.accounting.missing == ("tests/test_c.py::test_only",)
     assert [r.test_id for r in verdict.failures if r.kind.value == "error"] == ["ci-shards::shard-3-of-3"]
+
+
+@pytest.mark.parametrize(
+    ("test_id", "owner"),
+    [
+        ("tests/a.py::test_x", "tests/a.py::test_x"),
+        ("tests/a.py::test_x[1]", "tests/a.py::test_x"),
+        ("tests/a.py::test_x[a::b]", "tests/a.py::test_x"),
+        ("tests/a.py::TestK::test_m[x-y]", "tests/a.py::TestK"),
+        ("tests/b.py::test_y", "tests/b.py"),
+        ("tests/c.py::test_z", None),
+        ("tests/a.py::test_xy", None),
+    ],
+)
+def test_owner_is_the_longest_planned_prefix(test_id, owner):
+    planned = {"tests/a.py::test_x", "tests/a.py::TestK", "tests/b.py"}
+    assert _owner(test_id, planned) == owner
