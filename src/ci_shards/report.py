@@ -7,6 +7,7 @@ Pure: a ``Verdict`` in, a string out. Markdown comes from the jinja2 templates i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -295,6 +296,7 @@ def render_markdown(
     flavor: Flavor = Flavor.SUMMARY,
     marker: str = "",
     artifacts_hint: str = "the merged JUnit and failures.jsonl artifacts",
+    run_url: str = "",
 ) -> str:
     """The job summary (``Flavor.SUMMARY``, < 1 MiB) or PR comment (``Flavor.COMMENT``, < 65,536
     characters). Failures that do not fit are cut with a visible notice pointing to the artifacts."""
@@ -308,7 +310,9 @@ def render_markdown(
     def render(shown: int, with_trace: int) -> str:
         views = [dict(v, trace=v["trace"] if i < with_trace else "") for i, v in enumerate(candidates[:shown])]
         context = _context(verdict, flavor, limits, views)
-        text: str = template.render(**context, marker=marker, artifacts_hint=md.inline(artifacts_hint))
+        text: str = template.render(
+            **context, marker=marker, artifacts_hint=md.inline(artifacts_hint), run_url=_safe_url(run_url)
+        )
         return text
 
     skeleton = _size(render(0, 0), limits)
@@ -321,6 +325,11 @@ def render_markdown(
     if _size(text, limits) > limits.budget:  # pathological (e.g. a million shards): hard cut, still valid
         text = _hard_cut(text, limits)
     return text
+
+
+def _safe_url(url: str) -> str:
+    """A link target we built from the environment (server/repo/run id); anything odd is dropped."""
+    return url if re.fullmatch(r"https?://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]+", url) and "(" not in url else ""
 
 
 def _hard_cut(text: str, limits: _Limits) -> str:

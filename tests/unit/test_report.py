@@ -202,3 +202,14 @@ def test_comment_about_many_shards_lists_those_that_need_a_look(tmp_path):
     summary = render_summary(verdict)
     assert "| 1/60 | ✅ passed |" in summary
     assert "more shards passed" not in summary
+
+
+def test_comment_links_the_run_and_drops_odd_urls(tmp_path):
+    plan = make_plan(ITEMS)
+    write_all(tmp_path, plan)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    url = "https://github.com/o/r/actions/runs/42"
+    assert f"[Full report: job summary and artifacts]({url})" in render_comment(verdict, key="k", run_url=url)
+    for odd in ("javascript:alert(1)", "https://x.example/a) [evil](https://y", ""):
+        assert "Full report" not in render_comment(verdict, key="k", run_url=odd)
+    assert "Full report" not in render_summary(verdict, run_url=url)  # the summary is the full report

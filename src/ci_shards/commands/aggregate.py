@@ -74,7 +74,7 @@ def _post_comment(
     if body is None:
         assert verdict is not None
         body = pr_comment.with_state(
-            render_comment(verdict, key=key),
+            render_comment(verdict, key=key, run_url=ctx.run_url),
             pr_comment.result_state(verdict),
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
@@ -136,7 +136,7 @@ def run_aggregate(
     key = comment_key or ctx.comment_key
     if comment_out:
         body = pr_comment.with_state(
-            render_comment(verdict, key=key),
+            render_comment(verdict, key=key, run_url=ctx.run_url),
             pr_comment.result_state(verdict),
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
