@@ -40,6 +40,7 @@ MIN_COST: Final = 1_000  # 1 ms: no item is free (plan.json's resolution), so co
 AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
 CLASS_RULE: Final = "class"
+CUT_NOTE_FILES: Final = 5
 
 
 def _class_key(item: str) -> str | None:
@@ -283,6 +284,9 @@ def plan_items(
         )
         for i, b in enumerate(bins)
     )
+    cut_note = _cut_note(shard_plans, granularity)
+    if cut_note:
+        all_notes.append(cut_note)
     return Plan(
         total=shards,
         granularity=granularity,
@@ -312,13 +316,30 @@ def _ranges(numbers: Sequence[int]) -> str:
     )
 
 
-def files_cut(shards: Sequence[ShardPlan]) -> int:
-    """Files whose items are in more than one shard."""
+def shards_per_file(shards: Sequence[ShardPlan]) -> dict[str, int]:
     seen: dict[str, int] = {}
     for shard in shards:
         for file in {item_file(i) for i in shard.items}:
             seen[file] = seen.get(file, 0) + 1
-    return sum(1 for n in seen.values() if n > 1)
+    return seen
+
+
+def files_cut(shards: Sequence[ShardPlan]) -> int:
+    """Files whose items are in more than one shard."""
+    return sum(1 for n in shards_per_file(shards).values() if n > 1)
+
+
+def _cut_note(shards: Sequence[ShardPlan], granularity: Granularity) -> str | None:
+    """Which files were cut (the biggest spreads first, at most ``CUT_NOTE_FILES``): their module
+    and class setup runs once in every shard they are in."""
+    if granularity is not Granularity.AUTO:
+        return None
+    cut = sorted(((-n, f) for f, n in shards_per_file(shards).items() if n > 1))
+    if not cut:
+        return None
+    listed = ", ".join(f"{f} ({-n} shards)" for n, f in cut[:CUT_NOTE_FILES])
+    more = f" and {len(cut) - CUT_NOTE_FILES} more" if len(cut) > CUT_NOTE_FILES else ""
+    return f"{len(cut)} file(s) cut to balance, each setting up once per shard it is in: {listed}{more}"
 
 
 def fragmentation(plan: Plan) -> float:
