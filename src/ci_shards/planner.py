@@ -137,30 +137,25 @@ def _pack_auto(
 ) -> Bins:
     strategy = STRATEGIES[strategy_name]
     accept = math.floor(lb * (1 + AUTO_TOLERANCE))
-
-    def score(bins: Bins) -> tuple[bool, int, int, int]:
-        makespan = max(loads(bins))
-        return (makespan > accept, makespan if makespan > accept else 0, _pairs(bins), makespan)
-
-    best: Bins | None = None
-    best_score = (True, 0, 0, 0)
+    candidates: list[tuple[int, int, int, Bins]] = []  # (makespan, pairs, order, bins)
     try:
-        best = strategy.assign(units, shard_count, lb, max_items)
-        best_score = score(best)
-        if not best_score[0]:
-            return best
+        whole = strategy.assign(units, shard_count, lb, max_items)
+        if max(loads(whole)) <= accept:
+            return whole  # no file cut and balanced: nothing can beat it
+        candidates.append((max(loads(whole)), _pairs(whole), 0, whole))
     except UsageError:  # whole files cannot meet --max-items-per-shard: cutting them can
-        best = None
+        pass
     for step, fill in itertools.product(CAPACITY_STEPS, FILLS):
         capacity = math.floor(lb * (1 + step))
         bins = fill(units, shard_count, capacity, cut_cost, max_items)
         bins = strategy.improve(bins, lb, max_items)
         bins = rejoin(bins, max(accept, *loads(bins)), cut_cost, max_items)
-        candidate = score(bins)
-        if best is None or candidate < best_score:
-            best, best_score = bins, candidate
-    assert best is not None  # CAPACITY_STEPS is not empty: the loop packed at least once
-    return best
+        candidates.append((max(loads(bins)), _pairs(bins), len(candidates), bins))
+    # the fewest (file, shard) pairs among the plans within the tolerance of LB, or, when none is,
+    # within the tolerance of the best makespan found
+    best_makespan = min(c[0] for c in candidates)
+    limit = max(accept, math.floor(best_makespan * (1 + AUTO_TOLERANCE)))
+    return min((c for c in candidates if c[0] <= limit), key=lambda c: (c[1], c[0], c[2]))[3]
 
 
 def _merge_same_shard(bins: Bins) -> Bins:
