@@ -279,7 +279,8 @@ def plan_items(
         )
         for i, b in enumerate(bins)
     )
-    cut_note = _cut_note(shard_plans, granularity)
+    spread = shards_per_file(shard_plans)
+    cut_note = _cut_note(spread, granularity)
     if cut_note:
         all_notes.append(cut_note)
     return Plan(
@@ -288,7 +289,7 @@ def plan_items(
         shards=shard_plans,
         lower_bound_seconds=lb / MICRO,
         unknown_items=est.unknown,
-        files_cut=files_cut(shard_plans),
+        files_cut=sum(1 for n in spread.values() if n > 1),
         notes=tuple(all_notes),
     )
 
@@ -324,12 +325,12 @@ def files_cut(shards: Sequence[ShardPlan]) -> int:
     return sum(1 for n in shards_per_file(shards).values() if n > 1)
 
 
-def _cut_note(shards: Sequence[ShardPlan], granularity: Granularity) -> str | None:
+def _cut_note(spread: Mapping[str, int], granularity: Granularity) -> str | None:
     """Which files were cut (the biggest spreads first, at most ``CUT_NOTE_FILES``): their module
     and class setup runs once in every shard they are in."""
     if granularity is not Granularity.AUTO:
         return None
-    cut = sorted(((-n, f) for f, n in shards_per_file(shards).items() if n > 1))
+    cut = sorted(((-n, f) for f, n in spread.items() if n > 1))
     if not cut:
         return None
     listed = ", ".join(f"{f} ({-n} shards)" for n, f in cut[:CUT_NOTE_FILES])
