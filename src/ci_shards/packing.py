@@ -90,7 +90,7 @@ def _least_loaded(load: list[int], count: list[int], need: int, max_items: int |
 def lpt(pieces: Sequence[Piece], shard_count: int, max_items: int | None) -> Bins:
     """Longest first onto the least-loaded shard (ties: the lower index)."""
     bins: Bins = [[] for _ in range(shard_count)]
-    order = sorted(pieces, key=lambda p: p.sort_key)
+    order = sorted(pieces, key=lambda p: (-p.cost, p.atoms[0].key))
     if max_items is None:
         heap = [(0, i) for i in range(shard_count)]
         for piece in order:

@@ -112,10 +112,14 @@ def build_units(atoms: Sequence[Atom]) -> list[Piece]:
     for atom in atoms:
         file = atom.key.split("::", 1)[0]  # item_file, inlined: this loop sees every atom
         grouped.setdefault(find(file) if parent else file, []).append(atom)
-    return [
-        Piece(n, tuple(group), sum(a.cost for a in group), sum(len(a.items) for a in group))
-        for n, group in enumerate(grouped[name] for name in sorted(grouped))
-    ]
+    units = []
+    for n, name in enumerate(sorted(grouped)):
+        group = grouped[name]
+        if len(group) == 1:  # one test in the file: the common case of huge flat suites
+            units.append(Piece(n, (group[0],), group[0].cost, len(group[0].items)))
+        else:
+            units.append(Piece(n, tuple(group), sum(a.cost for a in group), sum(len(a.items) for a in group)))
+    return units
 
 
 def lower_bound(costs: Sequence[int], shard_count: int) -> int:
@@ -140,9 +144,10 @@ def _pack_auto(
     candidates: list[tuple[int, int, int, Bins]] = []  # (makespan, pairs, order, bins)
     try:
         whole = strategy.assign(units, shard_count, lb, max_items)
-        if max(loads(whole)) <= accept:
+        makespan = max(loads(whole))
+        if makespan <= accept:
             return whole  # no file cut and balanced: nothing can beat it
-        candidates.append((max(loads(whole)), _pairs(whole), 0, whole))
+        candidates.append((makespan, _pairs(whole), 0, whole))
     except UsageError:  # whole files cannot meet --max-items-per-shard: cutting them can
         pass
     for step, fill in itertools.product(CAPACITY_STEPS, FILLS):
