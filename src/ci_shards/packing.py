@@ -8,11 +8,15 @@ and ties between shards always go to the lower shard index.
 - ``Balanced`` (default): LPT, then moves and pairwise swaps out of the most-loaded shard
   (Finn-Horowitz 0/1-interchange), with a fixed round budget rather than a clock, so the result
   never depends on the machine's speed.
-- ``split_fill``: McNaughton's wrap-around idea for divisible units: units in LPT order go whole
+- ``wrap_fill``: McNaughton's wrap-around idea for divisible units: units in LPT order go whole
   onto the least-loaded shard when they fit under a capacity, and are otherwise cut at atom (test)
   boundaries to fill that shard up, the rest continuing on the next one. Each cut fills a shard, so
   at most N-1 cuts are made beyond those that oversized units need.
-  (notes/splitting.md sections 6-7.)
+- ``split_fill``: oversized units first in capacity-sized parts, then best-fit decreasing of whole
+  units, and only the units that fit nowhere whole are cut (often fewer cuts than wrapping).
+- ``rejoin``: moves cut parts back next to another part of their unit (directly, or swapped
+  against a piece of that shard) wherever the shard stays within a limit.
+(notes/splitting.md sections 6-7.)
 """
 
 from __future__ import annotations
