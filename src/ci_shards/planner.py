@@ -7,9 +7,11 @@ and timings give the same plan bytes whatever order they were collected in.
 Granularity ``auto`` (the default) keeps files whole and cuts only the few that balance needs:
 it packs whole files (LPT + moves/swaps) and, when that misses the lower bound by more than
 ``AUTO_TOLERANCE``, fills shards up to a capacity near the bound, cutting files at test boundaries
-(see ``packing.split_fill``), tries a few capacities and keeps the plan with the fewest cuts among
-those within the tolerance. Lower bound: LB = max(total/N, longest atom, N-th + (N+1)-th longest
-atom) over tests and keep-together groups (notes/splitting.md section 7).
+(``packing.wrap_fill`` and ``packing.split_fill``, each followed by moves/swaps and ``rejoin``),
+for a few capacities, and keeps the plan with the fewest (file, shard) pairs among those within
+the tolerance of LB (or, when none is, of the best makespan found). Lower bound:
+LB = max(total/N, longest atom, N-th + (N+1)-th longest atom) over tests and keep-together groups
+(notes/splitting.md section 7).
 """
 
 from __future__ import annotations
