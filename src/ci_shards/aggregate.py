@@ -238,8 +238,10 @@ def _case_record(shard: int, case: CaseResult) -> FailureRecord:
 
 def _shard_failures(result: ShardResult, artifact: ShardArtifact | None, total: int) -> list[FailureRecord]:
     records: list[FailureRecord] = []
-    if artifact is not None and result.cases and artifact.failures is not None:
-        records.extend(artifact.failures)
+    # the runner's own records count whenever its folder is from this plan (even when junit.xml is
+    # unreadable, they still name the failed tests); never from another plan's or an unreadable outcome
+    if artifact is not None and artifact.failures is not None and result.status is not ShardStatus.ERROR:
+        records.extend(r for r in artifact.failures if r.shard == result.index)
     known_ids = {r.test_id for r in records}
     for case in result.cases:
         if (case.outcome.is_bad or case.flaky) and case.test_id not in known_ids:

@@ -1,7 +1,7 @@
 """A real HTTP server on 127.0.0.1 implementing GitHub's issue-comment endpoints, for the tests.
 
 List (paginated with Link headers, ``page_size`` per page whatever ``per_page`` asks), create,
-update; ``script`` holds canned answers (status, headers, body) served first, in order, to
+update, delete; ``script`` holds canned answers (status, headers, body) served first, in order, to
 simulate 403 / 429 / 500 and secondary rate limits. Every request is logged.
 """
 
@@ -26,6 +26,7 @@ class FakeGitHub:
     clock: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
+    race: str | None = None  # a body another job "creates" just before our POST lands
 
     def add(self, body: str, login: str = "github-actions[bot]") -> dict[str, Any]:
         self.clock += 1
@@ -81,6 +82,9 @@ def _handler(state: FakeGitHub) -> type[BaseHTTPRequestHandler]:
                     headers["Link"] = f'<{base}?per_page=100&page={page + 1}>; rel="next", <{base}?page=1>; rel="first"'
                 self._send(200, chunk, headers)
             elif listing and method == "POST":
+                if state.race is not None:
+                    state.add(state.race)
+                    state.race = None
                 self._send(201, state.add(payload["body"]))
             elif single and method == "PATCH":
                 for comment in state.comments:
@@ -91,6 +95,14 @@ def _handler(state: FakeGitHub) -> type[BaseHTTPRequestHandler]:
                         self._send(200, comment)
                         return
                 self._send(404, {"message": "Not Found"})
+            elif single and method == "DELETE":
+                before = len(state.comments)
+                state.comments[:] = [c for c in state.comments if c["id"] != int(single.group(2))]
+                if len(state.comments) == before:
+                    self._send(404, {"message": "Not Found"})
+                else:
+                    self.send_response(204)
+                    self.end_headers()
             else:
                 self._send(404, {"message": "Not Found"})
 
@@ -102,6 +114,9 @@ def _handler(state: FakeGitHub) -> type[BaseHTTPRequestHandler]:
 
         def do_PATCH(self) -> None:
             self._handle("PATCH")
+
+        def do_DELETE(self) -> None:
+            self._handle("DELETE")
 
     return Handler
 

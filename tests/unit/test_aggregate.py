@@ -67,6 +67,19 @@ def test_corrupt_junit_fails_that_shard_only(tmp_path, plan):
     assert verdict.accounting.missing == ("tests/test_c.py::test_only",)
     assert verdict.shards[0].status is ShardStatus.PASSED
     assert verdict.totals.tests == 4
+    kinds = {(r.test_id, r.kind) for r in verdict.failures}
+    assert ("shard 3/3", FailureKind.SHARD) in kinds
+    assert ("tests/test_c.py::test_only", FailureKind.NOT_RUN) in kinds
+
+
+def test_corrupt_junit_keeps_the_runners_failure_records(tmp_path, plan):
+    write_all(tmp_path, plan)
+    write_shard(tmp_path, plan, 3, [case_for(ITEMS[2][0], CaseOutcome.FAILED)])
+    (tmp_path / "shard-3-of-3" / "junit.xml").write_bytes(b"")
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.shards[2].status is ShardStatus.FAILED
+    assert "empty file" in verdict.shards[2].reason
+    assert (ITEMS[2][0], FailureKind.FAILED) in {(r.test_id, r.kind) for r in verdict.failures}
 
 
 def test_outcome_from_another_plan_is_error(tmp_path, plan):

@@ -9,11 +9,12 @@ import requests
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
 from github_server import FakeGitHub, ServerThread
 
-from ci_shards import github
+from ci_shards import comment, github
 from ci_shards.aggregate import aggregate_dirs
 from ci_shards.cli import main
+from ci_shards.comment import CommentAction, CommentClient, CommentMode, GitHubError
 from ci_shards.errors import InputError
-from ci_shards.github import CommentAction, CommentClient, CommentMode, GitHubContext, GitHubError
+from ci_shards.github import GitHubContext
 from ci_shards.model import CaseOutcome
 from ci_shards.report import comment_marker
 
@@ -42,8 +43,8 @@ def _client(fake, sleeps=None):
     )
 
 
-def _body(text="results", state="failed abc"):
-    return github.with_state(f"{MARKER}\n{text}", state)
+def _body(text="results", state="failed abc", run_id="100", attempt="1"):
+    return comment.with_state(f"{MARKER}\n{text}", state, run_id=run_id, run_attempt=attempt)
 
 
 def test_create_when_absent_then_update_found_across_pages(fake):
@@ -51,12 +52,12 @@ def test_create_when_absent_then_update_found_across_pages(fake):
         fake.add(f"someone else {i}", login="alice")
     fake.add(f"quoting our marker is not ours:\n{MARKER}", login="mallory")
     client = _client(fake)
-    first = github.upsert_comment(client, 7, _body("one"), marker=MARKER, mode=CommentMode.ALWAYS, failed=True)
+    first = comment.upsert_comment(client, 7, _body("one"), marker=MARKER, mode=CommentMode.ALWAYS, failed=True)
     assert first.action is CommentAction.CREATED
     assert len(fake.comments) == 9
     for i in range(4):  # push ours onto a later page
         fake.add(f"more chatter {i}", login="bob")
-    second = github.upsert_comment(client, 7, _body("two"), marker=MARKER, mode=CommentMode.ALWAYS, failed=True)
+    second = comment.upsert_comment(client, 7, _body("two"), marker=MARKER, mode=CommentMode.ALWAYS, failed=True)
     assert second.action is CommentAction.UPDATED
     ours = [c for c in fake.comments if c["body"].startswith(MARKER)]
     assert len(ours) == 1
@@ -85,7 +86,7 @@ def test_modes(fake, mode, failed, existing_state, expected):
     if existing_state is not None:
         fake.add(_body("old", existing_state))
     state = "failed abc" if failed else "passed def"
-    result = github.upsert_comment(_client(fake), 7, _body("new", state), marker=MARKER, mode=mode, failed=failed)
+    result = comment.upsert_comment(_client(fake), 7, _body("new", state), marker=MARKER, mode=mode, failed=failed)
     assert result.action is expected
     if mode is CommentMode.OFF:
         assert fake.log == []
@@ -100,7 +101,7 @@ def test_retries_on_500_and_429_with_retry_after(fake):
         (502, {}, {"message": "bad gateway"}),
     ]
     sleeps: list[float] = []
-    result = github.upsert_comment(
+    result = comment.upsert_comment(
         _client(fake, sleeps), 7, _body(), marker=MARKER, mode=CommentMode.ALWAYS, failed=True
     )
     assert result.action is CommentAction.CREATED
@@ -113,7 +114,7 @@ def test_secondary_rate_limit_403_is_retried(fake):
         (403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "0"}, {"message": "API rate limit exceeded"}),
     ]
     sleeps: list[float] = []
-    result = github.upsert_comment(
+    result = comment.upsert_comment(
         _client(fake, sleeps), 7, _body(), marker=MARKER, mode=CommentMode.ALWAYS, failed=True
     )
     assert result.action is CommentAction.CREATED
@@ -122,7 +123,7 @@ def test_secondary_rate_limit_403_is_retried(fake):
 
 def test_read_only_token_falls_back_with_one_notice(fake):
     fake.script = [(403, {}, {"message": "Resource not accessible by integration"})]
-    result = github.upsert_comment(_client(fake), 7, _body(), marker=MARKER, mode=CommentMode.ALWAYS, failed=True)
+    result = comment.upsert_comment(_client(fake), 7, _body(), marker=MARKER, mode=CommentMode.ALWAYS, failed=True)
     assert result.action is CommentAction.FALLBACK
     assert "job summary" in result.detail
     assert "workflow_run" in result.detail
@@ -159,17 +160,17 @@ def test_connection_refused_is_retried_then_reported():
 
 def test_oversized_body_is_capped(fake):
     body = _body("x" * 100_000)
-    github.upsert_comment(_client(fake), 7, body, marker=MARKER, mode=CommentMode.ALWAYS, failed=True)
+    comment.upsert_comment(_client(fake), 7, body, marker=MARKER, mode=CommentMode.ALWAYS, failed=True)
     assert len(fake.comments[0]["body"]) < 65_536
     assert fake.comments[0]["body"].startswith(MARKER)
 
 
 def test_sanitize_body_from_untrusted_file():
-    evil = f"<!-- ci-shards:other -->\n{github.STATE_PREFIX}failed 1 -->\nhi @octocat\x1b[31m\n{MARKER}\n"
-    clean = github.sanitize_body(evil, MARKER)
+    evil = f"<!-- ci-shards:other -->\n{comment.STATE_PREFIX}failed 1 -->\nhi @octocat\x1b[31m\n{MARKER}\n"
+    clean = comment.sanitize_body(evil, MARKER)
     lines = clean.splitlines()
     assert lines[0] == MARKER
-    assert lines[1] == f"{github.STATE_PREFIX}failed 1 -->"
+    assert lines[1] == f"{comment.STATE_PREFIX}failed 1 -->"
     assert clean.count("<!-- ci-shards:") == 1
     assert "@octocat" not in clean
     assert "\x1b" not in clean
@@ -367,3 +368,40 @@ def test_clean_run_has_no_annotations(tmp_path):
     plan = make_plan([["tests/test_a.py::t"]])
     write_all(tmp_path, plan)
     assert github.annotation_lines(aggregate_dirs(plan, [tmp_path])) == []
+
+
+def test_an_older_run_never_overwrites_a_newer_runs_comment(fake):
+    fake.add(_body("from run 200", run_id="200", attempt="1"))
+    client = _client(fake)
+    late = comment.upsert_comment(
+        client, 7, _body("from run 100", run_id="100", attempt="3"), marker=MARKER, mode=CommentMode.ALWAYS, failed=True
+    )
+    assert late.action is CommentAction.UNCHANGED
+    assert "newer run (200, attempt 1)" in late.detail
+    assert "from run 200" in fake.comments[0]["body"]
+    retry = comment.upsert_comment(
+        client,
+        7,
+        _body("run 200 again", run_id="200", attempt="2"),
+        marker=MARKER,
+        mode=CommentMode.ALWAYS,
+        failed=True,
+    )
+    assert retry.action is CommentAction.UPDATED
+    assert "run 200 again" in fake.comments[0]["body"]
+    assert comment.read_run(fake.comments[0]["body"]) == (200, 2)
+    assert comment.read_state(fake.comments[0]["body"]) == "failed abc"
+
+
+def test_racing_creates_leave_one_comment_oldest_wins(fake):
+    fake.add("unrelated", login="alice")
+    fake.race = _body("the other job's", run_id="100", attempt="1")
+    result = comment.upsert_comment(
+        _client(fake), 7, _body("ours", run_id="101"), marker=MARKER, mode=CommentMode.ALWAYS, failed=True
+    )
+    assert result.action is CommentAction.UPDATED
+    ours = [c for c in fake.comments if c["body"].startswith(MARKER)]
+    assert len(ours) == 1
+    assert "ours" in ours[0]["body"]
+    assert ours[0]["id"] == min(c["id"] for c in fake.comments if c["user"]["login"] != "alice")
+    assert [m for m, *_ in fake.log].count("DELETE") == 1
