@@ -1,0 +1,164 @@
+"""The bash of action.yml's steps, run for real (bash + the real ci-shards CLI), without a workflow runner.
+
+Each test takes a step's `run:` script and `env:` names from action.yml, gives the env the values the runner would
+substitute for the inputs, and runs it in a temporary directory. This pins down what the act e2e cannot cheaply
+vary: multi-line globs, quoting in test-command, a broken quote failing loudly, and the verdict mapping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+CI_SHARDS = Path(sys.executable).with_name("ci-shards")
+
+
+def step(name: str) -> dict[str, Any]:
+    steps = yaml.safe_load((REPO / "action.yml").read_text())["runs"]["steps"]
+    found: dict[str, Any] = next(s for s in steps if s.get("name") == name)
+    return found
+
+
+def run_step(name: str, cwd: Path, values: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run the step's script with bash: every env name it declares gets a value (empty unless given)."""
+    spec = step(name)
+    env = {key: "" for key in spec.get("env", {})}
+    for key, value in spec.get("env", {}).items():
+        if "${{" not in str(value):  # literal env values (the SPLIT helper) are part of the step
+            env[key] = str(value)
+    env.update(values)
+    env.update(PATH=os.environ["PATH"], HOME=os.environ.get("HOME", "/tmp"), GITHUB_OUTPUT=str(cwd / "output.txt"))
+    env.setdefault("GITHUB_STEP_SUMMARY", str(cwd / "summary.txt"))
+    (cwd / "output.txt").touch()
+    return subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", spec["run"]],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def cli() -> dict[str, str]:
+    if not CI_SHARDS.exists():
+        pytest.skip(f"the ci-shards console script is not installed next to {sys.executable}")
+    return {"CI_SHARDS": str(CI_SHARDS), "CI_SHARDS_PYTHON": sys.executable}
+
+
+def test_plan_takes_one_glob_per_line_and_the_shard_count(cli: dict[str, str], tmp_path: Path) -> None:
+    for rel in ("a/test_1.txt", "a/test_2.txt", "b/test_3.txt", "c/test_4.txt"):
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    done = run_step(
+        "Plan",
+        tmp_path,
+        {**cli, "GLOB": "a/*.txt\n\nb/*.txt\n", "SHARDS": "2", "GRANULARITY": "file", "PLAN_DIR": str(tmp_path / "p")},
+    )
+    assert done.returncode == 0, done.stderr
+    plan = json.loads((tmp_path / "p" / "plan.json").read_text())
+    items = sorted(item for shard in plan["shards"] for item in shard["items"])
+    assert items == ["a/test_1.txt", "a/test_2.txt", "b/test_3.txt"]
+    assert plan["total"] == 2
+    outputs = (tmp_path / "output.txt").read_text()
+    assert "matrix<<" in outputs and "plan-digest<<" in outputs
+
+
+def test_a_broken_quote_in_pytest_args_stops_the_plan_with_one_line(cli: dict[str, str], tmp_path: Path) -> None:
+    values = {**cli, "PYTEST": "true", "PYTEST_ARGS": "tests -k 'unclosed", "PLAN_DIR": str(tmp_path / "p")}
+    done = run_step("Plan", tmp_path, values)
+    assert done.returncode == 2
+    assert "input pytest-args: No closing quotation" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "p" / "plan.json").exists()
+
+
+def test_run_passes_test_command_words_as_given(cli: dict[str, str], tmp_path: Path) -> None:
+    (tmp_path / "items.txt").write_text("one\ntwo\n")
+    done = subprocess.run(
+        [str(CI_SHARDS), "plan", "--items", "items.txt", "--shards", "1", "--output", "plan.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    record = "import json, sys; open('argv.json', 'w').write(json.dumps(sys.argv[1:]))"
+    command = f'{sys.executable} -c "{record}" \'two words\' "$HOME" {{items}}'
+    values = {
+        **cli,
+        "SHARD": "1/1",
+        "TEST_COMMAND": command,
+        "TIMEOUT": "1m",
+        "RETRIES": "0",
+        "PLAN": str(tmp_path / "plan.json"),
+        "OUT": str(tmp_path / "results"),
+    }
+    done = run_step("Run the shard", tmp_path, values)
+    # The recorder writes no JUnit, so the shard cannot pass; the point here is the argv it was given.
+    argv = json.loads((tmp_path / "argv.json").read_text())
+    assert argv == ["two words", "$HOME", "one", "two"], done.stderr
+    assert (tmp_path / "results" / "shard-1-of-1" / "outcome.json").is_file()
+
+
+def test_run_without_a_command_is_a_usage_error(cli: dict[str, str], tmp_path: Path) -> None:
+    done = run_step("Run the shard", tmp_path, {**cli, "SHARD": "1/1", "PLAN": str(tmp_path / "plan.json")})
+    assert done.returncode == 2
+    assert "needs the input test-command" in done.stdout
+
+
+@pytest.mark.parametrize(("status", "fail", "code"), [("0", "true", 0), ("1", "true", 1), ("1", "false", 0)])
+def test_verdict_step_fails_only_when_asked(tmp_path: Path, status: str, fail: str, code: int) -> None:
+    verdict = {"0": "passed", "1": "failed"}[status]
+    done = run_step("Verdict", tmp_path, {"STATUS": status, "VERDICT": verdict, "FAIL": fail})
+    assert done.returncode == code, done.stdout + done.stderr
+    assert f"ci-shards verdict: {verdict}" in done.stdout
+
+
+def test_an_unknown_command_is_refused(tmp_path: Path) -> None:
+    done = run_step("Check the command", tmp_path, {"COMMAND": "deploy\n::set-output name=x::y", "RUNNER_OS": "Linux"})
+    assert done.returncode == 2
+    # The echoed value cannot start a workflow command of its own on a new line.
+    assert "\n::set-output" not in done.stdout
+    assert "must be plan, run, aggregate or comment" in done.stdout
+
+
+def test_aggregate_reports_a_missing_shard_and_fills_the_job_summary(cli: dict[str, str], tmp_path: Path) -> None:
+    (tmp_path / "items.txt").write_text("one\ntwo\n")
+    planned = subprocess.run(
+        [str(CI_SHARDS), "plan", "--items", "items.txt", "--shards", "2", "--output", "plan.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert planned.returncode == 0, planned.stderr
+    values = {
+        **cli,
+        "PLAN": str(tmp_path / "plan.json"),
+        "SHARDS_DIR": str(tmp_path / "shards"),  # nothing arrived
+        "REPORT": str(tmp_path / "report"),
+        "TIMINGS": ".ci-shards/timings.json",
+        "COMMENT": "false",
+        "COMMENT_MODE": "always",
+    }
+    done = run_step("Aggregate", tmp_path, values)
+    assert done.returncode == 0, done.stderr  # the verdict is decided in the Verdict step
+    outputs = (tmp_path / "output.txt").read_text()
+    assert "verdict=failed" in outputs and "status=1" in outputs
+    assert f"summary-path={tmp_path / 'report' / 'summary.md'}" in outputs
+    summary = (tmp_path / "summary.txt").read_text()
+    assert "never-started" in summary.replace("\\-", "-")
+    assert summary == (tmp_path / "report" / "summary.md").read_text()
