@@ -162,3 +162,41 @@ def test_aggregate_reports_a_missing_shard_and_fills_the_job_summary(cli: dict[s
     summary = (tmp_path / "summary.txt").read_text()
     assert "never-started" in summary.replace("\\-", "-")
     assert summary == (tmp_path / "report" / "summary.md").read_text()
+
+
+def test_an_empty_test_set_passes_as_empty_shards(cli: dict[str, str], tmp_path: Path) -> None:
+    """Nothing to test: the matrix still has a leg per shard (never an empty matrix), each leg passes as `empty`,
+    and the report passes."""
+    plan_dir = tmp_path / "p"
+    (tmp_path / "items.txt").write_text("")  # (a glob that matches nothing is refused as a likely typo)
+    done = run_step("Plan", tmp_path, {**cli, "ITEMS": "items.txt", "SHARDS": "2", "PLAN_DIR": str(plan_dir)})
+    assert done.returncode == 0, done.stderr
+    outputs = (tmp_path / "output.txt").read_text()
+    assert "empty<<" in outputs and "\ntrue\n" in outputs
+    matrix = json.loads(outputs.split("matrix<<", 1)[1].splitlines()[1])
+    assert [leg["label"] for leg in matrix["include"]] == ["1/2", "2/2"]
+    for leg in matrix["include"]:
+        values = {
+            **cli,
+            "SHARD": leg["label"],
+            "TEST_COMMAND": "false {items}",
+            "TIMEOUT": "1m",
+            "RETRIES": "0",
+            "PLAN": str(plan_dir / "plan.json"),
+            "OUT": str(tmp_path / "shards" / f"artifact-{leg['shard']}"),
+        }
+        ran = run_step("Run the shard", tmp_path, values)
+        assert ran.returncode == 0, ran.stderr
+    (tmp_path / "output.txt").write_text("")
+    values = {
+        **cli,
+        "PLAN": str(plan_dir / "plan.json"),
+        "SHARDS_DIR": str(tmp_path / "shards"),
+        "REPORT": str(tmp_path / "report"),
+        "TIMINGS": ".ci-shards/timings.json",
+        "COMMENT": "false",
+        "COMMENT_MODE": "always",
+    }
+    done = run_step("Aggregate", tmp_path, values)
+    assert done.returncode == 0, done.stderr
+    assert "verdict=passed" in (tmp_path / "output.txt").read_text(), done.stderr
