@@ -11,8 +11,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -200,3 +202,76 @@ def test_an_empty_test_set_passes_as_empty_shards(cli: dict[str, str], tmp_path:
     done = run_step("Aggregate", tmp_path, values)
     assert done.returncode == 0, done.stderr
     assert "verdict=passed" in (tmp_path / "output.txt").read_text(), done.stderr
+
+
+class _GitHub(BaseHTTPRequestHandler):
+    """Just enough of the issues-comments REST API: list (empty) and create; every request is recorded."""
+
+    requests: ClassVar[list[tuple[str, str, str, dict[str, Any] | None]]] = []
+
+    def _reply(self, status: int, payload: object) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self.requests.append(("GET", self.path, self.headers.get("Authorization", ""), None))
+        self._reply(200, [])
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.requests.append(("POST", self.path, self.headers.get("Authorization", ""), body))
+        self._reply(201, {"id": 7, "html_url": "http://127.0.0.1/c/7", "body": body["body"]})
+
+    def log_message(self, format: str, *args: object) -> None:  # keep pytest output clean
+        pass
+
+
+def test_comment_command_posts_for_a_fork_pr_from_workflow_run(cli: dict[str, str], tmp_path: Path) -> None:
+    (tmp_path / "items.txt").write_text("one\n")
+    planned = subprocess.run(
+        [str(CI_SHARDS), "plan", "--items", "items.txt", "--shards", "1", "--output", "plan.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert planned.returncode == 0, planned.stderr
+    # What a workflow_run event looks like for a fork: no pull_requests, another head repository.
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"workflow_run": {"pull_requests": [], "head_repository": {"full_name": "fork/r"}}}))
+    _GitHub.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _GitHub)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        values = {
+            **cli,
+            "PLAN": str(tmp_path / "plan.json"),
+            "SHARDS_DIR": str(tmp_path / "shards"),
+            "PR": "42",
+            "COMMENT_MODE": "always",
+            "COMMENT_KEY": "tests/report",
+            "GITHUB_TOKEN": "t0ken-value",
+            "GITHUB_API_URL": f"http://127.0.0.1:{server.server_port}",
+            "GITHUB_REPOSITORY": "owner/repo",
+            "GITHUB_EVENT_NAME": "workflow_run",
+            "GITHUB_EVENT_PATH": str(event),
+        }
+        done = run_step("Comment", tmp_path, values)
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+    assert done.returncode == 0, done.stderr
+    assert "t0ken-value" not in done.stdout + done.stderr
+    methods = [(method, path) for method, path, _auth, _body in _GitHub.requests]
+    assert ("POST", "/repos/owner/repo/issues/42/comments") in methods, methods
+    posted = next(body for method, _path, _auth, body in _GitHub.requests if method == "POST")
+    assert posted is not None
+    assert "tests/report" in posted["body"]  # the marker of the report job's comment, so re-runs update it
+    assert "never-started" in posted["body"].replace("\\-", "-")
+    assert all(auth == "Bearer t0ken-value" for _m, _p, auth, _b in _GitHub.requests)
