@@ -15,15 +15,17 @@ atom) over tests and keep-together groups (notes/splitting.md section 7).
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import math
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from ci_shards.errors import UsageError
+from ci_shards.estimates import apply_weights, estimate
 from ci_shards.model import Granularity, Plan, ShardPlan, item_file
 from ci_shards.packing import (
+    FILLS,
     STRATEGIES,
     Atom,
     Bins,
@@ -31,67 +33,13 @@ from ci_shards.packing import (
     loads,
     make_piece,
     rejoin,
-    split_fill,
 )
 
 MICRO: Final = 1_000_000
 MIN_COST: Final = 1_000  # 1 ms: no item is free (plan.json's resolution), so counts still matter
-DEFAULT_UNKNOWN_SECONDS: Final = 1.0  # when nothing at all is known (pytest-split uses 1 as well)
-AUTO_TOLERANCE: Final = 0.005  # auto granularity accepts a slowest shard within 0.5 % of LB
+AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
 CLASS_RULE: Final = "class"
-
-
-@dataclass(frozen=True)
-class Estimates:
-    seconds: dict[str, float]
-    unknown: int
-    note: str
-
-
-def estimate(items: Sequence[str], durations: Mapping[str, float]) -> Estimates:
-    """Seconds per item; an unknown item gets the median of its file's known items, else of all
-    known items, else ``DEFAULT_UNKNOWN_SECONDS`` — never zero, and counted."""
-    known = {i: float(durations[i]) for i in items if i in durations}
-    by_file: dict[str, list[float]] = {}
-    for item, value in known.items():
-        by_file.setdefault(item_file(item), []).append(value)
-    everything = statistics.median(known.values()) if known else DEFAULT_UNKNOWN_SECONDS
-    from_file = from_all = 0
-    seconds = dict(known)
-    for item in items:
-        if item in known:
-            continue
-        siblings = by_file.get(item_file(item))
-        if siblings:
-            seconds[item] = statistics.median(siblings)
-            from_file += 1
-        else:
-            seconds[item] = everything
-            from_all += 1
-    unknown = from_file + from_all
-    note = ""
-    if unknown:
-        source = "all known items" if known else f"a default of {DEFAULT_UNKNOWN_SECONDS:g} s (no timings at all)"
-        note = (
-            f"{unknown} of {len(items)} items had no timing: estimated as the median of their file's known items"
-            f" ({from_file}) or of {source} ({from_all})"
-        )
-    return Estimates(seconds, unknown, note)
-
-
-def apply_weights(seconds: Mapping[str, float], weights: Mapping[str, float]) -> dict[str, float]:
-    """Multiply by the factor of every pattern (fnmatch on the item id or its file) the item matches."""
-    result = dict(seconds)
-    for pattern in sorted(weights):
-        factor = weights[pattern]
-        if not (math.isfinite(factor) and factor > 0):
-            msg = f"weight for {pattern!r} must be a positive number, not {factor!r}"
-            raise UsageError(msg)
-        for item in result:
-            if fnmatch.fnmatchcase(item, pattern) or fnmatch.fnmatchcase(item_file(item), pattern):
-                result[item] *= factor
-    return result
 
 
 def _class_key(item: str) -> str | None:
@@ -101,7 +49,9 @@ def _class_key(item: str) -> str | None:
 
 def build_atoms(items: Sequence[str], keep_together: Sequence[str], seconds: Mapping[str, float]) -> list[Atom]:
     """Items joined by keep-together rules (``class``, or glob patterns: all matches of one pattern
-    stay together), as atoms sorted by key."""
+    stay together), as atoms sorted by key (``items`` must be sorted and unique)."""
+    if not keep_together:  # the common case, and the one that must be fast for 100,000 items
+        return [Atom(key=item, items=(item,), cost=_micro(seconds[item])) for item in items]
     parent = {item: item for item in items}
 
     def find(item: str) -> str:
@@ -159,9 +109,12 @@ def build_units(atoms: Sequence[Atom]) -> list[Piece]:
                 parent[max(ra, rb)] = min(ra, rb)
     grouped: dict[str, list[Atom]] = {}
     for atom in atoms:
-        file = item_file(atom.key)
+        file = atom.key.split("::", 1)[0]  # item_file, inlined: this loop sees every atom
         grouped.setdefault(find(file) if parent else file, []).append(atom)
-    return [make_piece(n, grouped[name]) for n, name in enumerate(sorted(grouped))]
+    return [
+        Piece(n, tuple(group), sum(a.cost for a in group), sum(len(a.items) for a in group))
+        for n, group in enumerate(grouped[name] for name in sorted(grouped))
+    ]
 
 
 def lower_bound(costs: Sequence[int], shard_count: int) -> int:
@@ -173,12 +126,9 @@ def lower_bound(costs: Sequence[int], shard_count: int) -> int:
     return max(math.ceil(sum(ordered) / shard_count), ordered[0], pair)
 
 
-def _cuts(bins: Bins) -> int:
-    units: dict[int, int] = {}
-    for pieces in bins:
-        for unit in {p.unit for p in pieces}:
-            units[unit] = units.get(unit, 0) + 1
-    return sum(1 for n in units.values() if n > 1)
+def _pairs(bins: Bins) -> int:
+    """(unit, shard) pairs: each extra shard a unit is cut into repeats its setup once more."""
+    return sum(len({p.unit for p in pieces}) for pieces in bins)
 
 
 def _pack_auto(
@@ -189,21 +139,51 @@ def _pack_auto(
 
     def score(bins: Bins) -> tuple[bool, int, int, int]:
         makespan = max(loads(bins))
-        return (makespan > accept, makespan if makespan > accept else 0, _cuts(bins), makespan)
+        return (makespan > accept, makespan if makespan > accept else 0, _pairs(bins), makespan)
 
-    best = strategy.assign(units, shard_count, lb, max_items)
-    best_score = score(best)
-    if not best_score[0]:
-        return best
-    for step in CAPACITY_STEPS:
+    best: Bins | None = None
+    best_score = (True, 0, 0, 0)
+    try:
+        best = strategy.assign(units, shard_count, lb, max_items)
+        best_score = score(best)
+        if not best_score[0]:
+            return best
+    except UsageError:  # whole files cannot meet --max-items-per-shard: cutting them can
+        best = None
+    for step, fill in itertools.product(CAPACITY_STEPS, FILLS):
         capacity = math.floor(lb * (1 + step))
-        bins = split_fill(units, shard_count, capacity, cut_cost, max_items)
+        bins = fill(units, shard_count, capacity, cut_cost, max_items)
         bins = strategy.improve(bins, lb, max_items)
         bins = rejoin(bins, max(accept, *loads(bins)), cut_cost, max_items)
         candidate = score(bins)
-        if candidate < best_score:
+        if best is None or candidate < best_score:
             best, best_score = bins, candidate
+    assert best is not None  # CAPACITY_STEPS is not empty: the loop packed at least once
     return best
+
+
+def _merge_same_shard(bins: Bins) -> Bins:
+    """Parts of one unit that ended in the same shard are one part: its setup is paid once."""
+    merged: Bins = []
+    for pieces in bins:
+        if len({p.unit for p in pieces}) == len(pieces):
+            merged.append(pieces)
+            continue
+        by_unit: dict[int, list[Piece]] = {}
+        for piece in pieces:
+            by_unit.setdefault(piece.unit, []).append(piece)
+        shard: list[Piece] = []
+        for parts in by_unit.values():
+            if len(parts) == 1:
+                shard.append(parts[0])
+                continue
+            first = min(parts, key=lambda p: p.key)
+            extra = first.cost - sum(a.cost for a in first.atoms)
+            shard.append(
+                make_piece(first.unit, sorted((a for p in parts for a in p.atoms), key=lambda a: a.key), extra)
+            )
+        merged.append(shard)
+    return merged
 
 
 def _fill_empty(bins: Bins) -> Bins:
@@ -268,13 +248,22 @@ def plan_items(
             [make_piece(n, [a]) for n, a in enumerate(atoms)], shards, lb, max_items_per_shard
         )
     elif granularity is Granularity.FILE:
-        bins = STRATEGIES[strategy].assign(build_units(atoms), shards, lb, max_items_per_shard)
+        units = build_units(atoms)
+        too_big = next((u for u in units if max_items_per_shard is not None and u.size > max_items_per_shard), None)
+        if too_big is not None:
+            msg = (
+                f"{item_file(too_big.key)} has {too_big.size} items, more than --max-items-per-shard"
+                f" {max_items_per_shard} allows in one shard; use --granularity auto or test"
+            )
+            raise UsageError(msg)
+        bins = STRATEGIES[strategy].assign(units, shards, lb, max_items_per_shard)
     else:
         bins = _pack_auto(
             build_units(atoms), shards, lb, strategy_name=strategy, cut_cost=cost, max_items=max_items_per_shard
         )
     if granularity is not Granularity.FILE:
         bins = _fill_empty(bins)
+    bins = _merge_same_shard(bins)
     all_notes = [*notes]
     if est.note:
         all_notes.append(est.note)
@@ -367,14 +356,24 @@ def choose_shards(
     def fits(plan: Plan) -> bool:
         return plan.estimated_makespan + shard_overhead <= target_seconds
 
-    one = make(1)
-    total = one.estimated_makespan
-    if fits(one) or not ordered:
-        return AutoChoice(
-            one, f"1 shard: {total:.1f} s of tests + {shard_overhead:g} s overhead fits {target_seconds:g} s"
+    max_items = options.get("max_items_per_shard")
+    fewest = max(1, math.ceil(len(ordered) / max_items)) if isinstance(max_items, int) and max_items > 0 else 1
+    if fewest > max_shards:
+        msg = (
+            f"{len(ordered)} items need at least {fewest} shards of {max_items} (--max-items-per-shard) > --max-shards"
         )
+        raise UsageError(msg)
+    first = make(fewest)
+    if fits(first) or not ordered:
+        why = f" (--max-items-per-shard {max_items})" if fewest > 1 else ""
+        reason = (
+            f"{fewest} shard{'s' if fewest > 1 else ''}{why}: the slowest is predicted at"
+            f" {first.estimated_makespan:.1f} s + {shard_overhead:g} s overhead ≤ target {target_seconds:g} s"
+        )
+        return AutoChoice(_with_note(first, reason), reason)
+    total = sum(s.estimated_seconds for s in first.shards)
     budget = target_seconds - shard_overhead
-    low = max(1, min(max_shards, math.ceil(total / budget) if budget > 0 else max_shards))
+    low = max(fewest, min(max_shards, math.ceil(total / budget) if budget > 0 else max_shards))
     # the makespan falls (almost always) monotonically with N: binary search for the first fit
     lo, hi = low, max_shards
     plans: dict[int, Plan] = {}
@@ -392,7 +391,7 @@ def choose_shards(
             f"{lo} shards: the slowest is predicted at {predicted:.1f} s + {shard_overhead:g} s overhead"
             f" ≤ target {target_seconds:g} s"
         )
-        if lo > 1:
+        if lo > fewest:
             fewer = plans.get(lo - 1) or make(lo - 1)
             reason += f"; {lo - 1} would take {fewer.estimated_makespan + shard_overhead:.1f} s"
     else:
@@ -401,13 +400,16 @@ def choose_shards(
             f" predicted at {predicted:.1f} s + {shard_overhead:g} s overhead (lower bound"
             f" {chosen.lower_bound_seconds:.1f} s)"
         )
-    final = Plan(
-        total=chosen.total,
-        granularity=chosen.granularity,
-        shards=chosen.shards,
-        lower_bound_seconds=chosen.lower_bound_seconds,
-        unknown_items=chosen.unknown_items,
-        files_cut=chosen.files_cut,
-        notes=(reason, *chosen.notes),
+    return AutoChoice(_with_note(chosen, reason), reason)
+
+
+def _with_note(plan: Plan, note: str) -> Plan:
+    return Plan(
+        total=plan.total,
+        granularity=plan.granularity,
+        shards=plan.shards,
+        lower_bound_seconds=plan.lower_bound_seconds,
+        unknown_items=plan.unknown_items,
+        files_cut=plan.files_cut,
+        notes=(note, *plan.notes),
     )
-    return AutoChoice(final, reason)

@@ -209,10 +209,33 @@ def _size(text: str, limits: _Limits) -> int:
     return len(text.encode()) if limits.in_bytes else len(text)
 
 
-def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, shown: int, details: int) -> dict[str, Any]:
+def _fit(views: list[dict[str, Any]], room: int, limits: _Limits) -> tuple[int, int]:
+    """(shown, with_trace): how many failure entries fit in ``room``, traces for the first ones.
+
+    Traces go to the first failures while they take at most 60% of the room; then one-line
+    entries fill the rest. Sizes are estimates (the template adds ~60 characters per entry);
+    ``render_markdown`` re-checks the real size and shrinks further if needed."""
+    unit = (lambda s: len(s.encode())) if limits.in_bytes else len
+    used = with_trace = 0
+    for view in views[: limits.failure_details]:
+        cost = unit(view["id"]) + unit(view["message"]) + unit(view["trace"]) + unit(view["location"]) + 120
+        if used + cost > room * 0.6:
+            break
+        used += cost
+        with_trace += 1
+    shown = with_trace
+    for view in views[with_trace:]:
+        cost = unit(view["id"]) + unit(view["message"]) + 60
+        if used + cost > room:
+            break
+        used += cost
+        shown += 1
+    return shown, with_trace
+
+
+def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict[str, Any]]) -> dict[str, Any]:
     acc = verdict.accounting
-    lines = {c.test_id: c.line for c in verdict.cases if c.line is not None}
-    bad = [r for r in verdict.failures if r.kind in _BAD_KINDS]
+    bad_total = sum(r.kind in _BAD_KINDS for r in verdict.failures)
     shard_level = [r for r in verdict.failures if r.kind is FailureKind.SHARD]
     cases = verdict.cases
     slowest = sorted(cases, key=lambda c: c.time, reverse=True)[: min(10, limits.list_limit)]
@@ -220,9 +243,6 @@ def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, shown: int, deta
     lower = verdict.lower_bound_seconds
     actual = verdict.actual_makespan
     t = verdict.totals
-    views = [_failure_view(r, limits, lines.get(r.test_id)) for r in bad[:shown]]
-    for view in views[details:]:
-        view["trace"] = ""
     return {
         "flavor": flavor.value,
         "passed": verdict.passed,
@@ -233,8 +253,8 @@ def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, shown: int, deta
         "shards": [_shard_row(s, verdict.total_shards) for s in verdict.shards],
         "chart": _mermaid(verdict) if flavor is Flavor.SUMMARY else "",
         "failures": views,
-        "failures_total": len(bad),
-        "failures_cut": len(bad) - len(views),
+        "failures_total": bad_total,
+        "failures_cut": bad_total - len(views),
         "shard_failures": [
             {"shard": r.shard, "message": md.inline(r.message, 400)} for r in shard_level[: limits.list_limit]
         ],
@@ -275,19 +295,24 @@ def render_markdown(
     characters). Failures that do not fit are cut with a visible notice pointing to the artifacts."""
     limits = _LIMITS[flavor]
     template = _environment().get_template("verdict.md.j2")
-    bad_total = sum(r.kind in _BAD_KINDS for r in verdict.failures)
-    shown = min(bad_total, limits.failure_details * 20)
-    details = limits.failure_details
-    while True:
-        context = _context(verdict, flavor, limits, shown, details)
+    lines = {c.test_id: c.line for c in verdict.cases if c.line is not None}
+    bad = [r for r in verdict.failures if r.kind in _BAD_KINDS]
+    # no report can show more than budget/60 entries: never build views for the rest
+    candidates = [_failure_view(r, limits, lines.get(r.test_id)) for r in bad[: limits.budget // 60]]
+
+    def render(shown: int, with_trace: int) -> str:
+        views = [dict(v, trace=v["trace"] if i < with_trace else "") for i, v in enumerate(candidates[:shown])]
+        context = _context(verdict, flavor, limits, views)
         text: str = template.render(**context, marker=marker, artifacts_hint=md.inline(artifacts_hint))
-        if _size(text, limits) <= limits.budget or shown == 0:
-            break
-        # too big: fewer traces first, then fewer listed failures (halving keeps it O(log n) renders)
-        if details > 0:
-            details //= 2
-        else:
-            shown //= 2
+        return text
+
+    skeleton = _size(render(0, 0), limits)
+    shown, with_trace = _fit(candidates, limits.budget - skeleton - 500, limits)
+    text = render(shown, with_trace)
+    while _size(text, limits) > limits.budget and shown > 0:  # the estimate was short: shrink and re-check
+        with_trace //= 2
+        shown = shown * 3 // 4
+        text = render(shown, with_trace)
     if _size(text, limits) > limits.budget:  # pathological (e.g. a million shards): hard cut, still valid
         text = _hard_cut(text, limits)
     return text

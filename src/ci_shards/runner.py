@@ -147,7 +147,10 @@ class _ShardRun:
         if self.opts.pytest:
             files = list(dict.fromkeys(item_file(i) for i in items))
             file_batches = cmd.batches(template, files, limit=limit, environment_bytes=cmd.env_size(env))
-            groups = [[i for i in items if item_file(i) in set(fb)] for fb in file_batches]
+            batch_of = {f: n for n, fb in enumerate(file_batches) for f in fb}
+            groups: list[list[str]] = [[] for _ in file_batches]
+            for item in items:
+                groups[batch_of[item_file(item)]].append(item)
         else:
             groups = cmd.batches(template, items, limit=limit, environment_bytes=cmd.env_size(env))
         runs: list[Run] = []
@@ -158,7 +161,7 @@ class _ShardRun:
             if runs[-1].start_error:
                 break
         done = {i for r in runs for i in r.items}
-        if len(runs) < len(groups) and rerun == 0:
+        if len(runs) < len(groups) and rerun == 0 and not runs[-1].start_error:
             # never launched because the deadline passed or the job was cancelled: the accounting sees them unreported
             runs.append(
                 Run(

@@ -61,7 +61,8 @@ def test_ctrl_c_stops_every_shard_and_still_reports(tmp_path: Path) -> None:
                 f"""
                 import pathlib, subprocess, sys, time
                 def test_hang():
-                    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "local-marker"])
+                    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)",
+                                      {str(tmp_path / "local-marker")!r}])
                     pathlib.Path({str(tmp_path / f"started{n}")!r}).write_text("x")
                     time.sleep(300)
                 """
@@ -104,5 +105,7 @@ def test_ctrl_c_stops_every_shard_and_still_reports(tmp_path: Path) -> None:
     assert "cancelled" in out
     for n in (1, 2):
         assert json.loads((tmp_path / "out" / f"shard-{n}-of-2" / "outcome.json").read_text())["status"] == "cancelled"
-    leftover = subprocess.run(["pgrep", "-f", "local-marker"], capture_output=True, text=True, check=False)
+    leftover = subprocess.run(
+        ["pgrep", "-f", str(tmp_path / "local-marker")], capture_output=True, text=True, check=False
+    )
     assert leftover.stdout.strip() == ""

@@ -94,12 +94,12 @@ def test_hung_pytest_test_times_out_and_leaves_no_survivors(tmp_path: Path) -> N
             def test_ok():
                 pass
             def test_hang():
-                subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "hang-marker-child"])
+                subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "HANG_MARKER"])
                 time.sleep(300)
             def test_after():
                 pass
             """
-        )
+        ).replace("HANG_MARKER", str(tmp_path / "hang-marker"))
     )
     items = ["tests/test_hang.py::test_ok", "tests/test_hang.py::test_hang", "tests/test_hang.py::test_after"]
     write_plan(tmp_path / "plan.json", [items])
@@ -124,8 +124,8 @@ def test_hung_pytest_test_times_out_and_leaves_no_survivors(tmp_path: Path) -> N
     result = outcome(tmp_path)
     assert result["status"] == "timed-out"
     assert result["attempts"][0]["deadline_to_dead_seconds"] <= 1.0 + 1.0  # grace + 1 s
-    assert took < 2 + 1 + 1 + 3  # timeout + grace + 1 s + interpreter start-up
-    assert survivors("hang-marker-child") == []
+    assert took < 2 + 1 + 1 + 8  # timeout + grace + 1 s + interpreter start-ups on a loaded machine
+    assert survivors(str(tmp_path / "hang-marker")) == []
     cases = {c.get("name"): c for c in junit_cases(tmp_path)}
     assert cases["test_ok"].find("error") is None
     assert cases["test_hang"].find("error").get("type") == "timed-out"  # type: ignore[union-attr]
@@ -151,7 +151,7 @@ def test_setsid_grandchild_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
         code = ("import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
                 "signal.signal(signal.SIGINT, signal.SIG_IGN); open({str(pidfile)!r}, 'w').write(str(os.getpid())); "
                 "time.sleep(300)")
-        subprocess.Popen([sys.executable, "-c", code, "escapee-marker"], start_new_session=True)
+        subprocess.Popen([sys.executable, "-c", code, {str(tmp_path / "escapee-marker")!r}], start_new_session=True)
         time.sleep(300)
         """,
     )
@@ -180,7 +180,7 @@ def test_setsid_grandchild_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
     assert outcome(tmp_path)["status"] == "timed-out"
     escapee = int(pidfile.read_text())
     assert not pid_alive(escapee)
-    assert survivors("escapee-marker") == []
+    assert survivors(str(tmp_path / "escapee-marker")) == []
 
 
 def test_grandchild_holding_the_output_after_exit_is_reported_and_killed(tmp_path: Path) -> None:
@@ -409,7 +409,8 @@ def test_sigint_to_ci_shards_mid_run_is_cancelled_with_artifacts(tmp_path: Path)
             def test_done():
                 pass
             def test_slow():
-                subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "cancel-marker"])
+                subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)",
+                                  {str(tmp_path / "cancel-marker")!r}])
                 pathlib.Path({str(started)!r}).write_text("x")
                 time.sleep(300)
             """
@@ -444,14 +445,14 @@ def test_sigint_to_ci_shards_mid_run_is_cancelled_with_artifacts(tmp_path: Path)
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
-    assert time.monotonic() - sent < 5  # well inside GitHub's 7.5 s before SIGTERM
+    assert time.monotonic() - sent < 7.5  # inside GitHub's 7.5 s before SIGTERM
     assert proc.returncode == 1, err
     result = outcome(tmp_path)
     assert result["status"] == "cancelled"
     cases = {c.get("name"): c for c in junit_cases(tmp_path)}
     assert cases["test_done"].find("error") is None
     assert cases["test_slow"].find("error") is not None
-    assert survivors("cancel-marker") == []
+    assert survivors(str(tmp_path / "cancel-marker")) == []
 
 
 def _peak_rss_kib(pid: int, proc: subprocess.Popen[str]) -> int:
@@ -658,3 +659,56 @@ def test_bad_usage_exits_2(tmp_path: Path) -> None:
     proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--timeout", "soon", "--", "true", cwd=tmp_path)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
+
+
+def _fenced(stderr: str, needle: str) -> bool:
+    """Every line holding ``needle`` sits between ``::stop-commands::T`` and ``::T::``."""
+    token = None
+    seen = False
+    for line in stderr.splitlines():
+        if line.startswith("::stop-commands::"):
+            token = line.removeprefix("::stop-commands::")
+        elif token is not None and line == f"::{token}::":
+            token = None
+        elif needle in line:
+            seen = True
+            if token is None:
+                return False
+    return seen
+
+
+@pytest.mark.parametrize("live", ["--live", "--no-live"])
+def test_child_output_cannot_issue_workflow_commands_on_github(tmp_path: Path, live: str) -> None:
+    write_plan(tmp_path / "plan.json", [["a::t1"]])
+    code = "print('::error::pwned-by-test'); print('::add-mask::x'); raise SystemExit(1)"
+    env = {**os.environ, "GITHUB_ACTIONS": "true"}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ci_shards",
+            "run",
+            "--plan",
+            "plan.json",
+            "--shard",
+            "1/1",
+            "--out",
+            "out",
+            live,
+            "--",
+            sys.executable,
+            "-c",
+            code,
+            "{items}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert _fenced(proc.stderr, "pwned-by-test"), proc.stderr
+    assert "::group::" in proc.stderr  # the failure tail is folded
+    assert "::error::" in proc.stderr.replace("::error::pwned-by-test", "")  # our own annotation still works

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
 
-from ci_shards.aggregate import FlakyResult, aggregate_dirs
+from ci_shards.aggregate import SHARD_CASE_CLASSNAME, FlakyResult, aggregate_dirs
+from ci_shards.classify import SHARD_CLASSNAME
 from ci_shards.errors import InputError
 from ci_shards.model import CaseOutcome, CaseResult, FailureKind, Granularity, ShardStatus
 from ci_shards.report import render_terminal
@@ -270,3 +271,21 @@ def test_no_outcome_folder_named_like_a_shard(tmp_path, plan):
 def test_path_type(tmp_path, plan):
     write_all(tmp_path, plan)
     assert aggregate_dirs(plan, [Path(str(tmp_path))]).passed
+
+
+def test_runner_shard_level_case_is_a_failure_not_an_unplanned_test(tmp_path, plan):
+    assert SHARD_CLASSNAME == SHARD_CASE_CLASSNAME  # the runner's name for it
+    write_all(tmp_path, plan)
+    crash = CaseResult(
+        test_id="ci-shards::shard-3-of-3",
+        name="shard-3-of-3",
+        classname="ci-shards",
+        outcome=CaseOutcome.ERROR,
+        message="no test report; the command exited with code 139",
+    )
+    write_shard(tmp_path, plan, 3, [crash])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 1
+    assert verdict.accounting.unplanned == ()
+    assert verdict.accounting.missing == ("tests/test_c.py::test_only",)
+    assert [r.test_id for r in verdict.failures if r.kind.value == "error"] == ["ci-shards::shard-3-of-3"]

@@ -9,9 +9,9 @@ import pytest
 
 from ci_shards import command as cmd
 from ci_shards.classify import FlakyResult, Policy, Report, Run, coverage, decide, merge_attempts, report_from_events
-from ci_shards.commands.run import parse_duration, parse_signal, pytest_extra_args
+from ci_shards.commands.run import parse_duration, parse_signal, parse_size, pytest_extra_args
 from ci_shards.errors import UsageError
-from ci_shards.local import auto_jobs, available_memory, parse_size
+from ci_shards.local import auto_jobs, available_memory
 from ci_shards.model import CaseOutcome, CaseResult, ShardStatus
 from ci_shards.spool import read_tail
 

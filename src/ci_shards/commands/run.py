@@ -7,17 +7,17 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from ci_shards.classify import FlakyResult
-from ci_shards.console import console_for
-from ci_shards.errors import EXIT_FAILED, EXIT_OK, UsageError
-from ci_shards.model import RESULTS_DIR, parse_shard_spec
-from ci_shards.process import CancelToken
-from ci_shards.runner import RunOptions, cancel_on_signals, load_plan, run_shard
+from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from ci_shards.model import RESULTS_DIR
+
+# the run stage's modules are imported by the handlers, not here: every ci-shards command builds this
+# parser, and the runner's imports (XML, subprocess, ...) would cost each of them start-up time
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(ms|s|m|h)?\s*$")
+DEFAULT_JOB_MEMORY = 1 << 30
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
@@ -28,6 +28,18 @@ def parse_duration(text: str) -> float:
         msg = f"{text!r} is not a duration (e.g. 30m, 10s, 1.5h, 500ms)"
         raise argparse.ArgumentTypeError(msg)
     return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def parse_size(text: str) -> int:
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    raw = text.strip().lower().rstrip("ib").rstrip("b")
+    try:
+        if raw and raw[-1] in units:
+            return int(float(raw[:-1]) * units[raw[-1]])
+        return int(raw)
+    except ValueError:
+        msg = f"{text!r} is not a size (e.g. 512M, 2G)"
+        raise argparse.ArgumentTypeError(msg) from None
 
 
 def parse_signal(text: str) -> int:
@@ -64,41 +76,49 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         "--junit",
         metavar="PATH|GLOB",
         default=None,
-        help="where the command writes its JUnit report (default: {junit})",
+        help="where the command writes its JUnit report (default: none; or put {junit} in the command)",
     )
     parser.add_argument(
         "--timeout",
+        metavar="DURATION",
         type=parse_duration,
         default=None,
         help="wall-clock limit for the whole shard, e.g. 30m (default: none)",
     )
     parser.add_argument(
         "--grace",
+        metavar="DURATION",
         type=parse_duration,
         default=10.0,
         help="wait after the graceful signal before SIGKILL (default: 10s)",
     )
     parser.add_argument(
         "--signal",
+        metavar="SIGNAL",
         dest="graceful_signal",
         type=parse_signal,
         default=int(signal.SIGINT),
         help="graceful signal at the deadline; pytest writes its report on SIGINT, not SIGTERM (default: SIGINT)",
     )
     parser.add_argument(
-        "--retries", type=int, default=0, help="re-run only the failed tests up to K times (default: 0)"
+        "--retries", metavar="K", type=int, default=0, help="re-run only the failed tests up to K times (default: 0)"
     )
     parser.add_argument(
-        "--max-rerun-failures", type=int, default=10, help="skip re-runs above this many failures (default: 10)"
+        "--max-rerun-failures",
+        metavar="M",
+        type=int,
+        default=10,
+        help="skip re-runs above this many failures (default: 10)",
     )
     parser.add_argument(
         "--flaky-result",
-        choices=[f.value for f in FlakyResult],
-        default=FlakyResult.PASS.value,
+        choices=["pass", "fail"],
+        default="pass",
         help="whether a failed-then-passed test lets the shard pass (default: pass; always reported)",
     )
     parser.add_argument(
         "--max-test-seconds",
+        metavar="S",
         type=float,
         default=None,
         help="a passing test slower than this fails with the reason (default: no budget)",
@@ -110,6 +130,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--leak-timeout",
+        metavar="DURATION",
         type=parse_duration,
         default=0.5,
         help="how long processes may outlive the command before they are reported and killed (default: 500ms)",
@@ -138,11 +159,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         help="stream output to the console (default: on when stderr is a terminal)",
     )
-    live.add_argument("--no-live", dest="live", action="store_false", help="only spool output to output.log")
+    live.add_argument(
+        "--no-live", dest="live", action="store_false", help="only spool output to output.log (default: off)"
+    )
     add_execution_options(run)
     run.set_defaults(handler=_run_handler)
-    from ci_shards.local import register_local  # noqa: PLC0415 (avoids an import cycle at module load)
-
     register_local(subparsers)
 
 
@@ -156,39 +177,16 @@ def pytest_extra_args(raw: Sequence[str], cwd: Path) -> list[str]:
     return [a for a in command_args(raw) if a.startswith("-") or not (cwd / a.split("::", 1)[0]).exists()]
 
 
-def resolve_shard(spec: str, env: Mapping[str, str]) -> tuple[int, int]:
-    if spec == "auto":
-        try:
-            from ci_shards.matrix import resolve_shard as resolve  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
-        except ImportError:
-            return _auto_shard(env)
-        return resolve(spec, env)  # type: ignore[no-any-return]
-    try:
-        return parse_shard_spec(spec)
-    except ValueError as err:
-        msg = f"--shard: {err}"
-        raise UsageError(msg) from None
-
-
-def _auto_shard(env: Mapping[str, str]) -> tuple[int, int]:
-    """The shard from the CI's own variables (GitLab parallel, CircleCI, Buildkite, or CI_SHARDS_SHARD)."""
-    if env.get("CI_SHARDS_SHARD"):
-        return resolve_shard(env["CI_SHARDS_SHARD"], env)
-    pairs = (
-        ("CI_NODE_INDEX", "CI_NODE_TOTAL", 0),
-        ("CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", 1),
-        ("BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 1),
-    )
-    for index_var, total_var, offset in pairs:
-        if env.get(index_var, "").isdigit() and env.get(total_var, "").isdigit():
-            return resolve_shard(f"{int(env[index_var]) + offset}/{env[total_var]}", env)
-    msg = "--shard auto: no CI_SHARDS_SHARD, CI_NODE_INDEX/TOTAL, CIRCLE_NODE_* or BUILDKITE_PARALLEL_* variables"
-    raise UsageError(msg)
-
-
 def _run_handler(args: argparse.Namespace) -> int:
+    from ci_shards.classify import FlakyResult  # noqa: PLC0415
+    from ci_shards.console import console_for  # noqa: PLC0415
+    from ci_shards.process import CancelToken  # noqa: PLC0415
+    from ci_shards.runner import RunOptions, cancel_on_signals, load_plan, run_shard  # noqa: PLC0415
+
     env = dict(os.environ)
     cwd = Path.cwd()
+    from ci_shards.matrix import resolve_shard  # noqa: PLC0415
+
     index, total = resolve_shard(args.shard, env)
     plan = load_plan(args.plan)
     if plan.total != total:
@@ -225,3 +223,88 @@ def _run_handler(args: argparse.Namespace) -> int:
     with cancel_on_signals(cancel):
         outcome = run_shard(options, console=console, cancel=cancel)
     return EXIT_OK if outcome.status.is_success else EXIT_FAILED
+
+
+def _local_handler(args: argparse.Namespace) -> int:
+    from ci_shards.console import console_for  # noqa: PLC0415
+    from ci_shards.local import (  # noqa: PLC0415
+        aggregate_results,
+        auto_jobs,
+        available_memory,
+        cores,
+        fmt_seconds,
+        run_argv,
+        run_local,
+    )
+    from ci_shards.process import CancelToken  # noqa: PLC0415
+    from ci_shards.runner import cancel_on_signals  # noqa: PLC0415
+
+    env = dict(os.environ)
+    cwd = Path.cwd()
+    console = console_for(env)
+    raw = command_args(args.command)
+    if not args.pytest and not raw:
+        msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
+        raise UsageError(msg)
+    from ci_shards.commands.plan import plan_from_options  # noqa: PLC0415
+
+    plan = plan_from_options(args, env=env, cwd=cwd, pytest_args=raw if args.pytest else None)
+    args.out.mkdir(parents=True, exist_ok=True)
+    plan_path = args.out / "plan.json"
+    plan_path.write_text(plan.dumps(), encoding="utf-8")
+    command = pytest_extra_args(raw, cwd) if args.pytest else raw
+    if args.jobs == "auto":
+        jobs = auto_jobs(plan.total, cores=cores(), memory=available_memory(), job_memory=args.job_memory)
+    elif args.jobs.isdigit() and int(args.jobs) > 0:
+        jobs = min(int(args.jobs), plan.total)
+    else:
+        msg = f"--jobs {args.jobs!r}: expected auto or a positive number"
+        raise UsageError(msg)
+    console.line(
+        f"ci-shards local: {len(plan.items)} items in {plan.total} shards, {jobs} at a time, "
+        f"estimated {fmt_seconds(plan.estimated_makespan)} per shard at most; results in {args.out}"
+    )
+    cancel = CancelToken()
+    with cancel_on_signals(cancel):
+        never = run_local(
+            plan=plan,
+            plan_path=plan_path,
+            jobs=jobs,
+            argv_for=lambda i: run_argv(args, plan_path, i, plan.total, command),
+            out=args.out,
+            console=console,
+            cancel=cancel,
+        )
+    if never:
+        console.warning(f"never started (interrupted): shards {', '.join(map(str, never))}")
+    text, code = aggregate_results(plan, args.out, flaky_result=args.flaky_result)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return EXIT_INTERRUPTED if cancel.cancelled else code
+
+
+def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    local = subparsers.add_parser(
+        "local",
+        help="plan, run every shard here as parallel processes, and print the verdict",
+        description="Plan the suite, run every shard on this machine (each a real `ci-shards run`), then aggregate. "
+        "Ctrl-C stops every shard and still reports what finished; a second Ctrl-C kills them.",
+    )
+    from ci_shards.commands.plan import add_plan_options  # noqa: PLC0415
+
+    add_plan_options(local)
+    local.add_argument(
+        "--jobs",
+        metavar="N|auto",
+        default="auto",
+        help="shards at once: N or auto = min(cores, memory/--job-memory, shards) (default: auto)",
+    )
+    local.add_argument(
+        "--job-memory",
+        metavar="SIZE",
+        type=parse_size,
+        default=DEFAULT_JOB_MEMORY,
+        help="memory budget per job for --jobs auto (default: 1G)",
+    )
+    add_execution_options(local, pytest_flag=False)
+    local.set_defaults(handler=_local_handler)

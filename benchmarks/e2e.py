@@ -1,0 +1,184 @@
+"""End-to-end sharding benchmark on a real suite from PyPI (by hand; results in docs/benchmarks.md "Runner").
+
+    python benchmarks/e2e.py [--venv /tmp/ci-shards-pint] [--shards 4] [--repeat 1]
+
+Installs pint (with numpy and its test plugins), pytest-split and this checkout into a throwaway
+venv, records the suite's durations with one serial run (pytest-split ``--store-durations``), then
+runs each of the N shards as its own process, one after another, alternating the two tools:
+
+- ci-shards: ``plan`` (the planner ``ci-shards local`` uses) once, then ``ci-shards run --pytest``
+  per shard (only the shard's own files are collected);
+- pytest-split: ``pytest --splits N --group i`` on the same durations (every shard collects all).
+
+Reports, per tool: slowest shard / max(serial / N, longest test) (target <= 1.15) and the sum of
+shard walls / serial (target <= 1.10), plus how many tests each tool ran in total.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ["pint", "numpy", "pytest", "pytest-split", "pytest-benchmark", "pytest-subtests"]
+PYTEST_OPTS = ["-p", "no:cacheprovider", "--benchmark-skip", "-q"]
+ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "GITHUB_ACTIONS")}
+
+PLAN_SNIPPET = """
+import json, os, sys
+from pathlib import Path
+from ci_shards.cli import build_parser
+from ci_shards.commands.plan import plan_from_options
+argv = ["local", "--shards", sys.argv[1], "--durations", sys.argv[2], "--pytest", "--", *sys.argv[4:]]
+args = build_parser().parse_args(argv)
+plan = plan_from_options(args, env=dict(os.environ), cwd=Path.cwd(), pytest_args=sys.argv[4:])
+Path(sys.argv[3]).write_text(plan.dumps())
+"""
+
+
+def sh(argv: list[str], cwd: Path | None = None, quiet: bool = True) -> float:
+    start = time.perf_counter()
+    out = subprocess.DEVNULL if quiet else None
+    subprocess.run(argv, cwd=cwd, stdout=out, stderr=out, check=False, env=ENV)
+    return time.perf_counter() - start
+
+
+def ensure_venv(venv: Path) -> tuple[Path, Path]:
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *PACKAGES], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(REPO)], check=True)
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import pint, pathlib; print(pathlib.Path(pint.__file__).parent.parent)"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    return python, site
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--venv", type=Path, default=Path("/tmp/ci-shards-pint"), help="(default: /tmp/ci-shards-pint)")
+    parser.add_argument("--shards", type=int, default=4, help="(default: 4)")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of both tools (default: 1)")
+    args = parser.parse_args()
+    python, site = ensure_venv(args.venv)
+    work = args.venv / "bench"
+    work.mkdir(exist_ok=True)
+    durations = work / "durations.json"
+    serial = sh(
+        [
+            str(python),
+            "-m",
+            "pytest",
+            "pint/testsuite",
+            *PYTEST_OPTS,
+            "--store-durations",
+            "--durations-path",
+            str(durations),
+        ],
+        cwd=site,
+    )
+    times = json.loads(durations.read_text())
+    longest = max(times.values())
+    ideal = max(serial / args.shards, longest)
+    plan_path = work / "plan.json"
+    plan_seconds = sh(
+        [
+            str(python),
+            "-c",
+            PLAN_SNIPPET,
+            str(args.shards),
+            str(durations),
+            str(plan_path),
+            "pint/testsuite",
+            *PYTEST_OPTS[:-1],
+        ],
+        cwd=site,
+        quiet=False,
+    )
+    walls: dict[str, list[list[float]]] = {"ci-shards": [], "pytest-split": []}
+    tests_run: dict[str, int] = {"ci-shards": 0, "pytest-split": 0}
+    for _ in range(args.repeat):
+        round_walls: dict[str, list[float]] = {"ci-shards": [], "pytest-split": []}
+        for index in range(1, args.shards + 1):
+            out = work / "out"
+            round_walls["ci-shards"].append(
+                sh(
+                    [
+                        str(python),
+                        "-m",
+                        "ci_shards",
+                        "run",
+                        "--plan",
+                        str(plan_path),
+                        "--shard",
+                        f"{index}/{args.shards}",
+                        "--out",
+                        str(out),
+                        "--pytest",
+                        "--",
+                        *PYTEST_OPTS[:-1],
+                    ],
+                    cwd=site,
+                )
+            )
+            outcome = json.loads((out / f"shard-{index}-of-{args.shards}" / "outcome.json").read_text())
+            tests_run["ci-shards"] += outcome["executed_tests"] + outcome["skipped"]
+            junit = work / f"split-{index}.xml"
+            round_walls["pytest-split"].append(
+                sh(
+                    [
+                        str(python),
+                        "-m",
+                        "pytest",
+                        "pint/testsuite",
+                        *PYTEST_OPTS,
+                        "--splits",
+                        str(args.shards),
+                        "--group",
+                        str(index),
+                        "--durations-path",
+                        str(durations),
+                        f"--junitxml={junit}",
+                    ],
+                    cwd=site,
+                )
+            )
+            tests_run["pytest-split"] += junit.read_text().count("<testcase ")
+        for tool, values in round_walls.items():
+            walls[tool].append(values)
+    result = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.platform()}, "
+        f"Python {platform.python_version()}",
+        "suite": f"pint from PyPI, {len(times)} tests, serial {serial:.1f} s, longest test {longest:.2f} s",
+        "plan_seconds": round(plan_seconds, 2),
+        "shards": args.shards,
+        "repeat": args.repeat,
+    }
+    for tool, rounds in walls.items():
+        slowest = statistics.median(max(r) for r in rounds)
+        total = statistics.median(sum(r) for r in rounds)
+        result[tool] = {
+            "shard_walls_s": [round(w, 2) for w in rounds[-1]],
+            "slowest_over_ideal": round(slowest / ideal, 3),
+            "sum_over_serial": round(total / serial, 3),
+            "tests_run_total": tests_run[tool] // args.repeat,
+        }
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
