@@ -275,3 +275,11 @@ def test_comment_command_posts_for_a_fork_pr_from_workflow_run(cli: dict[str, st
     assert "tests/report" in posted["body"]  # the marker of the report job's comment, so re-runs update it
     assert "never-started" in posted["body"].replace("\\-", "-")
     assert all(auth == "Bearer t0ken-value" for _m, _p, auth, _b in _GitHub.requests)
+
+
+def test_pytest_without_the_users_python_is_refused_up_front(tmp_path: Path) -> None:
+    done = run_step("Check the command", tmp_path, {"COMMAND": "plan", "PYTEST": "true", "RUNNER_OS": "Linux"})
+    assert done.returncode == 2
+    assert "pytest: true needs the input python" in done.stdout
+    ok = run_step("Check the command", tmp_path, {"COMMAND": "plan", "PYTEST": "true", "PYTHON": "python"})
+    assert ok.returncode == 0, ok.stdout
