@@ -115,6 +115,7 @@ def test_failing_test_fails_the_report_and_every_test_is_merged_once(act: str, p
     plan = plan_of(run)
     total = plan["total"]
     assert total >= 2, plan
+    assert plan["unknown_items"] == 1, "the committed durations should cover every demo test but the injected one"
 
     summary = (report(run) / "summary.md").read_text()
     assert "test_injected_failure" in summary
