@@ -28,7 +28,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ["pint", "numpy", "pytest", "pytest-split", "pytest-benchmark", "pytest-subtests"]
-PYTEST_OPTS = ["-p", "no:cacheprovider", "--benchmark-skip", "-q"]
+# --rootdir: pytest otherwise derives it from every path-like argument, --durations-path included,
+# and node ids (pytest-split's keys) would change with where the durations file lives
+PYTEST_OPTS = ["-p", "no:cacheprovider", "--benchmark-skip", "--rootdir=.", "-q"]
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "GITHUB_ACTIONS")}
 
 PLAN_SNIPPET = """
@@ -77,22 +79,11 @@ def main() -> None:
     work = args.venv / "bench"
     work.mkdir(exist_ok=True)
     durations = work / "durations.json"
-    serial = sh(
-        [
-            str(python),
-            "-m",
-            "pytest",
-            "pint/testsuite",
-            *PYTEST_OPTS,
-            "--store-durations",
-            "--durations-path",
-            str(durations),
-        ],
-        cwd=site,
-    )
+    durations.unlink(missing_ok=True)
+    serial_cmd = [str(python), "-m", "pytest", "pint/testsuite", *PYTEST_OPTS]
+    serials = [sh([*serial_cmd, "--store-durations", "--durations-path", str(durations)], cwd=site)]
     times = json.loads(durations.read_text())
     longest = max(times.values())
-    ideal = max(serial / args.shards, longest)
     plan_path = work / "plan.json"
     plan_seconds = sh(
         [
@@ -108,9 +99,14 @@ def main() -> None:
         cwd=site,
         quiet=False,
     )
-    walls: dict[str, list[list[float]]] = {"ci-shards": [], "pytest-split": []}
+    ratios: dict[str, dict[str, list[float]]] = {t: {"slowest": [], "sum": []} for t in ("ci-shards", "pytest-split")}
     tests_run: dict[str, int] = {"ci-shards": 0, "pytest-split": 0}
-    for _ in range(args.repeat):
+    last: dict[str, list[float]] = {}
+    for round_no in range(args.repeat):
+        if round_no:  # a serial reference in every round: this machine's load drifts
+            serials.append(sh(serial_cmd, cwd=site))
+        serial = serials[-1]
+        ideal = max(serial / args.shards, longest)
         round_walls: dict[str, list[float]] = {"ci-shards": [], "pytest-split": []}
         for index in range(1, args.shards + 1):
             out = work / "out"
@@ -158,23 +154,26 @@ def main() -> None:
             )
             tests_run["pytest-split"] += junit.read_text().count("<testcase ")
         for tool, values in round_walls.items():
-            walls[tool].append(values)
+            ratios[tool]["slowest"].append(max(values) / ideal)
+            ratios[tool]["sum"].append(sum(values) / serial)
+        last = round_walls
     result = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.platform()}, "
         f"Python {platform.python_version()}",
-        "suite": f"pint from PyPI, {len(times)} tests, serial {serial:.1f} s, longest test {longest:.2f} s",
+        "suite": f"pint from PyPI, {len(times)} tests, longest test {longest:.2f} s",
+        "serial_s_per_round": [round(v, 1) for v in serials],
         "plan_seconds": round(plan_seconds, 2),
         "shards": args.shards,
         "repeat": args.repeat,
     }
-    for tool, rounds in walls.items():
-        slowest = statistics.median(max(r) for r in rounds)
-        total = statistics.median(sum(r) for r in rounds)
+    for tool, values in ratios.items():
         result[tool] = {
-            "shard_walls_s": [round(w, 2) for w in rounds[-1]],
-            "slowest_over_ideal": round(slowest / ideal, 3),
-            "sum_over_serial": round(total / serial, 3),
+            "shard_walls_last_round_s": [round(w, 2) for w in last[tool]],
+            "slowest_over_ideal_per_round": [round(v, 3) for v in values["slowest"]],
+            "sum_over_serial_per_round": [round(v, 3) for v in values["sum"]],
+            "slowest_over_ideal_median": round(statistics.median(values["slowest"]), 3),
+            "sum_over_serial_median": round(statistics.median(values["sum"]), 3),
             "tests_run_total": tests_run[tool] // args.repeat,
         }
     print(json.dumps(result, indent=2))

@@ -26,6 +26,8 @@ def estimate(items: Sequence[str], durations: Mapping[str, float]) -> Estimates:
     """Seconds per item; an unknown item gets the median of its file's known items, else of all
     known items, else ``DEFAULT_UNKNOWN_SECONDS`` — never zero, and counted."""
     known = {i: float(durations[i]) for i in items if i in durations}
+    if len(known) == len(items):  # everything measured (the common case): nothing to estimate
+        return Estimates(known, 0, "")
     by_file: dict[str, list[float]] = {}
     for item, value in known.items():
         by_file.setdefault(item_file(item), []).append(value)

@@ -8,11 +8,15 @@ and ties between shards always go to the lower shard index.
 - ``Balanced`` (default): LPT, then moves and pairwise swaps out of the most-loaded shard
   (Finn-Horowitz 0/1-interchange), with a fixed round budget rather than a clock, so the result
   never depends on the machine's speed.
-- ``split_fill``: McNaughton's wrap-around idea for divisible units: units in LPT order go whole
+- ``wrap_fill``: McNaughton's wrap-around idea for divisible units: units in LPT order go whole
   onto the least-loaded shard when they fit under a capacity, and are otherwise cut at atom (test)
   boundaries to fill that shard up, the rest continuing on the next one. Each cut fills a shard, so
   at most N-1 cuts are made beyond those that oversized units need.
-  (notes/splitting.md sections 6-7.)
+- ``split_fill``: oversized units first in capacity-sized parts, then best-fit decreasing of whole
+  units, and only the units that fit nowhere whole are cut (often fewer cuts than wrapping).
+- ``rejoin``: moves cut parts back next to another part of their unit (directly, or swapped
+  against a piece of that shard) wherever the shard stays within a limit.
+(notes/splitting.md sections 6-7.)
 """
 
 from __future__ import annotations
@@ -90,7 +94,7 @@ def _least_loaded(load: list[int], count: list[int], need: int, max_items: int |
 def lpt(pieces: Sequence[Piece], shard_count: int, max_items: int | None) -> Bins:
     """Longest first onto the least-loaded shard (ties: the lower index)."""
     bins: Bins = [[] for _ in range(shard_count)]
-    order = sorted(pieces, key=lambda p: p.sort_key)
+    order = sorted(pieces, key=lambda p: (-p.cost, p.atoms[0].key))
     if max_items is None:
         heap = [(0, i) for i in range(shard_count)]
         for piece in order:

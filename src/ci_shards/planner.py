@@ -7,14 +7,15 @@ and timings give the same plan bytes whatever order they were collected in.
 Granularity ``auto`` (the default) keeps files whole and cuts only the few that balance needs:
 it packs whole files (LPT + moves/swaps) and, when that misses the lower bound by more than
 ``AUTO_TOLERANCE``, fills shards up to a capacity near the bound, cutting files at test boundaries
-(see ``packing.split_fill``), tries a few capacities and keeps the plan with the fewest cuts among
-those within the tolerance. Lower bound: LB = max(total/N, longest atom, N-th + (N+1)-th longest
-atom) over tests and keep-together groups (notes/splitting.md section 7).
+(``packing.wrap_fill`` and ``packing.split_fill``, each followed by moves/swaps and ``rejoin``),
+for a few capacities, and keeps the plan with the fewest (file, shard) pairs among those within
+the tolerance of LB (or, when none is, of the best makespan found). Lower bound:
+LB = max(total/N, longest atom, N-th + (N+1)-th longest atom) over tests and keep-together groups
+(notes/splitting.md section 7).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,94 +28,17 @@ from ci_shards.model import Granularity, Plan, ShardPlan, item_file
 from ci_shards.packing import (
     FILLS,
     STRATEGIES,
-    Atom,
     Bins,
     Piece,
     loads,
     make_piece,
     rejoin,
 )
+from ci_shards.units import MICRO, build_atoms, build_units
 
-MICRO: Final = 1_000_000
-MIN_COST: Final = 1_000  # 1 ms: no item is free (plan.json's resolution), so counts still matter
 AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
-CLASS_RULE: Final = "class"
-
-
-def _class_key(item: str) -> str | None:
-    parts = item.split("::")
-    return "::".join(parts[:2]) if len(parts) >= 3 else None
-
-
-def build_atoms(items: Sequence[str], keep_together: Sequence[str], seconds: Mapping[str, float]) -> list[Atom]:
-    """Items joined by keep-together rules (``class``, or glob patterns: all matches of one pattern
-    stay together), as atoms sorted by key (``items`` must be sorted and unique)."""
-    if not keep_together:  # the common case, and the one that must be fast for 100,000 items
-        return [Atom(key=item, items=(item,), cost=_micro(seconds[item])) for item in items]
-    parent = {item: item for item in items}
-
-    def find(item: str) -> str:
-        while parent[item] != item:
-            parent[item] = parent[parent[item]]
-            item = parent[item]
-        return item
-
-    def union(a: str, b: str) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-
-    for rule in keep_together:
-        first: dict[str, str] = {}
-        for item in items:
-            key = (
-                _class_key(item)
-                if rule == CLASS_RULE
-                else (rule if fnmatch.fnmatchcase(item, rule) or fnmatch.fnmatchcase(item_file(item), rule) else None)
-            )
-            if key is not None:
-                union(first.setdefault(key, item), item)
-    groups: dict[str, list[str]] = {}
-    for item in items:
-        groups.setdefault(find(item), []).append(item)
-    atoms = [
-        Atom(key=members[0], items=tuple(members), cost=sum(_micro(seconds[m]) for m in members))
-        for members in groups.values()
-    ]
-    return sorted(atoms, key=lambda a: a.key)
-
-
-def _micro(seconds: float) -> int:
-    return max(MIN_COST, round(seconds * MICRO))
-
-
-def build_units(atoms: Sequence[Atom]) -> list[Piece]:
-    """Whole units: the atoms of one file, with files joined when a keep-together group spans them."""
-    parent: dict[str, str] = {}
-
-    def find(name: str) -> str:
-        parent.setdefault(name, name)
-        while parent[name] != name:
-            name = parent[name]
-        return name
-
-    for atom in atoms:
-        if len(atom.items) == 1:
-            continue
-        files = sorted({item_file(i) for i in atom.items})
-        for other in files[1:]:
-            ra, rb = find(files[0]), find(other)
-            if ra != rb:
-                parent[max(ra, rb)] = min(ra, rb)
-    grouped: dict[str, list[Atom]] = {}
-    for atom in atoms:
-        file = atom.key.split("::", 1)[0]  # item_file, inlined: this loop sees every atom
-        grouped.setdefault(find(file) if parent else file, []).append(atom)
-    return [
-        Piece(n, tuple(group), sum(a.cost for a in group), sum(len(a.items) for a in group))
-        for n, group in enumerate(grouped[name] for name in sorted(grouped))
-    ]
+CUT_NOTE_FILES: Final = 5
 
 
 def lower_bound(costs: Sequence[int], shard_count: int) -> int:
@@ -136,30 +60,26 @@ def _pack_auto(
 ) -> Bins:
     strategy = STRATEGIES[strategy_name]
     accept = math.floor(lb * (1 + AUTO_TOLERANCE))
-
-    def score(bins: Bins) -> tuple[bool, int, int, int]:
-        makespan = max(loads(bins))
-        return (makespan > accept, makespan if makespan > accept else 0, _pairs(bins), makespan)
-
-    best: Bins | None = None
-    best_score = (True, 0, 0, 0)
+    candidates: list[tuple[int, int, int, Bins]] = []  # (makespan, pairs, order, bins)
     try:
-        best = strategy.assign(units, shard_count, lb, max_items)
-        best_score = score(best)
-        if not best_score[0]:
-            return best
+        whole = strategy.assign(units, shard_count, lb, max_items)
+        makespan = max(loads(whole))
+        if makespan <= accept:
+            return whole  # no file cut and balanced: nothing can beat it
+        candidates.append((makespan, _pairs(whole), 0, whole))
     except UsageError:  # whole files cannot meet --max-items-per-shard: cutting them can
-        best = None
+        pass
     for step, fill in itertools.product(CAPACITY_STEPS, FILLS):
         capacity = math.floor(lb * (1 + step))
         bins = fill(units, shard_count, capacity, cut_cost, max_items)
         bins = strategy.improve(bins, lb, max_items)
         bins = rejoin(bins, max(accept, *loads(bins)), cut_cost, max_items)
-        candidate = score(bins)
-        if best is None or candidate < best_score:
-            best, best_score = bins, candidate
-    assert best is not None  # CAPACITY_STEPS is not empty: the loop packed at least once
-    return best
+        candidates.append((max(loads(bins)), _pairs(bins), len(candidates), bins))
+    # the fewest (file, shard) pairs among the plans within the tolerance of LB, or, when none is,
+    # within the tolerance of the best makespan found
+    best_makespan = min(c[0] for c in candidates)
+    limit = max(accept, math.floor(best_makespan * (1 + AUTO_TOLERANCE)))
+    return min((c for c in candidates if c[0] <= limit), key=lambda c: (c[1], c[0], c[2]))[3]
 
 
 def _merge_same_shard(bins: Bins) -> Bins:
@@ -283,13 +203,17 @@ def plan_items(
         )
         for i, b in enumerate(bins)
     )
+    spread = shards_per_file(shard_plans)
+    cut_note = _cut_note(spread, granularity)
+    if cut_note:
+        all_notes.append(cut_note)
     return Plan(
         total=shards,
         granularity=granularity,
         shards=shard_plans,
         lower_bound_seconds=lb / MICRO,
         unknown_items=est.unknown,
-        files_cut=files_cut(shard_plans),
+        files_cut=sum(1 for n in spread.values() if n > 1),
         notes=tuple(all_notes),
     )
 
@@ -312,13 +236,30 @@ def _ranges(numbers: Sequence[int]) -> str:
     )
 
 
-def files_cut(shards: Sequence[ShardPlan]) -> int:
-    """Files whose items are in more than one shard."""
+def shards_per_file(shards: Sequence[ShardPlan]) -> dict[str, int]:
     seen: dict[str, int] = {}
     for shard in shards:
         for file in {item_file(i) for i in shard.items}:
             seen[file] = seen.get(file, 0) + 1
-    return sum(1 for n in seen.values() if n > 1)
+    return seen
+
+
+def files_cut(shards: Sequence[ShardPlan]) -> int:
+    """Files whose items are in more than one shard."""
+    return sum(1 for n in shards_per_file(shards).values() if n > 1)
+
+
+def _cut_note(spread: Mapping[str, int], granularity: Granularity) -> str | None:
+    """Which files were cut (the biggest spreads first, at most ``CUT_NOTE_FILES``): their module
+    and class setup runs once in every shard they are in."""
+    if granularity is not Granularity.AUTO:
+        return None
+    cut = sorted(((-n, f) for f, n in spread.items() if n > 1))
+    if not cut:
+        return None
+    listed = ", ".join(f"{f} ({-n} shards)" for n, f in cut[:CUT_NOTE_FILES])
+    more = f" and {len(cut) - CUT_NOTE_FILES} more" if len(cut) > CUT_NOTE_FILES else ""
+    return f"{len(cut)} file(s) cut to balance, each setting up once per shard it is in: {listed}{more}"
 
 
 def fragmentation(plan: Plan) -> float:

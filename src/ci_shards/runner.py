@@ -197,7 +197,18 @@ class _ShardRun:
         junit_path = stem.with_suffix(".xml")
         events = stem.with_suffix(".events.jsonl")
         if self.opts.pytest:
-            files = list(dict.fromkeys(item_file(i) for i in items))
+            # a planned file that is gone would make pytest stop with a usage error (exit 4) before
+            # running anything; leave it out: the plugin reports its items as not collected
+            files = [f for f in dict.fromkeys(item_file(i) for i in items) if (self.opts.cwd / f).exists()]
+            if not files:
+                self.log.write(b"==> ci-shards: none of the planned files exists; nothing to run\n")
+                return Run(
+                    rerun=rerun,
+                    items=tuple(items),
+                    exit_code=None,
+                    signal=None,
+                    report=Report(not_collected=tuple(items)),
+                )
             argv = cmd.expand(template, items=files, items_file=str(items_file), junit=str(junit_path))
             argv = argv[: len(argv) - len(files)]
             if rerun or batch[1] > 1:

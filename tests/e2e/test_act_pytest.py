@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
-from act_harness import REPO, ActRun, find_act, make_repo, run_act
+from act_harness import REPO, RUN_ID, ActRun, find_act, make_repo, run_act
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -115,6 +115,7 @@ def test_failing_test_fails_the_report_and_every_test_is_merged_once(act: str, p
     plan = plan_of(run)
     total = plan["total"]
     assert total >= 2, plan
+    assert plan["unknown_items"] == 1, "the committed durations should cover every demo test but the injected one"
 
     summary = (report(run) / "summary.md").read_text()
     assert "test_injected_failure" in summary
@@ -127,7 +128,11 @@ def test_failing_test_fails_the_report_and_every_test_is_merged_once(act: str, p
     # Every planned test ran exactly once, so the only reason to fail is the injected test.
     assert "never ran" not in summary and "never planned" not in summary, summary
     failures = [json.loads(line) for line in (report(run) / "failures.jsonl").read_text().splitlines() if line.strip()]
-    assert any(INJECTED_ID in json.dumps(f) for f in failures), failures
+    assert [f["test_id"] for f in failures if f.get("test_id") == INJECTED_ID] == [INJECTED_ID], failures
+    # An annotation points at the failing test's file.
+    assert "::error file=tests/test_injected.py" in run.log
+    # A push to the default branch saves the updated timings under the rolling key (run id, attempt).
+    assert (run.artifacts.parent / "cache" / f"ci-shards-timings-Linux--{RUN_ID}-1.tar").is_file()
 
 
 def test_never_started_shard_fails_the_report_although_needs_says_success(

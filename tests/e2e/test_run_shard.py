@@ -712,3 +712,14 @@ def test_child_output_cannot_issue_workflow_commands_on_github(tmp_path: Path, l
     assert _fenced(proc.stderr, "pwned-by-test"), proc.stderr
     assert "::group::" in proc.stderr  # the failure tail is folded
     assert "::error::" in proc.stderr.replace("::error::pwned-by-test", "")  # our own annotation still works
+
+
+def test_planned_file_missing_on_disk_fails_loudly_but_the_rest_runs(tmp_path: Path) -> None:
+    items = _two_files(tmp_path)
+    write_plan(tmp_path / "plan.json", [[*items, "tests/test_deleted.py::test_gone"]])
+    proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", cwd=tmp_path)
+    assert proc.returncode == 1
+    result = outcome(tmp_path)
+    assert result["status"] == "failed"
+    assert result["passed"] == 3
+    assert result["not_run"] == ["tests/test_deleted.py::test_gone"]

@@ -227,7 +227,7 @@ def _one_line_error(err: str) -> str:
         (["plan", "--items", "items.txt", "--shards", "2", "--granularity", "x"], "invalid choice"),
         (["plan", "--items", "items.txt", "--shards", "auto", "--target-seconds", "-1"], "--target-seconds must be"),
         (["timings", "import", "-o", "x.json"], "give --junit GLOB"),
-        (["timings", "import", "--junit", "none/*.xml", "-o", "x.json"], "--glob matched no files"),
+        (["timings", "import", "--junit", "none/*.xml", "-o", "x.json"], "none/*.xml: matched no files"),
         (["timings", "merge", "bad.json", "-o", "x.json"], "bad.json: not valid JSON"),
     ],
 )
@@ -275,6 +275,9 @@ def test_timings_import_and_merge(capsys, monkeypatch, tmp_path, shared_data):
     store = json.loads((tmp_path / "store.json").read_text())
     assert store["schema"] == "ci-shards/timings@1"
     assert "examples/demo/tests/test_math.py::test_add" in store["variants"][""]
+    code, _, err = run(capsys, "timings", "import", "--junit", str(tmp_path / "*.xml"), "-o", "abs.json")
+    assert code == 0, err  # absolute globs work too
+    assert json.loads((tmp_path / "abs.json").read_text())["variants"][""]
     code, out, err = run(capsys, "timings", "merge", "store.json", str(DEMO_DURATIONS), "-o", "-")
     assert code == 0, err
     merged = json.loads(out)

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ci_shards.collect import glob_items
+from ci_shards.collect import expand_files
 from ci_shards.console import console_for
 from ci_shards.errors import UsageError
 from ci_shards.timings import TimingsStore, load_timings, merge_stores, write_store
@@ -29,7 +29,7 @@ def import_timings(
         raise UsageError(msg)
     console = console_for(os.environ)
     store = TimingsStore()
-    files = glob_items(junit, cwd=cwd) if junit else []
+    files = expand_files(junit, cwd=cwd) if junit else []
     for path in [*durations, *files]:
         loaded = load_timings(cwd / path)
         for warning in loaded.warnings:
