@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 from ci_shards import md
@@ -127,9 +127,26 @@ def _usefulness(record: FailureRecord) -> tuple[int, int]:
     return (order.get(record.kind, 3), 0 if record.file else 1)
 
 
-def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE) -> list[str]:
+def repo_relative(file: str | None, workspace: str) -> str | None:
+    """GitHub places an annotation only with a repository-relative path (notes/gha.md §5.5): an
+    absolute path under the workspace is made relative; one outside it is dropped (no file=)."""
+    if not file:
+        return None
+    path = PurePosixPath(file.replace("\\", "/"))
+    if not path.is_absolute():
+        return path.as_posix().removeprefix("./")
+    if workspace:
+        try:
+            return path.relative_to(PurePosixPath(workspace)).as_posix()
+        except ValueError:
+            return None
+    return None
+
+
+def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, workspace: str = "") -> list[str]:
     """At most ``per_type`` ``::error``s and ``::warning``s, the most useful first, then one ``::notice``
-    per type saying how many more there are and where to find them."""
+    per type saying how many more there are and where to find them. ``workspace`` is
+    ``GITHUB_WORKSPACE``, to make absolute file paths repository-relative."""
     lines_by_id = {c.test_id: c.line for c in verdict.cases if c.line is not None}
     errors = sorted(
         (r for r in verdict.failures if r.kind not in (FailureKind.FLAKY, FailureKind.NOT_RUN)), key=_usefulness
@@ -158,7 +175,7 @@ def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE) 
                     kind,
                     f"{first_line}\n\n{record.text}" if record.text else first_line,
                     title=f"{prefix}{record.test_id} (shard {record.shard})",
-                    file=record.file if record.kind is not FailureKind.NOT_RUN else None,
+                    file=repo_relative(record.file, workspace) if record.kind is not FailureKind.NOT_RUN else None,
                     line=lines_by_id.get(record.test_id),
                 )
             )

@@ -421,3 +421,19 @@ def test_cli_fork_fallback_writes_the_job_summary_when_none_was_asked_for(monkey
     assert summary.read_text() == ""  # the caller publishes its own file (the action does): no duplicate
     assert "ci-shards: failed" in own.read_text()
     assert fake.log == []
+
+
+@pytest.mark.parametrize(
+    ("file", "workspace", "expected"),
+    [
+        ("tests/a.py", "", "tests/a.py"),
+        ("./tests/a.py", "/w", "tests/a.py"),
+        ("/home/runner/work/r/r/tests/a.py", "/home/runner/work/r/r", "tests/a.py"),
+        ("/usr/lib/python3/x.py", "/home/runner/work/r/r", None),
+        ("/abs/x.py", "", None),
+        ("tests\\win\\a.py", "", "tests/win/a.py"),
+        (None, "/w", None),
+    ],
+)
+def test_annotation_paths_are_repo_relative(file, workspace, expected):
+    assert github.repo_relative(file, workspace) == expected

@@ -144,7 +144,7 @@ def run_aggregate(
         outputs.write_text(comment_out, body)
     console.untrusted(render_terminal(verdict))
     if annotations and (github_mode or ctx.actions):
-        for line in github.annotation_lines(verdict):
+        for line in github.annotation_lines(verdict, workspace=env.get("GITHUB_WORKSPACE", "")):
             console.line(line)
     if comment:
         fell_back = _post_comment(verdict, ctx=ctx, mode=comment_mode, key=key, pr=None, console=console)
