@@ -161,3 +161,10 @@ def test_every_flag_states_its_default(path, capsys):
         assert "(default" in (action.help or "") or "(required" in (action.help or ""), action.option_strings
     assert main([*path, "--help"]) == 0
     assert "usage:" in capsys.readouterr().out
+
+
+def test_junit_without_a_subcommand_is_usage_error(capsys):
+    assert main(["junit"]) == 2
+    assert "merge" in capsys.readouterr().err
+    assert main(["junit", "merge", "x.xml"]) == 2  # -o is required
+    assert "-o/--output" in capsys.readouterr().err
