@@ -24,12 +24,9 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
 from ci_shards.artifacts import ShardArtifact, read_shard_folders
-from ci_shards.errors import EXIT_FAILED, EXIT_OK
 from ci_shards.model import (
     CaseOutcome,
     CaseResult,
@@ -40,130 +37,26 @@ from ci_shards.model import (
     ShardStatus,
     item_file,
 )
+from ci_shards.verdict import (
+    SHARD_CASE_CLASSNAME,
+    Accounting,
+    FlakyResult,
+    ShardResult,
+    Totals,
+    Verdict,
+)
 
-
-class FlakyResult(str, Enum):
-    """Whether flaky tests (failed, then passed on a re-run) fail the run. They are always listed."""
-
-    PASS = "pass"
-    FAIL = "fail"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Totals:
-    tests: int = 0
-    passed: int = 0
-    failed: int = 0
-    errors: int = 0
-    skipped: int = 0
-    flaky: int = 0
-    time: float = 0.0
-
-    @classmethod
-    def of(cls, cases: Iterable[CaseResult]) -> Totals:
-        counts: Counter[CaseOutcome] = Counter()
-        flaky = 0
-        time = 0.0
-        tests = 0
-        for case in cases:
-            tests += 1
-            counts[case.outcome] += 1
-            flaky += case.flaky
-            time += case.time
-        return cls(
-            tests=tests,
-            passed=counts[CaseOutcome.PASSED],
-            failed=counts[CaseOutcome.FAILED],
-            errors=counts[CaseOutcome.ERROR],
-            skipped=counts[CaseOutcome.SKIPPED],
-            flaky=flaky,
-            time=time,
-        )
-
-
-@dataclass(frozen=True, kw_only=True)
-class ShardResult:
-    """One planned shard as the aggregate sees it."""
-
-    index: int
-    status: ShardStatus
-    reason: str = ""
-    estimated_seconds: float = 0.0
-    elapsed_seconds: float = 0.0
-    planned_items: int = 0
-    totals: Totals = field(default_factory=Totals)
-    source: str = ""  # the folder that counted ("" when none arrived)
-    notes: tuple[str, ...] = ()  # ignored earlier attempts, unreadable side files...
-    verified: bool = True  # False: its results could not be matched to planned items
-    cases: tuple[CaseResult, ...] = field(default=(), repr=False)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Accounting:
-    """Planned items against what ran. ``unit`` is what the lists name: tests or files."""
-
-    unit: str
-    planned: int
-    missing: tuple[str, ...] = ()
-    duplicated: tuple[str, ...] = ()
-    unplanned: tuple[str, ...] = ()
-    unverified_shards: tuple[int, ...] = ()
-
-    @property
-    def clean(self) -> bool:
-        return not (self.missing or self.duplicated or self.unplanned)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Verdict:
-    plan_digest: str
-    total_shards: int
-    granularity: Granularity
-    shards: tuple[ShardResult, ...]
-    accounting: Accounting
-    failures: tuple[FailureRecord, ...]
-    totals: Totals
-    lower_bound_seconds: float = 0.0
-    estimated_makespan: float = 0.0
-    flaky_result: FlakyResult = FlakyResult.PASS
-    notes: tuple[str, ...] = ()  # folders that belong to no planned shard, etc.
-    reasons: tuple[str, ...] = ()  # why the run failed, most important first (empty: it passed)
-
-    @property
-    def passed(self) -> bool:
-        return not self.reasons
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_OK if self.passed else EXIT_FAILED
-
-    @property
-    def cases(self) -> list[CaseResult]:
-        """Every test result that counted, shard by shard."""
-        return [case for shard in self.shards for case in shard.cases]
-
-    @property
-    def flaky(self) -> list[tuple[int, CaseResult]]:
-        return [(s.index, c) for s in self.shards for c in s.cases if c.flaky]
-
-    @property
-    def actual_makespan(self) -> float:
-        return max((s.elapsed_seconds for s in self.shards), default=0.0)
-
-    @property
-    def headline(self) -> str:
-        t = self.totals
-        counts = f"{t.tests} tests, {t.passed} passed, {t.failed} failed, {t.errors} errors, {t.skipped} skipped"
-        if t.flaky:
-            counts += f", {t.flaky} flaky"
-        if self.passed:
-            return f"PASSED: {counts} across {self.total_shards} shards"
-        return f"FAILED: {'; '.join(self.reasons)} ({counts})"
-
-    def durations(self) -> dict[str, float]:
-        """Measured seconds per test for the timings store (skipped tests say nothing about duration)."""
-        return {c.test_id: c.time for c in self.cases if c.outcome is not CaseOutcome.SKIPPED}
-
+# the verdict types live in verdict.py; they are re-exported here, where callers look for them
+__all__ = [
+    "SHARD_CASE_CLASSNAME",
+    "Accounting",
+    "FlakyResult",
+    "ShardResult",
+    "Totals",
+    "Verdict",
+    "aggregate_dirs",
+    "decide",
+]
 
 # --------------------------------------------------------------------------------------------
 # choosing one folder per shard
@@ -180,7 +73,7 @@ def _describe(artifact: ShardArtifact) -> str:
 
 
 def _choose(
-    plan: Plan, artifacts: Sequence[ShardArtifact]
+    plan: Plan, digest: str, artifacts: Sequence[ShardArtifact]
 ) -> tuple[dict[int, ShardArtifact], dict[int, list[str]], list[str]]:
     by_index: dict[int, list[ShardArtifact]] = defaultdict(list)
     stray: list[str] = []
@@ -196,7 +89,7 @@ def _choose(
     chosen: dict[int, ShardArtifact] = {}
     ignored: dict[int, list[str]] = {}
     for index, group in by_index.items():
-        ordered = sorted(group, key=lambda a: _rank(a, plan.digest), reverse=True)
+        ordered = sorted(group, key=lambda a: _rank(a, digest), reverse=True)
         chosen[index] = ordered[0]
         if len(ordered) > 1:
             ignored[index] = [
@@ -209,19 +102,22 @@ def _choose(
 # one shard
 
 
-def _judge_shard(plan: Plan, index: int, artifact: ShardArtifact | None) -> tuple[ShardStatus, str, bool]:
+def _judge_shard(plan: Plan, digest: str, index: int, artifact: ShardArtifact | None) -> tuple[ShardStatus, str, bool]:
     """(status, reason, whether its test results count) for one planned shard."""
     planned = len(plan.shard(index).items)
     if artifact is None:
+        if planned == 0:
+            # nothing was planned, so nothing can be lost: a leg skipped on an empty plan is not a failure
+            return ShardStatus.EMPTY, "no items planned (no artifact needed)", True
         return ShardStatus.NEVER_STARTED, "no artifact folder arrived for this shard", False
     outcome = artifact.outcome
     if outcome is None:
         return ShardStatus.ERROR, artifact.problem, False
-    if outcome.plan_digest != plan.digest or outcome.shard_total != plan.total:
+    if outcome.plan_digest != digest or outcome.shard_total != plan.total:
         return (
             ShardStatus.ERROR,
             f"results are from another plan (digest {outcome.plan_digest[:19]}…, shard {index}/"
-            f"{outcome.shard_total}; this plan is {plan.digest[:19]}…, {plan.total} shards)",
+            f"{outcome.shard_total}; this plan is {digest[:19]}…, {plan.total} shards)",
             False,
         )
     status, reason = outcome.status, outcome.reason
@@ -255,12 +151,14 @@ def _owner(test_id: str, planned: set[str]) -> str | None:
     """The longest planned item that is a prefix of ``test_id`` in node-id terms, or None."""
     if test_id in planned:
         return test_id
-    parts = test_id.split("::")
-    last = parts[-1]
-    if "[" in last:
-        bare = "::".join([*parts[:-1], last[: last.index("[")]])
-        if bare in planned:
-            return bare
+    head = test_id
+    sep = test_id.find("::")
+    bracket = test_id.find("[", sep) if sep >= 0 else -1
+    if bracket > 0:  # parameters may hold anything, "::" included: cut them off first
+        head = test_id[:bracket]
+        if head in planned:
+            return head
+    parts = head.split("::")
     for end in range(len(parts) - 1, 0, -1):
         candidate = "::".join(parts[:end])
         if candidate in planned:
@@ -283,13 +181,16 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
     unplanned: dict[str, None] = {}
     unverified: set[int] = set()
     for result in results:
-        if not result.cases:
+        # the runner writes a shard-level problem (no report, crash) as a case of class "ci-shards":
+        # it is reported as a failure, but it is not a test, so it is neither planned nor unplanned
+        cases = [c for c in result.cases if c.classname != SHARD_CASE_CLASSNAME]
+        if not cases:
             continue
-        owners = [_owner(c.test_id, planned) for c in result.cases]
+        owners = [_owner(c.test_id, planned) for c in cases]
         if all(o is None for o in owners):
             unverified.add(result.index)
             continue
-        for case, owner in zip(result.cases, owners, strict=True):
+        for case, owner in zip(cases, owners, strict=True):
             test_counts[case.test_id] += 1
             if owner is None:
                 unplanned[item_file(case.test_id) if file_plan else case.test_id] = None
@@ -342,8 +243,10 @@ def _case_record(shard: int, case: CaseResult) -> FailureRecord:
 
 def _shard_failures(result: ShardResult, artifact: ShardArtifact | None, total: int) -> list[FailureRecord]:
     records: list[FailureRecord] = []
-    if artifact is not None and result.cases and artifact.failures is not None:
-        records.extend(artifact.failures)
+    # the runner's own records count whenever its folder is from this plan (even when junit.xml is
+    # unreadable, they still name the failed tests); never from another plan's or an unreadable outcome
+    if artifact is not None and artifact.failures is not None and result.status is not ShardStatus.ERROR:
+        records.extend(r for r in artifact.failures if r.shard == result.index)
     known_ids = {r.test_id for r in records}
     for case in result.cases:
         if (case.outcome.is_bad or case.flaky) and case.test_id not in known_ids:
@@ -373,12 +276,13 @@ def decide(
     flaky_result: FlakyResult = FlakyResult.PASS,
 ) -> Verdict:
     """The verdict of a run: pure, from the plan and what was read from the shard folders."""
-    chosen, ignored, stray = _choose(plan, artifacts)
+    digest = plan.digest  # a property that hashes the whole plan: compute it once
+    chosen, ignored, stray = _choose(plan, digest, artifacts)
     results: list[ShardResult] = []
     not_run: list[str] = []
     for shard in plan.shards:
         artifact = chosen.get(shard.index)
-        status, reason, counts = _judge_shard(plan, shard.index, artifact)
+        status, reason, counts = _judge_shard(plan, digest, shard.index, artifact)
         cases = artifact.cases if counts and artifact is not None and artifact.cases is not None else ()
         notes = list(ignored.get(shard.index, ()))
         if artifact is not None and artifact.failures_error:
@@ -420,8 +324,17 @@ def decide(
                 )
             )
     totals = Totals.of(c for r in results for c in r.cases)
+    planned_items = set(owner_of)
+    item_seconds: dict[str, float] = {}
+    for result in results:
+        if not result.verified:
+            continue
+        for case in result.cases:
+            owner = _owner(case.test_id, planned_items)
+            if owner is not None and case.outcome is not CaseOutcome.SKIPPED:
+                item_seconds[owner] = item_seconds.get(owner, 0.0) + case.time
     return Verdict(
-        plan_digest=plan.digest,
+        plan_digest=digest,
         total_shards=plan.total,
         granularity=plan.granularity,
         shards=tuple(results),
@@ -433,6 +346,7 @@ def decide(
         flaky_result=flaky_result,
         notes=tuple(stray),
         reasons=tuple(_reasons(results, accounting, totals, flaky_result)),
+        item_seconds=item_seconds,
     )
 
 

@@ -21,7 +21,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so usage errors go through one path (exit 2)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        msg = f"{self.prog}: {message}"
+        # main() prefixes "ci-shards: "; name the subcommand once ("ci-shards: matrix: ...")
+        command = self.prog.removeprefix("ci-shards").strip()
+        msg = f"{command}: {message}" if command else message
         raise CiShardsError(msg)
 
 

@@ -7,6 +7,7 @@ and a pytest collection error all stop planning with the reason. The parsing par
 
 from __future__ import annotations
 
+import glob
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -46,6 +47,19 @@ def glob_items(patterns: Sequence[str], *, cwd: Path) -> list[str]:
         matches = sorted(p.relative_to(cwd).as_posix() for p in cwd.glob(pattern) if p.is_file())
         if not matches:
             raise InputError(pattern, f"--glob matched no files under {cwd}")
+        found.update(matches)
+    return sorted(found)
+
+
+def expand_files(patterns: Sequence[str], *, cwd: Path) -> list[str]:
+    """Input files named by globs (relative to ``cwd`` or absolute; ``**`` recurses), each pattern
+    matching at least one file."""
+    found: set[str] = set()
+    for pattern in patterns:
+        # root_dir keeps glob characters in the working directory's own path literal
+        matches = [str(cwd / p) for p in glob.glob(pattern, root_dir=cwd, recursive=True) if (cwd / p).is_file()]
+        if not matches:
+            raise InputError(pattern, f"matched no files under {cwd}")
         found.update(matches)
     return sorted(found)
 

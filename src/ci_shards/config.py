@@ -1,8 +1,7 @@
 """Project configuration: ``ci-shards.yml`` at the repo root, or ``[tool.ci-shards]`` in pyproject.toml.
 
 Command-line flags override it (docs/configuration.md). Unknown keys are an error naming the key,
-so a typo never silently changes nothing. ``run`` and ``aggregate`` are sections owned by those
-stages; they are passed through as mappings for the stage to validate.
+so a typo never silently changes nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from ci_shards.model import Granularity
 
 CONFIG_FILE: Final = "ci-shards.yml"
 PYPROJECT: Final = "pyproject.toml"
-PASS_THROUGH: Final = ("run", "aggregate")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +38,6 @@ class Config:
     max_items_per_shard: int | None = None
     cut_cost: float | None = None
     strategy: str | None = None
-    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def _number(source: str, key: str, value: Any, *, integer: bool = False) -> Any:
@@ -67,7 +64,6 @@ def parse_config(data: Any, source: str) -> Config:
         msg = f"{source}: expected a mapping of settings, found {type(data).__name__}"
         raise ConfigError(msg)
     values: dict[str, Any] = {"source": source}
-    sections: dict[str, Mapping[str, Any]] = {}
     for raw_key, value in data.items():
         key = str(raw_key).replace("-", "_")
         if key in ("timings", "variant", "strategy"):
@@ -99,15 +95,10 @@ def parse_config(data: Any, source: str) -> Config:
             values[key] = _number(source, raw_key, value)
         elif key in ("max_shards", "max_items_per_shard"):
             values[key] = _number(source, raw_key, value, integer=True)
-        elif key in PASS_THROUGH:
-            if not isinstance(value, Mapping):
-                msg = f"{source}: {raw_key!r} must be a mapping"
-                raise ConfigError(msg)
-            sections[key] = dict(value)
         else:
             msg = f"{source}: unknown key {raw_key!r} (see docs/configuration.md)"
             raise ConfigError(msg)
-    return Config(sections=sections, **values)
+    return Config(**values)
 
 
 def _read_pyproject(path: Path) -> Any:

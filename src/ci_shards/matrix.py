@@ -45,6 +45,13 @@ def resolve_shard(spec: str, env: Mapping[str, str]) -> tuple[int, int]:
         except ValueError as err:
             msg = f"--shard: {err}"
             raise UsageError(msg) from None
+    explicit = env.get("CI_SHARDS_SHARD", "").strip()
+    if explicit:  # ci-shards' own variable: I/N, for any CI (set it from the matrix in a reusable workflow)
+        try:
+            return parse_shard_spec(explicit)
+        except ValueError as err:
+            msg = f"--shard auto: CI_SHARDS_SHARD: {err}"
+            raise UsageError(msg) from None
     for provider, index_var, total_var, base in PROVIDERS:
         raw_index, raw_total = env.get(index_var), env.get(total_var)
         if raw_index is None and raw_total is None:
@@ -62,7 +69,7 @@ def resolve_shard(spec: str, env: Mapping[str, str]) -> tuple[int, int]:
         except ValueError as err:
             msg = f"--shard auto: from {index_var}={raw_index} ({base}-based), {total_var}={raw_total}: {err}"
             raise UsageError(msg) from None
-    names = ", ".join(f"{index_var}/{total_var}" for _, index_var, total_var, _ in PROVIDERS)
+    names = ", ".join(["CI_SHARDS_SHARD", *(f"{index_var}/{total_var}" for _, index_var, total_var, _ in PROVIDERS)])
     msg = f"--shard auto: no CI shard variables found (looked for {names}); pass --shard I/N"
     raise UsageError(msg)
 

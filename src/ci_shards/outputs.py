@@ -4,8 +4,6 @@ every step of the job)."""
 
 from __future__ import annotations
 
-import importlib
-import json
 from pathlib import Path
 from typing import Any, Final
 
@@ -13,6 +11,7 @@ from ci_shards.aggregate import Verdict
 from ci_shards.errors import InputError
 from ci_shards.junit import write_junit_suites
 from ci_shards.model import dumps_jsonl
+from ci_shards.timings import TimingsStore, load_timings, write_store
 
 VERDICT_SCHEMA: Final = "ci-shards/verdict@1"
 JUNIT_SUMMARY_SCHEMA: Final = "ci-shards/junit-summary@1"
@@ -97,33 +96,12 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
 
 
 def write_timings(verdict: Verdict, path: Path, *, variant: str = "") -> str:
-    """Fold this run's measured durations into the timings store at ``path`` and say how.
-
-    Uses the planner's store (``ci_shards.timings``: history per item, variants) when it is
-    installed; otherwise writes pytest-split's ``{nodeid: seconds}`` (existing entries kept,
-    measured ones replaced), which every planner reads.
-    """
+    """Fold this run's measured durations into the timings store at ``path`` (read first when it
+    exists, in any format the planner reads; history per item kept) and write it back atomically."""
     durations = verdict.durations()
-    timings: Any = None
-    try:
-        timings = importlib.import_module("ci_shards.timings")
-    except ImportError:
-        timings = None
-    if timings is not None and hasattr(timings, "load_timings") and hasattr(timings, "TimingsStore"):
-        store = timings.load_timings(path) if path.is_file() else timings.TimingsStore()
-        store.record(durations, variant=variant or None)
-        write_text(path, store.dumps())
-        return f"recorded {len(durations)} durations into the timings store {path}"
-    existing: dict[str, float] = {}
-    if path.is_file():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
-            raise InputError(path, f"cannot read the existing timings: {err}") from None
-        if isinstance(data, dict):
-            existing = {str(k): float(v) for k, v in data.items() if isinstance(v, int | float)}
-        elif isinstance(data, list):  # pytest-split's older [[nodeid, seconds], ...]
-            existing = {str(p[0]): float(p[1]) for p in data if isinstance(p, list) and len(p) == 2}
-    existing.update({k: round(v, 4) for k, v in durations.items()})
-    write_text(path, json.dumps(existing, sort_keys=True, indent=2) + "\n")
-    return f"wrote {len(durations)} durations to {path} (pytest-split format)"
+    store = load_timings(path) if path.is_file() else TimingsStore()
+    store = store.record(durations, variant=variant or None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_store(store, path)
+    where = f" (variant {variant})" if variant else ""
+    return f"recorded {len(durations)} measured durations into {path}{where}"

@@ -8,11 +8,15 @@ and ties between shards always go to the lower shard index.
 - ``Balanced`` (default): LPT, then moves and pairwise swaps out of the most-loaded shard
   (Finn-Horowitz 0/1-interchange), with a fixed round budget rather than a clock, so the result
   never depends on the machine's speed.
-- ``split_fill``: McNaughton's wrap-around idea for divisible units: units in LPT order go whole
+- ``wrap_fill``: McNaughton's wrap-around idea for divisible units: units in LPT order go whole
   onto the least-loaded shard when they fit under a capacity, and are otherwise cut at atom (test)
   boundaries to fill that shard up, the rest continuing on the next one. Each cut fills a shard, so
   at most N-1 cuts are made beyond those that oversized units need.
-  (notes/splitting.md sections 6-7.)
+- ``split_fill``: oversized units first in capacity-sized parts, then best-fit decreasing of whole
+  units, and only the units that fit nowhere whole are cut (often fewer cuts than wrapping).
+- ``rejoin``: moves cut parts back next to another part of their unit (directly, or swapped
+  against a piece of that shard) wherever the shard stays within a limit.
+(notes/splitting.md sections 6-7.)
 """
 
 from __future__ import annotations
@@ -20,8 +24,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final, NamedTuple, Protocol
 
 from ci_shards.errors import UsageError
 
@@ -30,23 +33,24 @@ SWAP_PARTNERS: Final = 16  # least-loaded shards considered as partners per roun
 CLOSE_ENOUGH: Final = 10_000  # stop improving within LB/10,000 (0.01 %) of the bound
 
 
-@dataclass(frozen=True)
-class Atom:
-    """Items that must run in one shard (one test, or a keep-together group)."""
+class Atom(NamedTuple):
+    """Items that must run in one shard (one test, or a keep-together group).
+
+    Atoms and pieces are named tuples rather than frozen dataclasses: a big suite makes 100,000 of
+    them and tuples are several times cheaper to create."""
 
     key: str  # the smallest item id: the total-order tie-break
     items: tuple[str, ...]
     cost: int  # microseconds
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(NamedTuple):
     """A whole unit (a file, or files joined by a keep-together rule) or a cut part of one."""
 
     unit: int  # index of the unit it belongs to
     atoms: tuple[Atom, ...]
     cost: int  # atoms' cost plus the repeated setup of a cut-off part
-    count: int  # items
+    size: int  # items
 
     @property
     def key(self) -> str:
@@ -69,7 +73,7 @@ def loads(bins: Bins) -> list[int]:
 
 
 def counts(bins: Bins) -> list[int]:
-    return [sum(p.count for p in b) for b in bins]
+    return [sum(p.size for p in b) for b in bins]
 
 
 def _room(count: int, piece_count: int, max_items: int | None) -> bool:
@@ -90,7 +94,7 @@ def _least_loaded(load: list[int], count: list[int], need: int, max_items: int |
 def lpt(pieces: Sequence[Piece], shard_count: int, max_items: int | None) -> Bins:
     """Longest first onto the least-loaded shard (ties: the lower index)."""
     bins: Bins = [[] for _ in range(shard_count)]
-    order = sorted(pieces, key=lambda p: p.sort_key)
+    order = sorted(pieces, key=lambda p: (-p.cost, p.atoms[0].key))
     if max_items is None:
         heap = [(0, i) for i in range(shard_count)]
         for piece in order:
@@ -100,10 +104,10 @@ def lpt(pieces: Sequence[Piece], shard_count: int, max_items: int | None) -> Bin
         return bins
     load, count = [0] * shard_count, [0] * shard_count
     for piece in order:
-        index = _least_loaded(load, count, piece.count, max_items)
+        index = _least_loaded(load, count, piece.size, max_items)
         bins[index].append(piece)
         load[index] += piece.cost
-        count[index] += piece.count
+        count[index] += piece.size
     return bins
 
 
@@ -123,15 +127,15 @@ def improve(bins: Bins, lower_bound: int, max_items: int | None, rounds: int = I
         bins[other].append(out_piece)
         load[hi] -= out_piece.cost
         load[other] += out_piece.cost
-        count[hi] -= out_piece.count
-        count[other] += out_piece.count
+        count[hi] -= out_piece.size
+        count[other] += out_piece.size
         if in_piece is not None:
             bins[other].remove(in_piece)
             bins[hi].append(in_piece)
             load[hi] += in_piece.cost
             load[other] -= in_piece.cost
-            count[hi] += in_piece.count
-            count[other] -= in_piece.count
+            count[hi] += in_piece.size
+            count[other] -= in_piece.size
     return bins
 
 
@@ -151,7 +155,7 @@ def _best_exchange(
         # a move of cost c gives max(load_hi - c, load_other + c): best when c is near gap / 2
         for index in _near(top_costs, gap / 2):
             piece = top[index]
-            if 0 < piece.cost < gap and _room(count[other], piece.count, max_items):
+            if 0 < piece.cost < gap and _room(count[other], piece.size, max_items):
                 new_max = max(load[hi] - piece.cost, load[other] + piece.cost)
                 candidate: tuple[int, int, Piece, Piece | None] = (new_max, other, piece, None)
                 if best is None or _better(candidate, best):
@@ -166,8 +170,8 @@ def _best_exchange(
                 if not 0 < delta < gap:
                     continue
                 if max_items is not None and (
-                    count[other] - small.count + piece.count > max_items
-                    or count[hi] - piece.count + small.count > max_items
+                    count[other] - small.size + piece.size > max_items
+                    or count[hi] - piece.size + small.size > max_items
                 ):
                     continue
                 new_max = max(load[hi] - delta, load[other] + delta)
@@ -227,74 +231,172 @@ class Balanced:
 STRATEGIES: Final[dict[str, Strategy]] = {"balanced": Balanced(), "lpt": Lpt()}
 
 
-def split_fill(units: Sequence[Piece], shard_count: int, capacity: int, cut_cost: int, max_items: int | None) -> Bins:
-    """Units (largest first) whole onto the least-loaded shard when they fit under ``capacity``,
-    else cut at atom boundaries to fill that shard, the rest going on; overflow only as a last resort."""
-    bins: Bins = [[] for _ in range(shard_count)]
-    load, count = [0] * shard_count, [0] * shard_count
-    for unit in sorted(units, key=lambda p: p.sort_key):
-        remaining = list(unit.atoms)
-        first = True
+class _Filler:
+    """Shards being filled under a capacity; parts of one unit that meet in a shard are merged."""
+
+    def __init__(self, shard_count: int, capacity: int, cut_cost: int, max_items: int | None) -> None:
+        self.bins: Bins = [[] for _ in range(shard_count)]
+        self.load = [0] * shard_count
+        self.count = [0] * shard_count
+        self.capacity, self.cut_cost, self.max_items = capacity, cut_cost, max_items
+
+    def place(self, index: int, unit: int, atoms: Sequence[Atom], extra: int) -> None:
+        piece = make_piece(unit, atoms, extra)
+        same = next((p for p in self.bins[index] if p.unit == unit), None)
+        if same is not None:  # back in a shard that already has part of this unit: no new cut
+            self.bins[index].remove(same)
+            self.load[index] -= same.cost
+            self.count[index] -= same.size
+            piece = Piece(unit, (*same.atoms, *piece.atoms), same.cost + piece.cost - extra, same.size + piece.size)
+        self.bins[index].append(piece)
+        self.load[index] += piece.cost
+        self.count[index] += piece.size
+
+    def prefix_fitting(self, index: int, atoms: Sequence[Atom], extra: int) -> int:
+        """How many leading atoms fit into shard ``index`` under the capacity."""
+        take, used, used_count = 0, self.load[index] + extra, self.count[index]
+        for atom in atoms:
+            if used + atom.cost > self.capacity or not _room(used_count, len(atom.items), self.max_items):
+                break
+            take += 1
+            used += atom.cost
+            used_count += len(atom.items)
+        return take
+
+    def best_fit(self, cost: int, items: int) -> int | None:
+        """The fullest shard that still takes ``cost`` under the capacity (ties: the lower index)."""
+        best = None
+        for i, value in enumerate(self.load):
+            fits = value + cost <= self.capacity and _room(self.count[i], items, self.max_items)
+            if fits and (best is None or value > self.load[best]):
+                best = i
+        return best
+
+    def cut_in(self, unit: int, atoms: Sequence[Atom], extra: int) -> None:
+        """Fill the emptiest shards with parts of ``atoms``; overflow only when no shard has room."""
+        remaining = list(atoms)
         while remaining:
-            extra = 0 if first else cut_cost
-            rest_count = sum(len(a.items) for a in remaining)
-            rest_cost = sum(a.cost for a in remaining) + extra
-            index = _least_loaded(load, count, 1, max_items)
-            if load[index] + rest_cost <= capacity and _room(count[index], rest_count, max_items):
-                take = len(remaining)
-            else:
-                take, used, used_count = 0, load[index] + extra, count[index]
-                for atom in remaining:
-                    if used + atom.cost > capacity or not _room(used_count, len(atom.items), max_items):
-                        break
-                    take += 1
-                    used += atom.cost
-                    used_count += len(atom.items)
-                if take == 0:  # no shard can take even one more atom under capacity: overflow
-                    take = len(remaining) if _room(count[index], rest_count, max_items) else 1
-            piece = make_piece(unit.unit, remaining[:take], extra)
-            same = next((p for p in bins[index] if p.unit == unit.unit), None)
-            if same is not None:  # back in a shard that already has part of this unit: no new cut
-                bins[index].remove(same)
-                load[index] -= same.cost
-                piece = Piece(
-                    unit.unit, (*same.atoms, *piece.atoms), same.cost + piece.cost - extra, same.count + piece.count
-                )
-            bins[index].append(piece)
-            load[index] += piece.cost
-            count[index] += piece.count - (same.count if same is not None else 0)
+            index = _least_loaded(self.load, self.count, len(remaining[0].items), self.max_items)
+            take = self.prefix_fitting(index, remaining, extra)
+            if take == len(remaining) or take == 0:
+                rest = sum(len(a.items) for a in remaining)
+                take = len(remaining) if _room(self.count[index], rest, self.max_items) else max(take, 1)
+            self.place(index, unit, remaining[:take], extra)
             remaining = remaining[take:]
-            first = False
-    return bins
+            extra = self.cut_cost
+
+
+def split_fill(units: Sequence[Piece], shard_count: int, capacity: int, cut_cost: int, max_items: int | None) -> Bins:
+    """Pack divisible units under ``capacity``, cutting as few as possible:
+
+    1. a unit larger than the capacity fills the emptiest shards in capacity-sized parts;
+    2. the rest, largest first, go whole into the fullest shard they fit (best-fit decreasing);
+    3. units that fit nowhere whole are cut at atom boundaries into the emptiest shards.
+    """
+    filler = _Filler(shard_count, capacity, cut_cost, max_items)
+    pending: list[tuple[Piece, int]] = []  # (unit or its remainder, extra cost it carries)
+    for unit in sorted(units, key=lambda p: p.sort_key):
+        remaining, extra = list(unit.atoms), 0
+        while sum(a.cost for a in remaining) + extra > capacity:
+            index = _least_loaded(filler.load, filler.count, len(remaining[0].items), max_items)
+            take = max(1, filler.prefix_fitting(index, remaining, extra))
+            if take >= len(remaining):
+                break
+            filler.place(index, unit.unit, remaining[:take], extra)
+            remaining, extra = remaining[take:], cut_cost
+        pending.append((make_piece(unit.unit, remaining, extra), extra))
+    leftovers: list[tuple[Piece, int]] = []
+    for piece, extra in sorted(pending, key=lambda pe: pe[0].sort_key):
+        fit = filler.best_fit(piece.cost, piece.size)
+        if fit is None:
+            leftovers.append((piece, extra))
+        else:
+            filler.place(fit, piece.unit, piece.atoms, extra)
+    for piece, extra in leftovers:
+        filler.cut_in(piece.unit, piece.atoms, extra)
+    return filler.bins
+
+
+def wrap_fill(units: Sequence[Piece], shard_count: int, capacity: int, cut_cost: int, max_items: int | None) -> Bins:
+    """McNaughton-style: units largest first whole onto the emptiest shard when they fit under
+    ``capacity``, else cut at atom boundaries to fill it, the rest going on to the next."""
+    filler = _Filler(shard_count, capacity, cut_cost, max_items)
+    for unit in sorted(units, key=lambda p: p.sort_key):
+        filler.cut_in(unit.unit, unit.atoms, 0)
+    return filler.bins
+
+
+FILLS: Final = (wrap_fill, split_fill)
+
+
+def _merged(target: Piece, part: Piece) -> Piece:
+    """``part`` joined to ``target`` of the same unit: the part's repeated setup cost disappears."""
+    atoms = tuple(sorted((*target.atoms, *part.atoms), key=lambda a: a.key))
+    return Piece(target.unit, atoms, target.cost + sum(a.cost for a in part.atoms), target.size + part.size)
 
 
 def rejoin(bins: Bins, limit: int, cut_cost: int, max_items: int | None) -> Bins:
-    """Undo cuts that balance does not need: move a cut unit's smaller part to the shard of its
-    larger one whenever that shard stays within ``limit``."""
-    changed = True
-    while changed:
-        changed = False
-        where: dict[int, list[tuple[int, Piece]]] = {}
+    """Undo cuts that balance does not need: move a cut unit's part into a shard holding another
+    part of it while that shard stays within ``limit`` — directly, or swapped against a piece of
+    that shard that fits back where the part was. Smallest parts first; ties on keys."""
+    del cut_cost  # a rejoined part stops paying the repeated setup: ``_merged`` drops it
+    while True:
+        where: dict[int, list[int]] = {}
         for index, pieces in enumerate(bins):
             for piece in pieces:
-                where.setdefault(piece.unit, []).append((index, piece))
+                where.setdefault(piece.unit, []).append(index)
         load, count = loads(bins), counts(bins)
-        for unit in sorted(u for u, parts in where.items() if len(parts) > 1):
-            parts = sorted(where[unit], key=lambda ip: (-ip[1].cost, ip[1].key))
-            home, big = parts[0]
-            for index, small in reversed(parts[1:]):
-                if index == home:
+        cut = sorted(
+            (piece.cost, piece.key, index, piece)
+            for index, pieces in enumerate(bins)
+            for piece in pieces
+            if len(where[piece.unit]) > 1
+        )
+        if not _rejoin_one(bins, cut, where=where, load=load, count=count, limit=limit, max_items=max_items):
+            return bins
+
+
+def _rejoin_one(
+    bins: Bins,
+    cut: list[tuple[int, str, int, Piece]],
+    *,
+    where: dict[int, list[int]],
+    load: list[int],
+    count: list[int],
+    limit: int,
+    max_items: int | None,
+) -> bool:
+    for _, _, source, part in cut:
+        targets = sorted((i for i in where[part.unit] if i != source), key=lambda i: (load[i], i))
+        for target in targets:
+            home = next(p for p in bins[target] if p.unit == part.unit)
+            merged = _merged(home, part)
+            grow = merged.cost - home.cost
+            if load[target] + grow <= limit and _room(count[target], part.size, max_items):
+                bins[target].remove(home)
+                bins[target].append(merged)
+                bins[source].remove(part)
+                return True
+            # swap: a piece of ``target`` (not of this unit) goes to ``source`` in exchange
+            for other in sorted(bins[target], key=_ascending):
+                if other.unit == part.unit or other.cost >= part.cost + (limit - load[source]):
                     continue
-                merged = make_piece(unit, sorted((*big.atoms, *small.atoms), key=lambda a: a.key))
-                merged_extra = big.cost - sum(a.cost for a in big.atoms)
-                merged = Piece(unit, merged.atoms, merged.cost + merged_extra, merged.count)
-                grow = merged.cost - big.cost
-                if load[home] + grow <= limit and _room(count[home], small.count, max_items):
-                    bins[home].remove(big)
-                    bins[home].append(merged)
-                    bins[index].remove(small)
-                    changed = True
-                    break
-            if changed:
-                break
-    return bins
+                if load[target] + grow - other.cost > limit or load[source] - part.cost + other.cost > limit:
+                    continue
+                if max_items is not None and (
+                    count[target] + part.size - other.size > max_items
+                    or count[source] - part.size + other.size > max_items
+                ):
+                    continue
+                bins[target].remove(home)
+                bins[target].remove(other)
+                bins[target].append(merged)
+                bins[source].remove(part)
+                same = next((p for p in bins[source] if p.unit == other.unit), None)
+                if same is not None:
+                    bins[source].remove(same)
+                    bins[source].append(_merged(same, other))
+                else:
+                    bins[source].append(other)
+                return True
+    return False

@@ -7,161 +7,38 @@ and timings give the same plan bytes whatever order they were collected in.
 Granularity ``auto`` (the default) keeps files whole and cuts only the few that balance needs:
 it packs whole files (LPT + moves/swaps) and, when that misses the lower bound by more than
 ``AUTO_TOLERANCE``, fills shards up to a capacity near the bound, cutting files at test boundaries
-(see ``packing.split_fill``), tries a few capacities and keeps the plan with the fewest cuts among
-those within the tolerance. Lower bound: LB = max(total/N, longest atom, N-th + (N+1)-th longest
-atom) over tests and keep-together groups (notes/splitting.md section 7).
+(``packing.wrap_fill`` and ``packing.split_fill``, each followed by moves/swaps and ``rejoin``),
+for a few capacities, and keeps the plan with the fewest (file, shard) pairs among those within
+the tolerance of LB (or, when none is, of the best makespan found). Lower bound:
+LB = max(total/N, longest atom, N-th + (N+1)-th longest atom) over tests and keep-together groups
+(notes/splitting.md section 7).
 """
 
 from __future__ import annotations
 
-import fnmatch
+import itertools
 import math
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from ci_shards.errors import UsageError
+from ci_shards.estimates import apply_weights, estimate
 from ci_shards.model import Granularity, Plan, ShardPlan, item_file
 from ci_shards.packing import (
+    FILLS,
     STRATEGIES,
-    Atom,
     Bins,
     Piece,
     loads,
     make_piece,
     rejoin,
-    split_fill,
 )
+from ci_shards.units import MICRO, build_atoms, build_units
 
-MICRO: Final = 1_000_000
-MIN_COST: Final = 1_000  # 1 ms: no item is free (plan.json's resolution), so counts still matter
-DEFAULT_UNKNOWN_SECONDS: Final = 1.0  # when nothing at all is known (pytest-split uses 1 as well)
-AUTO_TOLERANCE: Final = 0.005  # auto granularity accepts a slowest shard within 0.5 % of LB
+AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
-CLASS_RULE: Final = "class"
-
-
-@dataclass(frozen=True)
-class Estimates:
-    seconds: dict[str, float]
-    unknown: int
-    note: str
-
-
-def estimate(items: Sequence[str], durations: Mapping[str, float]) -> Estimates:
-    """Seconds per item; an unknown item gets the median of its file's known items, else of all
-    known items, else ``DEFAULT_UNKNOWN_SECONDS`` — never zero, and counted."""
-    known = {i: float(durations[i]) for i in items if i in durations}
-    by_file: dict[str, list[float]] = {}
-    for item, value in known.items():
-        by_file.setdefault(item_file(item), []).append(value)
-    everything = statistics.median(known.values()) if known else DEFAULT_UNKNOWN_SECONDS
-    from_file = from_all = 0
-    seconds = dict(known)
-    for item in items:
-        if item in known:
-            continue
-        siblings = by_file.get(item_file(item))
-        if siblings:
-            seconds[item] = statistics.median(siblings)
-            from_file += 1
-        else:
-            seconds[item] = everything
-            from_all += 1
-    unknown = from_file + from_all
-    note = ""
-    if unknown:
-        source = "all known items" if known else f"a default of {DEFAULT_UNKNOWN_SECONDS:g} s (no timings at all)"
-        note = (
-            f"{unknown} of {len(items)} items had no timing: estimated as the median of their file's known items"
-            f" ({from_file}) or of {source} ({from_all})"
-        )
-    return Estimates(seconds, unknown, note)
-
-
-def apply_weights(seconds: Mapping[str, float], weights: Mapping[str, float]) -> dict[str, float]:
-    """Multiply by the factor of every pattern (fnmatch on the item id or its file) the item matches."""
-    result = dict(seconds)
-    for pattern in sorted(weights):
-        factor = weights[pattern]
-        if not (math.isfinite(factor) and factor > 0):
-            msg = f"weight for {pattern!r} must be a positive number, not {factor!r}"
-            raise UsageError(msg)
-        for item in result:
-            if fnmatch.fnmatchcase(item, pattern) or fnmatch.fnmatchcase(item_file(item), pattern):
-                result[item] *= factor
-    return result
-
-
-def _class_key(item: str) -> str | None:
-    parts = item.split("::")
-    return "::".join(parts[:2]) if len(parts) >= 3 else None
-
-
-def build_atoms(items: Sequence[str], keep_together: Sequence[str], seconds: Mapping[str, float]) -> list[Atom]:
-    """Items joined by keep-together rules (``class``, or glob patterns: all matches of one pattern
-    stay together), as atoms sorted by key."""
-    parent = {item: item for item in items}
-
-    def find(item: str) -> str:
-        while parent[item] != item:
-            parent[item] = parent[parent[item]]
-            item = parent[item]
-        return item
-
-    def union(a: str, b: str) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-
-    for rule in keep_together:
-        first: dict[str, str] = {}
-        for item in items:
-            key = (
-                _class_key(item)
-                if rule == CLASS_RULE
-                else (rule if fnmatch.fnmatchcase(item, rule) or fnmatch.fnmatchcase(item_file(item), rule) else None)
-            )
-            if key is not None:
-                union(first.setdefault(key, item), item)
-    groups: dict[str, list[str]] = {}
-    for item in items:
-        groups.setdefault(find(item), []).append(item)
-    atoms = [
-        Atom(key=members[0], items=tuple(members), cost=sum(_micro(seconds[m]) for m in members))
-        for members in groups.values()
-    ]
-    return sorted(atoms, key=lambda a: a.key)
-
-
-def _micro(seconds: float) -> int:
-    return max(MIN_COST, round(seconds * MICRO))
-
-
-def build_units(atoms: Sequence[Atom]) -> list[Piece]:
-    """Whole units: the atoms of one file, with files joined when a keep-together group spans them."""
-    parent: dict[str, str] = {}
-
-    def find(name: str) -> str:
-        parent.setdefault(name, name)
-        while parent[name] != name:
-            name = parent[name]
-        return name
-
-    for atom in atoms:
-        if len(atom.items) == 1:
-            continue
-        files = sorted({item_file(i) for i in atom.items})
-        for other in files[1:]:
-            ra, rb = find(files[0]), find(other)
-            if ra != rb:
-                parent[max(ra, rb)] = min(ra, rb)
-    grouped: dict[str, list[Atom]] = {}
-    for atom in atoms:
-        file = item_file(atom.key)
-        grouped.setdefault(find(file) if parent else file, []).append(atom)
-    return [make_piece(n, grouped[name]) for n, name in enumerate(sorted(grouped))]
+CUT_NOTE_FILES: Final = 5
 
 
 def lower_bound(costs: Sequence[int], shard_count: int) -> int:
@@ -173,12 +50,9 @@ def lower_bound(costs: Sequence[int], shard_count: int) -> int:
     return max(math.ceil(sum(ordered) / shard_count), ordered[0], pair)
 
 
-def _cuts(bins: Bins) -> int:
-    units: dict[int, int] = {}
-    for pieces in bins:
-        for unit in {p.unit for p in pieces}:
-            units[unit] = units.get(unit, 0) + 1
-    return sum(1 for n in units.values() if n > 1)
+def _pairs(bins: Bins) -> int:
+    """(unit, shard) pairs: each extra shard a unit is cut into repeats its setup once more."""
+    return sum(len({p.unit for p in pieces}) for pieces in bins)
 
 
 def _pack_auto(
@@ -186,24 +60,50 @@ def _pack_auto(
 ) -> Bins:
     strategy = STRATEGIES[strategy_name]
     accept = math.floor(lb * (1 + AUTO_TOLERANCE))
-
-    def score(bins: Bins) -> tuple[bool, int, int, int]:
-        makespan = max(loads(bins))
-        return (makespan > accept, makespan if makespan > accept else 0, _cuts(bins), makespan)
-
-    best = strategy.assign(units, shard_count, lb, max_items)
-    best_score = score(best)
-    if not best_score[0]:
-        return best
-    for step in CAPACITY_STEPS:
+    candidates: list[tuple[int, int, int, Bins]] = []  # (makespan, pairs, order, bins)
+    try:
+        whole = strategy.assign(units, shard_count, lb, max_items)
+        makespan = max(loads(whole))
+        if makespan <= accept:
+            return whole  # no file cut and balanced: nothing can beat it
+        candidates.append((makespan, _pairs(whole), 0, whole))
+    except UsageError:  # whole files cannot meet --max-items-per-shard: cutting them can
+        pass
+    for step, fill in itertools.product(CAPACITY_STEPS, FILLS):
         capacity = math.floor(lb * (1 + step))
-        bins = split_fill(units, shard_count, capacity, cut_cost, max_items)
+        bins = fill(units, shard_count, capacity, cut_cost, max_items)
         bins = strategy.improve(bins, lb, max_items)
         bins = rejoin(bins, max(accept, *loads(bins)), cut_cost, max_items)
-        candidate = score(bins)
-        if candidate < best_score:
-            best, best_score = bins, candidate
-    return best
+        candidates.append((max(loads(bins)), _pairs(bins), len(candidates), bins))
+    # the fewest (file, shard) pairs among the plans within the tolerance of LB, or, when none is,
+    # within the tolerance of the best makespan found
+    best_makespan = min(c[0] for c in candidates)
+    limit = max(accept, math.floor(best_makespan * (1 + AUTO_TOLERANCE)))
+    return min((c for c in candidates if c[0] <= limit), key=lambda c: (c[1], c[0], c[2]))[3]
+
+
+def _merge_same_shard(bins: Bins) -> Bins:
+    """Parts of one unit that ended in the same shard are one part: its setup is paid once."""
+    merged: Bins = []
+    for pieces in bins:
+        if len({p.unit for p in pieces}) == len(pieces):
+            merged.append(pieces)
+            continue
+        by_unit: dict[int, list[Piece]] = {}
+        for piece in pieces:
+            by_unit.setdefault(piece.unit, []).append(piece)
+        shard: list[Piece] = []
+        for parts in by_unit.values():
+            if len(parts) == 1:
+                shard.append(parts[0])
+                continue
+            first = min(parts, key=lambda p: p.key)
+            extra = first.cost - sum(a.cost for a in first.atoms)
+            shard.append(
+                make_piece(first.unit, sorted((a for p in parts for a in p.atoms), key=lambda a: a.key), extra)
+            )
+        merged.append(shard)
+    return merged
 
 
 def _fill_empty(bins: Bins) -> Bins:
@@ -268,13 +168,22 @@ def plan_items(
             [make_piece(n, [a]) for n, a in enumerate(atoms)], shards, lb, max_items_per_shard
         )
     elif granularity is Granularity.FILE:
-        bins = STRATEGIES[strategy].assign(build_units(atoms), shards, lb, max_items_per_shard)
+        units = build_units(atoms)
+        too_big = next((u for u in units if max_items_per_shard is not None and u.size > max_items_per_shard), None)
+        if too_big is not None:
+            msg = (
+                f"{item_file(too_big.key)} has {too_big.size} items, more than --max-items-per-shard"
+                f" {max_items_per_shard} allows in one shard; use --granularity auto or test"
+            )
+            raise UsageError(msg)
+        bins = STRATEGIES[strategy].assign(units, shards, lb, max_items_per_shard)
     else:
         bins = _pack_auto(
             build_units(atoms), shards, lb, strategy_name=strategy, cut_cost=cost, max_items=max_items_per_shard
         )
     if granularity is not Granularity.FILE:
         bins = _fill_empty(bins)
+    bins = _merge_same_shard(bins)
     all_notes = [*notes]
     if est.note:
         all_notes.append(est.note)
@@ -294,13 +203,17 @@ def plan_items(
         )
         for i, b in enumerate(bins)
     )
+    spread = shards_per_file(shard_plans)
+    cut_note = _cut_note(spread, granularity)
+    if cut_note:
+        all_notes.append(cut_note)
     return Plan(
         total=shards,
         granularity=granularity,
         shards=shard_plans,
         lower_bound_seconds=lb / MICRO,
         unknown_items=est.unknown,
-        files_cut=files_cut(shard_plans),
+        files_cut=sum(1 for n in spread.values() if n > 1),
         notes=tuple(all_notes),
     )
 
@@ -323,13 +236,30 @@ def _ranges(numbers: Sequence[int]) -> str:
     )
 
 
-def files_cut(shards: Sequence[ShardPlan]) -> int:
-    """Files whose items are in more than one shard."""
+def shards_per_file(shards: Sequence[ShardPlan]) -> dict[str, int]:
     seen: dict[str, int] = {}
     for shard in shards:
         for file in {item_file(i) for i in shard.items}:
             seen[file] = seen.get(file, 0) + 1
-    return sum(1 for n in seen.values() if n > 1)
+    return seen
+
+
+def files_cut(shards: Sequence[ShardPlan]) -> int:
+    """Files whose items are in more than one shard."""
+    return sum(1 for n in shards_per_file(shards).values() if n > 1)
+
+
+def _cut_note(spread: Mapping[str, int], granularity: Granularity) -> str | None:
+    """Which files were cut (the biggest spreads first, at most ``CUT_NOTE_FILES``): their module
+    and class setup runs once in every shard they are in."""
+    if granularity is not Granularity.AUTO:
+        return None
+    cut = sorted(((-n, f) for f, n in spread.items() if n > 1))
+    if not cut:
+        return None
+    listed = ", ".join(f"{f} ({-n} shards)" for n, f in cut[:CUT_NOTE_FILES])
+    more = f" and {len(cut) - CUT_NOTE_FILES} more" if len(cut) > CUT_NOTE_FILES else ""
+    return f"{len(cut)} file(s) cut to balance, each setting up once per shard it is in: {listed}{more}"
 
 
 def fragmentation(plan: Plan) -> float:
@@ -367,14 +297,24 @@ def choose_shards(
     def fits(plan: Plan) -> bool:
         return plan.estimated_makespan + shard_overhead <= target_seconds
 
-    one = make(1)
-    total = one.estimated_makespan
-    if fits(one) or not ordered:
-        return AutoChoice(
-            one, f"1 shard: {total:.1f} s of tests + {shard_overhead:g} s overhead fits {target_seconds:g} s"
+    max_items = options.get("max_items_per_shard")
+    fewest = max(1, math.ceil(len(ordered) / max_items)) if isinstance(max_items, int) and max_items > 0 else 1
+    if fewest > max_shards:
+        msg = (
+            f"{len(ordered)} items need at least {fewest} shards of {max_items} (--max-items-per-shard) > --max-shards"
         )
+        raise UsageError(msg)
+    first = make(fewest)
+    if fits(first) or not ordered:
+        why = f" (--max-items-per-shard {max_items})" if fewest > 1 else ""
+        reason = (
+            f"{fewest} shard{'s' if fewest > 1 else ''}{why}: the slowest is predicted at"
+            f" {first.estimated_makespan:.1f} s + {shard_overhead:g} s overhead ≤ target {target_seconds:g} s"
+        )
+        return AutoChoice(_with_note(first, reason), reason)
+    total = sum(s.estimated_seconds for s in first.shards)
     budget = target_seconds - shard_overhead
-    low = max(1, min(max_shards, math.ceil(total / budget) if budget > 0 else max_shards))
+    low = max(fewest, min(max_shards, math.ceil(total / budget) if budget > 0 else max_shards))
     # the makespan falls (almost always) monotonically with N: binary search for the first fit
     lo, hi = low, max_shards
     plans: dict[int, Plan] = {}
@@ -392,7 +332,7 @@ def choose_shards(
             f"{lo} shards: the slowest is predicted at {predicted:.1f} s + {shard_overhead:g} s overhead"
             f" ≤ target {target_seconds:g} s"
         )
-        if lo > 1:
+        if lo > fewest:
             fewer = plans.get(lo - 1) or make(lo - 1)
             reason += f"; {lo - 1} would take {fewer.estimated_makespan + shard_overhead:.1f} s"
     else:
@@ -401,13 +341,16 @@ def choose_shards(
             f" predicted at {predicted:.1f} s + {shard_overhead:g} s overhead (lower bound"
             f" {chosen.lower_bound_seconds:.1f} s)"
         )
-    final = Plan(
-        total=chosen.total,
-        granularity=chosen.granularity,
-        shards=chosen.shards,
-        lower_bound_seconds=chosen.lower_bound_seconds,
-        unknown_items=chosen.unknown_items,
-        files_cut=chosen.files_cut,
-        notes=(reason, *chosen.notes),
+    return AutoChoice(_with_note(chosen, reason), reason)
+
+
+def _with_note(plan: Plan, note: str) -> Plan:
+    return Plan(
+        total=plan.total,
+        granularity=plan.granularity,
+        shards=plan.shards,
+        lower_bound_seconds=plan.lower_bound_seconds,
+        unknown_items=plan.unknown_items,
+        files_cut=plan.files_cut,
+        notes=(note, *plan.notes),
     )
-    return AutoChoice(final, reason)

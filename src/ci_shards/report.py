@@ -7,6 +7,7 @@ Pure: a ``Verdict`` in, a string out. Markdown comes from the jinja2 templates i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -118,11 +119,12 @@ class _Limits:
     message_chars: int
     list_limit: int  # flaky / missing / slowest entries shown
     failure_details: int  # failures shown with their trace
+    shard_rows: int  # beyond this many shards, only those that did not pass get a row
 
 
 _LIMITS: Final = {
-    Flavor.SUMMARY: _Limits(SUMMARY_BUDGET_BYTES, True, 4000, 500, 100, 500),
-    Flavor.COMMENT: _Limits(COMMENT_BUDGET_CHARS, False, 1200, 300, 20, 20),
+    Flavor.SUMMARY: _Limits(SUMMARY_BUDGET_BYTES, True, 4000, 500, 100, 500, 1000),
+    Flavor.COMMENT: _Limits(COMMENT_BUDGET_CHARS, False, 1200, 300, 20, 20, 30),
 }
 
 
@@ -209,10 +211,33 @@ def _size(text: str, limits: _Limits) -> int:
     return len(text.encode()) if limits.in_bytes else len(text)
 
 
-def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, shown: int, details: int) -> dict[str, Any]:
+def _fit(views: list[dict[str, Any]], room: int, limits: _Limits) -> tuple[int, int]:
+    """(shown, with_trace): how many failure entries fit in ``room``, traces for the first ones.
+
+    Traces go to the first failures while they take at most 60% of the room; then one-line
+    entries fill the rest. Sizes are estimates (the template adds ~60 characters per entry);
+    ``render_markdown`` re-checks the real size and shrinks further if needed."""
+    unit = (lambda s: len(s.encode())) if limits.in_bytes else len
+    used = with_trace = 0
+    for view in views[: limits.failure_details]:
+        cost = unit(view["id"]) + unit(view["message"]) + unit(view["trace"]) + unit(view["location"]) + 120
+        if used + cost > room * 0.6:
+            break
+        used += cost
+        with_trace += 1
+    shown = with_trace
+    for view in views[with_trace:]:
+        cost = unit(view["id"]) + unit(view["message"]) + 60
+        if used + cost > room:
+            break
+        used += cost
+        shown += 1
+    return shown, with_trace
+
+
+def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict[str, Any]]) -> dict[str, Any]:
     acc = verdict.accounting
-    lines = {c.test_id: c.line for c in verdict.cases if c.line is not None}
-    bad = [r for r in verdict.failures if r.kind in _BAD_KINDS]
+    bad_total = sum(r.kind in _BAD_KINDS for r in verdict.failures)
     shard_level = [r for r in verdict.failures if r.kind is FailureKind.SHARD]
     cases = verdict.cases
     slowest = sorted(cases, key=lambda c: c.time, reverse=True)[: min(10, limits.list_limit)]
@@ -220,9 +245,9 @@ def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, shown: int, deta
     lower = verdict.lower_bound_seconds
     actual = verdict.actual_makespan
     t = verdict.totals
-    views = [_failure_view(r, limits, lines.get(r.test_id)) for r in bad[:shown]]
-    for view in views[details:]:
-        view["trace"] = ""
+    shown_shards = list(verdict.shards)
+    if len(shown_shards) > limits.shard_rows:  # a comment about 256 shards lists the ones that need a look
+        shown_shards = [s for s in verdict.shards if not s.status.is_success or s.notes][: limits.shard_rows]
     return {
         "flavor": flavor.value,
         "passed": verdict.passed,
@@ -230,11 +255,12 @@ def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, shown: int, deta
         "totals": t,
         "wall": fmt_seconds(actual),
         "shard_count": verdict.total_shards,
-        "shards": [_shard_row(s, verdict.total_shards) for s in verdict.shards],
+        "shards": [_shard_row(s, verdict.total_shards) for s in shown_shards],
+        "shards_hidden": len(verdict.shards) - len(shown_shards),
         "chart": _mermaid(verdict) if flavor is Flavor.SUMMARY else "",
         "failures": views,
-        "failures_total": len(bad),
-        "failures_cut": len(bad) - len(views),
+        "failures_total": bad_total,
+        "failures_cut": bad_total - len(views),
         "shard_failures": [
             {"shard": r.shard, "message": md.inline(r.message, 400)} for r in shard_level[: limits.list_limit]
         ],
@@ -270,27 +296,40 @@ def render_markdown(
     flavor: Flavor = Flavor.SUMMARY,
     marker: str = "",
     artifacts_hint: str = "the merged JUnit and failures.jsonl artifacts",
+    run_url: str = "",
 ) -> str:
     """The job summary (``Flavor.SUMMARY``, < 1 MiB) or PR comment (``Flavor.COMMENT``, < 65,536
     characters). Failures that do not fit are cut with a visible notice pointing to the artifacts."""
     limits = _LIMITS[flavor]
     template = _environment().get_template("verdict.md.j2")
-    bad_total = sum(r.kind in _BAD_KINDS for r in verdict.failures)
-    shown = min(bad_total, limits.failure_details * 20)
-    details = limits.failure_details
-    while True:
-        context = _context(verdict, flavor, limits, shown, details)
-        text: str = template.render(**context, marker=marker, artifacts_hint=md.inline(artifacts_hint))
-        if _size(text, limits) <= limits.budget or shown == 0:
-            break
-        # too big: fewer traces first, then fewer listed failures (halving keeps it O(log n) renders)
-        if details > 0:
-            details //= 2
-        else:
-            shown //= 2
+    lines = {c.test_id: c.line for c in verdict.cases if c.line is not None}
+    bad = [r for r in verdict.failures if r.kind in _BAD_KINDS]
+    # no report can show more than budget/60 entries: never build views for the rest
+    candidates = [_failure_view(r, limits, lines.get(r.test_id)) for r in bad[: limits.budget // 60]]
+
+    def render(shown: int, with_trace: int) -> str:
+        views = [dict(v, trace=v["trace"] if i < with_trace else "") for i, v in enumerate(candidates[:shown])]
+        context = _context(verdict, flavor, limits, views)
+        text: str = template.render(
+            **context, marker=marker, artifacts_hint=md.inline(artifacts_hint), run_url=_safe_url(run_url)
+        )
+        return text
+
+    skeleton = _size(render(0, 0), limits)
+    shown, with_trace = _fit(candidates, limits.budget - skeleton - 500, limits)
+    text = render(shown, with_trace)
+    while _size(text, limits) > limits.budget and shown > 0:  # the estimate was short: shrink and re-check
+        with_trace //= 2
+        shown = shown * 3 // 4
+        text = render(shown, with_trace)
     if _size(text, limits) > limits.budget:  # pathological (e.g. a million shards): hard cut, still valid
         text = _hard_cut(text, limits)
     return text
+
+
+def _safe_url(url: str) -> str:
+    """A link target we built from the environment (server/repo/run id); anything odd is dropped."""
+    return url if re.fullmatch(r"https?://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]+", url) and "(" not in url else ""
 
 
 def _hard_cut(text: str, limits: _Limits) -> str:

@@ -12,18 +12,16 @@ Run just these with ``.venv/bin/python -m pytest tests/e2e/test_act_pytest.py -v
 
 from __future__ import annotations
 
-import copy
 import json
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from act_harness import REPO, ActRun, find_act, make_repo, run_act
-
-from ci_shards.junit import parse_junit
+from act_harness import REPO, RUN_ID, ActRun, find_act, make_repo, run_act
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -77,6 +75,21 @@ def collected_ids(repo: Path) -> list[str]:
     return [line for line in done.stdout.splitlines() if "::" in line]
 
 
+def junit_ids(path: Path) -> list[str]:
+    """Node ids of every <testcase> in a JUnit file, read straight from the XML (not through ci-shards).
+
+    Accepts pytest's own form (classname ``tests.test_a.TestK``) and the runner's (classname ``TestK`` or empty,
+    with the ``file`` attribute)."""
+    ids = []
+    for case in ET.parse(path).iter("testcase"):
+        file, classname, name = case.get("file", ""), case.get("classname", ""), case.get("name", "")
+        module = file.removesuffix(".py").replace("/", ".")
+        if classname == module or classname.startswith(module + "."):
+            classname = classname[len(module) :].lstrip(".")
+        ids.append("::".join([file, *(classname.split(".") if classname else []), name]))
+    return ids
+
+
 def report(run: ActRun) -> Path:
     return run.artifact("ci-shards-report-a1")
 
@@ -102,6 +115,7 @@ def test_failing_test_fails_the_report_and_every_test_is_merged_once(act: str, p
     plan = plan_of(run)
     total = plan["total"]
     assert total >= 2, plan
+    assert plan["unknown_items"] == 1, "the committed durations should cover every demo test but the injected one"
 
     summary = (report(run) / "summary.md").read_text()
     assert "test_injected_failure" in summary
@@ -109,10 +123,16 @@ def test_failing_test_fails_the_report_and_every_test_is_merged_once(act: str, p
         name = f"{shard['index']}/{total}"
         assert name in summary, f"shard {name} not named in the summary:\n{summary}"
 
-    merged = [case.test_id for case in parse_junit(report(run) / "junit.xml")]
+    merged = junit_ids(report(run) / "junit.xml")
     assert sorted(merged) == sorted(expected), "merged JUnit must hold every collected test exactly once"
+    # Every planned test ran exactly once, so the only reason to fail is the injected test.
+    assert "never ran" not in summary and "never planned" not in summary, summary
     failures = [json.loads(line) for line in (report(run) / "failures.jsonl").read_text().splitlines() if line.strip()]
-    assert any(INJECTED_ID in json.dumps(f) for f in failures), failures
+    assert [f["test_id"] for f in failures if f.get("test_id") == INJECTED_ID] == [INJECTED_ID], failures
+    # An annotation points at the failing test's file.
+    assert "::error file=tests/test_injected.py" in run.log
+    # A push to the default branch saves the updated timings under the rolling key (run id, attempt).
+    assert (run.artifacts.parent / "cache" / f"ci-shards-timings-Linux--{RUN_ID}-1.tar").is_file()
 
 
 def test_never_started_shard_fails_the_report_although_needs_says_success(
@@ -122,13 +142,12 @@ def test_never_started_shard_fails_the_report_although_needs_says_success(
     test_job = workflow["jobs"]["test"]
     steps = test_job["steps"]
     run_step = next(s for s in steps if s.get("with", {}).get("command") == "run")
-    # The second leg starts but never runs its shard: like a leg whose runner never came, it uploads nothing
+    # Leg 2 starts but never runs its shard: like a leg whose runner never came, it uploads nothing
     # while the job itself succeeds, so needs.test.result is 'success' for the report job.
-    run_step["if"] = "${{ strategy.job-index != 1 }}"
+    run_step["if"] = "${{ matrix.shard != 2 }}"
     # Record what the report job sees of the matrix job, to show the case is the deceptive one.
     report_steps = workflow["jobs"]["report"]["steps"]
     report_steps.insert(0, {"run": 'echo "needs.test.result=${{ needs.test.result }}"'})
-    workflow = copy.deepcopy(workflow)
     repo = make_repo(tmp_path / "repo", workflow, demo_files())
 
     run = run_act(act, repo, tmp_path, pip_cache)

@@ -101,7 +101,9 @@ def test_scripts_never_interpolate_expressions() -> None:
             step for job in data.get("jobs", {}).values() for step in job.get("steps", [])
         ]
         for step in steps:
-            assert "${{" not in step.get("run", ""), f"{path.name}: step {step.get('name', step)} interpolates into run:"
+            assert "${{" not in step.get("run", ""), (
+                f"{path.name}: step {step.get('name', step)} interpolates into run:"
+            )
 
 
 def test_github_action_path_not_the_expression() -> None:
@@ -231,3 +233,17 @@ def test_docs_list_every_input() -> None:
     doc = (REPO / "docs" / "github-actions.md").read_text()
     for name in load(ACTION)["inputs"]:
         assert f"| `{name}` |" in doc, f"docs/github-actions.md does not document input {name}"
+
+
+def test_the_minimal_workflow_in_the_docs_is_valid(tmp_path: Path) -> None:
+    doc = (REPO / "docs" / "github-actions.md").read_text()
+    block = re.search(r"```yaml\n(.*?)```", doc, re.S)
+    assert block, "docs/github-actions.md has no workflow"
+    assert len(block.group(1).splitlines()) <= 40
+    path = tmp_path / "minimal.yml"
+    path.write_text(block.group(1))
+    code, output = schema_check("vendor.github-workflows", path)
+    assert code == 0, output
+    jobs = load(path)["jobs"]
+    assert jobs["report"]["if"] == "${{ !cancelled() }}"
+    assert jobs["test"]["strategy"]["fail-fast"] is False

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
 
-from ci_shards.aggregate import FlakyResult, aggregate_dirs
+from ci_shards.aggregate import SHARD_CASE_CLASSNAME, FlakyResult, _owner, aggregate_dirs
+from ci_shards.classify import SHARD_CLASSNAME
 from ci_shards.errors import InputError
 from ci_shards.model import CaseOutcome, CaseResult, FailureKind, Granularity, ShardStatus
 from ci_shards.report import render_terminal
@@ -66,6 +67,19 @@ def test_corrupt_junit_fails_that_shard_only(tmp_path, plan):
     assert verdict.accounting.missing == ("tests/test_c.py::test_only",)
     assert verdict.shards[0].status is ShardStatus.PASSED
     assert verdict.totals.tests == 4
+    kinds = {(r.test_id, r.kind) for r in verdict.failures}
+    assert ("shard 3/3", FailureKind.SHARD) in kinds
+    assert ("tests/test_c.py::test_only", FailureKind.NOT_RUN) in kinds
+
+
+def test_corrupt_junit_keeps_the_runners_failure_records(tmp_path, plan):
+    write_all(tmp_path, plan)
+    write_shard(tmp_path, plan, 3, [case_for(ITEMS[2][0], CaseOutcome.FAILED)])
+    (tmp_path / "shard-3-of-3" / "junit.xml").write_bytes(b"")
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.shards[2].status is ShardStatus.FAILED
+    assert "empty file" in verdict.shards[2].reason
+    assert (ITEMS[2][0], FailureKind.FAILED) in {(r.test_id, r.kind) for r in verdict.failures}
 
 
 def test_outcome_from_another_plan_is_error(tmp_path, plan):
@@ -197,6 +211,17 @@ def test_runner_said_passed_but_junit_has_failures(tmp_path, plan):
     assert "although the runner reported passed" in verdict.shards[2].reason
 
 
+def test_empty_shard_without_a_folder_is_empty_but_a_planned_one_is_never_started(tmp_path):
+    plan = make_plan([["tests/test_a.py::t"], [], ["tests/test_b.py::u"]])
+    write_shard(tmp_path, plan, 1)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.shards[1].status is ShardStatus.EMPTY
+    assert verdict.shards[2].status is ShardStatus.NEVER_STARTED
+    assert verdict.exit_code == 1
+    write_shard(tmp_path, plan, 3)
+    assert aggregate_dirs(plan, [tmp_path]).exit_code == 0
+
+
 def test_empty_shard_passes_as_empty(tmp_path):
     plan = make_plan([["tests/test_a.py::t"], []])
     write_shard(tmp_path, plan, 1)
@@ -270,3 +295,38 @@ def test_no_outcome_folder_named_like_a_shard(tmp_path, plan):
 def test_path_type(tmp_path, plan):
     write_all(tmp_path, plan)
     assert aggregate_dirs(plan, [Path(str(tmp_path))]).passed
+
+
+def test_runner_shard_level_case_is_a_failure_not_an_unplanned_test(tmp_path, plan):
+    assert SHARD_CLASSNAME == SHARD_CASE_CLASSNAME  # the runner's name for it
+    write_all(tmp_path, plan)
+    crash = CaseResult(
+        test_id="ci-shards::shard-3-of-3",
+        name="shard-3-of-3",
+        classname="ci-shards",
+        outcome=CaseOutcome.ERROR,
+        message="no test report; the command exited with code 139",
+    )
+    write_shard(tmp_path, plan, 3, [crash])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 1
+    assert verdict.accounting.unplanned == ()
+    assert verdict.accounting.missing == ("tests/test_c.py::test_only",)
+    assert [r.test_id for r in verdict.failures if r.kind.value == "error"] == ["ci-shards::shard-3-of-3"]
+
+
+@pytest.mark.parametrize(
+    ("test_id", "owner"),
+    [
+        ("tests/a.py::test_x", "tests/a.py::test_x"),
+        ("tests/a.py::test_x[1]", "tests/a.py::test_x"),
+        ("tests/a.py::test_x[a::b]", "tests/a.py::test_x"),
+        ("tests/a.py::TestK::test_m[x-y]", "tests/a.py::TestK"),
+        ("tests/b.py::test_y", "tests/b.py"),
+        ("tests/c.py::test_z", None),
+        ("tests/a.py::test_xy", None),
+    ],
+)
+def test_owner_is_the_longest_planned_prefix(test_id, owner):
+    planned = {"tests/a.py::test_x", "tests/a.py::TestK", "tests/b.py"}
+    assert _owner(test_id, planned) == owner

@@ -4,6 +4,8 @@ the writer/merger round trip."""
 from __future__ import annotations
 
 import pytest
+from junitparser.xunit2 import JUnitXml
+from lxml import etree
 
 from ci_shards.aggregate import Totals
 from ci_shards.junit import (
@@ -326,3 +328,33 @@ def test_expand_patterns(tmp_path):
     assert [p.name for p in found] == ["a.xml", "b.xml"]
     with pytest.raises(JUnitError.__mro__[1], match="no files match"):
         expand_patterns([str(tmp_path / "*.nothing")])
+
+
+def test_writer_escapes_everything_and_other_parsers_agree(tmp_path):
+    nasty = "a & b < c > d \"q\" 's'\ttab\nline ]]> \x00\x1b[31m \u2603"
+    cases = [
+        CaseResult(
+            test_id="t1",
+            name=nasty,
+            classname=nasty,
+            outcome=CaseOutcome.FAILED,
+            message=nasty,
+            text=nasty,
+            system_out=nasty,
+            attempts=(Attempt(outcome=CaseOutcome.ERROR, message=nasty, text=nasty),),
+        ),
+        CaseResult(test_id="t2", name="ok", classname="c", outcome=CaseOutcome.SKIPPED, message=nasty),
+    ]
+    path = tmp_path / "w.xml"
+    write_junit_suites([("s1", cases), ("empty", [])], path, name=nasty)
+    etree.parse(str(path), etree.XMLParser(resolve_entities=False))  # strict: raises on anything invalid
+    xml = JUnitXml.fromfile(str(path))
+    assert xml.tests == 2
+    assert xml.failures == 1
+    back = parse_junit(path)
+    expected = "a & b < c > d \"q\" 's'\ttab\nline ]]>  \u2603"
+    assert back[0].name == expected
+    assert back[0].message == expected
+    assert back[0].attempts[0].text == expected
+    assert back[0].outcome is CaseOutcome.FAILED
+    assert back[1].outcome is CaseOutcome.SKIPPED

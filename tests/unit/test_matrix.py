@@ -23,6 +23,7 @@ from ci_shards.planner import plan_items
         ({"CIRCLE_NODE_INDEX": "2", "CIRCLE_NODE_TOTAL": "3"}, (3, 3)),
         ({"BUILDKITE_PARALLEL_JOB": "0", "BUILDKITE_PARALLEL_JOB_COUNT": "2"}, (1, 2)),  # Buildkite, 0-based
         ({"TEST_SHARD_INDEX": "5", "TEST_TOTAL_SHARDS": "8"}, (6, 8)),  # Bazel, 0-based
+        ({"CI_SHARDS_SHARD": "2/5", "CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "4"}, (2, 5)),  # ours wins
     ],
 )
 def test_auto_from_ci_variables(env, expected):
@@ -39,6 +40,7 @@ def test_auto_from_ci_variables(env, expected):
         ("1/2/3", {}, "not of the form I/N"),
         ("auto", {}, "no CI shard variables found"),
         ("auto", {"CI_NODE_INDEX": "1"}, "CI_NODE_TOTAL is not set"),
+        ("auto", {"CI_SHARDS_SHARD": "3/2"}, "CI_SHARDS_SHARD: shard '3/2': the index must be between 1 and 2"),
         ("auto", {"CIRCLE_NODE_INDEX": "a", "CIRCLE_NODE_TOTAL": "2"}, "must be whole numbers"),
         ("auto", {"CI_NODE_INDEX": "0", "CI_NODE_TOTAL": "4"}, "1-based"),  # GitLab never says 0
         ("auto", {"CIRCLE_NODE_INDEX": "3", "CIRCLE_NODE_TOTAL": "3"}, "between 1 and 3"),

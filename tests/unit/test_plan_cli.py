@@ -156,6 +156,43 @@ def test_config_file_supplies_defaults_and_flags_override(capsys, monkeypatch, t
     assert "ci-shards.yml: unknown key 'shardz'" in err
 
 
+def test_missing_timings_file_is_a_warning_unless_items_come_from_it(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "items.txt").write_text("a.py::t\nb.py::t\n")
+    code, out, err = run(
+        capsys, "plan", "--items", "items.txt", "--durations", "cache/t.json", "--shards", "2", "--format", "json"
+    )
+    assert code == 0
+    assert "cache/t.json: no timings file yet" in err
+    assert json.loads(out)["unknown_items"] == 2
+    code, _, err = run(capsys, "plan", "--from-timings", "--durations", "cache/t.json", "--shards", "2")
+    assert code == 2
+    assert "cache/t.json: cannot read timings" in err
+
+
+def test_first_durations_file_wins_per_item(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "store.json").write_text('{"a.py::t": 5.0}')
+    (tmp_path / "committed.json").write_text('{"a.py::t": 1.0, "b.py::t": 2.0}')
+    code, out, _ = run(
+        capsys,
+        "plan",
+        "--from-timings",
+        "--durations",
+        "store.json",
+        "--durations",
+        "committed.json",
+        "--shards",
+        "1",
+        "--format",
+        "json",
+    )
+    assert code == 0
+    plan = json.loads(out)
+    assert plan["shards"][0]["estimated_seconds"] == 7.0
+    assert plan["unknown_items"] == 0
+
+
 def _one_line_error(err: str) -> str:
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
@@ -177,19 +214,20 @@ def _one_line_error(err: str) -> str:
         (["plan", "--items", "items.txt", "--shards", "2", "--weight", "bad"], "expected PATTERN=FACTOR"),
         (["plan", "--items", "items.txt", "--shards", "2", "--weight", "a=-1"], "expected PATTERN=FACTOR"),
         (["plan", "--items", "items.txt", "--shards", "2", "--max-items-per-shard", "0"], "at least 1"),
+        (["plan", "--items", "items.txt", "--shards", "2", "tests/"], "arguments after -- are for --pytest"),
         (
             ["plan", "--items", "items.txt", "--shards", "2", "--durations", "bad.json"],
             "bad.json: not valid JSON at line 1",
         ),
         (
-            ["plan", "--items", "items.txt", "--shards", "2", "--durations", "nope.json"],
-            "nope.json: cannot read timings",
+            ["plan", "--items", "items.txt", "--shards", "2", "--durations", "."],
+            "cannot read timings",
         ),
         (["plan", "--items", "items.txt", "--shards", "2", "--config", "nope.yml"], "nope.yml: config file not found"),
         (["plan", "--items", "items.txt", "--shards", "2", "--granularity", "x"], "invalid choice"),
         (["plan", "--items", "items.txt", "--shards", "auto", "--target-seconds", "-1"], "--target-seconds must be"),
         (["timings", "import", "-o", "x.json"], "give --junit GLOB"),
-        (["timings", "import", "--junit", "none/*.xml", "-o", "x.json"], "--glob matched no files"),
+        (["timings", "import", "--junit", "none/*.xml", "-o", "x.json"], "none/*.xml: matched no files"),
         (["timings", "merge", "bad.json", "-o", "x.json"], "bad.json: not valid JSON"),
     ],
 )
@@ -237,6 +275,9 @@ def test_timings_import_and_merge(capsys, monkeypatch, tmp_path, shared_data):
     store = json.loads((tmp_path / "store.json").read_text())
     assert store["schema"] == "ci-shards/timings@1"
     assert "examples/demo/tests/test_math.py::test_add" in store["variants"][""]
+    code, _, err = run(capsys, "timings", "import", "--junit", str(tmp_path / "*.xml"), "-o", "abs.json")
+    assert code == 0, err  # absolute globs work too
+    assert json.loads((tmp_path / "abs.json").read_text())["variants"][""]
     code, out, err = run(capsys, "timings", "merge", "store.json", str(DEMO_DURATIONS), "-o", "-")
     assert code == 0, err
     merged = json.loads(out)
@@ -265,6 +306,9 @@ def test_pytest_collection_on_the_demo(capsys, monkeypatch):
     assert len(plan.items) == 44
     assert plan.unknown_items == 0
     assert all(s.items for s in plan.shards)
+    # the slow module-scoped fixture is set up once: its file is not cut
+    assert len([s for s in plan.shards if any("test_fixture_db.py" in i for i in s.items)]) == 1
+    assert plan.estimated_makespan / plan.lower_bound_seconds < 1.05
 
 
 def test_pytest_collection_error_stops_the_plan(capsys, tmp_path, monkeypatch):

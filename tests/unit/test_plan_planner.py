@@ -103,6 +103,7 @@ def test_auto_cuts_a_file_only_when_balance_needs_it():
     plan = plan_items(items, durations, 2)
     assert plan.estimated_makespan == 6.0 == plan.lower_bound_seconds
     assert plan.files_cut == 1
+    assert "1 file(s) cut to balance, each setting up once per shard it is in: tests/big.py (2 shards)" in plan.notes
     balanced = [f"tests/f{n}.py::t{i}" for n in range(4) for i in range(3)]
     plan = plan_items(balanced, {i: 1.0 for i in balanced}, 2)
     assert plan.files_cut == 0
@@ -158,6 +159,11 @@ def test_max_items_per_shard():
     assert sorted(plan.items) == sorted(items)
     with pytest.raises(UsageError, match="use at least 4 shards"):
         plan_items(items, durations, 3, max_items_per_shard=3)
+    in_files = [f"f{n}.py::t{i}" for n in range(2) for i in range(5)]
+    with pytest.raises(UsageError, match=r"f0\.py has 5 items, more than --max-items-per-shard 4"):
+        plan_items(in_files, {}, 3, max_items_per_shard=4, granularity=Granularity.FILE)
+    cut = plan_items(in_files, {}, 3, max_items_per_shard=4)
+    assert max(len(s.items) for s in cut.shards) <= 4
     with pytest.raises(UsageError, match="keep-together group"):
         plan_items(items, durations, 5, max_items_per_shard=2, keep_together=["f[0-2].py"])
 
@@ -192,6 +198,12 @@ def test_choose_shards_picks_smallest_fitting_count_with_reason():
     assert "not reachable" in capped.reason
     one = choose_shards(items, durations, target_seconds=1000, max_shards=8)
     assert one.plan.total == 1
+    assert one.reason.startswith("1 shard: ")
+    counted = choose_shards(items, durations, target_seconds=1000, max_shards=8, max_items_per_shard=15)
+    assert counted.plan.total == 3
+    assert "(--max-items-per-shard 15)" in counted.reason
+    with pytest.raises(UsageError, match="need at least 5 shards"):
+        choose_shards(items, durations, target_seconds=1000, max_shards=4, max_items_per_shard=9)
 
 
 def test_large_plan_is_deterministic_and_balanced():
@@ -202,3 +214,40 @@ def test_large_plan_is_deterministic_and_balanced():
     assert plan.estimated_makespan / plan.lower_bound_seconds < 1.01
     assert fragmentation(plan) < 1.2
     assert plan.files_cut <= 15  # McNaughton: at most N-1 cuts
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    suites(),
+    st.sampled_from(list(Granularity)),
+    st.sampled_from([(), ("class",), ("tests/test_a.py",), ("class", "*test_1*")]),
+    st.sampled_from([None, {"tests/test_b.py": 3.0}, {"*Test*": 0.5}]),
+    st.sampled_from([0.0, 0.5]),
+    st.randoms(use_true_random=False),
+)
+def test_rules_keep_every_item_once_and_order_independent(suite, granularity, rules, weights, cut_cost, rnd):  # noqa: PLR0917
+    items, durations, shards = suite
+    kwargs = {"granularity": granularity, "keep_together": rules, "weights": weights, "cut_cost": cut_cost}
+    plan = plan_items(items, durations, shards, **kwargs)
+    assert sorted(plan.items) == sorted(set(items))
+    for rule in rules:  # a keep-together group lands in exactly one shard
+        if rule == "class":
+            classes = {i.rsplit("::", 1)[0] for i in items if i.count("::") == 2}
+            for cls in classes:
+                assert len({s.index for s in plan.shards for i in s.items if i.startswith(cls + "::")}) == 1
+    shuffled = list(items)
+    rnd.shuffle(shuffled)
+    assert plan_items(shuffled, durations, shards, **kwargs).dumps() == plan.dumps()
+
+
+@settings(max_examples=60, deadline=None)
+@given(suites(), st.integers(1, 8))
+def test_max_items_per_shard_holds_or_is_refused(suite, limit):
+    items, durations, shards = suite
+    try:
+        plan = plan_items(items, durations, shards, max_items_per_shard=limit)
+    except UsageError:
+        assert len(set(items)) > shards * limit
+        return
+    assert max((len(s.items) for s in plan.shards), default=0) <= limit
+    assert sorted(plan.items) == sorted(set(items))

@@ -186,3 +186,30 @@ def test_shard_level_failure_records_are_listed(tmp_path):
     )
     summary = render_summary(aggregate_dirs(plan, [tmp_path]))
     assert "leaked 2 processes" in summary
+
+
+def test_comment_about_many_shards_lists_those_that_need_a_look(tmp_path):
+    items = [[f"tests/test_{i}.py::t"] for i in range(60)]
+    plan = make_plan(items)
+    for i in range(1, 61):
+        if i != 42:
+            write_shard(tmp_path, plan, i)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    comment = render_comment(verdict, key="k")
+    assert "| 42/60 | 🚫 never-started |" in comment
+    assert "| 1/60 |" not in comment
+    assert "59 more shards passed" in comment
+    summary = render_summary(verdict)
+    assert "| 1/60 | ✅ passed |" in summary
+    assert "more shards passed" not in summary
+
+
+def test_comment_links_the_run_and_drops_odd_urls(tmp_path):
+    plan = make_plan(ITEMS)
+    write_all(tmp_path, plan)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    url = "https://github.com/o/r/actions/runs/42"
+    assert f"[Full report: job summary and artifacts]({url})" in render_comment(verdict, key="k", run_url=url)
+    for odd in ("javascript:alert(1)", "https://x.example/a) [evil](https://y", ""):
+        assert "Full report" not in render_comment(verdict, key="k", run_url=odd)
+    assert "Full report" not in render_summary(verdict, run_url=url)  # the summary is the full report

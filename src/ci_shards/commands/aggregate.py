@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ci_shards import comment as pr_comment
 from ci_shards import github, outputs
 from ci_shards.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
 from ci_shards.console import Console, console_for
@@ -47,44 +48,52 @@ def _post_comment(
     verdict: Verdict | None,
     *,
     ctx: github.GitHubContext,
-    mode: github.CommentMode,
+    mode: pr_comment.CommentMode,
     key: str,
     pr: int | None,
     console: Console,
     body: str | None = None,
-) -> None:
-    """Upsert the PR comment; any failure is a warning, never the build's verdict (style.md)."""
-    if mode is github.CommentMode.OFF:
-        return
+) -> bool:
+    """Upsert the PR comment; any failure is a warning, never the build's verdict (style.md).
+    True when it fell back to the job summary (no write access), so the caller makes sure the
+    summary is there."""
+    if mode is pr_comment.CommentMode.OFF:
+        return False
     number = pr if pr is not None else ctx.pr_number
     if number is None:
         console.notice("ci-shards: no pull request in this event; the PR comment is skipped")
-        return
+        return False
     if ctx.is_fork_pr or not ctx.token or not ctx.repository:
         why = "this is a fork PR (read-only token)" if ctx.is_fork_pr else "no GITHUB_TOKEN / GITHUB_REPOSITORY"
         console.notice(
             f"ci-shards: {why}: the results are in the job summary only "
             "(docs/aggregate.md shows the workflow_run recipe for fork comments)"
         )
-        return
+        return True
     marker = comment_marker(key)
     if body is None:
         assert verdict is not None
-        body = github.with_state(render_comment(verdict, key=key), github.result_state(verdict))
+        body = pr_comment.with_state(
+            render_comment(verdict, key=key, run_url=ctx.run_url),
+            pr_comment.result_state(verdict),
+            run_id=ctx.run_id,
+            run_attempt=ctx.run_attempt,
+        )
         failed = not verdict.passed
     else:
-        body = github.sanitize_body(body, marker)
-        failed = github.read_state(body).startswith("failed")
-    client = github.CommentClient(api_url=ctx.api_url, repository=ctx.repository, token=ctx.token)
+        body = pr_comment.sanitize_body(body, marker)
+        failed = pr_comment.read_state(body).startswith("failed")
+    client = pr_comment.CommentClient(api_url=ctx.api_url, repository=ctx.repository, token=ctx.token)
     try:
-        result = github.upsert_comment(client, number, body, marker=marker, mode=mode, failed=failed)
-    except github.GitHubError as err:
+        result = pr_comment.upsert_comment(client, number, body, marker=marker, mode=mode, failed=failed)
+    except pr_comment.GitHubError as err:
         console.warning(f"ci-shards: could not update the PR comment: {err}")
-        return
-    if result.action is github.CommentAction.FALLBACK:
+        return True
+    if result.action is pr_comment.CommentAction.FALLBACK:
         console.notice(f"ci-shards: {result.detail}")
-    else:
-        console.line(f"ci-shards: PR comment {result.action.value} {result.url or result.detail}".rstrip())
+        return True
+    console.line(f"ci-shards: PR comment {result.action.value} {result.url or result.detail}".rstrip())
+    return False
 
 
 def run_aggregate(
@@ -98,7 +107,7 @@ def run_aggregate(
     timings_out: Path | None,
     timings_variant: str,
     comment: bool,
-    comment_mode: github.CommentMode,
+    comment_mode: pr_comment.CommentMode,
     comment_key: str | None,
     comment_out: Path | None,
     flaky_result: FlakyResult,
@@ -126,14 +135,23 @@ def run_aggregate(
         outputs.append_summary(render_summary(verdict), summary_target)
     key = comment_key or ctx.comment_key
     if comment_out:
-        body = github.with_state(render_comment(verdict, key=key), github.result_state(verdict))
+        body = pr_comment.with_state(
+            render_comment(verdict, key=key, run_url=ctx.run_url),
+            pr_comment.result_state(verdict),
+            run_id=ctx.run_id,
+            run_attempt=ctx.run_attempt,
+        )
         outputs.write_text(comment_out, body)
     console.untrusted(render_terminal(verdict))
     if annotations and (github_mode or ctx.actions):
-        for line in github.annotation_lines(verdict):
+        for line in github.annotation_lines(verdict, workspace=env.get("GITHUB_WORKSPACE", "")):
             console.line(line)
     if comment:
-        _post_comment(verdict, ctx=ctx, mode=comment_mode, key=key, pr=None, console=console)
+        fell_back = _post_comment(verdict, ctx=ctx, mode=comment_mode, key=key, pr=None, console=console)
+        if fell_back and ctx.step_summary and summary_target is None:
+            # "falls back to the job summary": make sure it is there even without --github / --summary
+            # (with --summary FILE the caller publishes FILE itself, as the action does)
+            outputs.append_summary(render_summary(verdict), Path(ctx.step_summary))
     if output_format == "json":
         sys.stdout.write(json.dumps(outputs.verdict_json(verdict), sort_keys=True, indent=2) + "\n")
     return verdict.exit_code
@@ -150,7 +168,7 @@ def _aggregate_handler(args: argparse.Namespace) -> int:
         timings_out=args.timings_out,
         timings_variant=args.timings_variant,
         comment=args.comment,
-        comment_mode=github.CommentMode(args.comment_mode),
+        comment_mode=pr_comment.CommentMode(args.comment_mode),
         comment_key=args.comment_key,
         comment_out=args.comment_out,
         flaky_result=FlakyResult(args.flaky_result),
@@ -217,7 +235,7 @@ def run_comment(
     plan_path: Path | None,
     dirs: Sequence[Path],
     body_file: Path | None,
-    mode: github.CommentMode,
+    mode: pr_comment.CommentMode,
     key: str | None,
     pr: int | None,
     repository: str | None,
@@ -260,7 +278,7 @@ def _comment_handler(args: argparse.Namespace) -> int:
         plan_path=args.plan,
         dirs=args.dirs,
         body_file=args.body_file,
-        mode=github.CommentMode(args.mode),
+        mode=pr_comment.CommentMode(args.mode),
         key=args.key,
         pr=args.pr,
         repository=args.repo,
@@ -279,7 +297,7 @@ def _junit_help(parser: argparse.ArgumentParser) -> int:
 
 
 def _modes() -> list[str]:
-    return [m.value for m in github.CommentMode]
+    return [m.value for m in pr_comment.CommentMode]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

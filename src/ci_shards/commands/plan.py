@@ -16,6 +16,7 @@ from typing import Any
 
 from ci_shards import matrix as matrix_mod
 from ci_shards.collect import collect_pytest, glob_items, read_items
+from ci_shards.commands import timings as timings_commands
 from ci_shards.config import Config, load_config
 from ci_shards.console import console_for
 from ci_shards.errors import InputError, UsageError
@@ -23,7 +24,7 @@ from ci_shards.model import Granularity, Plan
 from ci_shards.packing import STRATEGIES
 from ci_shards.planner import choose_shards, plan_items
 from ci_shards.render import render_plan
-from ci_shards.timings import TimingsStore, load_timings, merge_stores, write_store
+from ci_shards.timings import TimingsStore, load_timings, merge_stores
 
 DEFAULT_MAX_SHARDS = matrix_mod.GITHUB_MATRIX_MAX
 
@@ -41,11 +42,13 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
         metavar="PATTERN",
         help="files matching these globs are the items, ** recurses (default: none)",
     )
-    items.add_argument(
-        "--pytest",
-        action="store_true",
-        help="collect node ids with 'python -m pytest --collect-only -q'; pytest arguments follow -- (default: off)",
-    )
+    if "--pytest" not in parser._option_string_actions:  # a caller may define it first, same dest and meaning
+        items.add_argument(
+            "--pytest",
+            action="store_true",
+            help="collect node ids with 'python -m pytest --collect-only -q'; pytest arguments follow --"
+            " (default: off)",
+        )
     items.add_argument(
         "--from-timings", action="store_true", help="the items are the keys of the --durations files (default: off)"
     )
@@ -54,8 +57,8 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
         "--durations",
         action="append",
         metavar="FILE",
-        help="timings: pytest-split .test_durations, JUnit XML or a ci-shards store; repeat to merge"
-        " (default: config 'timings', else none)",
+        help="timings: pytest-split .test_durations, JUnit XML or a ci-shards store; repeatable, and per item"
+        " the first file that has it wins (default: config 'timings', else none)",
     )
     timing.add_argument(
         "--variant",
@@ -154,13 +157,32 @@ def _pick(flag: Any, configured: Any, default: Any = None) -> Any:
     return flag if flag is not None else configured if configured is not None else default
 
 
-def load_durations(paths: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> TimingsStore:
+def load_durations(
+    paths: Sequence[str], *, cwd: Path, env: Mapping[str, str], required: bool = False
+) -> list[TimingsStore]:
+    """Read the timings files, in order. A file that does not exist yet (the first run, an empty
+    cache) is a warning, not an error, unless the items come from it (``required``); a broken file
+    is an error."""
     console = console_for(env)
-    stores = [load_timings(cwd / p) for p in paths]
-    store = merge_stores(stores)
-    for warning in store.warnings:
+    stores = []
+    for path in paths:
+        if not (cwd / path).exists() and not required:
+            console.warning(f"{path}: no timings file yet; every item gets an estimate (see the plan's notes)")
+            continue
+        stores.append(load_timings(cwd / path))
+    for warning in merge_stores(stores).warnings:
         console.warning(warning)
-    return store
+    return stores
+
+
+def first_estimates(stores: Sequence[TimingsStore], variant: str | None) -> dict[str, float]:
+    """Per item, the estimate of the first store that has one: e.g. the fresh cached store first,
+    a committed ``.test_durations`` only for items the store has not measured yet."""
+    estimates: dict[str, float] = {}
+    for store in stores:
+        for item, seconds in store.estimates(variant).items():
+            estimates.setdefault(item, seconds)
+    return estimates
 
 
 def plan_from_options(
@@ -173,9 +195,9 @@ def plan_from_options(
     """Load config, collect the items, read the timings and plan (``created_at`` filled here)."""
     config = load_config(cwd, args.config)
     durations_paths = args.durations or ([config.timings] if config.timings else [])
-    store = load_durations(durations_paths, cwd=cwd, env=env)
+    stores = load_durations(durations_paths, cwd=cwd, env=env, required=args.from_timings)
     variant = _pick(args.variant, config.variant)
-    estimates = store.estimates(variant)
+    estimates = first_estimates(stores, variant)
 
     items: list[str] = []
     sources = 0
@@ -185,7 +207,11 @@ def plan_from_options(
     if args.glob:
         items += glob_items(args.glob, cwd=cwd)
         sources += 1
-    if args.pytest:
+    leftover = getattr(args, "pytest_args", None) if pytest_args is None else None
+    if leftover and not getattr(args, "pytest", False):
+        msg = f"unexpected arguments {' '.join(leftover)!r}: arguments after -- are for --pytest collection"
+        raise UsageError(msg)
+    if getattr(args, "pytest", False):
         extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
         items += collect_pytest(extra, cwd=cwd, env=env)
         sources += 1
@@ -193,7 +219,7 @@ def plan_from_options(
         if not durations_paths:
             msg = "--from-timings needs --durations FILE (or 'timings' in the config)"
             raise UsageError(msg)
-        items += store.items
+        items += sorted(estimates)
         sources += 1
     if not sources:
         msg = "no items: give --items FILE, --glob PATTERN, --pytest [-- ARGS] or --from-timings"
@@ -326,53 +352,6 @@ def emit_matrix(*, plan: Plan, plan_out: str, env: Mapping[str, str]) -> int:
     return 0
 
 
-def _timings_import(args: argparse.Namespace) -> int:
-    return import_timings(
-        junit=args.junit or [], durations=args.durations or [], variant=args.variant, output=args.output, cwd=Path.cwd()
-    )
-
-
-def import_timings(
-    *, junit: Sequence[str], durations: Sequence[str], variant: str | None, output: str, cwd: Path
-) -> int:
-    if not junit and not durations:
-        msg = "timings import: give --junit GLOB... and/or --durations FILE"
-        raise UsageError(msg)
-    console = console_for(os.environ)
-    store = TimingsStore()
-    files = glob_items(junit, cwd=cwd) if junit else []
-    for path in [*durations, *files]:
-        loaded = load_timings(cwd / path)
-        for warning in loaded.warnings:
-            console.warning(warning)
-        store = store.record(loaded.estimates(), variant=variant)
-    _emit_store(store, output)
-    console.line(f"imported {len(store)} items from {len(files) + len(durations)} file(s) into {output}")
-    return 0
-
-
-def _timings_merge(args: argparse.Namespace) -> int:
-    return merge_timings(inputs=args.inputs, output=args.output, cwd=Path.cwd())
-
-
-def merge_timings(*, inputs: Sequence[str], output: str, cwd: Path) -> int:
-    console = console_for(os.environ)
-    stores = [load_timings(cwd / p) for p in inputs]
-    merged = merge_stores(stores)
-    for warning in merged.warnings:
-        console.warning(warning)
-    _emit_store(merged, output)
-    console.line(f"merged {len(inputs)} file(s): {len(merged)} items into {output}")
-    return 0
-
-
-def _emit_store(store: TimingsStore, output: str) -> None:
-    if output == "-":
-        sys.stdout.write(store.dumps())
-    else:
-        write_store(store, output)
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``plan``, ``matrix`` and ``timings``."""
     plan = subparsers.add_parser(
@@ -414,41 +393,4 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="with --pytest: arguments for collection, after -- (default: none)",
     )
     matrix.set_defaults(handler=_matrix_command)
-
-    timings = subparsers.add_parser(
-        "timings", help="import and merge timings files", description="Build and combine ci-shards timings stores."
-    )
-    actions = timings.add_subparsers(dest="timings_command", metavar="ACTION", parser_class=type(timings))
-    imp = actions.add_parser(
-        "import",
-        help="build a store from JUnit XML and/or pytest-split durations",
-        description="Each input file counts as one run: one sample per item.",
-    )
-    imp.add_argument("--junit", action="extend", nargs="+", metavar="GLOB", help="JUnit XML files (default: none)")
-    imp.add_argument(
-        "--durations",
-        action="append",
-        metavar="FILE",
-        help="a .test_durations or store file; repeatable (default: none)",
-    )
-    imp.add_argument("--variant", help="record under this variant key (default: none)")
-    imp.add_argument(
-        "-o", "--output", required=True, metavar="STORE", help="the store to write, - for stdout (required)"
-    )
-    imp.set_defaults(handler=_timings_import)
-    merge = actions.add_parser(
-        "merge",
-        help="merge timings files into one store",
-        description="Histories are concatenated in argument order (later = more recent), keeping the last 5 samples.",
-    )
-    merge.add_argument("inputs", nargs="+", metavar="FILE", help="timings files in any supported format")
-    merge.add_argument(
-        "-o", "--output", required=True, metavar="OUT", help="the store to write, - for stdout (required)"
-    )
-    merge.set_defaults(handler=_timings_merge)
-    timings.set_defaults(handler=lambda _args: _missing_action(timings))
-
-
-def _missing_action(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
+    timings_commands.register(subparsers)

@@ -1,0 +1,225 @@
+"""Merge speed and peak memory of the aggregate stage, next to junitparser in the same run.
+
+    .venv/bin/python benchmarks/aggregate.py            # both scenarios, every method
+    .venv/bin/python benchmarks/aggregate.py --quick    # skip the slow naive junitparser loop
+
+Scenarios (synthetic pytest-style JUnit, 1 in 50 cases failing with a 20-line trace):
+- ``300x200``: 300 JUnit files of 200 cases (``ci-shards junit merge``);
+- ``200x500``: 200 shard folders of 500 cases (``ci-shards aggregate``: read, check, merge, render).
+
+Methods, each in a fresh subprocess so peak RSS (``ru_maxrss``) is its own:
+- ``ours``: ``read_many`` + ``write_junit_suites`` (what ``junit merge`` runs);
+- ``ours-aggregate``: ``aggregate_dirs`` (read folders, check against the plan) + merged JUnit + job
+  summary: the whole ``ci-shards aggregate`` (200x500 only);
+- ``junitparser-append``: one ``JUnitXml``, suites appended, ``update_statistics()`` once (the fast
+  way to use junitparser, notes/executor.md §5);
+- ``junitparser-naive``: ``xml += JUnitXml.fromfile(f)`` in a loop, the README's way (quadratic).
+Fast methods run ``--repeat`` times (median shown); the naive loop once. Prints a Markdown table
+with the date, machine and load, for docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from junitparser import JUnitXml
+
+from ci_shards.aggregate import aggregate_dirs
+from ci_shards.commands.aggregate import load_plan
+from ci_shards.junit import read_many, write_junit, write_junit_suites
+from ci_shards.model import CaseOutcome, CaseResult, Granularity, Outcome, Plan, ShardPlan, ShardStatus
+from ci_shards.outputs import write_merged_junit
+from ci_shards.report import render_summary
+
+
+def _cases(prefix: str, count: int) -> list[CaseResult]:
+    trace = "".join(f"  File 'src/mod.py', line {n}, in f\n    x = g()\n" for n in range(10))
+    return [
+        CaseResult(
+            test_id=f"tests/{prefix}/test_m.py::TestK::test_{j}",
+            name=f"test_{j}",
+            classname=f"tests.{prefix}.test_m.TestK",
+            file=f"tests/{prefix}/test_m.py",
+            time=0.001 * (j % 97),
+            outcome=CaseOutcome.FAILED if j % 50 == 0 else CaseOutcome.PASSED,
+            message="assert 1 == 2" if j % 50 == 0 else "",
+            text=trace if j % 50 == 0 else "",
+        )
+        for j in range(count)
+    ]
+
+
+def make_files(root: Path, files: int, cases: int) -> list[Path]:
+    root.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(files):
+        path = root / f"junit-{i:03d}.xml"
+        write_junit(_cases(f"p{i}", cases), path, suite_name=f"suite-{i}")
+        paths.append(path)
+    return paths
+
+
+def make_shards(root: Path, shards: int, cases: int) -> Path:
+    per_shard = [_cases(f"p{i}", cases) for i in range(1, shards + 1)]
+    plan = Plan(
+        total=shards,
+        granularity=Granularity.TEST,
+        shards=tuple(
+            ShardPlan(index=i, items=tuple(c.test_id for c in group), estimated_seconds=10.0)
+            for i, group in enumerate(per_shard, 1)
+        ),
+        lower_bound_seconds=9.0,
+        unknown_items=0,
+    )
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "plan.json").write_text(plan.dumps())
+    for i, group in enumerate(per_shard, 1):
+        folder = root / "results" / f"ci-shards-shard-{i}-of-{shards}-a1" / f"shard-{i}-of-{shards}"
+        folder.mkdir(parents=True)
+        outcome = Outcome(
+            plan_digest=plan.digest,
+            shard_index=i,
+            shard_total=shards,
+            status=ShardStatus.FAILED,
+            elapsed_seconds=10.0,
+            planned_items=len(group),
+            executed_tests=len(group),
+        )
+        (folder / "outcome.json").write_text(outcome.dumps())
+        write_junit(group, folder / "junit.xml", suite_name=f"shard-{i}")
+    return root
+
+
+# --------------------------------------------------------------------------------------------
+# the measured methods (run in a child process)
+
+
+def run_ours(inputs: list[Path], out: Path) -> int:
+    suites, errors = read_many(inputs)
+    assert not errors
+    write_junit_suites(suites, out)
+    return sum(len(c) for _n, c in suites)
+
+
+def run_ours_aggregate(root: Path, out: Path) -> int:
+    verdict = aggregate_dirs(load_plan(root / "plan.json"), [root / "results"])
+    write_merged_junit(verdict, out)
+    (out.parent / "summary.md").write_text(render_summary(verdict))
+    return verdict.totals.tests
+
+
+def run_junitparser_append(inputs: list[Path], out: Path) -> int:
+    merged = JUnitXml()
+    for path in inputs:
+        for suite in JUnitXml.fromfile(str(path)):
+            merged._elem.append(suite._elem)
+    merged.update_statistics()
+    merged.write(str(out))
+    return int(merged.tests)
+
+
+def run_junitparser_naive(inputs: list[Path], out: Path) -> int:
+    merged = JUnitXml()
+    for path in inputs:
+        merged += JUnitXml.fromfile(str(path))
+    merged.write(str(out))
+    return int(merged.tests)
+
+
+def child(method: str, target: str, out: str) -> None:
+    root = Path(target)
+    inputs = sorted(root.glob("*.xml")) or sorted((root / "results").glob("*/*/junit.xml"))
+    start = time.perf_counter()
+    if method == "ours":
+        tests = run_ours(inputs, Path(out))
+    elif method == "ours-aggregate":
+        tests = run_ours_aggregate(root, Path(out))
+    elif method == "junitparser-append":
+        tests = run_junitparser_append(inputs, Path(out))
+    else:
+        tests = run_junitparser_naive(inputs, Path(out))
+    seconds = time.perf_counter() - start
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"seconds": seconds, "peak_mib": peak_kib / 1024, "tests": tests}))
+
+
+def measure(method: str, target: Path, timeout: float) -> dict[str, object]:
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", method, str(target), str(Path(tmp) / "merged.xml")],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1:] or ["failed"]}
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="skip junitparser-naive (default: run it)")
+    parser.add_argument("--timeout", type=float, default=900, help="per measurement, seconds (default: 900)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per fast method, median shown (default: 3)")
+    parser.add_argument("--child", nargs=3, metavar=("METHOD", "TARGET", "OUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return 0
+    lxml = "lxml" if _has_lxml() else "stdlib ElementTree"
+    print(f"date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
+    cpus = f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
+    print(f"machine: {platform.platform()}, {cpus}, Python {platform.python_version()}, junitparser on {lxml}")
+    print()
+    print("| scenario | method | tests | time (s) | peak RSS (MiB) |")
+    print("|---|---|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        files = Path(tmp) / "300x200"
+        make_files(files, 300, 200)
+        shards = make_shards(Path(tmp) / "200x500", 200, 500)
+        plan = [
+            ("300 files × 200 cases", files, ["ours", "junitparser-append", "junitparser-naive"]),
+            ("200 shards × 500 cases", shards, ["ours", "ours-aggregate", "junitparser-append", "junitparser-naive"]),
+        ]
+        for label, target, methods in plan:
+            for method in methods:
+                if args.quick and method == "junitparser-naive":
+                    continue
+                repeat = 1 if method == "junitparser-naive" else args.repeat
+                try:
+                    runs = [measure(method, target, args.timeout) for _ in range(repeat)]
+                    # the median run (by time): a shared CI machine is noisy
+                    r = sorted(runs, key=lambda x: float(str(x.get("seconds", 0))))[len(runs) // 2]
+                except subprocess.TimeoutExpired:
+                    print(f"| {label} | {method} | – | > {args.timeout:.0f} | – |")
+                    continue
+                if "error" in r:
+                    print(f"| {label} | {method} | error: {r['error']} | | |")
+                else:
+                    print(f"| {label} | {method} | {r['tests']} | {r['seconds']:.2f} | {r['peak_mib']:.0f} |")
+                sys.stdout.flush()
+    return 0
+
+
+def _has_lxml() -> bool:
+    try:
+        import lxml  # noqa: F401, PLC0415
+    except ImportError:
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

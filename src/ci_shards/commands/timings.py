@@ -1,0 +1,103 @@
+"""``ci-shards timings import`` and ``ci-shards timings merge``: build and combine timings stores,
+so users coming from pytest-split or JUnit-based splitting need no script of their own."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ci_shards.collect import expand_files
+from ci_shards.console import console_for
+from ci_shards.errors import UsageError
+from ci_shards.timings import TimingsStore, load_timings, merge_stores, write_store
+
+
+def _timings_import(args: argparse.Namespace) -> int:
+    return import_timings(
+        junit=args.junit or [], durations=args.durations or [], variant=args.variant, output=args.output, cwd=Path.cwd()
+    )
+
+
+def import_timings(
+    *, junit: Sequence[str], durations: Sequence[str], variant: str | None, output: str, cwd: Path
+) -> int:
+    if not junit and not durations:
+        msg = "timings import: give --junit GLOB... and/or --durations FILE"
+        raise UsageError(msg)
+    console = console_for(os.environ)
+    store = TimingsStore()
+    files = expand_files(junit, cwd=cwd) if junit else []
+    for path in [*durations, *files]:
+        loaded = load_timings(cwd / path)
+        for warning in loaded.warnings:
+            console.warning(warning)
+        store = store.record(loaded.estimates(), variant=variant)
+    _emit_store(store, output)
+    console.line(f"imported {len(store)} items from {len(files) + len(durations)} file(s) into {output}")
+    return 0
+
+
+def _timings_merge(args: argparse.Namespace) -> int:
+    return merge_timings(inputs=args.inputs, output=args.output, cwd=Path.cwd())
+
+
+def merge_timings(*, inputs: Sequence[str], output: str, cwd: Path) -> int:
+    console = console_for(os.environ)
+    stores = [load_timings(cwd / p) for p in inputs]
+    merged = merge_stores(stores)
+    for warning in merged.warnings:
+        console.warning(warning)
+    _emit_store(merged, output)
+    console.line(f"merged {len(inputs)} file(s): {len(merged)} items into {output}")
+    return 0
+
+
+def _emit_store(store: TimingsStore, output: str) -> None:
+    if output == "-":
+        sys.stdout.write(store.dumps())
+    else:
+        write_store(store, output)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``timings`` with its actions ``import`` and ``merge``."""
+    timings = subparsers.add_parser(
+        "timings", help="import and merge timings files", description="Build and combine ci-shards timings stores."
+    )
+    actions = timings.add_subparsers(dest="timings_command", metavar="ACTION", parser_class=type(timings))
+    imp = actions.add_parser(
+        "import",
+        help="build a store from JUnit XML and/or pytest-split durations",
+        description="Each input file counts as one run: one sample per item.",
+    )
+    imp.add_argument("--junit", action="extend", nargs="+", metavar="GLOB", help="JUnit XML files (default: none)")
+    imp.add_argument(
+        "--durations",
+        action="append",
+        metavar="FILE",
+        help="a .test_durations or store file; repeatable (default: none)",
+    )
+    imp.add_argument("--variant", help="record under this variant key (default: none)")
+    imp.add_argument(
+        "-o", "--output", required=True, metavar="STORE", help="the store to write, - for stdout (required)"
+    )
+    imp.set_defaults(handler=_timings_import)
+    merge = actions.add_parser(
+        "merge",
+        help="merge timings files into one store",
+        description="Histories are concatenated in argument order (later = more recent), keeping the last 5 samples.",
+    )
+    merge.add_argument("inputs", nargs="+", metavar="FILE", help="timings files in any supported format")
+    merge.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="the store to write, - for stdout (required)"
+    )
+    merge.set_defaults(handler=_timings_merge)
+    timings.set_defaults(handler=lambda _args: _missing_action(timings))
+
+
+def _missing_action(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2

@@ -1,0 +1,306 @@
+"""The PR comment: one per workflow and job, kept up to date through GitHub's REST API.
+
+Deciding is pure (``should_post``, ``find_comment``, the state line); ``CommentClient`` is the only
+code that talks HTTP (requests), with retries and backoff on connection errors, 5xx, 429 and
+(secondary) rate limits. The token is sent in the ``Authorization`` header and never appears in
+any message, exception or ``repr``.
+
+The body's first line is the hidden marker (report.comment_marker); the second a hidden state
+line ``<!-- ci-shards-state:<passed|failed> <digest> run=<run_id>.<attempt> -->``: the digest
+drives ``on-change``, the run keeps an older run (a late re-run of an old commit) from
+overwriting a newer run's comment.
+
+Sources: REST "List issue comments", "Create", "Update", "Delete an issue comment" and pagination
+by ``Link`` headers, docs.github.com/en/rest/issues/comments and .../using-pagination-in-the-rest-api;
+``retry-after`` / ``x-ratelimit-remaining`` / ``x-ratelimit-reset`` and secondary rate limits,
+docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api; body size (65,536
+characters), notes/gha.md §4.3; oldest-wins de-duplication, notes/gha.md §5.4.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Final
+
+import requests
+
+from ci_shards import md
+from ci_shards.console import strip_control
+from ci_shards.report import MARKER_PREFIX
+from ci_shards.verdict import Verdict
+
+COMMENT_LIMIT_CHARS: Final = 65_536
+STATE_PREFIX: Final = "<!-- ci-shards-state:"
+USER_AGENT: Final = "ci-shards"
+_RUN = re.compile(r" run=(\d+)\.(\d+)$")
+
+
+class CommentMode(str, Enum):
+    ALWAYS = "always"  # create or update on every run
+    ON_FAILURE = "on-failure"  # create only when the run failed; an existing comment is always updated
+    ON_CHANGE = "on-change"  # create or update only when the result differs from the comment's
+    OFF = "off"
+
+
+class CommentAction(str, Enum):
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    SKIPPED = "skipped"
+    FALLBACK = "fallback"  # no write access (fork PR, read-only token): the job summary carries it
+
+
+@dataclass(frozen=True)
+class CommentOutcome:
+    action: CommentAction
+    detail: str = ""
+    url: str = ""
+
+
+def result_state(verdict: Verdict) -> str:
+    """A short digest of what the comment reports (not timings), for ``on-change``."""
+    t = verdict.totals
+    failing = sorted(r.test_id for r in verdict.failures)
+    statuses = [s.status.value for s in verdict.shards]
+    payload = json.dumps([verdict.passed, t.tests, t.failed, t.errors, t.skipped, t.flaky, statuses, failing])
+    digest = hashlib.sha256(payload.encode()).hexdigest()[:16]
+    return f"{'passed' if verdict.passed else 'failed'} {digest}"
+
+
+def with_state(body: str, state: str, *, run_id: str = "", run_attempt: str = "") -> str:
+    """The rendered comment with the hidden state line after the marker line."""
+    marker, _, rest = body.partition("\n")
+    run = f" run={int(run_id)}.{int(run_attempt or 1)}" if run_id.isdigit() and (run_attempt or "1").isdigit() else ""
+    return f"{marker}\n{STATE_PREFIX}{state}{run} -->\n{rest}"
+
+
+def _state_line(body: str) -> str:
+    for line in body.splitlines()[:3]:
+        if line.startswith(STATE_PREFIX) and line.endswith(" -->"):
+            return line[len(STATE_PREFIX) : -4]
+    return ""
+
+
+def read_state(body: str) -> str:
+    """``<passed|failed> <digest>`` of a comment body ("" when it has none)."""
+    return _RUN.sub("", _state_line(body))
+
+
+def read_run(body: str) -> tuple[int, int]:
+    """(run id, attempt) that wrote a comment body; (0, 0) when unknown."""
+    match = _RUN.search(_state_line(body))
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+def sanitize_body(body: str, marker: str) -> str:
+    """A body from a file (the fork ``workflow_run`` recipe) is untrusted: control characters
+    stripped, mentions defused, our marker only as its first line, capped below GitHub's limit."""
+    lines = strip_control(body).splitlines()
+    kept = [line for line in lines if not line.startswith(MARKER_PREFIX)]
+    state = [line for line in kept if line.startswith(STATE_PREFIX)][:1]
+    rest = [line for line in kept if not line.startswith(STATE_PREFIX)]
+    text = "\n".join(rest)
+    text = md.defuse(text)
+    text = "\n".join([marker, *state, text])
+    if len(text) > COMMENT_LIMIT_CHARS - 100:
+        text = text[: COMMENT_LIMIT_CHARS - 200] + "\n\n… (cut to fit GitHub's comment size limit)\n"
+    return text
+
+
+def should_post(mode: CommentMode, *, failed: bool, existing: str | None, state: str) -> bool:
+    """Whether to write the comment at all (pure; ``existing`` is the current comment's body)."""
+    if mode is CommentMode.OFF:
+        return False
+    if mode is CommentMode.ON_FAILURE:
+        return failed or existing is not None
+    if mode is CommentMode.ON_CHANGE:
+        return existing is None or read_state(existing) != state
+    return True
+
+
+class GitHubError(Exception):
+    """An API call that failed after retries (the message never contains the token)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class CommentClient:
+    """The issue-comment endpoints of one repository, with retries and backoff."""
+
+    api_url: str
+    repository: str
+    token: str = field(repr=False)
+    session: requests.Session = field(default_factory=requests.Session)
+    sleep: Callable[[float], None] = time.sleep
+    retries: int = 5
+    timeout: float = 30.0
+    max_backoff: float = 60.0
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "Authorization": f"Bearer {self.token}",
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28",
+            "User-Agent": USER_AGENT,
+        }
+
+    def _wait(self, response: requests.Response | None, attempt: int) -> float:
+        if response is not None:
+            retry_after = response.headers.get("retry-after")
+            if retry_after and retry_after.isdigit():
+                return min(float(retry_after), self.max_backoff)
+            if response.headers.get("x-ratelimit-remaining") == "0":
+                reset = response.headers.get("x-ratelimit-reset", "")
+                if reset.isdigit():
+                    return min(max(float(reset) - time.time(), 1.0), self.max_backoff)
+        return min(2.0**attempt, self.max_backoff)
+
+    @staticmethod
+    def _is_rate_limited(response: requests.Response) -> bool:
+        if response.status_code == 429:
+            return True
+        if response.status_code != 403:
+            return False
+        if response.headers.get("retry-after") or response.headers.get("x-ratelimit-remaining") == "0":
+            return True
+        return "rate limit" in response.text[:2000].lower()
+
+    def request(self, method: str, url: str, payload: Mapping[str, Any] | None = None) -> requests.Response:
+        """One call with retries on connection errors, 5xx, 429 and (secondary) rate limits."""
+        path = url.removeprefix(self.api_url)
+        last = ""
+        for attempt in range(self.retries + 1):
+            response: requests.Response | None = None
+            try:
+                response = self.session.request(
+                    method, url, headers=self._headers(), json=payload, timeout=self.timeout
+                )
+            except requests.RequestException as err:
+                last = f"{type(err).__name__}"  # not str(err): keep the message free of anything sent
+            else:
+                if response.status_code < 400:
+                    return response
+                if not (response.status_code >= 500 or self._is_rate_limited(response)):
+                    msg = f"{method} {path}: HTTP {response.status_code} {_api_message(response)}"
+                    raise GitHubError(
+                        msg,
+                        response.status_code,
+                    )
+                last = f"HTTP {response.status_code} {_api_message(response)}"
+            if attempt < self.retries:
+                self.sleep(self._wait(response, attempt))
+        msg = f"{method} {path}: gave up after {self.retries + 1} attempts ({last})"
+        raise GitHubError(msg)
+
+    def list_comments(self, pr: int) -> list[dict[str, Any]]:
+        url: str | None = f"{self.api_url}/repos/{self.repository}/issues/{pr}/comments?per_page=100"
+        comments: list[dict[str, Any]] = []
+        pages = 0
+        while url and pages < 100:  # 10,000 comments is far beyond any real PR
+            response = self.request("GET", url)
+            data = response.json()
+            if not isinstance(data, list):
+                msg = f"GET comments: unexpected answer {type(data).__name__}"
+                raise GitHubError(msg)
+            comments.extend(c for c in data if isinstance(c, dict))
+            url = response.links.get("next", {}).get("url")
+            pages += 1
+        return comments
+
+    def create_comment(self, pr: int, body: str) -> dict[str, Any]:
+        url = f"{self.api_url}/repos/{self.repository}/issues/{pr}/comments"
+        data: dict[str, Any] = self.request("POST", url, {"body": body}).json()
+        return data
+
+    def delete_comment(self, comment_id: int) -> None:
+        self.request("DELETE", f"{self.api_url}/repos/{self.repository}/issues/comments/{comment_id}")
+
+    def update_comment(self, comment_id: int, body: str) -> dict[str, Any]:
+        url = f"{self.api_url}/repos/{self.repository}/issues/comments/{comment_id}"
+        data: dict[str, Any] = self.request("PATCH", url, {"body": body}).json()
+        return data
+
+
+def _api_message(response: requests.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return ""
+    message = data.get("message", "") if isinstance(data, dict) else ""
+    return f"({md.cap(' '.join(str(message).split()), 200)})" if message else ""
+
+
+def find_comments(comments: Sequence[Mapping[str, Any]], marker: str) -> list[Mapping[str, Any]]:
+    """Ours, oldest first: the comments whose FIRST line is exactly our marker. Text from tests can
+    never be a first line (report.py puts the marker there; md.py defuses any copy in the text)."""
+    ours = [c for c in comments if str(c.get("body", "")).split("\n", 1)[0].strip() == marker]
+    return sorted(ours, key=lambda c: int(c.get("id", 0)))
+
+
+def find_comment(comments: Sequence[Mapping[str, Any]], marker: str) -> Mapping[str, Any] | None:
+    """The comment to keep up to date: the oldest of ours (every racing job agrees on it)."""
+    ours = find_comments(comments, marker)
+    return ours[0] if ours else None
+
+
+def upsert_comment(
+    client: CommentClient, pr: int, body: str, *, marker: str, mode: CommentMode, failed: bool
+) -> CommentOutcome:
+    """List (paginated), then update our comment or create one, as ``mode`` says.
+
+    A run never overwrites a comment written by a newer run (a late re-run of an old commit). Two
+    jobs racing to create both create; the second listing then finds both, and the oldest wins:
+    it gets the body and the newer duplicates are deleted.
+    """
+    if mode is CommentMode.OFF:
+        return CommentOutcome(CommentAction.SKIPPED, "comment mode is off")
+    if len(body) > COMMENT_LIMIT_CHARS:
+        body = sanitize_body(body, marker)
+    try:
+        existing = find_comment(client.list_comments(pr), marker)
+        existing_body = str(existing.get("body", "")) if existing is not None else None
+        if existing is not None and existing_body is not None and read_run(existing_body) > read_run(body):
+            run_id, attempt = read_run(existing_body)
+            return CommentOutcome(
+                CommentAction.UNCHANGED,
+                f"a newer run ({run_id}, attempt {attempt}) already wrote the comment",
+                str(existing.get("html_url", "")),
+            )
+        if not should_post(mode, failed=failed, existing=existing_body, state=read_state(body)):
+            if existing is not None:
+                return CommentOutcome(
+                    CommentAction.UNCHANGED, "the result has not changed", str(existing.get("html_url", ""))
+                )
+            return CommentOutcome(CommentAction.SKIPPED, f"nothing to report in mode {mode.value}")
+        if existing is not None:
+            data = client.update_comment(int(existing["id"]), body)
+            return CommentOutcome(CommentAction.UPDATED, url=str(data.get("html_url", "")))
+        data = client.create_comment(pr, body)
+        ours = find_comments(client.list_comments(pr), marker)
+        if len(ours) > 1:  # another job created one at the same time: the oldest wins
+            keep = ours[0]
+            kept = client.update_comment(int(keep["id"]), body) if int(keep["id"]) != int(data["id"]) else data
+            for duplicate in ours[1:]:
+                client.delete_comment(int(duplicate["id"]))
+            return CommentOutcome(
+                CommentAction.UPDATED, "a concurrent duplicate was removed", str(kept.get("html_url", ""))
+            )
+        return CommentOutcome(CommentAction.CREATED, url=str(data.get("html_url", "")))
+    except GitHubError as err:
+        if err.status in (401, 403, 404):
+            return CommentOutcome(
+                CommentAction.FALLBACK,
+                f"cannot write the PR comment ({err}); the token is probably read-only (a fork PR or missing "
+                "'pull-requests: write'), so the results are in the job summary only. For fork PRs see the "
+                "workflow_run recipe in docs/aggregate.md",
+            )
+        raise

@@ -1,0 +1,146 @@
+"""The verdict's data types: what ``aggregate.decide`` returns and every report renders.
+
+Frozen and plain, so reports, the CLI and ``ci-shards local`` can share them without I/O.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+from ci_shards.errors import EXIT_FAILED, EXIT_OK
+from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Granularity, ShardStatus
+
+SHARD_CASE_CLASSNAME = "ci-shards"  # classify.SHARD_CLASSNAME: the runner's shard-level pseudo test
+
+
+class FlakyResult(str, Enum):
+    """Whether flaky tests (failed, then passed on a re-run) fail the run. They are always listed."""
+
+    PASS = "pass"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Totals:
+    tests: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    flaky: int = 0
+    time: float = 0.0
+
+    @classmethod
+    def of(cls, cases: Iterable[CaseResult]) -> Totals:
+        counts: Counter[CaseOutcome] = Counter()
+        flaky = 0
+        time = 0.0
+        tests = 0
+        for case in cases:
+            tests += 1
+            counts[case.outcome] += 1
+            flaky += case.flaky
+            time += case.time
+        return cls(
+            tests=tests,
+            passed=counts[CaseOutcome.PASSED],
+            failed=counts[CaseOutcome.FAILED],
+            errors=counts[CaseOutcome.ERROR],
+            skipped=counts[CaseOutcome.SKIPPED],
+            flaky=flaky,
+            time=time,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShardResult:
+    """One planned shard as the aggregate sees it."""
+
+    index: int
+    status: ShardStatus
+    reason: str = ""
+    estimated_seconds: float = 0.0
+    elapsed_seconds: float = 0.0
+    planned_items: int = 0
+    totals: Totals = field(default_factory=Totals)
+    source: str = ""  # the folder that counted ("" when none arrived)
+    notes: tuple[str, ...] = ()  # ignored earlier attempts, unreadable side files...
+    verified: bool = True  # False: its results could not be matched to planned items
+    cases: tuple[CaseResult, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Accounting:
+    """Planned items against what ran. ``unit`` is what the lists name: tests or files."""
+
+    unit: str
+    planned: int
+    missing: tuple[str, ...] = ()
+    duplicated: tuple[str, ...] = ()
+    unplanned: tuple[str, ...] = ()
+    unverified_shards: tuple[int, ...] = ()
+
+    @property
+    def clean(self) -> bool:
+        return not (self.missing or self.duplicated or self.unplanned)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    plan_digest: str
+    total_shards: int
+    granularity: Granularity
+    shards: tuple[ShardResult, ...]
+    accounting: Accounting
+    failures: tuple[FailureRecord, ...]
+    totals: Totals
+    lower_bound_seconds: float = 0.0
+    estimated_makespan: float = 0.0
+    flaky_result: FlakyResult = FlakyResult.PASS
+    notes: tuple[str, ...] = ()  # folders that belong to no planned shard, etc.
+    item_seconds: Mapping[str, float] = field(default_factory=dict)  # measured seconds per planned item
+    reasons: tuple[str, ...] = ()  # why the run failed, most important first (empty: it passed)
+
+    @property
+    def passed(self) -> bool:
+        return not self.reasons
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_OK if self.passed else EXIT_FAILED
+
+    @property
+    def cases(self) -> list[CaseResult]:
+        """Every test result that counted, shard by shard."""
+        return [case for shard in self.shards for case in shard.cases]
+
+    @property
+    def flaky(self) -> list[tuple[int, CaseResult]]:
+        return [(s.index, c) for s in self.shards for c in s.cases if c.flaky]
+
+    @property
+    def actual_makespan(self) -> float:
+        return max((s.elapsed_seconds for s in self.shards), default=0.0)
+
+    @property
+    def headline(self) -> str:
+        t = self.totals
+        counts = f"{t.tests} tests, {t.passed} passed, {t.failed} failed, {t.errors} errors, {t.skipped} skipped"
+        if t.flaky:
+            counts += f", {t.flaky} flaky"
+        if self.passed:
+            return f"PASSED: {counts} across {self.total_shards} shards"
+        return f"FAILED: {'; '.join(self.reasons)} ({counts})"
+
+    def durations(self) -> dict[str, float]:
+        """Measured seconds for the timings store: per test, and per planned item that is not a single
+        test (a file or class item costs the sum of its tests, which is what the planner balances).
+        Skipped tests say nothing about duration."""
+        measured: dict[str, float] = {}
+        for case in self.cases:
+            if case.outcome is not CaseOutcome.SKIPPED:
+                measured[case.test_id] = measured.get(case.test_id, 0.0) + case.time
+        return {**measured, **{k: v for k, v in self.item_seconds.items() if k not in measured}}

@@ -1,0 +1,170 @@
+"""The aggregate stage's subcommands through ``cli.main``: aggregate, junit merge, junit summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+from aggregate_fixtures import case_for, make_plan, write_all, write_shard
+from test_junit import EXPECTED
+
+from ci_shards.cli import build_parser, main
+from ci_shards.junit import parse_junit
+from ci_shards.model import CaseOutcome, FailureRecord, Granularity
+from ci_shards.timings import load_timings
+
+ITEMS = [["tests/test_a.py::test_one", "tests/test_a.py::test_two"], ["tests/test_b.py::t"]]
+
+
+@pytest.fixture(autouse=True)
+def _not_on_github(monkeypatch):
+    for key in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_EVENT_PATH", "GITHUB_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+
+
+def _setup(tmp_path, plan):
+    (tmp_path / "plan.json").write_text(plan.dumps())
+    return str(tmp_path / "plan.json")
+
+
+def test_aggregate_writes_every_output(tmp_path, capsys):
+    plan = make_plan(ITEMS)
+    plan_path = _setup(tmp_path, plan)
+    results = tmp_path / "results"
+    write_shard(results, plan, 1, [case_for(ITEMS[0][0], CaseOutcome.FAILED), case_for(ITEMS[0][1], time=2.0)])
+    # shard 2 never started
+    out = tmp_path / "out"
+    code = main([
+        "aggregate", "--plan", plan_path, str(results), "--junit", str(out / "merged.xml"),
+        "--failures", str(out / "all.jsonl"), "--summary", str(out / "summary.md"),
+        "--timings-out", str(out / "timings.json"), "--format", "json",
+    ])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 1
+    verdict = json.loads(captured.out)
+    assert verdict["schema"] == "ci-shards/verdict@1"
+    assert verdict["passed"] is False
+    assert [s["status"] for s in verdict["shards"]] == ["failed", "never-started"]
+    assert verdict["accounting"]["missing"] == ["tests/test_b.py::t"]
+    assert "never-started" in captured.err  # the terminal table goes to stderr
+    merged = parse_junit(out / "merged.xml")
+    assert [c.test_id for c in merged] == ITEMS[0]
+    records = [FailureRecord.from_json(json.loads(line)) for line in (out / "all.jsonl").read_text().splitlines()]
+    assert {(r.test_id, r.kind.value) for r in records} == {
+        (ITEMS[0][0], "failed"),
+        ("shard 2/2", "shard"),
+        ("tests/test_b.py::t", "not-run"),
+    }
+    assert "ci-shards: failed" in (out / "summary.md").read_text()
+    store = load_timings(out / "timings.json")
+    assert store.estimates() == {ITEMS[0][0]: 1.5, ITEMS[0][1]: 2.0}
+    # a second run folds into the history instead of replacing it
+    write_all(results, plan)
+    assert main(["aggregate", "--plan", plan_path, str(results), "--timings-out", str(out / "timings.json")]) == 0
+    assert load_timings(out / "timings.json").estimates()[ITEMS[0][1]] == pytest.approx(1.75)
+
+
+def test_file_plan_timings_are_per_file(tmp_path):
+    plan = make_plan([["tests/test_a.py"], ["tests/test_b.py"]], Granularity.FILE)
+    plan_path = _setup(tmp_path, plan)
+    write_shard(
+        tmp_path / "r", plan, 1, [case_for("tests/test_a.py::x", time=1.0), case_for("tests/test_a.py::y", time=2.0)]
+    )
+    write_shard(tmp_path / "r", plan, 2, [case_for("tests/test_b.py::z", time=4.0)])
+    assert main(["aggregate", "--plan", plan_path, str(tmp_path / "r"), "--timings-out", str(tmp_path / "t.json")]) == 0
+    estimates = load_timings(tmp_path / "t.json").estimates()
+    assert estimates["tests/test_a.py"] == 3.0
+    assert estimates["tests/test_b.py"] == 4.0
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [(None, "no such plan file"), ("{", "cannot read the plan"), ('{"schema": "x"}', "invalid plan")],
+)
+def test_bad_plan_is_exit_2_naming_the_file(tmp_path, capsys, content, problem):
+    path = tmp_path / "plan.json"
+    if content is not None:
+        path.write_text(content)
+    assert main(["aggregate", "--plan", str(path), str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err
+    assert problem in err
+    assert "Traceback" not in err
+
+
+def test_missing_results_dir_is_exit_2(tmp_path, capsys):
+    plan_path = _setup(tmp_path, make_plan(ITEMS))
+    assert main(["aggregate", "--plan", plan_path, str(tmp_path / "nope")]) == 2
+    assert "nope: not a directory" in capsys.readouterr().err
+
+
+def test_github_without_step_summary_is_usage_error(tmp_path, capsys):
+    plan_path = _setup(tmp_path, make_plan(ITEMS))
+    assert main(["aggregate", "--plan", plan_path, str(tmp_path), "--github"]) == 2
+    assert "GITHUB_STEP_SUMMARY" in capsys.readouterr().err
+
+
+def test_junit_merge_and_summary(tmp_path, shared_data, capsys):
+    junit = shared_data / "junit"
+    out = tmp_path / "merged.xml"
+    assert main(["junit", "merge", str(junit / "[!E]*.xml"), str(junit / "*.golden"), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["junit", "summary", str(out), "--format", "json"]) == 0
+    merged = json.loads(capsys.readouterr().out)
+    assert main(["junit", "summary", str(junit / "[!E]*.xml"), str(junit / "*.golden"), "--format", "json"]) == 0
+    direct = json.loads(capsys.readouterr().out)
+    assert merged["schema"] == "ci-shards/junit-summary@1"
+    assert {k: v for k, v in merged.items() if k not in ("files", "time")} == {
+        k: v for k, v in direct.items() if k not in ("files", "time")
+    }
+    assert merged["time"] == pytest.approx(direct["time"], abs=0.1)
+    want = [v for name, v in EXPECTED.items() if not name.startswith("E")]
+    assert direct["files"] == len(want) == 13
+    assert [direct[k] for k in ("tests", "passed", "failed", "errors", "skipped", "flaky")] == [
+        sum(v[i] for v in want) for i in range(6)
+    ]
+    assert main(["junit", "summary", str(out)]) == 0
+    assert f"tests: {direct['tests']}" in capsys.readouterr().out
+
+
+def test_junit_merge_keeps_good_files_and_names_the_bad_one(tmp_path, shared_data, capsys):
+    bad = shared_data / "junit" / "EnricoMi__publish-unit-test-result-action__python__test__files__xml__non-xml.xml"
+    good = shared_data / "junit" / "weiwei__junitparser__tests__data__jenkins.xml"
+    out = tmp_path / "m.xml"
+    assert main(["junit", "merge", str(good), str(bad), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert bad.name in err
+    assert "not valid XML" in err
+    assert len(parse_junit(out)) == 3  # partial results are kept
+
+
+def test_junit_glob_matching_nothing_is_exit_2(tmp_path, capsys):
+    assert main(["junit", "summary", str(tmp_path / "*.xml")]) == 2
+    assert "no files match" in capsys.readouterr().err
+
+
+def _subparsers(parser):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            yield from action.choices.items()
+
+
+@pytest.mark.parametrize("path", [("aggregate",), ("junit", "merge"), ("junit", "summary"), ("comment",)])
+def test_every_flag_states_its_default(path, capsys):
+    parser = build_parser()
+    for name in path:
+        parser = dict(_subparsers(parser))[name]
+    flags = [a for a in parser._actions if a.option_strings and a.dest != "help"]
+    assert flags
+    for action in flags:
+        assert "(default" in (action.help or "") or "(required" in (action.help or ""), action.option_strings
+    assert main([*path, "--help"]) == 0
+    assert "usage:" in capsys.readouterr().out
+
+
+def test_junit_without_a_subcommand_is_usage_error(capsys):
+    assert main(["junit"]) == 2
+    assert "merge" in capsys.readouterr().err
+    assert main(["junit", "merge", "x.xml"]) == 2  # -o is required
+    assert "-o/--output" in capsys.readouterr().err
