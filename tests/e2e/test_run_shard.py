@@ -177,7 +177,9 @@ def test_setsid_grandchild_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert proc.returncode == 1
-    assert outcome(tmp_path)["status"] == "timed-out"
+    result = outcome(tmp_path)
+    assert result["status"] == "timed-out"
+    assert (result["exit_code"], result["signal"]) == (None, 15)  # the spawner died of the graceful SIGTERM
     escapee = int(pidfile.read_text())
     assert not pid_alive(escapee)
     assert survivors(str(tmp_path / "escapee-marker")) == []
