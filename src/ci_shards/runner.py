@@ -205,16 +205,16 @@ class _ShardRun:
                 )
             argv = cmd.expand(template, items=files, items_file=str(items_file), junit=str(junit_path))
             argv = argv[: len(argv) - len(files)]
+            # --opt=value: pytest takes every free-standing argument that names an existing path
+            # into its rootdir/ini search, and our scratch paths would move rootdir away from the project
             if rerun or batch[1] > 1:
-                argv += ["--ci-shards-select", str(items_file)]
+                argv += [f"--ci-shards-select={items_file}"]
             else:
                 argv += [
-                    "--ci-shards-plan",
-                    str(self.opts.plan_path.resolve()),
-                    "--ci-shards-shard",
-                    f"{self.opts.shard_index}/{self.total}",
+                    f"--ci-shards-plan={self.opts.plan_path.resolve()}",
+                    f"--ci-shards-shard={self.opts.shard_index}/{self.total}",
                 ]
-            argv += ["--ci-shards-report", str(events), "--", *files]
+            argv += [f"--ci-shards-report={events}", "--", *files]
         else:
             argv = cmd.expand(template, items=items, items_file=str(items_file), junit=str(junit_path))
         label = f"re-run {rerun}" if rerun else "run"

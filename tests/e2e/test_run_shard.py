@@ -837,3 +837,24 @@ def test_too_many_failures_skip_reruns(tmp_path: Path) -> None:
     result = outcome(tmp_path)
     assert [a["rerun"] for a in result["attempts"]] == [0]
     assert result["failed"] == 2
+
+
+def test_the_projects_pytest_config_is_honoured(tmp_path: Path) -> None:
+    # scratch paths given to pytest as separate arguments would move its rootdir/ini search away
+    # from the project; this ini renames what counts as a test, so ignoring it loses the test
+    (tmp_path / "pytest.ini").write_text("[pytest]\npython_functions = check_*\n")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_cfg.py").write_text("def check_configured():\n    pass\n")
+    write_plan(tmp_path / "plan.json", [["tests/test_cfg.py::check_configured"]])
+    proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"rootdir: {tmp_path}" in (tmp_path / "out" / "shard-1-of-1" / "output.log").read_text()
+
+
+def test_rootdir_without_config_is_the_projects_directory(tmp_path: Path) -> None:
+    items = _two_files(tmp_path)
+    write_plan(tmp_path / "plan.json", [items])
+    proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"rootdir: {tmp_path}\n" in (tmp_path / "out" / "shard-1-of-1" / "output.log").read_text()
