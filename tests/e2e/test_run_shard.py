@@ -400,7 +400,8 @@ def test_flaky_test_with_retries_passes_and_is_marked(tmp_path: Path) -> None:
     assert outcome(tmp_path, 1, 2)["status"] == "failed"
 
 
-def test_sigint_to_ci_shards_mid_run_is_cancelled_with_artifacts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_signal_to_ci_shards_mid_run_is_cancelled_with_artifacts(tmp_path: Path, signum: int) -> None:
     started = tmp_path / "started"
     tests = tmp_path / "tests"
     tests.mkdir()
@@ -445,7 +446,7 @@ def test_sigint_to_ci_shards_mid_run_is_cancelled_with_artifacts(tmp_path: Path)
         time.sleep(0.05)
     assert started.exists()
     sent = time.monotonic()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     _, err = proc.communicate(timeout=30)
     assert time.monotonic() - sent < 7.5  # inside GitHub's 7.5 s before SIGTERM
     assert proc.returncode == 1, err
