@@ -17,13 +17,16 @@ writes attributes into the document when a count is read, so we never read one),
 suites (``TestSuite.__iter__`` yields a suite's own cases before its nested suites', recursively,
 and skips cases directly under ``<testsuites>``), and the parser itself.
 
-Parsing: lxml when it is importable (fast, and ``huge_tree`` for megabyte-sized text nodes), else
-the standard library's expat. No entity is ever expanded: expat refuses any entity declaration as
-it is read; lxml runs with ``resolve_entities=False``, no network and no DTD loading, and a document
-whose DTD declares entities is then refused (defusedxml's lxml check). When libxml2 rejects a
-document (bad XML, nesting deeper than its 2048 levels, entity amplification), the expat reader
-decides: deep nesting is accepted, and an unreadable file gets the same message whichever parser is
-installed.
+Parsing: lxml when it is importable (``huge_tree`` for megabyte-sized text nodes), else the
+standard library's expat; the result is the same either way (tests/unit/test_junit_read.py). No
+entity is ever expanded. expat refuses any entity declaration as it reads it (as defusedxml does).
+lxml runs with ``resolve_entities=False``, no network and no DTD loading, and any document with a
+DOCTYPE (rare in JUnit) is handed to expat: libxml2 silently keeps the undeclared entities of an
+unread external DTD as empty references where expat reports them, and junitparser's wrapping of a
+bare ``<testsuite>`` root (``fromroot``) once crashed the interpreter in lxml on a tree holding
+entity references. expat also decides whenever libxml2 rejects a document: nesting deeper than
+libxml2's 2048 levels is accepted, and an unreadable file gets the same message (line, column,
+reason) whichever parser is installed.
 """
 
 from __future__ import annotations
@@ -367,8 +370,8 @@ def _read_expat(data: bytes) -> ET.Element:
 
 
 def _parse_lxml(data: bytes) -> Any:
-    """An lxml tree, or None when libxml2 rejects the document. Comments and processing instructions
-    are dropped so text around them joins up as it does in ElementTree."""
+    """An lxml tree, or None for expat to decide (see the module docstring). Comments and processing
+    instructions are dropped so that text around them joins up as it does in ElementTree."""
     parser = lxml_etree.XMLParser(
         huge_tree=True,  # text nodes over 10 MB (junitparser#67, notes/executor.md §4.5 item 13)
         resolve_entities=False,
@@ -380,24 +383,23 @@ def _parse_lxml(data: bytes) -> Any:
     try:
         root = lxml_etree.fromstring(data, parser)
     except lxml_etree.XMLSyntaxError:
-        return None
+        cleaned = _strip_illegal(data)
+        if cleaned == data:
+            return None
+        try:
+            root = lxml_etree.fromstring(cleaned, parser)  # raw ESC/NUL from an ANSI-colouring producer
+        except lxml_etree.XMLSyntaxError:
+            return None
     tree = root.getroottree()
-    dtd = tree.docinfo.internalDTD
-    if dtd is not None and any(True for _ in dtd.iterentities()):
-        raise _EntityDeclared
+    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
+        return None  # any DOCTYPE: expat decides (entity declarations refused, undeclared entities reported)
     return tree
 
 
 def _parse_tree(data: bytes) -> Any:
     """The document's tree (lxml's or ElementTree's): see the module docstring for which and why."""
-    if lxml_etree is not None:
-        tree = _parse_lxml(data)
-        if tree is None:
-            cleaned = _strip_illegal(data)
-            tree = _parse_lxml(cleaned) if cleaned != data else None
-        if tree is not None:
-            return tree
-    return ET.ElementTree(_read_expat(data))
+    tree = _parse_lxml(data) if lxml_etree is not None else None
+    return tree if tree is not None else ET.ElementTree(_read_expat(data))
 
 
 def parse_junit_bytes(data: bytes, source: str) -> list[CaseResult]:
