@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -45,11 +46,19 @@ Path(sys.argv[3]).write_text(plan.dumps())
 """
 
 
+CPU: list[float] = [0.0]  # CPU seconds (user + sys) of the last sh() call's process tree
+
+
 def sh(argv: list[str], cwd: Path | None = None, quiet: bool = True) -> float:
+    """Wall seconds of one command; its tree's CPU seconds go to CPU[0] (robust to a loaded machine)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     out = subprocess.DEVNULL if quiet else None
     subprocess.run(argv, cwd=cwd, stdout=out, stderr=out, check=False, env=ENV)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU[0] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall
 
 
 def ensure_venv(venv: Path) -> tuple[Path, Path]:
@@ -82,6 +91,7 @@ def main() -> None:
     durations.unlink(missing_ok=True)
     serial_cmd = [str(python), "-m", "pytest", "pint/testsuite", *PYTEST_OPTS]
     serials = [sh([*serial_cmd, "--store-durations", "--durations-path", str(durations)], cwd=site)]
+    serial_cpus = [CPU[0]]
     times = json.loads(durations.read_text())
     longest = max(times.values())
     plan_path = work / "plan.json"
@@ -99,15 +109,18 @@ def main() -> None:
         cwd=site,
         quiet=False,
     )
-    ratios: dict[str, dict[str, list[float]]] = {t: {"slowest": [], "sum": []} for t in ("ci-shards", "pytest-split")}
+    keys = ("slowest", "sum", "cpu_slowest", "cpu_sum")
+    ratios: dict[str, dict[str, list[float]]] = {t: {k: [] for k in keys} for t in ("ci-shards", "pytest-split")}
     tests_run: dict[str, int] = {"ci-shards": 0, "pytest-split": 0}
     last: dict[str, list[float]] = {}
     for round_no in range(args.repeat):
         if round_no:  # a serial reference in every round: this machine's load drifts
             serials.append(sh(serial_cmd, cwd=site))
-        serial = serials[-1]
+            serial_cpus.append(CPU[0])
+        serial, serial_cpu = serials[-1], serial_cpus[-1]
         ideal = max(serial / args.shards, longest)
         round_walls: dict[str, list[float]] = {"ci-shards": [], "pytest-split": []}
+        round_cpus: dict[str, list[float]] = {"ci-shards": [], "pytest-split": []}
         for index in range(1, args.shards + 1):
             out = work / "out"
             round_walls["ci-shards"].append(
@@ -130,6 +143,7 @@ def main() -> None:
                     cwd=site,
                 )
             )
+            round_cpus["ci-shards"].append(CPU[0])
             outcome = json.loads((out / f"shard-{index}-of-{args.shards}" / "outcome.json").read_text())
             tests_run["ci-shards"] += outcome["executed_tests"] + outcome["skipped"]
             junit = work / f"split-{index}.xml"
@@ -152,10 +166,14 @@ def main() -> None:
                     cwd=site,
                 )
             )
+            round_cpus["pytest-split"].append(CPU[0])
             tests_run["pytest-split"] += junit.read_text().count("<testcase ")
         for tool, values in round_walls.items():
             ratios[tool]["slowest"].append(max(values) / ideal)
             ratios[tool]["sum"].append(sum(values) / serial)
+            cpus = round_cpus[tool]
+            ratios[tool]["cpu_slowest"].append(max(cpus) / max(serial_cpu / args.shards, longest))
+            ratios[tool]["cpu_sum"].append(sum(cpus) / serial_cpu)
         last = round_walls
     result = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -163,6 +181,7 @@ def main() -> None:
         f"Python {platform.python_version()}",
         "suite": f"pint from PyPI, {len(times)} tests, longest test {longest:.2f} s",
         "serial_s_per_round": [round(v, 1) for v in serials],
+        "serial_cpu_s_per_round": [round(v, 1) for v in serial_cpus],
         "plan_seconds": round(plan_seconds, 2),
         "shards": args.shards,
         "repeat": args.repeat,
@@ -174,6 +193,8 @@ def main() -> None:
             "sum_over_serial_per_round": [round(v, 3) for v in values["sum"]],
             "slowest_over_ideal_median": round(statistics.median(values["slowest"]), 3),
             "sum_over_serial_median": round(statistics.median(values["sum"]), 3),
+            "cpu_slowest_over_ideal_per_round": [round(v, 3) for v in values["cpu_slowest"]],
+            "cpu_sum_over_serial_per_round": [round(v, 3) for v in values["cpu_sum"]],
             "tests_run_total": tests_run[tool] // args.repeat,
         }
     print(json.dumps(result, indent=2))

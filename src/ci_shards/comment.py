@@ -26,14 +26,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Final
-
-import requests
+from typing import TYPE_CHECKING, Any, Final
 
 from ci_shards import md
 from ci_shards.console import strip_control
 from ci_shards.report import MARKER_PREFIX
 from ci_shards.verdict import Verdict
+
+if TYPE_CHECKING:
+    import requests
 
 COMMENT_LIMIT_CHARS: Final = 65_536
 STATE_PREFIX: Final = "<!-- ci-shards-state:"
@@ -132,6 +133,14 @@ class GitHubError(Exception):
         self.status = status
 
 
+def _new_session() -> requests.Session:
+    # imported here, not at module level: every ci-shards command imports this module for its
+    # parser, and requests costs ~0.1 s of start-up that only the comment calls need
+    import requests  # noqa: PLC0415
+
+    return requests.Session()
+
+
 @dataclass
 class CommentClient:
     """The issue-comment endpoints of one repository, with retries and backoff."""
@@ -139,7 +148,7 @@ class CommentClient:
     api_url: str
     repository: str
     token: str = field(repr=False)
-    session: requests.Session = field(default_factory=requests.Session)
+    session: requests.Session = field(default_factory=_new_session)
     sleep: Callable[[float], None] = time.sleep
     retries: int = 5
     timeout: float = 30.0
@@ -176,6 +185,8 @@ class CommentClient:
 
     def request(self, method: str, url: str, payload: Mapping[str, Any] | None = None) -> requests.Response:
         """One call with retries on connection errors, 5xx, 429 and (secondary) rate limits."""
+        import requests  # noqa: PLC0415 - see _new_session
+
         path = url.removeprefix(self.api_url)
         last = ""
         for attempt in range(self.retries + 1):

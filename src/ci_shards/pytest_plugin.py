@@ -115,7 +115,8 @@ class _ShardState:
             self.report = None
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        path = Path(report.fspath).resolve() if report.fspath else None
+        # a collector's node id is relative to rootdir, which need not be the directory pytest ran in
+        path = self.config.rootpath / report.nodeid.split("::", 1)[0] if report.nodeid else None
         key = self.key(report.nodeid, path) if report.nodeid else "<collection>"
         if report.failed:
             self.emit(

@@ -723,3 +723,115 @@ def test_planned_file_missing_on_disk_fails_loudly_but_the_rest_runs(tmp_path: P
     assert result["status"] == "failed"
     assert result["passed"] == 3
     assert result["not_run"] == ["tests/test_deleted.py::test_gone"]
+
+
+def test_ids_follow_the_plan_when_rootdir_is_above_the_working_directory(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # rootdir = tmp_path, pytest runs in tmp_path/sub
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    items = _two_files(sub)
+    (sub / "tests" / "test_b.py").write_text("import no_such_module_xyz\n")
+    write_plan(sub / "plan.json", [items])
+    proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", cwd=sub)
+    assert proc.returncode == 1
+    result = outcome(sub)
+    assert result["passed"] == 2
+    records = {r["test_id"]: r["kind"] for r in failures(sub)}
+    assert records["tests/test_b.py"] == "error"  # the collection error, named as the plan names it
+
+
+def test_items_file_template_runs_pytest_from_an_at_file(tmp_path: Path) -> None:
+    items = _two_files(tmp_path)
+    write_plan(tmp_path / "plan.json", [items])
+    proc = ci_shards(
+        "run",
+        "--plan",
+        "plan.json",
+        "--shard",
+        "1/1",
+        "--out",
+        "out",
+        "--",
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "--junitxml={junit}",
+        "@{items_file}",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = outcome(tmp_path)
+    assert (result["status"], result["executed_tests"]) == ("passed", 3)
+
+
+def test_stale_report_named_by_junit_glob_is_refused(tmp_path: Path) -> None:
+    write_plan(tmp_path / "plan.json", [["a::t1"]])
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    old = reports / "old.xml"
+    old.write_text('<testsuite name="x"><testcase classname="" name="t1" file="a"/></testsuite>')
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    proc = ci_shards(
+        "run",
+        "--plan",
+        "plan.json",
+        "--shard",
+        "1/1",
+        "--out",
+        "out",
+        "--junit",
+        "reports/*.xml",
+        "--",
+        "true",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 1
+    assert "stale test report" in outcome(tmp_path)["reason"]
+    code = "import pathlib; pathlib.Path('reports/old.xml').write_text(pathlib.Path('reports/old.xml').read_text())"
+    proc = ci_shards(
+        "run",
+        "--plan",
+        "plan.json",
+        "--shard",
+        "1/1",
+        "--out",
+        "out",
+        "--junit",
+        "reports/*.xml",
+        "--",
+        sys.executable,
+        "-c",
+        code,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert outcome(tmp_path)["status"] == "passed"
+
+
+def test_too_many_failures_skip_reruns(tmp_path: Path) -> None:
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_x.py").write_text("def test_a():\n    assert False\n\ndef test_b():\n    assert False\n")
+    write_plan(tmp_path / "plan.json", [["tests/test_x.py::test_a", "tests/test_x.py::test_b"]])
+    proc = ci_shards(
+        "run",
+        "--plan",
+        "plan.json",
+        "--shard",
+        "1/1",
+        "--out",
+        "out",
+        "--retries",
+        "2",
+        "--max-rerun-failures",
+        "1",
+        "--pytest",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 1
+    assert "max-rerun-failures" in proc.stderr
+    result = outcome(tmp_path)
+    assert [a["rerun"] for a in result["attempts"]] == [0]
+    assert result["failed"] == 2

@@ -211,6 +211,17 @@ def test_runner_said_passed_but_junit_has_failures(tmp_path, plan):
     assert "although the runner reported passed" in verdict.shards[2].reason
 
 
+def test_empty_shard_without_a_folder_is_empty_but_a_planned_one_is_never_started(tmp_path):
+    plan = make_plan([["tests/test_a.py::t"], [], ["tests/test_b.py::u"]])
+    write_shard(tmp_path, plan, 1)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.shards[1].status is ShardStatus.EMPTY
+    assert verdict.shards[2].status is ShardStatus.NEVER_STARTED
+    assert verdict.exit_code == 1
+    write_shard(tmp_path, plan, 3)
+    assert aggregate_dirs(plan, [tmp_path]).exit_code == 0
+
+
 def test_empty_shard_passes_as_empty(tmp_path):
     plan = make_plan([["tests/test_a.py::t"], []])
     write_shard(tmp_path, plan, 1)
