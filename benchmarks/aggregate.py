@@ -11,6 +11,9 @@ Methods, each in a fresh subprocess so peak RSS (``ru_maxrss``) is its own:
 - ``ours``: ``read_many`` + ``write_junit_suites`` (what ``junit merge`` runs);
 - ``ours-aggregate``: ``aggregate_dirs`` (read folders, check against the plan) + merged JUnit + job
   summary: the whole ``ci-shards aggregate`` (200x500 only);
+- ``ours-junitparser-writer``: ``read_many`` as ``ours``, the merged file built from
+  ``junitparser.xunit2`` objects instead of streamed as text (would the writer be as fast through
+  junitparser?);
 - ``junitparser-append``: one ``JUnitXml``, suites appended, ``update_statistics()`` once (the fast
   way to use junitparser, notes/executor.md §5);
 - ``junitparser-naive``: ``xml += JUnitXml.fromfile(f)`` in a loop, the README's way (quadratic).
@@ -32,11 +35,13 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from junitparser import JUnitXml
+from junitparser import JUnitXml, xunit2
+from junitparser import junitparser as jp
 
 from ci_shards.aggregate import aggregate_dirs
 from ci_shards.commands.aggregate import load_plan
 from ci_shards.junit import read_many, write_junit, write_junit_suites
+from ci_shards.junit_read import clean_text
 from ci_shards.model import CaseOutcome, CaseResult, Granularity, Outcome, Plan, ShardPlan, ShardStatus
 from ci_shards.outputs import write_merged_junit
 from ci_shards.report import render_summary
@@ -111,6 +116,50 @@ def run_ours(inputs: list[Path], out: Path) -> int:
     return sum(len(c) for _n, c in suites)
 
 
+def _xunit2_case(case: CaseResult) -> xunit2.TestCase:
+    """What ``junit._case_xml`` writes, as junitparser objects."""
+    element = xunit2.TestCase(case.name, case.classname, round(case.time, 3))
+    if case.file:
+        element._elem.set("file", case.file)  # xunit2.TestCase has no ``file`` Attr
+    if case.outcome is not CaseOutcome.PASSED:
+        kind = {CaseOutcome.FAILED: jp.Failure, CaseOutcome.ERROR: jp.Error, CaseOutcome.SKIPPED: jp.Skipped}
+        result = kind[case.outcome](clean_text(case.message, 4096), case.type or None)
+        result.text = clean_text(case.text) or None
+        element.result = [result]
+    for attempt in case.attempts:
+        flaky = case.outcome is CaseOutcome.PASSED
+        failed = attempt.outcome is CaseOutcome.FAILED
+        interim = (xunit2.FlakyFailure if failed else xunit2.FlakyError) if flaky else None
+        interim = interim or (xunit2.RerunFailure if failed else xunit2.RerunError)
+        entry = interim(clean_text(attempt.message, 4096), attempt.type or None)
+        entry.stack_trace = clean_text(attempt.text)
+        element.add_interim_result(entry)
+    if case.system_out:
+        element.system_out = clean_text(case.system_out)
+    return element
+
+
+def run_ours_junitparser_writer(inputs: list[Path], out: Path) -> int:
+    suites, errors = read_many(inputs)
+    assert not errors
+    merged = xunit2.JUnitXml("ci-shards")
+    tests = 0
+    for name, cases in suites:
+        suite = xunit2.TestSuite(name)
+        for case in cases:
+            suite._add_testcase_no_update_stats(_xunit2_case(case))
+        suite.tests = len(cases)  # counted from the cases, as write_junit_suites does
+        suite.failures = sum(c.outcome is CaseOutcome.FAILED for c in cases)
+        suite.errors = sum(c.outcome is CaseOutcome.ERROR for c in cases)
+        suite.skipped = sum(c.outcome is CaseOutcome.SKIPPED for c in cases)
+        suite.time = round(sum(c.time for c in cases), 3)
+        merged._elem.append(suite._elem)  # add_testsuite compares with every suite already there
+        tests += len(cases)
+    merged.tests = tests
+    merged.write(str(out))
+    return tests
+
+
 def run_ours_aggregate(root: Path, out: Path) -> int:
     verdict = aggregate_dirs(load_plan(root / "plan.json"), [root / "results"])
     write_merged_junit(verdict, out)
@@ -142,6 +191,8 @@ def child(method: str, target: str, out: str) -> None:
     start = time.perf_counter()
     if method == "ours":
         tests = run_ours(inputs, Path(out))
+    elif method == "ours-junitparser-writer":
+        tests = run_ours_junitparser_writer(inputs, Path(out))
     elif method == "ours-aggregate":
         tests = run_ours_aggregate(root, Path(out))
     elif method == "junitparser-append":
@@ -178,10 +229,11 @@ def main() -> int:
     if args.child:
         child(*args.child)
         return 0
-    lxml = "lxml" if _has_lxml() else "stdlib ElementTree"
+    lxml = "lxml" if _has_lxml() else "stdlib ElementTree (expat)"
     print(f"date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
     cpus = f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
-    print(f"machine: {platform.platform()}, {cpus}, Python {platform.python_version()}, junitparser on {lxml}")
+    python = f"Python {platform.python_version()}"
+    print(f"machine: {platform.platform()}, {cpus}, {python}, ci-shards' reader and junitparser on {lxml}")
     print()
     print("| scenario | method | tests | time (s) | peak RSS (MiB) |")
     print("|---|---|---:|---:|---:|")
@@ -190,8 +242,16 @@ def main() -> int:
         make_files(files, 300, 200)
         shards = make_shards(Path(tmp) / "200x500", 200, 500)
         plan = [
-            ("300 files × 200 cases", files, ["ours", "junitparser-append", "junitparser-naive"]),
-            ("200 shards × 500 cases", shards, ["ours", "ours-aggregate", "junitparser-append", "junitparser-naive"]),
+            (
+                "300 files × 200 cases",
+                files,
+                ["ours", "ours-junitparser-writer", "junitparser-append", "junitparser-naive"],
+            ),
+            (
+                "200 shards × 500 cases",
+                shards,
+                ["ours", "ours-junitparser-writer", "ours-aggregate", "junitparser-append", "junitparser-naive"],
+            ),
         ]
         for label, target, methods in plan:
             for method in methods:
