@@ -39,11 +39,11 @@ from junitparser import JUnitXml, xunit2
 from junitparser import junitparser as jp
 
 from ci_shards.aggregate import aggregate_dirs
-from ci_shards.commands.aggregate import load_plan
 from ci_shards.junit import read_many, write_junit, write_junit_suites
 from ci_shards.junit_read import clean_text
 from ci_shards.model import CaseOutcome, CaseResult, Granularity, Outcome, Plan, ShardPlan, ShardStatus
 from ci_shards.outputs import write_merged_junit
+from ci_shards.planfile import load_plan
 from ci_shards.report import render_summary
 
 

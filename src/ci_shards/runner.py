@@ -25,7 +25,7 @@ from typing import Any
 from ci_shards import command as cmd
 from ci_shards.classify import FlakyResult, Policy, Report, Run, decide, report_from_events
 from ci_shards.console import Console
-from ci_shards.errors import InputError, UsageError
+from ci_shards.errors import UsageError
 from ci_shards.junit import JUnitError, parse_junit
 from ci_shards.model import CaseOutcome, Outcome, Plan, item_file, shard_dir_name
 from ci_shards.process import CancelToken, Limits, ProcessResult, become_subreaper, run_process
@@ -56,17 +56,6 @@ class RunOptions:
     env: Mapping[str, str] = field(default_factory=dict)
     python: str = sys.executable
     arg_limit: int | None = None  # ARG_MAX override (tests)
-
-
-def load_plan(path: Path) -> Plan:
-    import json  # noqa: PLC0415
-
-    try:
-        return Plan.from_json(json.loads(path.read_text(encoding="utf-8")))
-    except OSError as err:
-        raise InputError(path, f"cannot read: {err.strerror or err}") from None
-    except (ValueError, TypeError) as err:
-        raise InputError(path, f"not a valid plan: {err}") from None
 
 
 @contextlib.contextmanager

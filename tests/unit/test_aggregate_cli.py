@@ -80,7 +80,7 @@ def test_file_plan_timings_are_per_file(tmp_path):
 
 @pytest.mark.parametrize(
     ("content", "problem"),
-    [(None, "no such plan file"), ("{", "cannot read the plan"), ('{"schema": "x"}', "invalid plan")],
+    [(None, "no such plan file"), ("{", "not valid JSON at line 1"), ('{"schema": "x"}', "not a valid plan")],
 )
 def test_bad_plan_is_exit_2_naming_the_file(tmp_path, capsys, content, problem):
     path = tmp_path / "plan.json"

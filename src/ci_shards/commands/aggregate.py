@@ -21,24 +21,8 @@ from ci_shards.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
 from ci_shards.console import Console, console_for
 from ci_shards.errors import EXIT_OK, EXIT_USAGE, InputError, UsageError
 from ci_shards.junit import JUnitError, expand_patterns, read_many, write_junit_suites
-from ci_shards.model import Plan
+from ci_shards.planfile import load_plan
 from ci_shards.report import comment_marker, render_comment, render_summary, render_terminal
-
-
-def load_plan(path: Path) -> Plan:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(path, "no such plan file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise InputError(path, f"cannot read the plan: {err}") from None
-    if not isinstance(data, dict):
-        raise InputError(path, "the plan is not a JSON object")
-    try:
-        return Plan.from_json(data)
-    except (ValueError, TypeError, KeyError) as err:
-        raise InputError(path, f"invalid plan: {err}") from None
-
 
 # --------------------------------------------------------------------------------------------
 # aggregate

@@ -22,6 +22,7 @@ from ci_shards.console import console_for
 from ci_shards.errors import InputError, UsageError
 from ci_shards.model import Granularity, Plan
 from ci_shards.packing import STRATEGIES
+from ci_shards.planfile import load_plan
 from ci_shards.planner import choose_shards, plan_items
 from ci_shards.render import render_plan
 from ci_shards.timings import TimingsStore, load_timings, merge_stores
@@ -282,25 +283,6 @@ def _write(path: str, text: str) -> None:
         raise InputError(path, f"cannot write: {err.strerror or err}") from None
 
 
-def read_plan(path: str) -> Plan:
-    import json  # noqa: PLC0415
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as err:
-        raise InputError(path, f"cannot read the plan: {err.strerror or err}") from None
-    except json.JSONDecodeError as err:
-        raise InputError(path, f"not valid JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
-    except UnicodeDecodeError as err:
-        raise InputError(path, f"not UTF-8 text (byte {err.start})") from None
-    if not isinstance(data, dict):
-        raise InputError(path, "not a plan (expected a JSON object)")
-    try:
-        return Plan.from_json(data)
-    except (ValueError, TypeError) as err:
-        raise InputError(path, f"not a valid plan: {err}") from None
-
-
 # --------------------------------------------------------------------------------------------
 # handlers
 
@@ -327,7 +309,7 @@ def emit_plan(plan: Plan, *, output_format: str, output: str | None, env: Mappin
 
 def _matrix_command(args: argparse.Namespace) -> int:
     return emit_matrix(
-        plan=read_plan(args.plan) if args.plan else plan_from_options(args, env=os.environ, cwd=Path.cwd()),
+        plan=load_plan(args.plan) if args.plan else plan_from_options(args, env=os.environ, cwd=Path.cwd()),
         plan_out=args.plan_out,
         env=os.environ,
     )
