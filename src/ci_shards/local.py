@@ -102,7 +102,14 @@ def run_local(
     done = 0
     t0 = time.monotonic()
     tty = console.stream.isatty()
+
+    def say(text: str) -> None:  # an event line; on a terminal it first erases the live status line
+        if tty:
+            console.stream.write("\r\x1b[2K")
+        console.line(text)
+
     forwarded = 0
+    status_at = 0.0
     while queue or running:
         while queue and len(running) < jobs and not cancel.cancelled:
             index = queue.pop(0)
@@ -113,10 +120,10 @@ def run_local(
                 argv_for(index), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
             running[index] = _Job(index, proc, time.monotonic(), log)
-            console.line(f"shard {index}/{plan.total} started (estimated {fmt_seconds(estimates[index])})")
+            say(f"shard {index}/{plan.total} started (estimated {fmt_seconds(estimates[index])})")
         if len(cancel.signals) > forwarded:
             if forwarded == 0:
-                console.line(f"interrupted: stopping {len(running)} running shard(s); Ctrl-C again to kill them")
+                say(f"interrupted: stopping {len(running)} running shard(s); Ctrl-C again to kill them")
                 for job in running.values():
                     with contextlib.suppress(ProcessLookupError):
                         job.proc.send_signal(signal.SIGINT)
@@ -132,18 +139,21 @@ def run_local(
             status = _status_of(out / shard_dir_name(index, plan.total))
             now = time.monotonic()
             eta = _eta(now, running, queue, estimates, jobs)
-            console.line(
+            say(
                 f"[{done}/{plan.total}] shard {index}/{plan.total} {status} in {fmt_seconds(now - job.started)}"
                 + (f", ETA {fmt_eta(eta)}" if queue or running else f", all done in {fmt_seconds(now - t0)}")
             )
-        if tty and running:
-            eta = _eta(time.monotonic(), running, queue, estimates, jobs)
+        if tty and running and time.monotonic() - status_at >= 0.5:
+            status_at = time.monotonic()
+            eta = _eta(status_at, running, queue, estimates, jobs)
             names = " ".join(str(i) for i in running)
             console.stream.write(f"\r  running: {names} | queued: {len(queue)} | ETA {fmt_eta(eta)}   \r")
             console.stream.flush()
         if cancel.cancelled and not running:
             break
         time.sleep(0.05)
+    if tty:
+        console.stream.write("\r\x1b[2K")
     return queue
 
 

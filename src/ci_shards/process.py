@@ -73,8 +73,14 @@ def process_table() -> dict[int, ProcInfo]:
     return table
 
 
-def descendants(root: int, table: Mapping[int, ProcInfo] | None = None) -> list[ProcInfo]:
-    """Every process below ``root`` by parent pid (zombies included), breadth first."""
+def descendants(
+    root: int, table: Mapping[int, ProcInfo] | None = None, exclude: frozenset[int] = frozenset()
+) -> list[ProcInfo]:
+    """Every process below ``root`` by parent pid (zombies included), breadth first.
+
+    ``exclude``: pids (with everything below them) that are not ours to touch, e.g. children this
+    process already had before it started the shard's command.
+    """
     table = process_table() if table is None else table
     children: dict[int, list[ProcInfo]] = {}
     for info in table.values():
@@ -83,6 +89,8 @@ def descendants(root: int, table: Mapping[int, ProcInfo] | None = None) -> list[
     queue = [root]
     while queue:
         for child in children.get(queue.pop(0), []):
+            if child.pid in exclude:
+                continue
             found.append(child)
             queue.append(child.pid)
     return found
@@ -114,31 +122,35 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
-def live_descendants(root: int) -> list[ProcInfo]:
-    return [p for p in descendants(root) if p.state != "Z"]
+def live_descendants(root: int, exclude: frozenset[int] = frozenset()) -> list[ProcInfo]:
+    return [p for p in descendants(root, exclude=exclude) if p.state != "Z"]
 
 
-def kill_tree(root: int, pgid: int | None, *, rounds: int = 100) -> None:
+def kill_tree(
+    root: int, pgid: int | None, *, rounds: int = 100, exclude: frozenset[int] = frozenset(), main: int | None = None
+) -> None:
     """SIGKILL the group and every descendant of ``root`` until none is left, reaping our zombies.
 
     Repeats because a process may fork between the scan and the kill; each round is a fresh scan.
+    ``main`` (the command's own process) is killed but never reaped here: its ``Popen`` must
+    collect its exit status, or the status is lost (a reaped child reads as exit code 0).
     """
     me = os.getpid()
     for _ in range(rounds):
         if pgid is not None:
             _signal_group(pgid, signal.SIGKILL)
-        procs = descendants(root)
+        procs = descendants(root, exclude=exclude)
         for proc in procs:
             if proc.state != "Z":
                 _signal_pid(proc.pid, signal.SIGKILL)
         for proc in procs:
-            if proc.ppid == me:
+            if proc.ppid == me and proc.pid != main:
                 _reap(proc.pid)
-        if not any(p.state != "Z" for p in descendants(root)):
+        if not any(p.state != "Z" for p in descendants(root, exclude=exclude) if p.pid != main):
             break
         time.sleep(0.005)
-    for proc in descendants(root):
-        if proc.ppid == me and proc.state == "Z":
+    for proc in descendants(root, exclude=exclude):
+        if proc.ppid == me and proc.state == "Z" and proc.pid != main:
             _reap(proc.pid)
 
 
@@ -208,6 +220,9 @@ def run_process(
     """Run ``argv`` to the end, or to the deadline / a cancellation, and leave no process behind."""
     started = time.monotonic()
     spool.flush()
+    me = os.getpid()
+    # children we already had (another shard's process, a caller's helper) are not this shard's tree
+    others = frozenset(p.pid for p in descendants(me) if p.ppid == me)
     try:
         proc = subprocess.Popen(
             list(argv),
@@ -222,7 +237,6 @@ def run_process(
     except (OSError, ValueError) as err:
         message = start_error_message(argv, err) if isinstance(err, OSError) else f"cannot start: {err}"
         return ProcessResult(start_error=message, elapsed=time.monotonic() - started)
-    me = os.getpid()
     pgid = proc.pid
     timed_out = False
     cancelled = False
@@ -251,13 +265,13 @@ def run_process(
             _signal_group(pgid, limits.graceful_signal)
             kill_at = now + limits.grace
         if kill_at is not None and now >= kill_at:
-            kill_tree(me, pgid)
+            kill_tree(me, pgid, exclude=others, main=proc.pid)
             kill_at = None
     leaked: list[str] = []
     if timed_out or cancelled:
-        kill_tree(me, pgid)
+        kill_tree(me, pgid, exclude=others)
     else:
-        leaked = _handle_leaks(me, pgid, limits.leak_timeout)
+        leaked = _handle_leaks(me, pgid, limits.leak_timeout, others)
     dead_at = time.monotonic()
     rc = proc.returncode
     return ProcessResult(
@@ -271,16 +285,16 @@ def run_process(
     )
 
 
-def _handle_leaks(me: int, pgid: int, leak_timeout: float) -> list[str]:
+def _handle_leaks(me: int, pgid: int, leak_timeout: float, others: frozenset[int]) -> list[str]:
     """After a normal exit: give leftovers ``leak_timeout`` to go, then report and kill them."""
     give_up = time.monotonic() + leak_timeout
-    remaining = live_descendants(me)
+    remaining = live_descendants(me, others)
     while remaining and time.monotonic() < give_up:
         time.sleep(0.02)
-        remaining = live_descendants(me)
+        remaining = live_descendants(me, others)
     leaked = [describe(p.pid) for p in remaining]
     if remaining:
-        kill_tree(me, pgid)
+        kill_tree(me, pgid, exclude=others)
     else:
-        kill_tree(me, None, rounds=1)  # reap zombies re-parented to us
+        kill_tree(me, None, rounds=1, exclude=others)  # reap zombies re-parented to us
     return leaked

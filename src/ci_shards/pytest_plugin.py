@@ -97,6 +97,13 @@ class _ShardState:
         self.keys[nodeid] = key
         return key
 
+    def id_of(self, nodeid: str) -> str:
+        """The plan-style id of a test this process may not have collected itself (pytest-xdist's
+        controller only sees node ids, which are relative to rootdir)."""
+        if nodeid in self.keys:
+            return self.keys[nodeid]
+        return self.key(nodeid, self.config.rootpath / nodeid.split("::", 1)[0])
+
     def matches(self, key: str, nodeid: str) -> str | None:
         """The planned id (exact, or a file/class prefix) that covers this test, if any."""
         for candidate in (key, nodeid):
@@ -163,7 +170,7 @@ class _ShardState:
         self.emit(event)
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
-        self.emit({"event": "start", "id": self.keys.get(nodeid, nodeid)})
+        self.emit({"event": "start", "id": self.id_of(nodeid)})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = self.phases.setdefault(
@@ -187,7 +194,7 @@ class _ShardState:
             self.emit(
                 {
                     "event": "result",
-                    "id": self.keys.get(report.nodeid, report.nodeid),
+                    "id": self.id_of(report.nodeid),
                     "outcome": record["outcome"],
                     "duration": round(record["duration"], 6),
                     "message": record["message"],
@@ -205,6 +212,10 @@ def pytest_configure(config: pytest.Config) -> None:
     report_path = config.getoption("ci_shards_report")
     if planned is None and not report_path:
         return  # inert
+    if hasattr(config, "workerinput"):
+        # a pytest-xdist worker: it must select the same tests as the controller, but the controller
+        # receives every worker's reports and writes the events, so a worker writes none
+        report_path = None
     report = open(report_path, "a", encoding="utf-8") if report_path else None  # noqa: SIM115 (closed at unconfigure)
     config.pluginmanager.register(_ShardState(config, planned, report), PLUGIN_NAME)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import platform
 import shlex
 import shutil
 import signal
@@ -20,19 +19,18 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ci_shards import __version__
 from ci_shards import command as cmd
-from ci_shards.classify import FlakyResult, Policy, Report, Run, Verdict, decide, report_from_events
+from ci_shards.classify import FlakyResult, Policy, Report, Run, decide, report_from_events
 from ci_shards.console import Console
 from ci_shards.errors import InputError, UsageError
-from ci_shards.junit import JUnitError, parse_junit, write_junit
-from ci_shards.model import CaseOutcome, Outcome, Plan, dumps_jsonl, item_file, shard_dir_name
+from ci_shards.junit import JUnitError, parse_junit
+from ci_shards.model import CaseOutcome, Outcome, Plan, item_file, shard_dir_name
 from ci_shards.process import CancelToken, Limits, ProcessResult, become_subreaper, run_process
-from ci_shards.spool import OUTCOME_TAIL_BYTES, TAIL_BYTES, LiveTail, read_tail
+from ci_shards.shard_output import attempt_entry, build_outcome, now_rfc3339, print_summary, write_artifacts
+from ci_shards.spool import LiveTail
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,10 +81,6 @@ def cancel_on_signals(cancel: CancelToken) -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _rmtree(path: Path) -> None:
@@ -211,16 +205,16 @@ class _ShardRun:
                 )
             argv = cmd.expand(template, items=files, items_file=str(items_file), junit=str(junit_path))
             argv = argv[: len(argv) - len(files)]
+            # --opt=value: pytest takes every free-standing argument that names an existing path
+            # into its rootdir/ini search, and our scratch paths would move rootdir away from the project
             if rerun or batch[1] > 1:
-                argv += ["--ci-shards-select", str(items_file)]
+                argv += [f"--ci-shards-select={items_file}"]
             else:
                 argv += [
-                    "--ci-shards-plan",
-                    str(self.opts.plan_path.resolve()),
-                    "--ci-shards-shard",
-                    f"{self.opts.shard_index}/{self.total}",
+                    f"--ci-shards-plan={self.opts.plan_path.resolve()}",
+                    f"--ci-shards-shard={self.opts.shard_index}/{self.total}",
                 ]
-            argv += ["--ci-shards-report", str(events), "--", *files]
+            argv += [f"--ci-shards-report={events}", "--", *files]
         else:
             argv = cmd.expand(template, items=items, items_file=str(items_file), junit=str(junit_path))
         label = f"re-run {rerun}" if rerun else "run"
@@ -249,9 +243,7 @@ class _ShardRun:
         self.leaked.extend(result.leaked)
         report = self._read_report(result, events, junit_path, stale_before, started)
         self.attempts.append(
-            _attempt_entry(
-                argv=argv, result=result, rerun=rerun, batch=batch, items=len(items), tests=len(report.cases)
-            )
+            attempt_entry(argv=argv, result=result, rerun=rerun, batch=batch, items=len(items), tests=len(report.cases))
         )
         return Run(
             rerun=rerun,
@@ -300,27 +292,6 @@ class _ShardRun:
         return Report(cases=tuple(cases))
 
 
-def _attempt_entry(
-    *, argv: Sequence[str], result: ProcessResult, rerun: int, batch: tuple[int, int], items: int, tests: int
-) -> dict[str, Any]:
-    return {
-        "rerun": rerun,
-        "batch": batch[0],
-        "batches": batch[1],
-        "items": items,
-        "tests_reported": tests,
-        "argv": shlex.join(argv)[:1000],
-        "exit_code": result.exit_code,
-        "signal": result.signal,
-        "start_error": result.start_error,
-        "timed_out": result.timed_out,
-        "cancelled": result.cancelled,
-        "elapsed_seconds": round(result.elapsed, 3),
-        "deadline_to_dead_seconds": None if result.deadline_to_dead is None else round(result.deadline_to_dead, 3),
-        "leaked_processes": list(result.leaked),
-    }
-
-
 def _failing_ids(runs: Sequence[Run]) -> list[str]:
     latest: dict[str, CaseOutcome] = {}
     for run in runs:
@@ -343,7 +314,7 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     shard_dir = opts.out / shard_dir_name(opts.shard_index, plan.total)
     shard_dir.mkdir(parents=True, exist_ok=True)
     subreaper = become_subreaper()
-    started_at, t0 = _now(), time.monotonic()
+    started_at, t0 = now_rfc3339(), time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="ci-shards-work-"))
     tmpdir = Path(tempfile.mkdtemp(prefix="ci-shards-tmp-"))
     log_path = shard_dir / "output.log"
@@ -374,9 +345,13 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     finally:
         _rmtree(tmpdir)
         _rmtree(work)
-    outcome = _outcome(
-        opts=opts,
-        state=state,
+    outcome = build_outcome(
+        plan=opts.plan,
+        shard_index=opts.shard_index,
+        env=opts.env,
+        runs=state.runs,
+        attempts=state.attempts,
+        leaked=state.leaked,
         verdict=verdict,
         started_at=started_at,
         elapsed=time.monotonic() - t0,
@@ -384,8 +359,8 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         log_path=log_path,
         subreaper=subreaper,
     )
-    _write_artifacts(shard_dir, outcome, verdict, state.name)
-    _report(console, outcome, verdict, log_path)
+    write_artifacts(shard_dir, outcome, verdict, state.name)
+    print_summary(console, outcome, verdict, log_path)
     return outcome
 
 
@@ -411,79 +386,3 @@ def _rerun(state: _ShardRun, env: Mapping[str, str]) -> None:
         if any(r.timed_out or r.cancelled or r.start_error for r in new):
             return
         failing = _failing_ids(state.runs)
-
-
-def _outcome(
-    *,
-    opts: RunOptions,
-    state: _ShardRun,
-    verdict: Verdict,
-    started_at: str,
-    elapsed: float,
-    planned: Sequence[str],
-    log_path: Path,
-    subreaper: bool,
-) -> Outcome:
-    first = [r for r in state.runs if r.rerun == 0]
-    bad_rc = next((r for r in first if r.exit_code not in (0, None) or r.signal is not None), None)
-    rc_run = bad_rc or (first[0] if first else None)
-    reported = [c for c in verdict.cases if c.type not in ("not-run", "timed-out", "no test report")]
-    env = opts.env
-    return Outcome(
-        plan_digest=opts.plan.digest,
-        shard_index=opts.shard_index,
-        shard_total=opts.plan.total,
-        status=verdict.status,
-        reason=verdict.reason,
-        exit_code=rc_run.exit_code if rc_run else None,
-        signal=rc_run.signal if rc_run else None,
-        started_at=started_at,
-        finished_at=_now(),
-        elapsed_seconds=elapsed,
-        planned_items=len(planned),
-        executed_tests=sum(c.outcome is not CaseOutcome.SKIPPED for c in reported),
-        passed=sum(c.outcome is CaseOutcome.PASSED for c in verdict.cases),
-        failed=sum(c.outcome is CaseOutcome.FAILED for c in verdict.cases),
-        errors=sum(c.outcome is CaseOutcome.ERROR for c in verdict.cases),
-        skipped=sum(c.outcome is CaseOutcome.SKIPPED for c in verdict.cases),
-        attempts=tuple(state.attempts),
-        flaky_tests=verdict.flaky,
-        not_run=verdict.not_run,
-        leaked_processes=tuple(state.leaked),
-        log_tail=read_tail(log_path, OUTCOME_TAIL_BYTES),
-        runner={
-            "ci_shards": __version__,
-            "os": platform.platform(),
-            "python": platform.python_version(),
-            "hostname": platform.node(),
-            "ci_run_id": env.get("GITHUB_RUN_ID") or env.get("CI_PIPELINE_ID") or "",
-            "ci_run_attempt": env.get("GITHUB_RUN_ATTEMPT") or "",
-            "subreaper": subreaper,
-            "problems": list(verdict.problems),
-        },
-    )
-
-
-def _write_artifacts(shard_dir: Path, outcome: Outcome, verdict: Verdict, name: str) -> None:
-    write_junit(verdict.cases, shard_dir / "junit.xml", suite_name=f"ci-shards {name}")
-    (shard_dir / "failures.jsonl").write_text(dumps_jsonl(verdict.records), encoding="utf-8")
-    # outcome.json last, atomically: its presence means the folder is complete
-    tmp = shard_dir / "outcome.json.tmp"
-    tmp.write_text(outcome.dumps(), encoding="utf-8")
-    tmp.replace(shard_dir / "outcome.json")
-
-
-def _report(console: Console, outcome: Outcome, verdict: Verdict, log_path: Path) -> None:
-    summary = (
-        f"ci-shards shard {outcome.shard_index}/{outcome.shard_total}: {outcome.status.value} "
-        f"({outcome.executed_tests} tests run, {outcome.failed} failed, {outcome.errors} errors, "
-        f"{len(outcome.flaky_tests)} flaky, {len(outcome.not_run)} not run) in {outcome.elapsed_seconds:.1f} s"
-    )
-    if outcome.status.is_success:
-        console.line(summary)
-        for flaky in outcome.flaky_tests[:20]:
-            console.warning(f"flaky: {flaky}")
-        return
-    with console.group(f"output tail of shard {outcome.shard_index}/{outcome.shard_total} (last 64 KiB of {log_path})"):
-        console.untrusted(read_tail(log_path, TAIL_BYTES))
-    console.error(f"{summary}: {verdict.reason}")

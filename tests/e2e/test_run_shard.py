@@ -177,7 +177,9 @@ def test_setsid_grandchild_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert proc.returncode == 1
-    assert outcome(tmp_path)["status"] == "timed-out"
+    result = outcome(tmp_path)
+    assert result["status"] == "timed-out"
+    assert (result["exit_code"], result["signal"]) == (None, 15)  # the spawner died of the graceful SIGTERM
     escapee = int(pidfile.read_text())
     assert not pid_alive(escapee)
     assert survivors(str(tmp_path / "escapee-marker")) == []
@@ -398,7 +400,8 @@ def test_flaky_test_with_retries_passes_and_is_marked(tmp_path: Path) -> None:
     assert outcome(tmp_path, 1, 2)["status"] == "failed"
 
 
-def test_sigint_to_ci_shards_mid_run_is_cancelled_with_artifacts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_signal_to_ci_shards_mid_run_is_cancelled_with_artifacts(tmp_path: Path, signum: int) -> None:
     started = tmp_path / "started"
     tests = tmp_path / "tests"
     tests.mkdir()
@@ -443,7 +446,7 @@ def test_sigint_to_ci_shards_mid_run_is_cancelled_with_artifacts(tmp_path: Path)
         time.sleep(0.05)
     assert started.exists()
     sent = time.monotonic()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     _, err = proc.communicate(timeout=30)
     assert time.monotonic() - sent < 7.5  # inside GitHub's 7.5 s before SIGTERM
     assert proc.returncode == 1, err
@@ -835,3 +838,24 @@ def test_too_many_failures_skip_reruns(tmp_path: Path) -> None:
     result = outcome(tmp_path)
     assert [a["rerun"] for a in result["attempts"]] == [0]
     assert result["failed"] == 2
+
+
+def test_the_projects_pytest_config_is_honoured(tmp_path: Path) -> None:
+    # scratch paths given to pytest as separate arguments would move its rootdir/ini search away
+    # from the project; this ini renames what counts as a test, so ignoring it loses the test
+    (tmp_path / "pytest.ini").write_text("[pytest]\npython_functions = check_*\n")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_cfg.py").write_text("def check_configured():\n    pass\n")
+    write_plan(tmp_path / "plan.json", [["tests/test_cfg.py::check_configured"]])
+    proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"rootdir: {tmp_path}" in (tmp_path / "out" / "shard-1-of-1" / "output.log").read_text()
+
+
+def test_rootdir_without_config_is_the_projects_directory(tmp_path: Path) -> None:
+    items = _two_files(tmp_path)
+    write_plan(tmp_path / "plan.json", [items])
+    proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"rootdir: {tmp_path}\n" in (tmp_path / "out" / "shard-1-of-1" / "output.log").read_text()

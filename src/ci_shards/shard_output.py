@@ -1,0 +1,128 @@
+"""A finished shard run turned into its artifact folder and its console summary.
+
+Writes outcome.json (last, atomically: its presence means the folder is complete), junit.xml and
+failures.jsonl next to the output.log the run spooled; prints the one-line summary, and on failure
+the output tail folded in a ``::group::`` and fenced against workflow commands (``Console.untrusted``).
+"""
+
+from __future__ import annotations
+
+import platform
+import shlex
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ci_shards import __version__
+from ci_shards.classify import Run, Verdict
+from ci_shards.console import Console
+from ci_shards.junit import write_junit
+from ci_shards.model import CaseOutcome, Outcome, Plan, dumps_jsonl
+from ci_shards.process import ProcessResult
+from ci_shards.spool import OUTCOME_TAIL_BYTES, TAIL_BYTES, read_tail
+
+
+def now_rfc3339() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def attempt_entry(
+    *, argv: Sequence[str], result: ProcessResult, rerun: int, batch: tuple[int, int], items: int, tests: int
+) -> dict[str, Any]:
+    return {
+        "rerun": rerun,
+        "batch": batch[0],
+        "batches": batch[1],
+        "items": items,
+        "tests_reported": tests,
+        "argv": shlex.join(argv)[:1000],
+        "exit_code": result.exit_code,
+        "signal": result.signal,
+        "start_error": result.start_error,
+        "timed_out": result.timed_out,
+        "cancelled": result.cancelled,
+        "elapsed_seconds": round(result.elapsed, 3),
+        "deadline_to_dead_seconds": None if result.deadline_to_dead is None else round(result.deadline_to_dead, 3),
+        "leaked_processes": list(result.leaked),
+    }
+
+
+def build_outcome(
+    *,
+    plan: Plan,
+    shard_index: int,
+    env: Mapping[str, str],
+    runs: Sequence[Run],
+    attempts: Sequence[Mapping[str, Any]],
+    leaked: Sequence[str],
+    verdict: Verdict,
+    started_at: str,
+    elapsed: float,
+    planned: Sequence[str],
+    log_path: Path,
+    subreaper: bool,
+) -> Outcome:
+    """outcome.json's content (DESIGN.md "Shard artifact folder")."""
+    first = [r for r in runs if r.rerun == 0]
+    bad_rc = next((r for r in first if r.exit_code not in (0, None) or r.signal is not None), None)
+    rc_run = bad_rc or (first[0] if first else None)
+    reported = [c for c in verdict.cases if c.type not in ("not-run", "timed-out", "no test report")]
+    return Outcome(
+        plan_digest=plan.digest,
+        shard_index=shard_index,
+        shard_total=plan.total,
+        status=verdict.status,
+        reason=verdict.reason,
+        exit_code=rc_run.exit_code if rc_run else None,
+        signal=rc_run.signal if rc_run else None,
+        started_at=started_at,
+        finished_at=now_rfc3339(),
+        elapsed_seconds=elapsed,
+        planned_items=len(planned),
+        executed_tests=sum(c.outcome is not CaseOutcome.SKIPPED for c in reported),
+        passed=sum(c.outcome is CaseOutcome.PASSED for c in verdict.cases),
+        failed=sum(c.outcome is CaseOutcome.FAILED for c in verdict.cases),
+        errors=sum(c.outcome is CaseOutcome.ERROR for c in verdict.cases),
+        skipped=sum(c.outcome is CaseOutcome.SKIPPED for c in verdict.cases),
+        attempts=tuple(attempts),
+        flaky_tests=verdict.flaky,
+        not_run=verdict.not_run,
+        leaked_processes=tuple(leaked),
+        log_tail=read_tail(log_path, OUTCOME_TAIL_BYTES),
+        runner={
+            "ci_shards": __version__,
+            "os": platform.platform(),
+            "python": platform.python_version(),
+            "hostname": platform.node(),
+            "ci_run_id": env.get("GITHUB_RUN_ID") or env.get("CI_PIPELINE_ID") or "",
+            "ci_run_attempt": env.get("GITHUB_RUN_ATTEMPT") or "",
+            "subreaper": subreaper,
+            "problems": list(verdict.problems),
+        },
+    )
+
+
+def write_artifacts(shard_dir: Path, outcome: Outcome, verdict: Verdict, name: str) -> None:
+    write_junit(verdict.cases, shard_dir / "junit.xml", suite_name=f"ci-shards {name}")
+    (shard_dir / "failures.jsonl").write_text(dumps_jsonl(verdict.records), encoding="utf-8")
+    # outcome.json last, atomically: its presence means the folder is complete
+    tmp = shard_dir / "outcome.json.tmp"
+    tmp.write_text(outcome.dumps(), encoding="utf-8")
+    tmp.replace(shard_dir / "outcome.json")
+
+
+def print_summary(console: Console, outcome: Outcome, verdict: Verdict, log_path: Path) -> None:
+    summary = (
+        f"ci-shards shard {outcome.shard_index}/{outcome.shard_total}: {outcome.status.value} "
+        f"({outcome.executed_tests} tests run, {outcome.failed} failed, {outcome.errors} errors, "
+        f"{len(outcome.flaky_tests)} flaky, {len(outcome.not_run)} not run) in {outcome.elapsed_seconds:.1f} s"
+    )
+    if outcome.status.is_success:
+        console.line(summary)
+        for flaky in outcome.flaky_tests[:20]:
+            console.warning(f"flaky: {flaky}")
+        return
+    with console.group(f"output tail of shard {outcome.shard_index}/{outcome.shard_total} (last 64 KiB of {log_path})"):
+        console.untrusted(read_tail(log_path, TAIL_BYTES))
+    console.error(f"{summary}: {verdict.reason}")
