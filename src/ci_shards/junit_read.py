@@ -17,16 +17,8 @@ writes attributes into the document when a count is read, so we never read one),
 suites (``TestSuite.__iter__`` yields a suite's own cases before its nested suites', recursively,
 and skips cases directly under ``<testsuites>``), and the parser itself.
 
-Parsing: lxml when it is importable (``huge_tree`` for megabyte-sized text nodes), else the
-standard library's expat; the result is the same either way (tests/unit/test_junit_read.py). No
-entity is ever expanded. expat refuses any entity declaration as it reads it (as defusedxml does).
-lxml runs with ``resolve_entities=False``, no network and no DTD loading, and any document with a
-DOCTYPE (rare in JUnit) is handed to expat: libxml2 silently keeps the undeclared entities of an
-unread external DTD as empty references where expat reports them, and junitparser's wrapping of a
-bare ``<testsuite>`` root (``fromroot``) once crashed the interpreter in lxml on a tree holding
-entity references. expat also decides whenever libxml2 rejects a document: nesting deeper than
-libxml2's 2048 levels is accepted, and an unreadable file gets the same message (line, column,
-reason) whichever parser is installed.
+The XML underneath is parsed by ``ci_shards.safe_xml`` (lxml when installed, expat otherwise, no
+entity ever expanded), handed to junitparser as its ``parse_func``.
 """
 
 from __future__ import annotations
@@ -46,11 +38,7 @@ from junitparser import xunit2
 from ci_shards.console import strip_ansi
 from ci_shards.errors import InputError
 from ci_shards.model import Attempt, CaseOutcome, CaseResult
-
-try:  # optional: junitparser picks lxml up the same way (notes/executor.md §5)
-    from lxml import etree as lxml_etree  # type: ignore[import-untyped,import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - the test extra installs lxml (docs/benchmarks.md has runs without)
-    lxml_etree = None
+from ci_shards.safe_xml import EntityDeclared, parse_tree
 
 MAX_TEXT_CHARS = 64 * 1024  # per message/trace kept in memory; GitHub caps annotation text at 64 KB too
 INVALID_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -315,101 +303,13 @@ def _case_result(case: _Case, suite_file: str, suite_name: str, *, pytest_ids: b
     )
 
 
-# --------------------------------------------------------------------------------------------
-# parsing
-
-
-_ILLEGAL_BYTES = re.compile(
-    rb"(?:\x1b|&#(?:x0*1[bB]|0*27);)\[[0-9;?]*[ -/]*[@-~]"  # an ANSI colour sequence, raw or escaped
-    rb"|[\x00-\x08\x0b\x0c\x0e-\x1f]|&#(x[0-9a-fA-F]+|[0-9]+);"
-)
-
-
-def _strip_illegal(data: bytes) -> bytes:
-    """Remove control characters XML 1.0 forbids, raw or as character references (``&#27;``)."""
-
-    def keep(match: re.Match[bytes]) -> bytes:
-        ref = match.group(1)
-        if ref is None:
-            return b""
-        code = int(ref[1:], 16) if ref[:1] == b"x" else int(ref)
-        return match.group(0) if code in (9, 10, 13) or code >= 32 else b""
-
-    return _ILLEGAL_BYTES.sub(keep, data)
-
-
-class _EntityDeclared(Exception):
-    pass
-
-
-def _refuse_entity(*_args: object) -> None:
-    raise _EntityDeclared
-
-
-def _parse_expat(data: bytes) -> ET.Element:
-    """ElementTree over expat, refusing any entity declaration (as defusedxml does): expat never
-    fetches external entities, and refusing declarations also rules out "billion laughs"."""
-    parser = ET.XMLParser()
-    expat = getattr(parser, "parser", None)  # the pyexpat parser behind ET.XMLParser
-    if expat is not None:
-        expat.EntityDeclHandler = _refuse_entity
-        expat.UnparsedEntityDeclHandler = _refuse_entity
-    elif b"<!ENTITY" in data:  # pragma: no cover - every CPython exposes .parser
-        raise _EntityDeclared
-    parser.feed(data)
-    return parser.close()
-
-
-def _read_expat(data: bytes) -> ET.Element:
-    try:
-        return _parse_expat(data)
-    except ET.ParseError:
-        cleaned = _strip_illegal(data)
-        if cleaned == data:
-            raise
-        return _parse_expat(cleaned)  # raw ESC/NUL from an ANSI-colouring producer: recover, not fail
-
-
-def _parse_lxml(data: bytes) -> Any:
-    """An lxml tree, or None for expat to decide (see the module docstring). Comments and processing
-    instructions are dropped so that text around them joins up as it does in ElementTree."""
-    parser = lxml_etree.XMLParser(
-        huge_tree=True,  # text nodes over 10 MB (junitparser#67, notes/executor.md §4.5 item 13)
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        remove_comments=True,
-        remove_pis=True,
-    )
-    try:
-        root = lxml_etree.fromstring(data, parser)
-    except lxml_etree.XMLSyntaxError:
-        cleaned = _strip_illegal(data)
-        if cleaned == data:
-            return None
-        try:
-            root = lxml_etree.fromstring(cleaned, parser)  # raw ESC/NUL from an ANSI-colouring producer
-        except lxml_etree.XMLSyntaxError:
-            return None
-    tree = root.getroottree()
-    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
-        return None  # any DOCTYPE: expat decides (entity declarations refused, undeclared entities reported)
-    return tree
-
-
-def _parse_tree(data: bytes) -> Any:
-    """The document's tree (lxml's or ElementTree's): see the module docstring for which and why."""
-    tree = _parse_lxml(data) if lxml_etree is not None else None
-    return tree if tree is not None else ET.ElementTree(_read_expat(data))
-
-
 def parse_junit_bytes(data: bytes, source: str) -> list[CaseResult]:
     """Parse JUnit from bytes; ``source`` names it in errors."""
     if not data.strip():
         raise JUnitError(source, "empty file (the runner may have been killed while writing it)")
 
     def parse_func(file: IO[bytes]) -> Any:
-        tree = _parse_tree(file.read())
+        tree = parse_tree(file.read())
         tag = tree.getroot().tag
         if tag not in ("testsuites", "testsuite"):  # checked here to name the root; fromroot only says "Invalid format"
             raise JUnitError(source, f"not a JUnit report (root element <{tag}>)")
@@ -418,7 +318,7 @@ def parse_junit_bytes(data: bytes, source: str) -> list[CaseResult]:
     try:
         # fromroot builds the report with cls(), so it is a _Report
         report = cast("_Report", _Report.fromfile(io.BytesIO(data), parse_func=parse_func))
-    except _EntityDeclared:
+    except EntityDeclared:
         raise JUnitError(source, "refusing a DOCTYPE that declares entities (XML entity expansion)") from None
     except ET.ParseError as err:
         line, column = err.position

@@ -11,7 +11,7 @@ from junitparser.xunit2 import JUnitXml
 from lxml import etree
 from test_junit import EXPECTED, EXPECTED_ERRORS
 
-from ci_shards import junit_read
+from ci_shards import safe_xml
 from ci_shards.aggregate import Totals
 from ci_shards.junit import JUnitError, parse_junit, parse_junit_bytes
 from ci_shards.model import CaseOutcome
@@ -21,7 +21,7 @@ def _read(data: bytes, parser: str) -> object:
     """The cases, or the error message, with ``parser`` underneath ("lxml" or "expat")."""
     with pytest.MonkeyPatch.context() as patch:
         if parser == "expat":
-            patch.setattr(junit_read, "lxml_etree", None)
+            patch.setattr(safe_xml, "lxml_etree", None)
         try:
             return parse_junit_bytes(data, "s.xml")
         except JUnitError as err:
@@ -45,12 +45,12 @@ def test_both_parsers_agree_on_every_shared_file(shared_data, name):
 
 
 def test_lxml_is_used_when_installed_and_expat_takes_what_libxml2_refuses():
-    tree = junit_read._parse_tree(b'<testsuite><testcase name="t"/></testsuite>')
+    tree = safe_xml.parse_tree(b'<testsuite><testcase name="t"/></testsuite>')
     assert isinstance(tree.getroot(), etree._Element)
     deep = b"<testsuites>" + b"<testsuite>" * 3000 + b"<testcase/>" + b"</testsuite>" * 3000 + b"</testsuites>"
-    assert not isinstance(junit_read._parse_tree(deep).getroot(), etree._Element)  # libxml2 stops at 2048 levels
+    assert not isinstance(safe_xml.parse_tree(deep).getroot(), etree._Element)  # libxml2 stops at 2048 levels
     doctype = b'<!DOCTYPE testsuite SYSTEM "x.dtd"><testsuite/>'
-    assert not isinstance(junit_read._parse_tree(doctype).getroot(), etree._Element)
+    assert not isinstance(safe_xml.parse_tree(doctype).getroot(), etree._Element)
 
 
 VARIANTS = [
@@ -105,12 +105,20 @@ def test_entity_declarations_refused_by_either_parser(parser):
         assert "refusing a DOCTYPE that declares entities" in _read(data, parser)
 
 
-@pytest.mark.parametrize("parser", ["lxml", "expat"])
-def test_huge_text_node_read_by_either_parser(parser):
-    big = "y" * (11 * 1024 * 1024)  # libxml2's limit without huge_tree is 10 MB
-    data = f'<testsuite><testcase name="t"><system-out>{big}</system-out></testcase></testsuite>'.encode()
-    (case,) = _read(data, parser)
-    assert "characters cut" in case.system_out
+BIG = "y" * (11 * 1024 * 1024)  # libxml2's limit without huge_tree is 10 MB
+HUGE = {
+    "text": f"<testsuite><testcase name='t'><system-out>{BIG}</system-out></testcase></testsuite>",
+    "cdata": f"<testsuite><testcase name='t'><system-out><![CDATA[{BIG}]]></system-out></testcase></testsuite>",
+    "attribute": f"<testsuite><testcase name='t'><failure message='{BIG}'/></testcase></testsuite>",  # pytest#12223
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HUGE))
+def test_huge_nodes_read_by_either_parser(kind):
+    data = HUGE[kind].encode()
+    assert isinstance(safe_xml.parse_tree(data).getroot(), etree._Element)  # lxml itself, not the fallback
+    (case,) = _both(data)
+    assert "characters cut" in (case.message if kind == "attribute" else case.system_out)
 
 
 def test_counts_and_time_are_ours_not_junitparsers(tmp_path):
