@@ -57,15 +57,7 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
         "exit_code": verdict.exit_code,
         "reasons": list(verdict.reasons),
         "plan_digest": verdict.plan_digest,
-        "totals": {
-            "tests": t.tests,
-            "passed": t.passed,
-            "failed": t.failed,
-            "errors": t.errors,
-            "skipped": t.skipped,
-            "flaky": t.flaky,
-            "time": round(t.time, 3),
-        },
+        "totals": t.to_json(),
         "shards": [
             {
                 "index": s.index,

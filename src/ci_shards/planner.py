@@ -16,6 +16,7 @@ LB = max(total/N, longest atom, N-th + (N+1)-th longest atom) over tests and kee
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -345,12 +346,4 @@ def choose_shards(
 
 
 def _with_note(plan: Plan, note: str) -> Plan:
-    return Plan(
-        total=plan.total,
-        granularity=plan.granularity,
-        shards=plan.shards,
-        lower_bound_seconds=plan.lower_bound_seconds,
-        unknown_items=plan.unknown_items,
-        files_cut=plan.files_cut,
-        notes=(note, *plan.notes),
-    )
+    return dataclasses.replace(plan, notes=(note, *plan.notes))

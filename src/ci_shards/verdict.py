@@ -54,6 +54,18 @@ class Totals:
             time=time,
         )
 
+    def to_json(self) -> dict[str, int | float]:
+        """The totals as written to JSON (``junit summary --format json``, the verdict file)."""
+        return {
+            "tests": self.tests,
+            "passed": self.passed,
+            "failed": self.failed,
+            "errors": self.errors,
+            "skipped": self.skipped,
+            "flaky": self.flaky,
+            "time": round(self.time, 3),
+        }
+
 
 @dataclass(frozen=True, kw_only=True)
 class ShardResult:

@@ -193,15 +193,7 @@ def junit_summary(*, patterns: Sequence[str], output_format: str, env: Mapping[s
     if errors:
         raise errors[0]
     t = Totals.of(c for _name, cases in suites for c in cases)
-    counts = {
-        "tests": t.tests,
-        "passed": t.passed,
-        "failed": t.failed,
-        "errors": t.errors,
-        "skipped": t.skipped,
-        "flaky": t.flaky,
-        "time": round(t.time, 3),
-    }
+    counts = t.to_json()
     if output_format == "json":
         payload = {"schema": outputs.JUNIT_SUMMARY_SCHEMA, "files": len(suites), **counts}
         sys.stdout.write(json.dumps(payload, sort_keys=True, indent=2) + "\n")

@@ -7,6 +7,7 @@ every way of choosing items, timings and shard counts is defined once, here.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import os
 import sys
@@ -264,16 +265,7 @@ def plan_from_options(
             msg = f"--shards must be a whole number ≥ 1 or auto, not {shards!r}"
             raise UsageError(msg)
         plan = plan_items(items, estimates, int(shards), **options)
-    return Plan(
-        total=plan.total,
-        granularity=plan.granularity,
-        shards=plan.shards,
-        lower_bound_seconds=plan.lower_bound_seconds,
-        unknown_items=plan.unknown_items,
-        files_cut=plan.files_cut,
-        notes=plan.notes,
-        created_at=_created_at(env),
-    )
+    return dataclasses.replace(plan, created_at=_created_at(env))
 
 
 def _write(path: str, text: str) -> None:
