@@ -291,7 +291,9 @@ def _case_result(case: _Case, suite_file: str, suite_name: str, *, pytest_ids: b
         name=name,
         classname=classname,
         file=file,
-        line=int(line_raw) if line_raw and line_raw.isdigit() else None,
+        # CaseResult.line is 1-based (GitHub annotations start at 1); pytest writes its 0-based
+        # item location (executor.md §3.2: test_ok on line 1 emits line="0")
+        line=int(line_raw) + (1 if pytest_ids else 0) if line_raw and line_raw.isdigit() else None,
         outcome=outcome,
         time=parse_time(case.time or case.duration),
         message=clean_text(message, 4096),

@@ -199,7 +199,8 @@ class _ShardState:
                     "duration": round(record["duration"], 6),
                     "message": record["message"],
                     "text": record["text"],
-                    "line": report.location[1],
+                    # pytest's locations are 0-based; CaseResult.line and annotations are 1-based
+                    "line": None if report.location[1] is None else report.location[1] + 1,
                 }
             )
 

@@ -859,3 +859,20 @@ def test_rootdir_without_config_is_the_projects_directory(tmp_path: Path) -> Non
     proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert f"rootdir: {tmp_path}\n" in (tmp_path / "out" / "shard-1-of-1" / "output.log").read_text()
+
+
+@pytest.mark.parametrize("mode", ["pytest", "template"])
+def test_line_numbers_are_one_based_like_the_editor_shows(tmp_path: Path, mode: str) -> None:
+    # pytest counts item locations from 0 (its own xunit1 JUnit writes line="2" for a def on line 3);
+    # annotations need the line a person sees
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_lines.py").write_text("import os\n\ndef test_third_line():\n    assert os\n")
+    write_plan(tmp_path / "plan.json", [["tests/test_lines.py::test_third_line"]])
+    if mode == "pytest":
+        run = ["--pytest"]
+    else:
+        run = ["--", sys.executable, "-m", "pytest", "-o", "junit_family=xunit1", "--junitxml={junit}", "{items}"]
+    proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", *run, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    [case] = junit_cases(tmp_path)
+    assert case.get("line") == "3"
