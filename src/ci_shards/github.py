@@ -170,10 +170,12 @@ def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, 
         for record in records[:per_type]:
             prefix = "flaky: " if record.kind is FailureKind.FLAKY else ""
             first_line = (record.message.strip().splitlines() or [record.kind.value])[0]
+            # shard-level records repeat their reason in the text: say it once
+            detail = record.text if record.text.strip() and record.text.strip() not in first_line else ""
             out.append(
                 _annotation(
                     kind,
-                    f"{first_line}\n\n{record.text}" if record.text else first_line,
+                    f"{first_line}\n\n{detail}" if detail else first_line,
                     title=f"{prefix}{record.test_id} (shard {record.shard})",
                     file=repo_relative(record.file, workspace) if record.kind is not FailureKind.NOT_RUN else None,
                     line=lines_by_id.get(record.test_id),

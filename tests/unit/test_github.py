@@ -15,7 +15,7 @@ from ci_shards.cli import main
 from ci_shards.comment import CommentAction, CommentClient, CommentMode, GitHubError
 from ci_shards.errors import InputError
 from ci_shards.github import GitHubContext
-from ci_shards.model import CaseOutcome
+from ci_shards.model import CaseOutcome, FailureKind, FailureRecord, dumps_jsonl
 from ci_shards.report import comment_marker
 
 TOKEN = "ghs_SECRETtoken1234567890"
@@ -437,3 +437,18 @@ def test_cli_fork_fallback_writes_the_job_summary_when_none_was_asked_for(monkey
 )
 def test_annotation_paths_are_repo_relative(file, workspace, expected):
     assert github.repo_relative(file, workspace) == expected
+
+
+def test_shard_level_annotation_says_its_reason_once(tmp_path):
+    plan = make_plan([["tests/test_a.py::test_x"]])
+    folder = write_shard(tmp_path, plan, 1, [case_for("tests/test_a.py::test_x", CaseOutcome.FAILED, message="no")])
+    problem = "1 test(s) failed, first: tests/test_a.py::test_x"
+    record = FailureRecord(
+        shard=1, test_id="ci-shards::shard-1-of-1", kind=FailureKind.SHARD, message=f"failed: {problem}", text=problem
+    )
+    with (folder / "failures.jsonl").open("a") as jsonl:
+        jsonl.write(dumps_jsonl([record]))
+    lines = github.annotation_lines(aggregate_dirs(plan, [tmp_path]))
+    [shard_line] = [line for line in lines if "title=ci-shards" in line]
+    reason = shard_line.split("::", 2)[2]
+    assert reason.count(problem) == 1
