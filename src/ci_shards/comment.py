@@ -311,7 +311,6 @@ def upsert_comment(
             return CommentOutcome(
                 CommentAction.FALLBACK,
                 f"cannot write the PR comment ({err}); the token is probably read-only (a fork PR or missing "
-                "'pull-requests: write'), so the results are in the job summary only. For fork PRs see the "
-                "workflow_run recipe in docs/aggregate.md",
+                "'pull-requests: write'); for fork PRs see the workflow_run recipe in docs/aggregate.md",
             )
         raise

@@ -154,7 +154,9 @@ def write_junit_suites(
     """
     suite_list = list(suites)
     totals = [kv for kv in _counts(c for _n, cases in suite_list for c in cases) if kv[0] != "skipped"]
-    with Path(path).open("w", encoding="utf-8", newline="\n") as out:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)  # `junit merge -o new/dir/x.xml` as `aggregate --junit`
+    with target.open("w", encoding="utf-8", newline="\n") as out:
         out.write('<?xml version="1.0" encoding="utf-8"?>\n')
         out.write(_open("testsuites", [("name", name), *totals]) + ">\n")  # xunit: no skipped on the root
         for suite_name, cases in suite_list:

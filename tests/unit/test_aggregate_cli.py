@@ -168,3 +168,10 @@ def test_junit_without_a_subcommand_is_usage_error(capsys):
     assert "merge" in capsys.readouterr().err
     assert main(["junit", "merge", "x.xml"]) == 2  # -o is required
     assert "-o/--output" in capsys.readouterr().err
+
+
+def test_junit_merge_creates_the_output_folder(tmp_path, shared_data):
+    good = shared_data / "junit" / "weiwei__junitparser__tests__data__jenkins.xml"
+    out = tmp_path / "new" / "dir" / "merged.xml"
+    assert main(["junit", "merge", str(good), "-o", str(out)]) == 0
+    assert len(parse_junit(out)) == 3

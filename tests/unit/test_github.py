@@ -125,7 +125,7 @@ def test_read_only_token_falls_back_with_one_notice(fake):
     fake.script = [(403, {}, {"message": "Resource not accessible by integration"})]
     result = comment.upsert_comment(_client(fake), 7, _body(), marker=MARKER, mode=CommentMode.ALWAYS, failed=True)
     assert result.action is CommentAction.FALLBACK
-    assert "job summary" in result.detail
+    assert "read-only" in result.detail
     assert "workflow_run" in result.detail
     assert TOKEN not in result.detail
     assert fake.comments == []
@@ -452,3 +452,31 @@ def test_shard_level_annotation_says_its_reason_once(tmp_path):
     [shard_line] = [line for line in lines if "title=ci-shards" in line]
     reason = shard_line.split("::", 2)[2]
     assert reason.count(problem) == 1
+
+
+def test_cli_comment_with_plan_needs_a_dir(tmp_path, capsys):
+    plan = make_plan([["tests/test_a.py::t"]])
+    (tmp_path / "plan.json").write_text(plan.dumps())
+    assert main(["comment", "--plan", str(tmp_path / "plan.json")]) == 2
+    assert "--plan needs at least one DIR" in capsys.readouterr().err
+
+
+def test_cli_comment_on_a_fork_pr_does_not_point_at_a_job_summary(monkeypatch, tmp_path, fake, capsys):
+    summary = _github_env(monkeypatch, tmp_path, fake, _pr_event(head_repo="fork/r"))
+    _plan, results = _failing_run(tmp_path)
+    assert main(["comment", "--plan", str(tmp_path / "plan.json"), str(results)]) == 0
+    err = capsys.readouterr().err
+    assert fake.log == []
+    assert "job summary only" not in err
+    assert "no PR comment was written (the comment command writes no job summary)" in err
+    assert summary.read_text() == "earlier step\n"  # the comment command writes no summary
+
+
+def test_cli_comment_read_only_token_does_not_point_at_a_job_summary(monkeypatch, tmp_path, fake, capsys):
+    _github_env(monkeypatch, tmp_path, fake, _pr_event())
+    _plan, results = _failing_run(tmp_path)
+    fake.script = [(403, {}, {"message": "Resource not accessible by integration"})] * 3
+    assert main(["comment", "--plan", str(tmp_path / "plan.json"), str(results)]) == 0
+    err = capsys.readouterr().err
+    assert "job summary only" not in err
+    assert "no PR comment was written (the comment command writes no job summary)" in err

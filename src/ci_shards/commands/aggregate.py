@@ -37,10 +37,17 @@ def _post_comment(
     pr: int | None,
     console: Console,
     body: str | None = None,
+    summary: bool = True,
 ) -> bool:
     """Upsert the PR comment; any failure is a warning, never the build's verdict (style.md).
     True when it fell back to the job summary (no write access), so the caller makes sure the
-    summary is there."""
+    summary is there. ``summary`` is False for the ``comment`` command, which writes no summary:
+    the notices then say so instead of pointing at one."""
+    where = (
+        "the results are in the job summary only"
+        if summary
+        else "no PR comment was written (the comment command writes no job summary)"
+    )
     if mode is pr_comment.CommentMode.OFF:
         return False
     number = pr if pr is not None else ctx.pr_number
@@ -50,7 +57,7 @@ def _post_comment(
     if ctx.is_fork_pr or not ctx.token or not ctx.repository:
         why = "this is a fork PR (read-only token)" if ctx.is_fork_pr else "no GITHUB_TOKEN / GITHUB_REPOSITORY"
         console.notice(
-            f"ci-shards: {why}: the results are in the job summary only "
+            f"ci-shards: {why}: {where} "
             "(docs/aggregate.md shows the workflow_run recipe for fork comments)"
         )
         return True
@@ -74,7 +81,7 @@ def _post_comment(
         console.warning(f"ci-shards: could not update the PR comment: {err}")
         return True
     if result.action is pr_comment.CommentAction.FALLBACK:
-        console.notice(f"ci-shards: {result.detail}")
+        console.notice(f"ci-shards: {result.detail}; {where}")
         return True
     console.line(f"ci-shards: PR comment {result.action.value} {result.url or result.detail}".rstrip())
     return False
@@ -221,6 +228,12 @@ def run_comment(
     if (body_file is None) == (plan_path is None):
         msg = "comment: give either --plan with shard folders, or --body-file"
         raise UsageError(msg)
+    if plan_path is not None and not dirs:  # no folders would aggregate to "every shard is missing"
+        msg = "comment: --plan needs at least one DIR holding the shard artifact folders"
+        raise UsageError(msg)
+    if body_file is not None and dirs:
+        msg = "comment: DIR arguments go with --plan, not with --body-file"
+        raise UsageError(msg)
     console = console_for(env)
     ctx = github.GitHubContext.from_env(env, github.load_event(env.get("GITHUB_EVENT_PATH")))
     if repository:
@@ -245,6 +258,7 @@ def run_comment(
         pr=pr,
         console=console,
         body=body,
+        summary=False,
     )
     return EXIT_OK
 
