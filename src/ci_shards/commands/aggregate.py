@@ -56,10 +56,7 @@ def _post_comment(
         return False
     if ctx.is_fork_pr or not ctx.token or not ctx.repository:
         why = "this is a fork PR (read-only token)" if ctx.is_fork_pr else "no GITHUB_TOKEN / GITHUB_REPOSITORY"
-        console.notice(
-            f"ci-shards: {why}: {where} "
-            "(docs/aggregate.md shows the workflow_run recipe for fork comments)"
-        )
+        console.notice(f"ci-shards: {why}: {where} (docs/aggregate.md shows the workflow_run recipe for fork comments)")
         return True
     marker = comment_marker(key)
     if body is None:
