@@ -13,7 +13,8 @@ libxml2's 2048 levels is read, and an unreadable document raises the same ``Pars
 column, reason) whichever parser is installed.
 
 Control characters XML forbids (raw ESC from an ANSI-colouring producer, ``&#27;``) are removed and
-the document parsed again, so one coloured message does not lose a whole shard's report.
+the document parsed again, so one coloured message does not lose a whole shard's report; bytes that
+are not valid UTF-8 in a UTF-8 document are replaced with U+FFFD the same way.
 """
 
 from __future__ import annotations
@@ -47,6 +48,29 @@ def _strip_illegal(data: bytes) -> bytes:
     return _ILLEGAL_BYTES.sub(keep, data)
 
 
+_DECLARED_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*?\bencoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+
+
+def _fix_encoding(data: bytes) -> bytes:
+    """Bytes that are not valid UTF-8 in a UTF-8 document (declared so, or by default) replaced with
+    U+FFFD: one test printing raw binary must not lose a whole shard's report. Documents declaring
+    another encoding are left alone (every byte is valid Latin-1; UTF-16 has its own rules)."""
+    declared = _DECLARED_ENCODING.match(data)
+    if declared is not None and declared.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
+        return data
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace").encode("utf-8")
+    return data
+
+
+def _recover(data: bytes) -> bytes:
+    """The document with what producers get wrong repaired: forbidden control characters removed,
+    invalid UTF-8 replaced. Entity declarations are untouched, so they are still refused."""
+    return _strip_illegal(_fix_encoding(data))
+
+
 class EntityDeclared(Exception):
     """The document declares entities: refused before any could be expanded."""
 
@@ -73,7 +97,7 @@ def _read_expat(data: bytes) -> ET.Element:
     try:
         return _parse_expat(data)
     except ET.ParseError:
-        cleaned = _strip_illegal(data)
+        cleaned = _recover(data)
         if cleaned == data:
             raise
         return _parse_expat(cleaned)  # raw ESC/NUL from an ANSI-colouring producer: recover, not fail
@@ -93,7 +117,7 @@ def _parse_lxml(data: bytes) -> Any:
     try:
         root = lxml_etree.fromstring(data, parser)
     except lxml_etree.XMLSyntaxError:
-        cleaned = _strip_illegal(data)
+        cleaned = _recover(data)
         if cleaned == data:
             return None
         try:

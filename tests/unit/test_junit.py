@@ -223,7 +223,7 @@ def test_deep_nesting_does_not_overflow():
         (b"   \n", "empty file"),
         (b"<testsuites><testsuite><testcase name='x'>", "not valid XML"),  # killed mid-write
         (b"<html><body/></html>", "not a JUnit report (root element <html>)"),
-        (b"<testsuite><testcase name='\xff\xfe'/></testsuite>", "not valid XML"),
+        (b"<testsuite><testcase name='\xff\xfe'/></testsuit>", "not valid XML"),  # bad bytes recovered, bad XML not
     ],
 )
 def test_unreadable_reports_name_the_problem(data, problem):

@@ -201,3 +201,25 @@ def test_any_report_is_read_alike_by_both_parsers(suite):
     outcomes = {"passed": CaseOutcome.PASSED, "failure": CaseOutcome.FAILED, "error": CaseOutcome.ERROR}
     outcomes["skipped"] = CaseOutcome.SKIPPED
     assert [c.outcome for c in cases] == [outcomes[w] for w in wants]
+
+
+@pytest.mark.parametrize(
+    "head", [b"", b'<?xml version="1.0"?>', b'<?xml version="1.0" encoding="utf-8"?>', b"\xef\xbb\xbf"]
+)
+def test_invalid_utf8_is_replaced_not_a_lost_shard(head):
+    data = head + b'<testsuite><testcase name="bin\xff\xfeary"><failure message="x\xc3">t\x80</failure></testcase>'
+    data += b'<testcase name="ok \xe2\x98\x83"/></testsuite>'
+    bad, good = _both(data)
+    assert (bad.name, bad.outcome, bad.message, bad.text) == (
+        "bin\ufffd\ufffdary",
+        CaseOutcome.FAILED,
+        "x\ufffd",
+        "t\ufffd",
+    )
+    assert good.name == "ok \u2603"
+
+
+@pytest.mark.parametrize("parser", ["lxml", "expat"])
+def test_invalid_utf8_does_not_let_entity_declarations_through(parser):
+    data = b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "\xff">]><testsuite><testcase name="&a;"/></testsuite>'
+    assert "refusing a DOCTYPE that declares entities" in _read(data, parser)
