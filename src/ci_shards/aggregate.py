@@ -22,6 +22,7 @@ Tie-breaks and fallbacks, in the order they apply:
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -332,7 +333,8 @@ def decide(
         for case in result.cases:
             owner = _owner(case.test_id, planned_items)
             if owner is not None and case.outcome is not CaseOutcome.SKIPPED:
-                item_seconds[owner] = item_seconds.get(owner, 0.0) + case.time
+                seconds = math.nan if case.time_invalid else case.time  # the store skips the item's sum
+                item_seconds[owner] = item_seconds.get(owner, 0.0) + seconds
     return Verdict(
         plan_digest=digest,
         total_shards=plan.total,

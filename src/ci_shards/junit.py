@@ -25,6 +25,7 @@ from ci_shards.errors import InputError
 from ci_shards.junit_read import (
     INVALID_XML,
     MAX_TEXT_CHARS,
+    TIME_INVALID_ATTR,
     JUnitError,
     clean_text,
     parse_junit,
@@ -97,6 +98,8 @@ def _case_xml(case: CaseResult) -> str:
         attrs.append(("file", case.file))
     if case.line is not None:
         attrs.append(("line", str(case.line)))
+    if case.time_invalid:  # the shard's report carries it to aggregate, so the timings store skips it
+        attrs.append((TIME_INVALID_ATTR, "true"))
     body: list[str] = []
     if case.outcome is CaseOutcome.SKIPPED:
         body.append(_element("skipped", [("message", _clean(case.message, 4096))], _clean(case.text), "      "))

@@ -37,7 +37,7 @@ from junitparser import xunit2
 
 from ci_shards.console import strip_ansi
 from ci_shards.errors import InputError
-from ci_shards.model import Attempt, CaseOutcome, CaseResult
+from ci_shards.model import MAX_TEST_SECONDS, Attempt, CaseOutcome, CaseResult
 from ci_shards.safe_xml import EntityDeclared, parse_tree
 
 MAX_TEXT_CHARS = 64 * 1024  # per message/trace kept in memory; GitHub caps annotation text at 64 KB too
@@ -50,12 +50,25 @@ _FINAL: Final[dict[type[jp.FinalResult], CaseOutcome]] = {
 }
 
 
+# ours, on a <testcase>: write_junit's mark of an implausible time written as 0, so the shard's
+# report carries it to aggregate and the timings store skips the test (junitparser's metaclass
+# names attributes after the Python field, so a hyphenated one is read with ``_elem.get``)
+TIME_INVALID_ATTR: Final = "time-invalid"
+
+
 class JUnitError(InputError):
     """A JUnit file that cannot be read (missing, empty, not XML, not JUnit)."""
 
 
 def parse_time(raw: str | None) -> float:
-    """Seconds from a ``time`` attribute: ``0.001``, ``1E-07``, Surefire's ``1,234.5``, ``NaN`` → 0."""
+    """Seconds from a ``time`` attribute: ``0.001``, ``1E-07``, Surefire's ``1,234.5``, ``NaN`` → 0,
+    and so is anything over ``MAX_TEST_SECONDS`` (``1e30``: implausible, it would swamp every total)."""
+    value = _seconds(raw)
+    return value if value <= MAX_TEST_SECONDS else 0.0
+
+
+def _seconds(raw: str | None) -> float:
+    """``parse_time`` without the plausibility limit."""
     if not raw:
         return 0.0
     text = raw.strip()
@@ -276,6 +289,7 @@ def _case_result(case: _Case, suite_file: str, suite_name: str, *, pytest_ids: b
             system_err = entry.text or ""
     if case.status == "disabled" and outcome is CaseOutcome.PASSED:
         outcome = CaseOutcome.SKIPPED
+    seconds = _seconds(case.time or case.duration)
     module = _module_of(file) if file else ""
     if pytest_ids or (module and classname.startswith(module)):
         # pytest's layout (also what write_junit produces from pytest ids, so ids survive a round trip)
@@ -295,7 +309,8 @@ def _case_result(case: _Case, suite_file: str, suite_name: str, *, pytest_ids: b
         # item location (executor.md §3.2: test_ok on line 1 emits line="0")
         line=int(line_raw) + (1 if pytest_ids else 0) if line_raw and line_raw.isdigit() else None,
         outcome=outcome,
-        time=parse_time(case.time or case.duration),
+        time=0.0 if seconds > MAX_TEST_SECONDS else seconds,
+        time_invalid=seconds > MAX_TEST_SECONDS or case._elem.get(TIME_INVALID_ATTR) == "true",
         message=clean_text(message, 4096),
         type=type_,
         text=clean_text(text),

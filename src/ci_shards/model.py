@@ -221,6 +221,9 @@ class Attempt:
     time: float = 0.0
 
 
+MAX_TEST_SECONDS: Final = 86_400.0  # one test over a day is a broken clock or producer, not a measurement
+
+
 @dataclass(frozen=True, kw_only=True)
 class CaseResult:
     """One logical test and its final result.
@@ -243,6 +246,9 @@ class CaseResult:
     system_out: str = ""
     system_err: str = ""
     attempts: tuple[Attempt, ...] = ()
+    # the report gave an implausible time (over MAX_TEST_SECONDS): ``time`` is 0 and the timings
+    # store records nothing for this test
+    time_invalid: bool = False
 
     @property
     def flaky(self) -> bool:

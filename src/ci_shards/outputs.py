@@ -4,13 +4,14 @@ every step of the job)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Final
 
 from ci_shards.aggregate import Verdict
 from ci_shards.errors import InputError
 from ci_shards.junit import write_junit_suites
-from ci_shards.model import dumps_jsonl
+from ci_shards.model import MAX_TEST_SECONDS, dumps_jsonl
 from ci_shards.timings import TimingsStore, load_timings, write_store
 
 VERDICT_SCHEMA: Final = "ci-shards/verdict@1"
@@ -87,13 +88,28 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def write_timings(verdict: Verdict, path: Path, *, variant: str = "") -> str:
+def write_timings(verdict: Verdict, path: Path, *, variant: str = "") -> tuple[str, list[str]]:
     """Fold this run's measured durations into the timings store at ``path`` (read first when it
-    exists, in any format the planner reads; history per item kept) and write it back atomically."""
+    exists, in any format the planner reads; history per item kept) and write it back atomically.
+
+    Returns what was recorded and the warnings: an existing file that cannot be read (a corrupt
+    cache entry) is one warning and a fresh store replaces it, or it would break every later run;
+    durations the store skips (over a day, NaN) are counted in a warning."""
     durations = verdict.durations()
-    store = load_timings(path) if path.is_file() else TimingsStore()
+    warnings: list[str] = []
+    store = TimingsStore()
+    if path.exists():
+        try:
+            store = load_timings(path)
+        except InputError as err:
+            warnings.append(f"{err}; starting a fresh timings store (this run's durations replace it)")
     store = store.record(durations, variant=variant or None)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    warnings += [w if w.startswith(f"{path}:") else f"{path}: {w}" for w in store.warnings]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(path, f"cannot write timings: {err.strerror or err}") from None
     write_store(store, path)
     where = f" (variant {variant})" if variant else ""
-    return f"recorded {len(durations)} measured durations into {path}{where}"
+    recorded = sum(1 for v in durations.values() if math.isfinite(v) and 0 <= v <= MAX_TEST_SECONDS)
+    return f"recorded {recorded} measured durations into {path}{where}", warnings

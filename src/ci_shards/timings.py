@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from ci_shards.errors import InputError
 from ci_shards.junit import parse_junit_bytes
+from ci_shards.model import MAX_TEST_SECONDS
 
 STORE_SCHEMA: Final = "ci-shards/timings@1"
 HISTORY: Final = 5  # samples kept per item and variant (docs/timings-store.md)
@@ -32,11 +33,12 @@ Samples = tuple[float, ...]
 
 
 def _usable(value: object) -> float | None:
-    """A duration we can use, or None (bool, negative, NaN, infinite and non-numbers are not)."""
+    """A duration we can use, or None (bool, negative, NaN, infinite, over a day and non-numbers
+    are not: ``MAX_TEST_SECONDS``)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     number = float(value)
-    if not math.isfinite(number) or number < 0:
+    if not math.isfinite(number) or number < 0 or number > MAX_TEST_SECONDS:
         return None
     return number
 
@@ -95,7 +97,10 @@ class TimingsStore:
             target[item] = (*target.get(item, ()), value)[-HISTORY:]
         warnings = self.warnings
         if skipped:
-            warnings = (*warnings, f"skipped {skipped} unusable duration(s) (negative, NaN or not a number)")
+            warnings = (
+                *warnings,
+                f"skipped {skipped} unusable duration(s) (negative, NaN, over a day or not a number)",
+            )
         return TimingsStore(variants=variants, warnings=warnings)
 
     def to_json(self) -> dict[str, Any]:
@@ -145,7 +150,9 @@ def _from_pairs(pairs: Iterable[tuple[str, object]], source: str, what: str) -> 
         values[item] = value
     warnings = []
     if bad:
-        warnings.append(f"{source}: skipped {bad} unusable duration(s) in the {what} (negative, NaN or not a number)")
+        warnings.append(
+            f"{source}: skipped {bad} unusable duration(s) in the {what} (negative, NaN, over a day or not a number)"
+        )
     if duplicates:
         warnings.append(f"{source}: {duplicates} item(s) appear more than once; the last value is used")
     store = TimingsStore().record(values)
@@ -198,7 +205,7 @@ def parse_timings_text(data: bytes, source: str) -> TimingsStore:
     head = data.lstrip()[:1]
     if head == b"<":
         cases = parse_junit_bytes(data, source)
-        return _from_junit_cases(((c.test_id, c.time) for c in cases), source)
+        return _from_junit_cases(((c.test_id, math.nan if c.time_invalid else c.time) for c in cases), source)
     if not head:
         raise InputError(source, "empty file (expected a durations JSON object, a list of pairs or JUnit XML)")
     try:

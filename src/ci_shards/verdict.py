@@ -5,6 +5,7 @@ Frozen and plain, so reports, the CLI and ``ci-shards local`` can share them wit
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -150,9 +151,11 @@ class Verdict:
     def durations(self) -> dict[str, float]:
         """Measured seconds for the timings store: per test, and per planned item that is not a single
         test (a file or class item costs the sum of its tests, which is what the planner balances).
-        Skipped tests say nothing about duration."""
+        Skipped tests say nothing about duration; an implausible time (``CaseResult.time_invalid``)
+        is NaN here, so ``TimingsStore.record`` skips it and counts it in a warning."""
         measured: dict[str, float] = {}
         for case in self.cases:
             if case.outcome is not CaseOutcome.SKIPPED:
-                measured[case.test_id] = measured.get(case.test_id, 0.0) + case.time
+                seconds = math.nan if case.time_invalid else case.time
+                measured[case.test_id] = measured.get(case.test_id, 0.0) + seconds
         return {**measured, **{k: v for k, v in self.item_seconds.items() if k not in measured}}

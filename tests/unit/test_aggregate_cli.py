@@ -175,3 +175,63 @@ def test_junit_merge_creates_the_output_folder(tmp_path, shared_data):
     out = tmp_path / "new" / "dir" / "merged.xml"
     assert main(["junit", "merge", str(good), "-o", str(out)]) == 0
     assert len(parse_junit(out)) == 3
+
+
+def test_a_corrupt_timings_store_warns_and_is_replaced_after_every_other_output(tmp_path, capsys):
+    plan = make_plan(ITEMS)
+    plan_path = _setup(tmp_path, plan)
+    results = tmp_path / "results"
+    write_all(results, plan)
+    store = tmp_path / "cache" / "timings.json"
+    store.parent.mkdir()
+    store.write_text('{"schema": "ci-shards/timings@1", "variants": {"": {"x": [1.0')  # a cut-off cache entry
+    summary = tmp_path / "summary.md"
+    args = ["aggregate", "--plan", plan_path, str(results), "--summary", str(summary), "--timings-out", str(store)]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    (warning,) = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert warning.startswith(f"warning: {store}: not valid JSON at line 1")
+    assert "starting a fresh timings store" in warning
+    assert "ci-shards: passed" in summary.read_text()
+    assert sorted(load_timings(store).estimates()) == sorted(i for shard in ITEMS for i in shard)
+
+
+def test_timings_are_written_after_every_other_output(tmp_path, capsys):
+    plan = make_plan(ITEMS)
+    plan_path = _setup(tmp_path, plan)
+    write_all(tmp_path / "results", plan)
+    (tmp_path / "blocker").write_text("a file where the store's folder should be")
+    out = tmp_path / "out"
+    code = main([
+        "aggregate", "--plan", plan_path, str(tmp_path / "results"), "--junit", str(out / "merged.xml"),
+        "--failures", str(out / "all.jsonl"), "--summary", str(out / "summary.md"),
+        "--timings-out", str(tmp_path / "blocker" / "timings.json"), "--format", "json",
+    ])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 2
+    assert json.loads(captured.out)["passed"] is True
+    assert "ci-shards: passed" in (out / "summary.md").read_text()
+    assert len(parse_junit(out / "merged.xml")) == 3
+    assert (out / "all.jsonl").read_text() == ""
+
+
+def test_implausible_times_are_zero_in_the_summary_and_skipped_in_the_store(tmp_path, capsys):
+    plan = make_plan(ITEMS)
+    plan_path = _setup(tmp_path, plan)
+    results = tmp_path / "results"
+    write_all(results, plan)
+    (shard_1,) = [p for p in results.iterdir() if (p / "junit.xml").is_file() and "1" in p.name.split("-of-")[0]]
+    (shard_1 / "junit.xml").write_text(
+        '<testsuite><testcase classname="tests.test_a" name="test_one" file="tests/test_a.py" time="1e30"/>'
+        '<testcase classname="tests.test_a" name="test_two" file="tests/test_a.py" time="2.5"/></testsuite>'
+    )
+    store = tmp_path / "timings.json"
+    code = main(["aggregate", "--plan", plan_path, str(results), "--timings-out", str(store), "--format", "json"])
+    captured = capsys.readouterr()
+    assert code == 0
+    verdict = json.loads(captured.out)
+    assert verdict["totals"]["time"] == pytest.approx(2.5 + 1.5)  # 1e30 counts as 0
+    assert f"warning: {store}: skipped 1 unusable duration(s) (negative, NaN, over a day or not a number)" in (
+        captured.err
+    )
+    assert load_timings(store).estimates() == {ITEMS[0][1]: 2.5, ITEMS[1][0]: 1.5}

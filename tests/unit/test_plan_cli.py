@@ -343,3 +343,37 @@ def test_console_script_runs():
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["total"] == 2
+
+
+@pytest.mark.parametrize("command", ["plan", "matrix"])
+def test_a_corrupt_cached_store_only_warns_but_durations_stays_strict(command, capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "items.txt").write_text("a.py::t\nb.py::t\n")
+    (tmp_path / "cache.json").write_text('{"schema": "ci-shards/timings@1", "variants": {"": {"a.py::t": [5')
+    (tmp_path / "committed.json").write_text('{"a.py::t": 1.0, "b.py::t": 2.0}')
+    base = [command, "--items", "items.txt", "--shards", "1"]
+    if command == "plan":
+        base += ["--format", "json"]
+    code, out, err = run(capsys, *base, "--cached-durations", "cache.json", "--durations", "committed.json")
+    assert code == 0, err
+    assert "cache.json: not valid JSON at line 1" in err
+    assert "the cached timings are ignored" in err
+    if command == "plan":
+        assert json.loads(out)["shards"][0]["estimated_seconds"] == 3.0  # the committed file alone
+    code, _, err = run(capsys, *base, "--cached-durations", "absent.json")
+    assert code == 0, err
+    assert "absent.json" in err
+    assert "no cached timings yet" in err
+    code, _, err = run(capsys, *base, "--durations", "cache.json")
+    assert code == 2
+    assert "cache.json: not valid JSON" in _one_line_error(err)
+
+
+def test_a_good_cached_store_wins_over_durations(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cache.json").write_text('{"a.py::t": 5.0}')
+    (tmp_path / "committed.json").write_text('{"a.py::t": 1.0, "b.py::t": 2.0}')
+    args = ["--from-timings", "--durations", "committed.json", "--cached-durations", "cache.json", "--shards", "1"]
+    code, out, _ = run(capsys, "plan", *args, "--format", "json")
+    assert code == 0
+    assert json.loads(out)["shards"][0]["estimated_seconds"] == 7.0

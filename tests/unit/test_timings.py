@@ -8,6 +8,7 @@ import math
 import pytest
 
 from ci_shards.errors import InputError
+from ci_shards.junit import parse_junit, parse_junit_bytes, write_junit
 from ci_shards.timings import (
     HISTORY,
     STORE_SCHEMA,
@@ -156,3 +157,22 @@ def test_real_junit_files(shared_data):
     assert store.estimates()
     with pytest.raises(InputError, match=r"non-xml\.xml"):
         load_timings(junit / "EnricoMi__publish-unit-test-result-action__python__test__files__xml__non-xml.xml")
+
+
+def test_durations_over_a_day_are_skipped_with_a_count():
+    store = parse('{"a::t": 1e30, "b::t": 86400.5, "c::t": 86400, "d::t": 2.0}')
+    assert store.estimates() == {"c::t": 86400.0, "d::t": 2.0}
+    assert any("skipped 2 unusable duration(s)" in w and "over a day" in w for w in store.warnings)
+
+
+def test_an_implausible_junit_time_survives_the_shards_report_and_is_skipped(tmp_path):
+    raw = b'<testsuite><testcase classname="a" name="t" time="1e30"/><testcase classname="a" name="u" time="3"/>'
+    raw += b"</testsuite>"
+    cases = parse_junit_bytes(raw, "raw.xml")
+    assert [(c.time, c.time_invalid) for c in cases] == [(0.0, True), (3.0, False)]
+    write_junit(cases, tmp_path / "shard.xml")  # what the runner writes for aggregate
+    again = parse_junit(tmp_path / "shard.xml")
+    assert [(c.time, c.time_invalid) for c in again] == [(0.0, True), (3.0, False)]
+    store = load_timings(tmp_path / "shard.xml")
+    assert store.estimates() == {"a::u": 3.0}
+    assert any("skipped 1 unusable duration(s)" in w for w in store.warnings)

@@ -111,8 +111,6 @@ def run_aggregate(
         outputs.write_merged_junit(verdict, junit_out)
     if failures_out:
         outputs.write_failures(verdict, failures_out)
-    if timings_out:
-        console.line(f"ci-shards: {outputs.write_timings(verdict, timings_out, variant=timings_variant)}")
     summary_target = summary_out
     if github_mode and summary_target is None:
         if not ctx.step_summary:
@@ -142,6 +140,11 @@ def run_aggregate(
             outputs.append_summary(render_summary(verdict), Path(ctx.step_summary))
     if output_format == "json":
         sys.stdout.write(json.dumps(outputs.verdict_json(verdict), sort_keys=True, indent=2) + "\n")
+    if timings_out:  # last: a timings problem must not cost the summary, annotations or comment
+        recorded, warnings = outputs.write_timings(verdict, timings_out, variant=timings_variant)
+        for warning in warnings:
+            console.warning(warning)
+        console.line(f"ci-shards: {recorded}")
     return verdict.exit_code
 
 

@@ -63,6 +63,13 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
         " the first file that has it wins (default: config 'timings', else none)",
     )
     timing.add_argument(
+        "--cached-durations",
+        action="append",
+        metavar="FILE",
+        help="timings restored from a CI cache, read before --durations; a missing or unreadable file is a warning"
+        " and is ignored, so a corrupt cache never blocks planning; repeatable (default: none)",
+    )
+    timing.add_argument(
         "--variant",
         help="timings variant key, e.g. linux-py3.12; falls back to other variants (default: config, else none)",
     )
@@ -177,6 +184,23 @@ def load_durations(
     return stores
 
 
+def load_cached_durations(paths: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> list[TimingsStore]:
+    """Read timings restored from a cache: a missing or unreadable file is one warning and is left
+    out (the next aggregate replaces it), never an error, or one corrupt cache entry would block
+    every later run's plan while the cache keeps restoring it."""
+    console = console_for(env)
+    stores = []
+    for path in paths:
+        try:
+            stores.append(load_timings(cwd / path))
+        except InputError as err:
+            missing = not (cwd / path).exists()
+            console.warning(f"{err}; {'no cached timings yet' if missing else 'the cached timings are ignored'}")
+    for warning in merge_stores(stores).warnings:
+        console.warning(warning)
+    return stores
+
+
 def first_estimates(stores: Sequence[TimingsStore], variant: str | None) -> dict[str, float]:
     """Per item, the estimate of the first store that has one: e.g. the fresh cached store first,
     a committed ``.test_durations`` only for items the store has not measured yet."""
@@ -197,7 +221,9 @@ def plan_from_options(
     """Load config, collect the items, read the timings and plan (``created_at`` filled here)."""
     config = load_config(cwd, args.config)
     durations_paths = args.durations or ([config.timings] if config.timings else [])
-    stores = load_durations(durations_paths, cwd=cwd, env=env, required=args.from_timings)
+    cached_paths = getattr(args, "cached_durations", None) or []
+    stores = load_cached_durations(cached_paths, cwd=cwd, env=env)  # the cached store first: fresher
+    stores += load_durations(durations_paths, cwd=cwd, env=env, required=args.from_timings and not cached_paths)
     variant = _pick(args.variant, config.variant)
     estimates = first_estimates(stores, variant)
 
@@ -218,7 +244,7 @@ def plan_from_options(
         items += collect_pytest(extra, cwd=cwd, env=env)
         sources += 1
     if args.from_timings:
-        if not durations_paths:
+        if not durations_paths and not cached_paths:
             msg = "--from-timings needs --durations FILE (or 'timings' in the config)"
             raise UsageError(msg)
         items += sorted(estimates)
