@@ -114,7 +114,9 @@ class Verdict:
     estimated_makespan: float = 0.0
     flaky_result: FlakyResult = FlakyResult.PASS
     notes: tuple[str, ...] = ()  # folders that belong to no planned shard, etc.
-    item_seconds: Mapping[str, float] = field(default_factory=dict)  # measured seconds per planned item
+    item_seconds: Mapping[str, float] = field(
+        default_factory=dict
+    )  # measured seconds per planned item (NaN: a test in it had an implausible time)
     reasons: tuple[str, ...] = ()  # why the run failed, most important first (empty: it passed)
 
     @property
