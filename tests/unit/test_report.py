@@ -84,7 +84,10 @@ def test_golden_mixed(tmp_path):
     assert summary.index("ci-shards: failed") < summary.index("Failed tests") < summary.index("### Shards")
     assert "xychart-beta" in summary
     assert "never-started" in summary
-    assert "earlier" not in summary or "attempt 1" in summary
+    a1, a2 = (tmp_path / f"ci-shards-shard-2-of-3-a{n}" / "shard-2-of-3" for n in (1, 2))
+    note = f"attempt 1 at {a1} ignored: attempt 2 at {a2} is the latest that counts"
+    assert verdict.shards[1].notes == (note,)
+    assert f"| {md.inline(note)} |" in render_summary(verdict)
 
 
 def _many_failures(n: int, trace: str = "frame\n" * 40):
