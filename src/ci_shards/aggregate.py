@@ -8,9 +8,10 @@ items that did not (missing, run twice, run but never planned) and the shards at
 (never-started, from another plan, unreadable, failed), and the exit code is 1.
 
 Tie-breaks and fallbacks, in the order they apply:
-- Several folders for one shard (a CI re-run attempt): the one from this plan with a readable
-  outcome wins, then the highest ``runner.run_attempt`` (or the ``-a<N>`` artifact-name suffix),
-  then the latest ``finished_at``, then the path; the others are noted on the shard.
+- Several folders for one shard (a CI re-run attempt): the highest ``runner.run_attempt`` (or the
+  ``-a<N>`` artifact-name suffix) wins, then the latest ``finished_at``, then the path; the others
+  are noted on the shard. A latest attempt that is unreadable or from another plan still wins (the
+  shard is ``error``): an earlier passing attempt never stands in for it.
 - A test result belongs to the longest planned item that prefixes its id (``file::Class::test[p]``
   → ``file::Class::test`` → ``file::Class`` → ``file``), so class, parametrised and file items all
   account correctly.
@@ -62,9 +63,10 @@ __all__ = [
 # choosing one folder per shard
 
 
-def _rank(artifact: ShardArtifact, digest: str) -> tuple[bool, bool, int, str, str]:
-    ours = artifact.outcome is not None and artifact.outcome.plan_digest == digest
-    return (ours, artifact.outcome is not None, artifact.run_attempt, artifact.finished_at, str(artifact.path))
+def _rank(artifact: ShardArtifact) -> tuple[int, str, str]:
+    # the attempt decides, never whether it is readable: a broken latest attempt must not let an
+    # earlier passing one stand in for it (the shard is then `error`, the earlier one noted)
+    return (artifact.run_attempt, artifact.finished_at, str(artifact.path))
 
 
 def _describe(artifact: ShardArtifact) -> str:
@@ -89,12 +91,17 @@ def _choose(
     chosen: dict[int, ShardArtifact] = {}
     ignored: dict[int, list[str]] = {}
     for index, group in by_index.items():
-        ordered = sorted(group, key=lambda a: _rank(a, digest), reverse=True)
-        chosen[index] = ordered[0]
-        if len(ordered) > 1:
-            ignored[index] = [
-                f"{_describe(a)} ignored: {_describe(ordered[0])} is the latest that counts" for a in ordered[1:]
-            ]
+        ordered = sorted(group, key=_rank, reverse=True)
+        latest = ordered[0]
+        chosen[index] = latest
+        usable = latest.outcome is not None and (latest.outcome.plan_digest, latest.outcome.shard_total) == (
+            digest,
+            plan.total,
+        )
+        unusable = "" if usable else " (although it is unusable, see the shard's reason)"
+        ignored[index] = [
+            f"{_describe(a)} ignored: {_describe(latest)} is the latest that counts{unusable}" for a in ordered[1:]
+        ]
     return chosen, ignored, stray
 
 

@@ -119,6 +119,41 @@ def test_duplicate_attempt_latest_counts_and_earlier_is_noted(tmp_path, plan):
     assert verdict.accounting.duplicated == ()
 
 
+def test_latest_attempt_counts_even_when_it_is_unreadable(tmp_path, plan):
+    for shard in (1, 3):
+        write_shard(tmp_path / f"ci-shards-shard-{shard}-of-3-a1", plan, shard)
+    a1 = write_shard(tmp_path / "ci-shards-shard-2-of-3-a1", plan, 2, runner={"run_attempt": 1})
+    a2 = write_shard(tmp_path / "ci-shards-shard-2-of-3-a2", plan, 2, runner={"run_attempt": 2})
+    (a2 / "outcome.json").write_text("{broken", encoding="utf-8")
+    verdict = aggregate_dirs(plan, [tmp_path])
+    second = verdict.shards[1]
+    assert second.status is ShardStatus.ERROR
+    assert "outcome.json is unreadable" in second.reason
+    assert second.source == str(a2)
+    assert second.notes == (
+        f"attempt 1 at {a1} ignored: attempt 2 at {a2} is the latest that counts"
+        " (although it is unusable, see the shard's reason)",
+    )
+    assert set(verdict.accounting.missing) == set(ITEMS[1])
+    assert verdict.exit_code == 1
+
+
+def test_latest_attempt_from_another_plan_is_error_not_replaced(tmp_path, plan):
+    for shard in (1, 2):
+        write_shard(tmp_path / f"ci-shards-shard-{shard}-of-3-a1", plan, shard)
+    write_shard(tmp_path / "ci-shards-shard-3-of-3-a1", plan, 3, runner={"run_attempt": 1})
+    a2 = write_shard(
+        tmp_path / "ci-shards-shard-3-of-3-a2", plan, 3, runner={"run_attempt": 2}, digest="sha256:" + "1" * 64
+    )
+    verdict = aggregate_dirs(plan, [tmp_path])
+    third = verdict.shards[2]
+    assert third.status is ShardStatus.ERROR
+    assert "another plan" in third.reason
+    assert third.source == str(a2)
+    assert len(third.notes) == 1 and "attempt 1" in third.notes[0] and "ignored" in third.notes[0]
+    assert verdict.exit_code == 1
+
+
 def test_duplicate_attempt_falls_back_to_folder_suffix_and_finished_at(tmp_path, plan):
     write_all(tmp_path / "a", plan)
     failing = [case_for(i, CaseOutcome.FAILED) for i in ITEMS[0]]
