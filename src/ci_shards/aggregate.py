@@ -16,8 +16,9 @@ Tie-breaks and fallbacks, in the order they apply:
   → ``file::Class::test`` → ``file::Class`` → ``file``), so class, parametrised and file items all
   account correctly.
 - A shard whose JUnit names no planned item at all (ids we cannot map, e.g. a runner that writes
-  no file names) is marked *unverified*: its items are not claimed missing, and the report says
-  that it could not be checked.
+  no file names) is marked *unverified* and fails: its planned items are missing, its tests are
+  unplanned, and the report says its results could not be matched to plan items. Passing it
+  would break the promise: nothing shows that its planned items ran.
 """
 
 from __future__ import annotations
@@ -196,7 +197,6 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
         owners = [_owner(c.test_id, planned) for c in cases]
         if all(o is None for o in owners):
             unverified.add(result.index)
-            continue
         for case, owner in zip(cases, owners, strict=True):
             test_counts[case.test_id] += 1
             if owner is None:
@@ -204,8 +204,7 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
             else:
                 seen_items.add(owner)
                 owner_shards[owner].add(result.index)
-    skip = {item for item, index in expected.items() if index in unverified}
-    missing = dict.fromkeys(i for i in expected if i not in seen_items and i not in skip)
+    missing = dict.fromkeys(i for i in expected if i not in seen_items)
     missing.update(dict.fromkeys(i for i in not_run if i in planned))
     if file_plan:
         duplicated = [item for item, shards in owner_shards.items() if len(shards) > 1]
@@ -313,7 +312,7 @@ def decide(
         )
     accounting, unverified = _account(plan, results, not_run)
     if unverified:
-        results = [dataclasses.replace(r, verified=False) if r.index in unverified else r for r in results]
+        results = [_unverified(r) if r.index in unverified else r for r in results]
     failures: list[FailureRecord] = []
     for result in results:
         failures.extend(_shard_failures(result, chosen.get(result.index), plan.total))
@@ -321,12 +320,15 @@ def decide(
     recorded = {(r.test_id, r.kind) for r in failures}
     for item in accounting.missing:
         if (item, FailureKind.NOT_RUN) not in recorded:
+            shard_index = owner_of[item]
             failures.append(
                 FailureRecord(
-                    shard=owner_of[item],
+                    shard=shard_index,
                     test_id=item,
                     kind=FailureKind.NOT_RUN,
-                    message="planned but never reported by any shard",
+                    message=_UNVERIFIED_MISSING.format(index=shard_index)
+                    if shard_index in unverified
+                    else "planned but never reported by any shard",
                     file=item_file(item),
                 )
             )
@@ -357,6 +359,21 @@ def decide(
     )
 
 
+_UNVERIFIED = (
+    "its results name none of its {planned} planned items, so they count as missing "
+    "(results could not be matched to plan items, e.g. JUnit without file attributes)"
+)
+_UNVERIFIED_MISSING = "planned but never reported: shard {index}'s results could not be matched to plan items"
+
+
+def _unverified(result: ShardResult) -> ShardResult:
+    """A shard whose results name no planned item fails: nothing shows that its items ran."""
+    reason = _UNVERIFIED.format(planned=result.planned_items)
+    if result.status.is_success:
+        return dataclasses.replace(result, status=ShardStatus.FAILED, reason=reason, verified=False)
+    return dataclasses.replace(result, reason=f"{result.reason}; {reason}", verified=False)
+
+
 def _reasons(
     results: Sequence[ShardResult], accounting: Accounting, totals: Totals, flaky_result: FlakyResult
 ) -> list[str]:
@@ -370,6 +387,9 @@ def _reasons(
         more = f" and {len(bad_shards) - 10} more" if len(bad_shards) > 10 else ""
         reasons.append(f"{len(bad_shards)} of {len(results)} shards did not pass ({listed}{more})")
     unit = accounting.unit
+    if accounting.unverified_shards:
+        listed = ", ".join(f"#{i}" for i in accounting.unverified_shards)
+        reasons.append(f"results of shard(s) {listed} could not be matched to plan items")
     if accounting.missing:
         reasons.append(f"{len(accounting.missing)} planned {unit}s never ran")
     if accounting.duplicated:

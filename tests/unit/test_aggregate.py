@@ -12,7 +12,7 @@ from ci_shards.aggregate import SHARD_CASE_CLASSNAME, FlakyResult, _owner, aggre
 from ci_shards.classify import SHARD_CLASSNAME
 from ci_shards.errors import InputError
 from ci_shards.model import CaseOutcome, CaseResult, FailureKind, Granularity, ShardStatus
-from ci_shards.report import render_terminal
+from ci_shards.report import render_summary, render_terminal
 
 ITEMS = [
     ["tests/test_a.py::test_one", "tests/test_a.py::test_two"],
@@ -282,7 +282,7 @@ def test_stray_folder_is_noted(tmp_path, plan):
     assert any("shard-7-of-9" in n for n in verdict.notes)
 
 
-def test_unmappable_results_are_unverified_not_missing(tmp_path):
+def test_unmappable_results_fail_as_unverified_and_their_items_are_missing(tmp_path):
     plan = make_plan([["src/a.test.ts"], ["src/b.test.ts"]], Granularity.FILE)
     write_shard(tmp_path, plan, 1, [CaseResult(test_id="Suite A::works", name="works", classname="Suite A")])
     write_shard(
@@ -290,9 +290,52 @@ def test_unmappable_results_are_unverified_not_missing(tmp_path):
     )
     verdict = aggregate_dirs(plan, [tmp_path])
     assert verdict.accounting.unverified_shards == (1,)
-    assert verdict.accounting.missing == ()
-    assert not verdict.shards[0].verified
-    assert "unverified" in render_terminal(verdict)
+    assert verdict.accounting.missing == ("src/a.test.ts",)
+    assert verdict.accounting.unplanned == ("Suite A",)  # file plan: the "file" part of what ran
+    first = verdict.shards[0]
+    assert not first.verified
+    assert first.status is ShardStatus.FAILED
+    assert first.reason == (
+        "its results name none of its 1 planned items, so they count as missing "
+        "(results could not be matched to plan items, e.g. JUnit without file attributes)"
+    )
+    assert verdict.shards[1].status is ShardStatus.PASSED
+    assert verdict.exit_code == 1
+    assert "results of shard(s) #1 could not be matched to plan items" in verdict.reasons
+    assert "unverified: its results name none of its 1 planned items" in render_terminal(verdict)
+    assert "shard(s) 1 name no planned item" in render_summary(verdict)
+    assert "their planned files count as missing and the run fails" in render_summary(verdict)
+
+
+def test_shard_that_ran_only_unplanned_tests_fails_and_names_its_items(tmp_path):
+    # the reviewer's repro: shard 2 ran only other/test_q.py::test_q, its planned test was never named
+    plan = make_plan([["tests/test_a.py::test_y"], ["tests/test_b.py::test_z"]])
+    write_shard(tmp_path, plan, 1)
+    write_shard(tmp_path, plan, 2, [case_for("other/test_q.py::test_q")])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 1
+    assert not verdict.passed
+    assert verdict.accounting.missing == ("tests/test_b.py::test_z",)
+    assert verdict.accounting.unplanned == ("other/test_q.py::test_q",)
+    assert verdict.accounting.unverified_shards == (2,)
+    assert verdict.shards[1].status is ShardStatus.FAILED
+    assert verdict.reasons == (
+        "1 of 2 shards did not pass (#2 failed)",
+        "results of shard(s) #2 could not be matched to plan items",
+        "1 planned tests never ran",
+        "1 tests ran but were never planned",
+    )
+    not_run = [r for r in verdict.failures if r.kind is FailureKind.NOT_RUN]
+    assert [(r.shard, r.test_id, r.message) for r in not_run] == [
+        (
+            2,
+            "tests/test_b.py::test_z",
+            "planned but never reported: shard 2's results could not be matched to plan items",
+        )
+    ]
+    text = render_terminal(verdict)
+    assert "tests/test_b.py::test_z" in text
+    assert "other/test_q.py::test_q" in text
 
 
 def test_not_a_directory_is_input_error(tmp_path, plan):
@@ -365,3 +408,37 @@ def test_runner_shard_level_case_is_a_failure_not_an_unplanned_test(tmp_path, pl
 def test_owner_is_the_longest_planned_prefix(test_id, owner):
     planned = {"tests/a.py::test_x", "tests/a.py::TestK", "tests/b.py"}
     assert _owner(test_id, planned) == owner
+
+
+def _jest_junit(file: str, *, add_file_attribute: bool) -> str:
+    """A report as jest-junit writes it (default templates: suite = first describe,
+    classname = "{classname} {title}")."""
+    attr = f' file="{file}"' if add_file_attribute else ""
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<testsuites name="jest tests" tests="1" failures="0" errors="0" time="0.5">\n'
+        '  <testsuite name="Sum" errors="0" failures="0" skipped="0" timestamp="2026-11-30T01:00:00" time="0.4"'
+        ' tests="1">\n'
+        f'    <testcase classname="Sum adds two numbers" name="Sum adds two numbers" time="0.003"{attr}>\n'
+        "    </testcase>\n"
+        "  </testsuite>\n"
+        "</testsuites>\n"
+    )
+
+
+@pytest.mark.parametrize("add_file_attribute", [True, False])
+def test_jest_junit_maps_to_planned_files_only_with_its_file_attribute(tmp_path, add_file_attribute):
+    # examples/workflows/jest.yml sets JEST_JUNIT_ADD_FILE_ATTRIBUTE=true for exactly this reason
+    files = ["src/a.test.ts", "src/b.test.ts"]
+    plan = make_plan([[f] for f in files], Granularity.FILE)
+    for index, file in enumerate(files, 1):
+        folder = write_shard(tmp_path, plan, index, [], status=ShardStatus.PASSED)
+        (folder / "junit.xml").write_text(_jest_junit(file, add_file_attribute=add_file_attribute), encoding="utf-8")
+    verdict = aggregate_dirs(plan, [tmp_path])
+    if add_file_attribute:
+        assert verdict.exit_code == 0, verdict.reasons
+        assert verdict.accounting.unverified_shards == ()
+    else:
+        assert verdict.exit_code == 1
+        assert verdict.accounting.unverified_shards == (1, 2)
+        assert verdict.accounting.missing == tuple(files)
