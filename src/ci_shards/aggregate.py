@@ -368,7 +368,10 @@ _UNVERIFIED_MISSING = "planned but never reported: shard {index}'s results could
 
 def _unverified(result: ShardResult) -> ShardResult:
     """A shard whose results name no planned item fails: nothing shows that its items ran."""
-    reason = _UNVERIFIED.format(planned=result.planned_items)
+    if result.planned_items:
+        reason = _UNVERIFIED.format(planned=result.planned_items)
+    else:  # nothing of its own to miss, but what it ran is still unplanned
+        reason = "it was planned no items but reported tests that no planned item owns"
     if result.status.is_success:
         return dataclasses.replace(result, status=ShardStatus.FAILED, reason=reason, verified=False)
     return dataclasses.replace(result, reason=f"{result.reason}; {reason}", verified=False)

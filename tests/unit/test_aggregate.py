@@ -442,3 +442,15 @@ def test_jest_junit_maps_to_planned_files_only_with_its_file_attribute(tmp_path,
         assert verdict.exit_code == 1
         assert verdict.accounting.unverified_shards == (1, 2)
         assert verdict.accounting.missing == tuple(files)
+
+
+def test_shard_with_no_planned_items_that_reports_tests_fails(tmp_path):
+    plan = make_plan([["tests/test_a.py::test_y"], []])
+    write_shard(tmp_path, plan, 1)
+    write_shard(tmp_path, plan, 2, [case_for("other/test_q.py::test_q")], status=ShardStatus.PASSED)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 1
+    assert verdict.shards[1].status is ShardStatus.FAILED
+    assert verdict.shards[1].reason == "it was planned no items but reported tests that no planned item owns"
+    assert verdict.accounting.unplanned == ("other/test_q.py::test_q",)
+    assert verdict.accounting.missing == ()
