@@ -65,7 +65,7 @@ def _post_comment(
         )
         failed = not verdict.passed
     else:
-        body = pr_comment.sanitize_body(body, marker)
+        body = pr_comment.sanitize_body(body, marker, run_id=ctx.run_id, run_attempt=ctx.run_attempt)
         failed = pr_comment.read_state(body).startswith("failed")
     client = pr_comment.CommentClient(api_url=ctx.api_url, repository=ctx.repository, token=ctx.token)
     try:
