@@ -340,6 +340,40 @@ def test_cli_comment_from_body_file_for_workflow_run(monkeypatch, tmp_path, fake
     assert len(fake.comments) == 1
 
 
+def test_cli_bad_event_payload_costs_only_the_comment(monkeypatch, tmp_path, fake, capsys):
+    summary = _github_env(monkeypatch, tmp_path, fake, _pr_event())
+    (tmp_path / "event.json").write_text("{not json")
+    _plan, results = _failing_run(tmp_path)
+    out = tmp_path / "out"
+    code = main(
+        [
+            "aggregate",
+            "--plan",
+            str(tmp_path / "plan.json"),
+            str(results),
+            "--github",
+            "--comment",
+            "--junit",
+            str(out / "merged.xml"),
+            "--failures",
+            str(out / "all.jsonl"),
+            "--timings-out",
+            str(out / "timings.json"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 1  # the verdict, not exit 2 for the payload
+    assert "ci-shards: failed" in summary.read_text()
+    assert 'name="test_one"' in (out / "merged.xml").read_text()
+    assert "test_one" in (out / "all.jsonl").read_text()
+    assert (out / "timings.json").is_file()
+    assert "::error file=tests/test_a.py," in err  # annotations still emitted
+    warnings = [line for line in err.splitlines() if line.startswith("::warning::") and "event.json" in line]
+    assert len(warnings) == 1
+    assert "cannot read the GitHub event payload" in warnings[0]
+    assert fake.log == []  # no PR number, no comment
+
+
 def test_cli_comment_needs_one_source(capsys):
     assert main(["comment"]) == 2
     assert "either --plan" in capsys.readouterr().err
