@@ -358,12 +358,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "comment",
         help="create or update the PR comment",
         description="Keep one PR comment per workflow and job up to date (found by a hidden marker). Either "
-        "from the shard folders (--plan DIR...) or from a body written by `aggregate --comment-out` (--body-file, "
-        "the fork-safe workflow_run recipe). Never fails the build: problems are warnings.",
+        "from the shard folders (--plan DIR...; re-rendered from the data, the route for fork PRs in a "
+        "workflow_run job) or from a body written by `aggregate --comment-out` (--body-file; trusted bodies only, "
+        "any state line in it is recomputed). Never fails the build: problems are warnings.",
     )
     com.add_argument("--plan", type=Path, help="plan.json (with DIR...) (default: none)")
     com.add_argument("dirs", nargs="*", type=Path, metavar="DIR", help="folders holding the shard artifact folders")
-    com.add_argument("--body-file", type=Path, help="post this rendered body instead (default: none)")
+    com.add_argument(
+        "--body-file",
+        type=Path,
+        help="post this rendered body instead; only a body from a trusted workflow (default: none)",
+    )
     com.add_argument("--mode", choices=_modes(), default="always", help="when to write the comment (default: always)")
     com.add_argument("--key", help="comment identity (default: $GITHUB_WORKFLOW/$GITHUB_JOB)")
     com.add_argument("--pr", type=int, help="pull request number (default: from $GITHUB_EVENT_PATH)")
