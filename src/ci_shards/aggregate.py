@@ -8,15 +8,17 @@ items that did not (missing, run twice, run but never planned) and the shards at
 (never-started, from another plan, unreadable, failed), and the exit code is 1.
 
 Tie-breaks and fallbacks, in the order they apply:
-- Several folders for one shard (a CI re-run attempt): the one from this plan with a readable
-  outcome wins, then the highest ``runner.run_attempt`` (or the ``-a<N>`` artifact-name suffix),
-  then the latest ``finished_at``, then the path; the others are noted on the shard.
+- Several folders for one shard (a CI re-run attempt): the highest ``runner.run_attempt`` (or the
+  ``-a<N>`` artifact-name suffix) wins, then the latest ``finished_at``, then the path; the others
+  are noted on the shard. A latest attempt that is unreadable or from another plan still wins (the
+  shard is ``error``): an earlier passing attempt never stands in for it.
 - A test result belongs to the longest planned item that prefixes its id (``file::Class::test[p]``
   → ``file::Class::test`` → ``file::Class`` → ``file``), so class, parametrised and file items all
   account correctly.
 - A shard whose JUnit names no planned item at all (ids we cannot map, e.g. a runner that writes
-  no file names) is marked *unverified*: its items are not claimed missing, and the report says
-  that it could not be checked.
+  no file names) is marked *unverified* and fails: its planned items are missing, its tests are
+  unplanned, and the report says its results could not be matched to plan items. Passing it
+  would break the promise: nothing shows that its planned items ran.
 """
 
 from __future__ import annotations
@@ -63,9 +65,10 @@ __all__ = [
 # choosing one folder per shard
 
 
-def _rank(artifact: ShardArtifact, digest: str) -> tuple[bool, bool, int, str, str]:
-    ours = artifact.outcome is not None and artifact.outcome.plan_digest == digest
-    return (ours, artifact.outcome is not None, artifact.run_attempt, artifact.finished_at, str(artifact.path))
+def _rank(artifact: ShardArtifact) -> tuple[int, str, str]:
+    # the attempt decides, never whether it is readable: a broken latest attempt must not let an
+    # earlier passing one stand in for it (the shard is then `error`, the earlier one noted)
+    return (artifact.run_attempt, artifact.finished_at, str(artifact.path))
 
 
 def _describe(artifact: ShardArtifact) -> str:
@@ -90,12 +93,17 @@ def _choose(
     chosen: dict[int, ShardArtifact] = {}
     ignored: dict[int, list[str]] = {}
     for index, group in by_index.items():
-        ordered = sorted(group, key=lambda a: _rank(a, digest), reverse=True)
-        chosen[index] = ordered[0]
-        if len(ordered) > 1:
-            ignored[index] = [
-                f"{_describe(a)} ignored: {_describe(ordered[0])} is the latest that counts" for a in ordered[1:]
-            ]
+        ordered = sorted(group, key=_rank, reverse=True)
+        latest = ordered[0]
+        chosen[index] = latest
+        usable = latest.outcome is not None and (latest.outcome.plan_digest, latest.outcome.shard_total) == (
+            digest,
+            plan.total,
+        )
+        unusable = "" if usable else " (although it is unusable, see the shard's reason)"
+        ignored[index] = [
+            f"{_describe(a)} ignored: {_describe(latest)} is the latest that counts{unusable}" for a in ordered[1:]
+        ]
     return chosen, ignored, stray
 
 
@@ -190,7 +198,6 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
         owners = [_owner(c.test_id, planned) for c in cases]
         if all(o is None for o in owners):
             unverified.add(result.index)
-            continue
         for case, owner in zip(cases, owners, strict=True):
             test_counts[case.test_id] += 1
             if owner is None:
@@ -198,8 +205,7 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
             else:
                 seen_items.add(owner)
                 owner_shards[owner].add(result.index)
-    skip = {item for item, index in expected.items() if index in unverified}
-    missing = dict.fromkeys(i for i in expected if i not in seen_items and i not in skip)
+    missing = dict.fromkeys(i for i in expected if i not in seen_items)
     missing.update(dict.fromkeys(i for i in not_run if i in planned))
     if file_plan:
         duplicated = [item for item, shards in owner_shards.items() if len(shards) > 1]
@@ -307,7 +313,7 @@ def decide(
         )
     accounting, unverified = _account(plan, results, not_run)
     if unverified:
-        results = [dataclasses.replace(r, verified=False) if r.index in unverified else r for r in results]
+        results = [_unverified(r) if r.index in unverified else r for r in results]
     failures: list[FailureRecord] = []
     for result in results:
         failures.extend(_shard_failures(result, chosen.get(result.index), plan.total))
@@ -315,12 +321,15 @@ def decide(
     recorded = {(r.test_id, r.kind) for r in failures}
     for item in accounting.missing:
         if (item, FailureKind.NOT_RUN) not in recorded:
+            shard_index = owner_of[item]
             failures.append(
                 FailureRecord(
-                    shard=owner_of[item],
+                    shard=shard_index,
                     test_id=item,
                     kind=FailureKind.NOT_RUN,
-                    message="planned but never reported by any shard",
+                    message=_UNVERIFIED_MISSING.format(index=shard_index)
+                    if shard_index in unverified
+                    else "planned but never reported by any shard",
                     file=item_file(item),
                 )
             )
@@ -352,6 +361,24 @@ def decide(
     )
 
 
+_UNVERIFIED = (
+    "its results name none of its {planned} planned items, so they count as missing "
+    "(results could not be matched to plan items, e.g. JUnit without file attributes)"
+)
+_UNVERIFIED_MISSING = "planned but never reported: shard {index}'s results could not be matched to plan items"
+
+
+def _unverified(result: ShardResult) -> ShardResult:
+    """A shard whose results name no planned item fails: nothing shows that its items ran."""
+    if result.planned_items:
+        reason = _UNVERIFIED.format(planned=result.planned_items)
+    else:  # nothing of its own to miss, but what it ran is still unplanned
+        reason = "it was planned no items but reported tests that no planned item owns"
+    if result.status.is_success:
+        return dataclasses.replace(result, status=ShardStatus.FAILED, reason=reason, verified=False)
+    return dataclasses.replace(result, reason=f"{result.reason}; {reason}", verified=False)
+
+
 def _reasons(
     results: Sequence[ShardResult], accounting: Accounting, totals: Totals, flaky_result: FlakyResult
 ) -> list[str]:
@@ -365,6 +392,9 @@ def _reasons(
         more = f" and {len(bad_shards) - 10} more" if len(bad_shards) > 10 else ""
         reasons.append(f"{len(bad_shards)} of {len(results)} shards did not pass ({listed}{more})")
     unit = accounting.unit
+    if accounting.unverified_shards:
+        listed = ", ".join(f"#{i}" for i in accounting.unverified_shards)
+        reasons.append(f"results of shard(s) {listed} could not be matched to plan items")
     if accounting.missing:
         reasons.append(f"{len(accounting.missing)} planned {unit}s never ran")
     if accounting.duplicated:

@@ -25,6 +25,10 @@ JUNIT: Final = "{junit}"
 WINDOWS_COMMAND_LINE_MAX: Final = 32_767  # CreateProcess lpCommandLine limit, in characters
 _POINTER: Final = 8  # each argv/envp entry also costs a pointer on the new process's stack
 _SAFETY: Final = 4096  # auxv, the executable name, alignment
+# Linux refuses any single argument (or environment string) longer than MAX_ARG_STRLEN =
+# 32 * PAGE_SIZE = 131072 bytes, NUL included, whatever ARG_MAX allows (man7 execve(2), "Limits on
+# size of arguments and environment"); the exec then fails with E2BIG
+MAX_ARG_STRLEN: Final = 131_072
 
 
 def uses_items(template: Sequence[str]) -> bool:
@@ -73,6 +77,7 @@ def batches(template: Sequence[str], items: Sequence[str], *, limit: int, enviro
     batch. Every item lands in exactly one batch, in order. An item that cannot fit even alone is a
     usage error naming it.
     """
+    _check_arg_lengths(template, items if ITEMS in template else ())
     if ITEMS not in template or not items:
         return [list(items)]
     fixed = sum(_arg_cost(a) for a in template if a != ITEMS) + 256  # room for the substituted paths
@@ -93,3 +98,24 @@ def batches(template: Sequence[str], items: Sequence[str], *, limit: int, enviro
         used += cost
     result.append(current)
     return result
+
+
+def _check_arg_lengths(template: Sequence[str], items: Sequence[str]) -> None:
+    """Every argument must fit Linux's per-argument limit (other systems have only the total)."""
+    if not sys.platform.startswith("linux"):
+        return
+    for arg in template:
+        if arg != ITEMS and len(arg.encode()) >= MAX_ARG_STRLEN:
+            msg = (
+                f"command argument {arg[:80]!r}... is {len(arg.encode())} bytes, over Linux's per-argument limit"
+                f" (MAX_ARG_STRLEN, {MAX_ARG_STRLEN} bytes)"
+            )
+            raise UsageError(msg)
+    for item in items:
+        if len(item.encode()) >= MAX_ARG_STRLEN:
+            msg = (
+                f"item {item[:80]!r}... is {len(item.encode())} bytes, over Linux's per-argument limit"
+                f" (MAX_ARG_STRLEN, {MAX_ARG_STRLEN} bytes): pass the items in a file with {ITEMS_FILE}"
+                " (e.g. @{items_file} for pytest >= 8.2) or use --pytest"
+            )
+            raise UsageError(msg)

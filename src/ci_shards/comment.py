@@ -40,6 +40,9 @@ COMMENT_LIMIT_CHARS: Final = 65_536
 STATE_PREFIX: Final = "<!-- ci-shards-state:"
 USER_AGENT: Final = "ci-shards"
 _RUN = re.compile(r" run=(\d+)\.(\d+)$")
+# the state line as with_state writes it; a comment without one was not written by us
+_STATE_LINE = re.compile(r"<!-- ci-shards-state:(?:passed|failed) [0-9A-Za-z]{1,64}(?: run=\d+\.\d+)? -->")
+_PASSED_HEADLINE = re.compile(r"^#+ .*ci-shards: passed", re.MULTILINE)
 
 
 class CommentMode(str, Enum):
@@ -99,19 +102,26 @@ def read_run(body: str) -> tuple[int, int]:
     return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
-def sanitize_body(body: str, marker: str) -> str:
+def sanitize_body(body: str, marker: str, *, run_id: str = "", run_attempt: str = "") -> str:
     """A body from a file (the fork ``workflow_run`` recipe) is untrusted: control characters
-    stripped, mentions defused, our marker only as its first line, capped below GitHub's limit."""
+    stripped, mentions defused, our marker only as its first line, capped below GitHub's limit.
+
+    Any state line in it is dropped and a new one computed from the text itself: an attacker's
+    ``run=999999999.1`` would otherwise freeze the comment (no later run is "newer"), and a fake
+    digest would steer ``on-change``. The run is the one posting (``run_id``/``run_attempt``)."""
     lines = strip_control(body).splitlines()
-    kept = [line for line in lines if not line.startswith(MARKER_PREFIX)]
-    state = [line for line in kept if line.startswith(STATE_PREFIX)][:1]
-    rest = [line for line in kept if not line.startswith(STATE_PREFIX)]
-    text = "\n".join(rest)
-    text = md.defuse(text)
-    text = "\n".join([marker, *state, text])
-    if len(text) > COMMENT_LIMIT_CHARS - 100:
-        text = text[: COMMENT_LIMIT_CHARS - 200] + "\n\n… (cut to fit GitHub's comment size limit)\n"
-    return text
+    rest = [line for line in lines if not line.startswith((MARKER_PREFIX, STATE_PREFIX))]
+    text = _fit(md.defuse("\n".join(rest)), COMMENT_LIMIT_CHARS - 300)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    # the outcome word only decides whether on-failure posts; the rendered headline says it
+    outcome = "passed" if _PASSED_HEADLINE.search(text) else "failed"
+    return with_state(f"{marker}\n{text}", f"{outcome} {digest}", run_id=run_id, run_attempt=run_attempt)
+
+
+def _fit(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: limit - 100] + "\n\n… (cut to fit GitHub's comment size limit)\n"
 
 
 def should_post(mode: CommentMode, *, failed: bool, existing: str | None, state: str) -> bool:
@@ -227,6 +237,15 @@ class CommentClient:
             pages += 1
         return comments
 
+    def token_login(self) -> str:
+        """The token's user (GET /user), "" when the token may not ask (GITHUB_TOKEN, apps)."""
+        try:
+            data = self.request("GET", f"{self.api_url}/user").json()
+        except (GitHubError, ValueError):
+            return ""
+        login = data.get("login") if isinstance(data, dict) else None
+        return login if isinstance(login, str) else ""
+
     def create_comment(self, pr: int, body: str) -> dict[str, Any]:
         url = f"{self.api_url}/repos/{self.repository}/issues/{pr}/comments"
         data: dict[str, Any] = self.request("POST", url, {"body": body}).json()
@@ -250,16 +269,39 @@ def _api_message(response: requests.Response) -> str:
     return f"({md.cap(' '.join(str(message).split()), 200)})" if message else ""
 
 
-def find_comments(comments: Sequence[Mapping[str, Any]], marker: str) -> list[Mapping[str, Any]]:
-    """Ours, oldest first: the comments whose FIRST line is exactly our marker. Text from tests can
-    never be a first line (report.py puts the marker there; md.py defuses any copy in the text)."""
-    ours = [c for c in comments if str(c.get("body", "")).split("\n", 1)[0].strip() == marker]
-    return sorted(ours, key=lambda c: int(c.get("id", 0)))
+def find_comments(comments: Sequence[Mapping[str, Any]], marker: str, *, login: str = "") -> list[Mapping[str, Any]]:
+    """Ours, oldest first: written by a bot (``user.type == "Bot"``, as every GITHUB_TOKEN or
+    GitHub App comment is) or by ``login`` (the token's own user, when known), whose first line
+    is exactly our marker and second line our state line. Anyone can post a comment starting with
+    the marker; without the author check we would edit theirs, or read their state line and let it
+    suppress or freeze our updates. Text from tests can never be a first line (report.py puts the
+    marker there; md.py defuses any copy in the text)."""
+
+    def ours(c: Mapping[str, Any]) -> bool:
+        user = c.get("user")
+        if not isinstance(user, Mapping):
+            return False
+        if user.get("type") != "Bot" and not (login and user.get("login") == login):
+            return False
+        first, _, rest = str(c.get("body", "")).partition("\n")
+        second = rest.split("\n", 1)[0]
+        return first.strip() == marker and _STATE_LINE.fullmatch(second.strip()) is not None
+
+    return sorted((c for c in comments if ours(c)), key=lambda c: int(c.get("id", 0)))
 
 
-def find_comment(comments: Sequence[Mapping[str, Any]], marker: str) -> Mapping[str, Any] | None:
+def marker_by_people(comments: Sequence[Mapping[str, Any]], marker: str) -> bool:
+    """Whether a non-bot comment starts with our marker (an impostor, or ours under a personal token)."""
+    return any(
+        str(c.get("body", "")).split("\n", 1)[0].strip() == marker
+        and not (isinstance(c.get("user"), Mapping) and c["user"].get("type") == "Bot")
+        for c in comments
+    )
+
+
+def find_comment(comments: Sequence[Mapping[str, Any]], marker: str, *, login: str = "") -> Mapping[str, Any] | None:
     """The comment to keep up to date: the oldest of ours (every racing job agrees on it)."""
-    ours = find_comments(comments, marker)
+    ours = find_comments(comments, marker, login=login)
     return ours[0] if ours else None
 
 
@@ -275,9 +317,15 @@ def upsert_comment(
     if mode is CommentMode.OFF:
         return CommentOutcome(CommentAction.SKIPPED, "comment mode is off")
     if len(body) > COMMENT_LIMIT_CHARS:
-        body = sanitize_body(body, marker)
+        head, _, _rest = body.partition("\n")
+        second, _, rest = _rest.partition("\n")
+        body = f"{head}\n{second}\n{_fit(rest, COMMENT_LIMIT_CHARS - len(head) - len(second) - 200)}"
     try:
-        existing = find_comment(client.list_comments(pr), marker)
+        comments = client.list_comments(pr)
+        # a personal token's comments are type "User": ask who the token is, but only when a
+        # non-bot comment carries the marker (GITHUB_TOKEN cannot call GET /user; it answers 403)
+        login = client.token_login() if marker_by_people(comments, marker) else ""
+        existing = find_comment(comments, marker, login=login)
         existing_body = str(existing.get("body", "")) if existing is not None else None
         if existing is not None and existing_body is not None and read_run(existing_body) > read_run(body):
             run_id, attempt = read_run(existing_body)
@@ -296,7 +344,7 @@ def upsert_comment(
             data = client.update_comment(int(existing["id"]), body)
             return CommentOutcome(CommentAction.UPDATED, url=str(data.get("html_url", "")))
         data = client.create_comment(pr, body)
-        ours = find_comments(client.list_comments(pr), marker)
+        ours = find_comments(client.list_comments(pr), marker, login=login)
         if len(ours) > 1:  # another job created one at the same time: the oldest wins
             keep = ours[0]
             kept = client.update_comment(int(keep["id"]), body) if int(keep["id"]) != int(data["id"]) else data

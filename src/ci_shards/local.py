@@ -177,6 +177,8 @@ def aggregate_results(plan: Plan, out: Path, *, flaky_result: str) -> tuple[str,
     from ci_shards.aggregate import FlakyResult, aggregate_dirs  # noqa: PLC0415
     from ci_shards.report import render_terminal  # noqa: PLC0415
 
-    dirs = [out / shard_dir_name(s.index, plan.total) for s in plan.shards]
+    # only the folders that exist: a shard Ctrl-C kept from starting has none, and is then
+    # "never-started" in the verdict rather than an unreadable input that hides the whole table
+    dirs = [d for d in (out / shard_dir_name(s.index, plan.total) for s in plan.shards) if d.is_dir()]
     verdict = aggregate_dirs(plan, dirs, flaky_result=FlakyResult(flaky_result))
     return render_terminal(verdict), verdict.exit_code

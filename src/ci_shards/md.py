@@ -20,6 +20,11 @@ ZWSP: Final = "\u200b"  # breaks "@name" and "<!--" without changing what people
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9-])")
 _BACKTICKS = re.compile(r"`+")
+# GFM "extended autolinks" make https://host, http://host and www.host clickable in any text
+# (github.github.com/gfm/#autolinks-extension-); a zero-width space right after "://" or before
+# the dot of "www." leaves no valid domain to link. Any scheme, not just http(s): cheap and safe.
+_SCHEME = re.compile(r"://(?=\S)")
+_WWW = re.compile(r"(?i)\b(www)\.")
 
 
 def cap(text: str, limit: int) -> str:
@@ -35,13 +40,18 @@ def defuse(text: str) -> str:
     return _MENTION.sub("@" + ZWSP, text).replace("<!--", "<!" + ZWSP + "--")
 
 
+def defuse_links(text: str) -> str:
+    """``https://x`` and ``www.x`` no longer autolinked (read the same; copying needs a retype)."""
+    return _WWW.sub(r"\1" + ZWSP + ".", _SCHEME.sub("://" + ZWSP, text))
+
+
 def inline(text: str, limit: int = 300) -> str:
     """One line of literal text for a paragraph or table cell."""
     text = " ".join(strip_control(text).split())
     text = cap(text, limit)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
-    return _MENTION.sub("@" + ZWSP, text)
+    return defuse_links(_MENTION.sub("@" + ZWSP, text))
 
 
 def code_inline(text: str, limit: int = 200) -> str:
@@ -73,4 +83,4 @@ def summary_text(text: str, limit: int = 200) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     # Markdown punctuation as numeric entities: shown as itself, never parsed as syntax (CommonMark §2.5)
     text = _MD_SPECIAL.sub(lambda m: f"&#{ord(m.group(1))};", text)
-    return defuse(text)
+    return defuse_links(defuse(text))

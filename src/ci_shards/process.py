@@ -237,6 +237,27 @@ def run_process(
     except (OSError, ValueError) as err:
         message = start_error_message(argv, err) if isinstance(err, OSError) else f"cannot start: {err}"
         return ProcessResult(start_error=message, elapsed=time.monotonic() - started)
+    try:
+        return _supervise(proc, me=me, others=others, limits=limits, cancel=cancel, started=started)
+    except BaseException:
+        # whatever went wrong here (a bad signal number, KeyboardInterrupt, a bug), no process of
+        # this tree may outlive ci-shards: kill it before the error propagates
+        kill_tree(me, proc.pid, exclude=others)
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+        raise
+
+
+def _supervise(
+    proc: subprocess.Popen[bytes],
+    *,
+    me: int,
+    others: frozenset[int],
+    limits: Limits,
+    cancel: CancelToken,
+    started: float,
+) -> ProcessResult:
+    """The wait loop: deadline, forwarded cancellations, then the leak check."""
     pgid = proc.pid
     timed_out = False
     cancelled = False

@@ -58,8 +58,8 @@ def render_terminal(verdict: Verdict) -> str:
     for shard in verdict.shards:
         t = shard.totals
         note = shard.reason if not shard.status.is_success else ""
-        if not shard.verified:
-            note = (note + "; " if note else "") + "results not matched to the plan (unverified)"
+        if not shard.verified:  # the reason (kept short by the cap below) says why: lead with the word
+            note = f"unverified: {note}"
         if shard.notes:
             note = (note + "; " if note else "") + f"{len(shard.notes)} earlier attempt(s)/notes"
         lines.append(
@@ -155,8 +155,8 @@ def _pct(actual: float, estimated: float) -> str:
 def _shard_row(shard: ShardResult, total: int) -> dict[str, Any]:
     t = shard.totals
     note = shard.reason if not shard.status.is_success else ""
-    if not shard.verified:
-        note = (note + "; " if note else "") + "results could not be matched to the plan"
+    if not shard.verified:  # aggregate's reason already says that its results could not be matched
+        note = f"unverified: {note}"
     if shard.notes:
         note = (note + "; " if note else "") + "; ".join(shard.notes)
     return {

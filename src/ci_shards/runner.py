@@ -25,7 +25,7 @@ from typing import Any
 from ci_shards import command as cmd
 from ci_shards.classify import FlakyResult, Policy, Report, Run, decide, report_from_events
 from ci_shards.console import Console
-from ci_shards.errors import UsageError
+from ci_shards.errors import InputError, UsageError
 from ci_shards.junit import JUnitError, parse_junit
 from ci_shards.model import CaseOutcome, Outcome, Plan, item_file, shard_dir_name
 from ci_shards.process import CancelToken, Limits, ProcessResult, become_subreaper, run_process
@@ -301,12 +301,16 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         raise UsageError(msg)
     planned = plan.shard(opts.shard_index).items
     shard_dir = opts.out / shard_dir_name(opts.shard_index, plan.total)
-    shard_dir.mkdir(parents=True, exist_ok=True)
+    log_path = shard_dir / "output.log"
+    try:
+        shard_dir.mkdir(parents=True, exist_ok=True)
+        log_path.open("wb").close()  # writable? fail here, before anything runs, not mid-shard
+    except OSError as err:
+        raise InputError(shard_dir, f"cannot write the results folder (--out): {err.strerror or err}") from None
     subreaper = become_subreaper()
     started_at, t0 = now_rfc3339(), time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="ci-shards-work-"))
     tmpdir = Path(tempfile.mkdtemp(prefix="ci-shards-tmp-"))
-    log_path = shard_dir / "output.log"
     try:
         with log_path.open("w+b") as log:
             state = _ShardRun(opts, console, cancel, work, log)

@@ -27,6 +27,7 @@ class FakeGitHub:
     lock: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
     race: str | None = None  # a body another job "creates" just before our POST lands
+    token_user: str | None = None  # GET /user answers this login; None: 403 as for GITHUB_TOKEN
 
     def add(self, body: str, login: str = "github-actions[bot]") -> dict[str, Any]:
         self.clock += 1
@@ -34,7 +35,7 @@ class FakeGitHub:
         comment = {
             "id": self.next_id,
             "body": body,
-            "user": {"login": login, "type": "Bot"},
+            "user": {"login": login, "type": "Bot" if login.endswith("[bot]") else "User"},
             "updated_at": f"2026-11-30T00:00:{self.clock:02d}Z",
             "html_url": f"https://github.example/o/r/pull/7#issuecomment-{self.next_id}",
         }
@@ -81,11 +82,16 @@ def _handler(state: FakeGitHub) -> type[BaseHTTPRequestHandler]:
                     base = f"{state.url}{url.path}"
                     headers["Link"] = f'<{base}?per_page=100&page={page + 1}>; rel="next", <{base}?page=1>; rel="first"'
                 self._send(200, chunk, headers)
+            elif url.path == "/api/v3/user" and method == "GET":
+                if state.token_user is None:
+                    self._send(403, {"message": "Resource not accessible by integration"})
+                else:
+                    self._send(200, {"login": state.token_user, "type": "User"})
             elif listing and method == "POST":
                 if state.race is not None:
                     state.add(state.race)
                     state.race = None
-                self._send(201, state.add(payload["body"]))
+                self._send(201, state.add(payload["body"], login=state.token_user or "github-actions[bot]"))
             elif single and method == "PATCH":
                 for comment in state.comments:
                     if comment["id"] == int(single.group(2)):

@@ -12,7 +12,7 @@ from ci_shards.aggregate import SHARD_CASE_CLASSNAME, FlakyResult, _owner, aggre
 from ci_shards.classify import SHARD_CLASSNAME
 from ci_shards.errors import InputError
 from ci_shards.model import CaseOutcome, CaseResult, FailureKind, Granularity, ShardStatus
-from ci_shards.report import render_terminal
+from ci_shards.report import render_summary, render_terminal
 
 ITEMS = [
     ["tests/test_a.py::test_one", "tests/test_a.py::test_two"],
@@ -117,6 +117,41 @@ def test_duplicate_attempt_latest_counts_and_earlier_is_noted(tmp_path, plan):
     assert "attempt 1" in second.notes[0]
     assert "ignored" in second.notes[0]
     assert verdict.accounting.duplicated == ()
+
+
+def test_latest_attempt_counts_even_when_it_is_unreadable(tmp_path, plan):
+    for shard in (1, 3):
+        write_shard(tmp_path / f"ci-shards-shard-{shard}-of-3-a1", plan, shard)
+    a1 = write_shard(tmp_path / "ci-shards-shard-2-of-3-a1", plan, 2, runner={"run_attempt": 1})
+    a2 = write_shard(tmp_path / "ci-shards-shard-2-of-3-a2", plan, 2, runner={"run_attempt": 2})
+    (a2 / "outcome.json").write_text("{broken", encoding="utf-8")
+    verdict = aggregate_dirs(plan, [tmp_path])
+    second = verdict.shards[1]
+    assert second.status is ShardStatus.ERROR
+    assert "outcome.json is unreadable" in second.reason
+    assert second.source == str(a2)
+    assert second.notes == (
+        f"attempt 1 at {a1} ignored: attempt 2 at {a2} is the latest that counts"
+        " (although it is unusable, see the shard's reason)",
+    )
+    assert set(verdict.accounting.missing) == set(ITEMS[1])
+    assert verdict.exit_code == 1
+
+
+def test_latest_attempt_from_another_plan_is_error_not_replaced(tmp_path, plan):
+    for shard in (1, 2):
+        write_shard(tmp_path / f"ci-shards-shard-{shard}-of-3-a1", plan, shard)
+    write_shard(tmp_path / "ci-shards-shard-3-of-3-a1", plan, 3, runner={"run_attempt": 1})
+    a2 = write_shard(
+        tmp_path / "ci-shards-shard-3-of-3-a2", plan, 3, runner={"run_attempt": 2}, digest="sha256:" + "1" * 64
+    )
+    verdict = aggregate_dirs(plan, [tmp_path])
+    third = verdict.shards[2]
+    assert third.status is ShardStatus.ERROR
+    assert "another plan" in third.reason
+    assert third.source == str(a2)
+    assert len(third.notes) == 1 and "attempt 1" in third.notes[0] and "ignored" in third.notes[0]
+    assert verdict.exit_code == 1
 
 
 def test_duplicate_attempt_falls_back_to_folder_suffix_and_finished_at(tmp_path, plan):
@@ -247,7 +282,7 @@ def test_stray_folder_is_noted(tmp_path, plan):
     assert any("shard-7-of-9" in n for n in verdict.notes)
 
 
-def test_unmappable_results_are_unverified_not_missing(tmp_path):
+def test_unmappable_results_fail_as_unverified_and_their_items_are_missing(tmp_path):
     plan = make_plan([["src/a.test.ts"], ["src/b.test.ts"]], Granularity.FILE)
     write_shard(tmp_path, plan, 1, [CaseResult(test_id="Suite A::works", name="works", classname="Suite A")])
     write_shard(
@@ -255,9 +290,52 @@ def test_unmappable_results_are_unverified_not_missing(tmp_path):
     )
     verdict = aggregate_dirs(plan, [tmp_path])
     assert verdict.accounting.unverified_shards == (1,)
-    assert verdict.accounting.missing == ()
-    assert not verdict.shards[0].verified
-    assert "unverified" in render_terminal(verdict)
+    assert verdict.accounting.missing == ("src/a.test.ts",)
+    assert verdict.accounting.unplanned == ("Suite A",)  # file plan: the "file" part of what ran
+    first = verdict.shards[0]
+    assert not first.verified
+    assert first.status is ShardStatus.FAILED
+    assert first.reason == (
+        "its results name none of its 1 planned items, so they count as missing "
+        "(results could not be matched to plan items, e.g. JUnit without file attributes)"
+    )
+    assert verdict.shards[1].status is ShardStatus.PASSED
+    assert verdict.exit_code == 1
+    assert "results of shard(s) #1 could not be matched to plan items" in verdict.reasons
+    assert "unverified: its results name none of its 1 planned items" in render_terminal(verdict)
+    assert "shard(s) 1 name no planned item" in render_summary(verdict)
+    assert "their planned files count as missing and the run fails" in render_summary(verdict)
+
+
+def test_shard_that_ran_only_unplanned_tests_fails_and_names_its_items(tmp_path):
+    # the reviewer's repro: shard 2 ran only other/test_q.py::test_q, its planned test was never named
+    plan = make_plan([["tests/test_a.py::test_y"], ["tests/test_b.py::test_z"]])
+    write_shard(tmp_path, plan, 1)
+    write_shard(tmp_path, plan, 2, [case_for("other/test_q.py::test_q")])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 1
+    assert not verdict.passed
+    assert verdict.accounting.missing == ("tests/test_b.py::test_z",)
+    assert verdict.accounting.unplanned == ("other/test_q.py::test_q",)
+    assert verdict.accounting.unverified_shards == (2,)
+    assert verdict.shards[1].status is ShardStatus.FAILED
+    assert verdict.reasons == (
+        "1 of 2 shards did not pass (#2 failed)",
+        "results of shard(s) #2 could not be matched to plan items",
+        "1 planned tests never ran",
+        "1 tests ran but were never planned",
+    )
+    not_run = [r for r in verdict.failures if r.kind is FailureKind.NOT_RUN]
+    assert [(r.shard, r.test_id, r.message) for r in not_run] == [
+        (
+            2,
+            "tests/test_b.py::test_z",
+            "planned but never reported: shard 2's results could not be matched to plan items",
+        )
+    ]
+    text = render_terminal(verdict)
+    assert "tests/test_b.py::test_z" in text
+    assert "other/test_q.py::test_q" in text
 
 
 def test_not_a_directory_is_input_error(tmp_path, plan):
@@ -330,3 +408,49 @@ def test_runner_shard_level_case_is_a_failure_not_an_unplanned_test(tmp_path, pl
 def test_owner_is_the_longest_planned_prefix(test_id, owner):
     planned = {"tests/a.py::test_x", "tests/a.py::TestK", "tests/b.py"}
     assert _owner(test_id, planned) == owner
+
+
+def _jest_junit(file: str, *, add_file_attribute: bool) -> str:
+    """A report as jest-junit writes it (default templates: suite = first describe,
+    classname = "{classname} {title}")."""
+    attr = f' file="{file}"' if add_file_attribute else ""
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<testsuites name="jest tests" tests="1" failures="0" errors="0" time="0.5">\n'
+        '  <testsuite name="Sum" errors="0" failures="0" skipped="0" timestamp="2026-11-30T01:00:00" time="0.4"'
+        ' tests="1">\n'
+        f'    <testcase classname="Sum adds two numbers" name="Sum adds two numbers" time="0.003"{attr}>\n'
+        "    </testcase>\n"
+        "  </testsuite>\n"
+        "</testsuites>\n"
+    )
+
+
+@pytest.mark.parametrize("add_file_attribute", [True, False])
+def test_jest_junit_maps_to_planned_files_only_with_its_file_attribute(tmp_path, add_file_attribute):
+    # examples/workflows/jest.yml sets JEST_JUNIT_ADD_FILE_ATTRIBUTE=true for exactly this reason
+    files = ["src/a.test.ts", "src/b.test.ts"]
+    plan = make_plan([[f] for f in files], Granularity.FILE)
+    for index, file in enumerate(files, 1):
+        folder = write_shard(tmp_path, plan, index, [], status=ShardStatus.PASSED)
+        (folder / "junit.xml").write_text(_jest_junit(file, add_file_attribute=add_file_attribute), encoding="utf-8")
+    verdict = aggregate_dirs(plan, [tmp_path])
+    if add_file_attribute:
+        assert verdict.exit_code == 0, verdict.reasons
+        assert verdict.accounting.unverified_shards == ()
+    else:
+        assert verdict.exit_code == 1
+        assert verdict.accounting.unverified_shards == (1, 2)
+        assert verdict.accounting.missing == tuple(files)
+
+
+def test_shard_with_no_planned_items_that_reports_tests_fails(tmp_path):
+    plan = make_plan([["tests/test_a.py::test_y"], []])
+    write_shard(tmp_path, plan, 1)
+    write_shard(tmp_path, plan, 2, [case_for("other/test_q.py::test_q")], status=ShardStatus.PASSED)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 1
+    assert verdict.shards[1].status is ShardStatus.FAILED
+    assert verdict.shards[1].reason == "it was planned no items but reported tests that no planned item owns"
+    assert verdict.accounting.unplanned == ("other/test_q.py::test_q",)
+    assert verdict.accounting.missing == ()

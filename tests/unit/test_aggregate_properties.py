@@ -48,8 +48,10 @@ def test_accounting_matches_set_arithmetic(run):
     all_planned = {t for items in planned for t in items}
     mappable = {i for i in everything if i in all_planned}
     acc = verdict.accounting
-    if any(ids and not any(i in all_planned for i in ids) for ids in reported):
-        return  # a shard reporting only foreign ids is "unverified" by design: covered elsewhere
+    # a shard reporting only foreign ids is "unverified": it fails, and the set arithmetic still holds
+    unmatched = {n for n, ids in enumerate(reported, 1) if ids and not any(i in all_planned for i in ids)}
+    assert set(acc.unverified_shards) == unmatched
+    assert all(not verdict.shards[n - 1].status.is_success for n in unmatched)
     assert set(acc.missing) == all_planned - mappable
     assert set(acc.duplicated) == {i for i, n in everything.items() if n > 1}
     assert set(acc.unplanned) == set(everything) - all_planned

@@ -166,14 +166,57 @@ def test_oversized_body_is_capped(fake):
 
 
 def test_sanitize_body_from_untrusted_file():
-    evil = f"<!-- ci-shards:other -->\n{comment.STATE_PREFIX}failed 1 -->\nhi @octocat\x1b[31m\n{MARKER}\n"
-    clean = comment.sanitize_body(evil, MARKER)
+    evil = (
+        f"<!-- ci-shards:other -->\n{comment.STATE_PREFIX}passed 1 run=999999999.1 -->\n"
+        f"## ❌ ci-shards: failed\nhi @octocat\x1b[31m\n{MARKER}\n"
+    )
+    clean = comment.sanitize_body(evil, MARKER, run_id="50", run_attempt="2")
     lines = clean.splitlines()
     assert lines[0] == MARKER
-    assert lines[1] == f"{comment.STATE_PREFIX}failed 1 -->"
+    # the file's state line is dropped and recomputed: its run cannot freeze later updates
+    assert comment.read_run(clean) == (50, 2)
+    assert "999999999" not in clean
+    assert clean.count(comment.STATE_PREFIX) == 1
+    state = comment.read_state(clean)
+    assert state.startswith("failed ") and state != "passed 1"
+    assert comment.read_state(comment.sanitize_body(evil, MARKER, run_id="51")) == state  # on-change still works
     assert clean.count("<!-- ci-shards:") == 1
     assert "@octocat" not in clean
     assert "\x1b" not in clean
+
+
+def test_a_users_comment_with_our_marker_is_never_ours(fake):
+    # mallory (a User, not a bot) posts first: the marker, then a state line from a "newer" run
+    fake.add(_body("fake results", state="failed abc", run_id="999999999", attempt="1"), login="mallory")
+    client = _client(fake)
+    first = comment.upsert_comment(client, 7, _body("real"), marker=MARKER, mode=CommentMode.ON_CHANGE, failed=True)
+    assert first.action is CommentAction.CREATED  # neither frozen by her run nor suppressed by her state
+    second = comment.upsert_comment(
+        client, 7, _body("real two", run_id="101"), marker=MARKER, mode=CommentMode.ALWAYS, failed=True
+    )
+    assert second.action is CommentAction.UPDATED
+    mallory, ours = fake.comments
+    assert mallory["body"] == _body("fake results", state="failed abc", run_id="999999999", attempt="1")
+    assert "real two" in ours["body"]
+    assert ours["user"]["type"] == "Bot"
+    patched = [p for m, p, _h, _b in fake.log if m == "PATCH"]
+    assert patched == [f"/api/v3/repos/o/r/issues/comments/{ours['id']}"]
+    assert ("GET", "/api/v3/user") in [(m, p) for m, p, _h, _b in fake.log]  # asked, got 403, carried on
+
+
+def test_a_personal_tokens_own_comment_is_found_by_login(fake):
+    fake.token_user = "ci-person"
+    fake.add(_body("impostor", run_id="999999999"), login="mallory")
+    client = _client(fake)
+    assert (
+        comment.upsert_comment(client, 7, _body("one"), marker=MARKER, mode=CommentMode.ALWAYS, failed=True).action
+        is CommentAction.CREATED
+    )
+    again = comment.upsert_comment(client, 7, _body("two"), marker=MARKER, mode=CommentMode.ALWAYS, failed=True)
+    assert again.action is CommentAction.UPDATED
+    assert [c["user"]["login"] for c in fake.comments] == ["mallory", "ci-person"]
+    assert "two" in fake.comments[1]["body"]
+    assert "impostor" in fake.comments[0]["body"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -295,6 +338,40 @@ def test_cli_comment_from_body_file_for_workflow_run(monkeypatch, tmp_path, fake
     assert "PR comment created" in err
     assert "PR comment unchanged" in err
     assert len(fake.comments) == 1
+
+
+def test_cli_bad_event_payload_costs_only_the_comment(monkeypatch, tmp_path, fake, capsys):
+    summary = _github_env(monkeypatch, tmp_path, fake, _pr_event())
+    (tmp_path / "event.json").write_text("{not json")
+    _plan, results = _failing_run(tmp_path)
+    out = tmp_path / "out"
+    code = main(
+        [
+            "aggregate",
+            "--plan",
+            str(tmp_path / "plan.json"),
+            str(results),
+            "--github",
+            "--comment",
+            "--junit",
+            str(out / "merged.xml"),
+            "--failures",
+            str(out / "all.jsonl"),
+            "--timings-out",
+            str(out / "timings.json"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 1  # the verdict, not exit 2 for the payload
+    assert "ci-shards: failed" in summary.read_text()
+    assert 'name="test_one"' in (out / "merged.xml").read_text()
+    assert "test_one" in (out / "all.jsonl").read_text()
+    assert (out / "timings.json").is_file()
+    assert "::error file=tests/test_a.py," in err  # annotations still emitted
+    warnings = [line for line in err.splitlines() if line.startswith("::warning::") and "event.json" in line]
+    assert len(warnings) == 1
+    assert "cannot read the GitHub event payload" in warnings[0]
+    assert fake.log == []  # no PR number, no comment
 
 
 def test_cli_comment_needs_one_source(capsys):

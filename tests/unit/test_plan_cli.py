@@ -226,6 +226,22 @@ def _one_line_error(err: str) -> str:
         (["plan", "--items", "items.txt", "--shards", "2", "--config", "nope.yml"], "nope.yml: config file not found"),
         (["plan", "--items", "items.txt", "--shards", "2", "--granularity", "x"], "invalid choice"),
         (["plan", "--items", "items.txt", "--shards", "auto", "--target-seconds", "-1"], "--target-seconds must be"),
+        (
+            ["plan", "--items", "items.txt", "--shards", "4", "--target-seconds", "10"],
+            "--target-seconds applies only to --shards auto, not to --shards 4",
+        ),
+        (
+            ["plan", "--items", "items.txt", "--shards", "2", "--max-shards", "3", "--shard-overhead", "5"],
+            "--shard-overhead, --max-shards apply only to --shards auto",
+        ),
+        (
+            ["matrix", "--plan", "plan.json", "--shards", "3", "--glob", "*.py"],
+            "--plan plan.json cannot be combined with plan options (--glob, --shards)",
+        ),
+        (
+            ["matrix", "--plan", "plan.json", "--pytest", "--", "tests"],
+            "cannot be combined with plan options (--pytest, -- PYTEST_ARGS)",
+        ),
         (["timings", "import", "-o", "x.json"], "give --junit GLOB"),
         (["timings", "import", "--junit", "none/*.xml", "-o", "x.json"], "none/*.xml: matched no files"),
         (["timings", "merge", "bad.json", "-o", "x.json"], "bad.json: not valid JSON"),

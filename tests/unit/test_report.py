@@ -84,7 +84,10 @@ def test_golden_mixed(tmp_path):
     assert summary.index("ci-shards: failed") < summary.index("Failed tests") < summary.index("### Shards")
     assert "xychart-beta" in summary
     assert "never-started" in summary
-    assert "earlier" not in summary or "attempt 1" in summary
+    a1, a2 = (tmp_path / f"ci-shards-shard-2-of-3-a{n}" / "shard-2-of-3" for n in (1, 2))
+    note = f"attempt 1 at {a1} ignored: attempt 2 at {a2} is the latest that counts"
+    assert verdict.shards[1].notes == (note,)
+    assert f"| {md.inline(note)} |" in render_summary(verdict)
 
 
 def _many_failures(n: int, trace: str = "frame\n" * 40):
@@ -128,6 +131,7 @@ EVIL = [
     "```\n# heading\n```",
     "\x1b[31mred\x1b[0m\x07bell",
     "::error file=a.py::owned",
+    "see https://evil.example/x, HTTP://Evil.example and www.evil.example",
 ]
 
 
@@ -149,6 +153,8 @@ def test_injection_in_names_and_messages_stays_inert(tmp_path, evil):
         assert "[click](" not in rendered
         assert "**bold**" not in rendered
         assert "\n# heading" not in rendered
+        # GFM autolinks (https://…, www.…) must not turn test output into clickable links
+        assert not re.search(r"(?i)https?://[a-z0-9]|\bwww\.", rendered)
         assert "\x1b" not in text
         assert "\x07" not in text
         assert rendered.count("<details>") == rendered.count("</details>")
@@ -166,6 +172,8 @@ def test_md_helpers():
     assert block.endswith("\n````")
     assert md.cap("abcdef" * 100, 50).endswith("more characters]")
     assert md.summary_text('<a href="x">') == "&lt;a href=&quot;x&quot;&gt;"
+    assert md.inline("go https://x.io www.y.io") == "go https://\u200bx.io www\u200b.y.io"
+    assert md.summary_text("HTTPS://x.io WWW.y.io") == "HTTPS://\u200bx.io WWW\u200b.y.io"
 
 
 def test_comment_marker_is_sanitised():

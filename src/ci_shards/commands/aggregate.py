@@ -28,6 +28,17 @@ from ci_shards.report import comment_marker, render_comment, render_summary, ren
 # aggregate
 
 
+def _with_event(ctx: github.GitHubContext, env: Mapping[str, str], console: Console) -> github.GitHubContext:
+    """``ctx`` with the webhook payload, loaded only where the PR comment needs it: an unreadable
+    ``GITHUB_EVENT_PATH`` costs the comment (one warning), never the verdict or the reports."""
+    try:
+        event = github.load_event(env.get("GITHUB_EVENT_PATH"))
+    except InputError as err:
+        console.warning(f"ci-shards: {err} (without it the PR comment cannot find its pull request)")
+        return ctx
+    return dataclasses.replace(ctx, event=event)
+
+
 def _post_comment(
     verdict: Verdict | None,
     *,
@@ -69,7 +80,7 @@ def _post_comment(
         )
         failed = not verdict.passed
     else:
-        body = pr_comment.sanitize_body(body, marker)
+        body = pr_comment.sanitize_body(body, marker, run_id=ctx.run_id, run_attempt=ctx.run_attempt)
         failed = pr_comment.read_state(body).startswith("failed")
     client = pr_comment.CommentClient(api_url=ctx.api_url, repository=ctx.repository, token=ctx.token)
     try:
@@ -105,7 +116,7 @@ def run_aggregate(
 ) -> int:
     plan = load_plan(plan_path)
     console = console_for(env)
-    ctx = github.GitHubContext.from_env(env, github.load_event(env.get("GITHUB_EVENT_PATH")))
+    ctx = github.GitHubContext.from_env(env)  # the event payload is read only for the comment
     verdict = aggregate_dirs(plan, dirs, flaky_result=flaky_result)
     if junit_out:
         outputs.write_merged_junit(verdict, junit_out)
@@ -133,7 +144,9 @@ def run_aggregate(
         for line in github.annotation_lines(verdict, workspace=env.get("GITHUB_WORKSPACE", "")):
             console.line(line)
     if comment:
-        fell_back = _post_comment(verdict, ctx=ctx, mode=comment_mode, key=key, pr=None, console=console)
+        fell_back = _post_comment(
+            verdict, ctx=_with_event(ctx, env, console), mode=comment_mode, key=key, pr=None, console=console
+        )
         if fell_back and ctx.step_summary and summary_target is None:
             # "falls back to the job summary": make sure it is there even without --github / --summary
             # (with --summary FILE the caller publishes FILE itself, as the action does)
@@ -235,7 +248,7 @@ def run_comment(
         msg = "comment: DIR arguments go with --plan, not with --body-file"
         raise UsageError(msg)
     console = console_for(env)
-    ctx = github.GitHubContext.from_env(env, github.load_event(env.get("GITHUB_EVENT_PATH")))
+    ctx = _with_event(github.GitHubContext.from_env(env), env, console)
     if repository:
         ctx = dataclasses.replace(ctx, repository=repository)
     if pr is not None and ctx.is_fork_pr:  # an explicit PR (workflow_run recipe) runs with a write token
@@ -359,12 +372,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "comment",
         help="create or update the PR comment",
         description="Keep one PR comment per workflow and job up to date (found by a hidden marker). Either "
-        "from the shard folders (--plan DIR...) or from a body written by `aggregate --comment-out` (--body-file, "
-        "the fork-safe workflow_run recipe). Never fails the build: problems are warnings.",
+        "from the shard folders (--plan DIR...; re-rendered from the data, the route for fork PRs in a "
+        "workflow_run job) or from a body written by `aggregate --comment-out` (--body-file; trusted bodies only, "
+        "any state line in it is recomputed). Never fails the build: problems are warnings.",
     )
     com.add_argument("--plan", type=Path, help="plan.json (with DIR...) (default: none)")
     com.add_argument("dirs", nargs="*", type=Path, metavar="DIR", help="folders holding the shard artifact folders")
-    com.add_argument("--body-file", type=Path, help="post this rendered body instead (default: none)")
+    com.add_argument(
+        "--body-file",
+        type=Path,
+        help="post this rendered body instead; only a body from a trusted workflow (default: none)",
+    )
     com.add_argument("--mode", choices=_modes(), default="always", help="when to write the comment (default: always)")
     com.add_argument("--key", help="comment identity (default: $GITHUB_WORKFLOW/$GITHUB_JOB)")
     com.add_argument("--pr", type=int, help="pull request number (default: from $GITHUB_EVENT_PATH)")

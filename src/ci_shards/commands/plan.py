@@ -269,6 +269,13 @@ def plan_from_options(
     if shards is None:
         msg = "--shards is required: a number, or auto with --target-seconds"
         raise UsageError(msg)
+    auto_only = {"--target-seconds": args.target_seconds, "--shard-overhead": args.shard_overhead}
+    auto_only["--max-shards"] = args.max_shards
+    misplaced = [flag for flag, value in auto_only.items() if value is not None]
+    if shards != "auto" and misplaced:
+        verb = "apply" if len(misplaced) > 1 else "applies"
+        msg = f"{', '.join(misplaced)} {verb} only to --shards auto, not to --shards {shards}"
+        raise UsageError(msg)
     if shards == "auto":
         if target is None:
             msg = "--shards auto needs --target-seconds S (the slowest shard should fit S)"
@@ -326,11 +333,21 @@ def emit_plan(plan: Plan, *, output_format: str, output: str | None, env: Mappin
 
 
 def _matrix_command(args: argparse.Namespace) -> int:
+    if args.plan:
+        given = [flag for dest, flag in args.plan_option_flags.items() if getattr(args, dest, None) not in _UNSET]
+        if args.pytest_args:
+            given.append("-- PYTEST_ARGS")
+        if given:
+            msg = f"--plan {args.plan} cannot be combined with plan options ({', '.join(given)}): the plan decides them"
+            raise UsageError(msg)
     return emit_matrix(
         plan=load_plan(args.plan) if args.plan else plan_from_options(args, env=os.environ, cwd=Path.cwd()),
         plan_out=args.plan_out,
         env=os.environ,
     )
+
+
+_UNSET: tuple[object, ...] = (None, False, [])  # the defaults of add_plan_options' arguments
 
 
 def emit_matrix(*, plan: Plan, plan_out: str, env: Mapping[str, str]) -> int:
@@ -381,7 +398,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description='Plan (or read --plan), write plan.json, print {"include": [...]}; with $GITHUB_OUTPUT set,'
         " append the outputs matrix, plan-digest, total and empty.",
     )
+    known = len(matrix._actions)
     add_plan_options(matrix)
+    # which options decide a plan, so --plan can refuse them rather than silently ignore them
+    matrix.set_defaults(plan_option_flags={a.dest: a.option_strings[0] for a in matrix._actions[known:]})
     matrix.add_argument("--plan", metavar="FILE", help="use this plan.json instead of planning (default: plan now)")
     matrix.add_argument(
         "--plan-out", default="plan.json", metavar="PATH", help="where plan.json is written (default: plan.json)"

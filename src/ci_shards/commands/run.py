@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import signal
@@ -10,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, UsageError
 from ci_shards.model import RESULTS_DIR
 
 # the run stage's modules are imported by the handlers, not here: every ci-shards command builds this
@@ -22,35 +23,67 @@ _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
 def parse_duration(text: str) -> float:
-    """``30m``, ``10s``, ``1.5h``, ``500ms`` or plain seconds."""
+    """``30m``, ``10s``, ``1.5h``, ``500ms`` or plain seconds (0 or more)."""
     match = _DURATION.match(text)
     if not match:
-        msg = f"{text!r} is not a duration (e.g. 30m, 10s, 1.5h, 500ms)"
+        hint = " (it must not be negative)" if text.strip().startswith("-") else ""
+        msg = f"{text!r} is not a duration{hint} (e.g. 30m, 10s, 1.5h, 500ms)"
         raise argparse.ArgumentTypeError(msg)
     return float(match.group(1)) * _UNITS[match.group(2)]
 
 
+def parse_timeout(text: str) -> float:
+    """A duration above 0: ``--timeout 0`` must not silently mean "no limit"."""
+    seconds = parse_duration(text)
+    if seconds <= 0:
+        msg = f"{text!r}: the timeout must be above 0 (leave --timeout out for no limit)"
+        raise argparse.ArgumentTypeError(msg)
+    return seconds
+
+
+def parse_seconds(text: str) -> float:
+    """A finite number of seconds above 0 (``nan`` would silently disable a budget, ``-1`` fail every test)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        msg = f"{text!r} is not a number of seconds above 0"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def parse_size(text: str) -> int:
+    """``512M``, ``2G``, ``1.5g``, ``1024`` (bytes); at least one byte, finite."""
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
     raw = text.strip().lower().rstrip("ib").rstrip("b")
+    factor = 1
+    if raw and raw[-1] in units:
+        raw, factor = raw[:-1], units[raw[-1]]
     try:
-        if raw and raw[-1] in units:
-            return int(float(raw[:-1]) * units[raw[-1]])
-        return int(raw)
+        value = float(raw) * factor
     except ValueError:
-        msg = f"{text!r} is not a size (e.g. 512M, 2G)"
-        raise argparse.ArgumentTypeError(msg) from None
+        value = math.nan
+    if not math.isfinite(value) or value < 1:
+        msg = f"{text!r} is not a size above 0 (e.g. 512M, 2G)"
+        raise argparse.ArgumentTypeError(msg)
+    return int(value)
 
 
 def parse_signal(text: str) -> int:
-    name = text.upper()
+    """A signal this platform has, by name (``SIGINT``, ``term``) or number; never 0 (it sends nothing)."""
+    name = text.strip().upper()
     if name.isdigit():
-        return int(name)
-    try:
-        return int(signal.Signals[name if name.startswith("SIG") else "SIG" + name])
-    except KeyError:
-        msg = f"{text!r} is not a signal name (e.g. SIGINT, SIGTERM)"
-        raise argparse.ArgumentTypeError(msg) from None
+        number = int(name)
+    else:
+        try:
+            number = int(signal.Signals[name if name.startswith("SIG") else "SIG" + name])
+        except KeyError:
+            number = 0
+    if number == 0 or number not in {int(s) for s in signal.valid_signals()}:
+        msg = f"{text!r} is not a signal of this platform (e.g. SIGINT, SIGTERM, 15)"
+        raise argparse.ArgumentTypeError(msg)
+    return number
 
 
 def add_execution_options(parser: argparse.ArgumentParser, *, pytest_flag: bool = True) -> None:
@@ -81,16 +114,16 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         metavar="DURATION",
-        type=parse_duration,
+        type=parse_timeout,
         default=None,
-        help="wall-clock limit for the whole shard, e.g. 30m (default: none)",
+        help="wall-clock limit above 0 for the whole shard, e.g. 30m (default: none)",
     )
     parser.add_argument(
         "--grace",
         metavar="DURATION",
         type=parse_duration,
         default=10.0,
-        help="wait after the graceful signal before SIGKILL (default: 10s)",
+        help="wait after the graceful signal before SIGKILL; 0 kills at once (default: 10s)",
     )
     parser.add_argument(
         "--signal",
@@ -119,9 +152,9 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-test-seconds",
         metavar="S",
-        type=float,
+        type=parse_seconds,
         default=None,
-        help="a passing test slower than this fails with the reason (default: no budget)",
+        help="a passing test slower than S seconds (above 0) fails with the reason (default: no budget)",
     )
     parser.add_argument(
         "--accept-exit-code",
@@ -250,9 +283,12 @@ def _local_handler(args: argparse.Namespace) -> int:
     from ci_shards.commands.plan import plan_from_options  # noqa: PLC0415
 
     plan = plan_from_options(args, env=env, cwd=cwd, pytest_args=raw if args.pytest else None)
-    args.out.mkdir(parents=True, exist_ok=True)
     plan_path = args.out / "plan.json"
-    plan_path.write_text(plan.dumps(), encoding="utf-8")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        plan_path.write_text(plan.dumps(), encoding="utf-8")
+    except OSError as err:
+        raise InputError(args.out, f"cannot write the results folder (--out): {err.strerror or err}") from None
     command = pytest_extra_args(raw, cwd) if args.pytest else raw
     if args.jobs == "auto":
         jobs = auto_jobs(plan.total, cores=cores(), memory=available_memory(), job_memory=args.job_memory)
