@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ci_shards import md
 from ci_shards.console import strip_control
+from ci_shards.model import CommentMode
 from ci_shards.report import MARKER_PREFIX
 from ci_shards.verdict import Verdict
 
@@ -43,13 +44,6 @@ _RUN = re.compile(r" run=(\d+)\.(\d+)$")
 # the state line as with_state writes it; a comment without one was not written by us
 _STATE_LINE = re.compile(r"<!-- ci-shards-state:(?:passed|failed) [0-9A-Za-z]{1,64}(?: run=\d+\.\d+)? -->")
 _PASSED_HEADLINE = re.compile(r"^#+ .*ci-shards: passed", re.MULTILINE)
-
-
-class CommentMode(str, Enum):
-    ALWAYS = "always"  # create or update on every run
-    ON_FAILURE = "on-failure"  # create only when the run failed; an existing comment is always updated
-    ON_CHANGE = "on-change"  # create or update only when the result differs from the comment's
-    OFF = "off"
 
 
 class CommentAction(str, Enum):

@@ -32,6 +32,15 @@ def item_file(item: str) -> str:
     return item.split("::", 1)[0]
 
 
+class CommentMode(str, Enum):
+    """When the PR comment is written (``aggregate --comment-mode``, ``comment --mode``)."""
+
+    ALWAYS = "always"  # create or update on every run
+    ON_FAILURE = "on-failure"  # create only when the run failed; an existing comment is always updated
+    ON_CHANGE = "on-change"  # create or update only when the result differs from the comment's
+    OFF = "off"
+
+
 class Granularity(str, Enum):
     TEST = "test"
     FILE = "file"
