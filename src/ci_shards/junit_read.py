@@ -64,11 +64,17 @@ def parse_time(raw: str | None) -> float:
     """Seconds from a ``time`` attribute: ``0.001``, ``1E-07``, Surefire's ``1,234.5``, ``NaN`` → 0,
     and so is anything over ``MAX_TEST_SECONDS`` (``1e30``: implausible, it would swamp every total)."""
     value = _seconds(raw)
-    return value if value <= MAX_TEST_SECONDS else 0.0
+    return value if _plausible(value) else 0.0
+
+
+def _plausible(seconds: float) -> bool:
+    """A usable test time: finite, not negative, at most ``MAX_TEST_SECONDS``."""
+    return 0.0 <= seconds <= MAX_TEST_SECONDS  # False for NaN too
 
 
 def _seconds(raw: str | None) -> float:
-    """``parse_time`` without the plausibility limit."""
+    """``parse_time`` without the plausibility check: NaN for a value that is there but is no
+    usable number (``abc``, ``NaN``, ``-1``, ``inf``), so callers can tell it from a missing one (0)."""
     if not raw:
         return 0.0
     text = raw.strip()
@@ -80,8 +86,8 @@ def _seconds(raw: str | None) -> float:
     try:
         value = float(text)
     except ValueError:
-        return 0.0
-    return value if math.isfinite(value) and value >= 0 else 0.0
+        return math.nan
+    return value if math.isfinite(value) and value >= 0 else math.nan
 
 
 def pytest_nodeid(classname: str, name: str, file: str | None) -> str:
@@ -309,8 +315,9 @@ def _case_result(case: _Case, suite_file: str, suite_name: str, *, pytest_ids: b
         # item location (executor.md §3.2: test_ok on line 1 emits line="0")
         line=int(line_raw) + (1 if pytest_ids else 0) if line_raw and line_raw.isdigit() else None,
         outcome=outcome,
-        time=0.0 if seconds > MAX_TEST_SECONDS else seconds,
-        time_invalid=seconds > MAX_TEST_SECONDS or case._elem.get(TIME_INVALID_ATTR) == "true",
+        time=seconds if _plausible(seconds) else 0.0,
+        # an unusable or implausible time is 0 in totals and skipped (and counted) by the timings store
+        time_invalid=not _plausible(seconds) or case._elem.get(TIME_INVALID_ATTR) == "true",
         message=clean_text(message, 4096),
         type=type_,
         text=clean_text(text),

@@ -176,3 +176,14 @@ def test_an_implausible_junit_time_survives_the_shards_report_and_is_skipped(tmp
     store = load_timings(tmp_path / "shard.xml")
     assert store.estimates() == {"a::u": 3.0}
     assert any("skipped 1 unusable duration(s)" in w for w in store.warnings)
+
+
+def test_unusable_junit_times_are_skipped_and_counted_not_stored_as_zero():
+    # issue 2: negative, NaN or non-numeric durations are skipped and counted in a warning
+    cases = "".join(
+        f'<testcase classname="a" name="{name}" time="{raw}"/>'
+        for name, raw in [("neg", "-1"), ("nan", "NaN"), ("word", "abc"), ("inf", "inf"), ("ok", "0.5")]
+    )
+    store = parse_timings_text(f"<testsuite>{cases}</testsuite>".encode(), "r.xml")
+    assert store.estimates() == {"a::ok": 0.5}
+    assert any("skipped 4 unusable duration(s)" in w for w in store.warnings)
