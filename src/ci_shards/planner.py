@@ -35,7 +35,7 @@ from ci_shards.packing import (
     make_piece,
     rejoin,
 )
-from ci_shards.units import MICRO, build_atoms, build_units
+from ci_shards.units import MICRO, build_atoms, build_units, unmatched_rules
 
 AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
@@ -188,6 +188,9 @@ def plan_items(
     all_notes = [*notes]
     if est.note:
         all_notes.append(est.note)
+    all_notes += [
+        f"keep-together rule {rule!r} matches no item (a typo?)" for rule in unmatched_rules(ordered, keep_together)
+    ]
     empty = [i + 1 for i, b in enumerate(bins) if not b]
     if empty:
         unit = "files" if granularity is Granularity.FILE else "items"

@@ -58,6 +58,16 @@ def build_atoms(items: Sequence[str], keep_together: Sequence[str], seconds: Map
     return sorted(atoms, key=lambda a: a.key)
 
 
+def unmatched_rules(items: Sequence[str], keep_together: Sequence[str]) -> list[str]:
+    """Glob rules that match no item (or its file): most likely a typo, said in the plan's notes."""
+    return [
+        rule
+        for rule in keep_together
+        if rule != CLASS_RULE
+        and not any(fnmatch.fnmatchcase(i, rule) or fnmatch.fnmatchcase(item_file(i), rule) for i in items)
+    ]
+
+
 def _micro(seconds: float) -> int:
     return max(MIN_COST, round(seconds * MICRO))
 

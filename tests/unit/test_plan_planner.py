@@ -251,3 +251,11 @@ def test_max_items_per_shard_holds_or_is_refused(suite, limit):
         return
     assert max((len(s.items) for s in plan.shards), default=0) <= limit
     assert sorted(plan.items) == sorted(set(items))
+
+
+def test_a_keep_together_rule_that_matches_nothing_is_named_in_the_notes():
+    items = ["tests/db/test_a.py::t", "tests/web/test_b.py::t"]
+    plan = plan_items(items, {i: 1.0 for i in items}, 2, keep_together=["tests/db/*", "tests/dbs/*", "class"])
+    assert [n for n in plan.notes if "matches no item" in n] == [
+        "keep-together rule 'tests/dbs/*' matches no item (a typo?)"
+    ]
