@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ci_shards.console import Console
+from ci_shards.console import Console, fmt_seconds
 from ci_shards.model import Plan, shard_dir_name
 from ci_shards.process import CancelToken, become_subreaper, kill_tree
 
@@ -85,10 +85,6 @@ class _Job:
 def fmt_eta(seconds: float) -> str:
     """An ETA; past the plan's estimate a running shard is 'overdue' rather than '0.0 s'."""
     return fmt_seconds(seconds) if seconds >= 0.05 else "overdue (past the estimates)"
-
-
-def fmt_seconds(seconds: float) -> str:
-    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
 def run_local(

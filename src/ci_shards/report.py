@@ -18,7 +18,7 @@ import jinja2
 
 from ci_shards import md
 from ci_shards.aggregate import ShardResult, Verdict
-from ci_shards.console import strip_control
+from ci_shards.console import fmt_seconds, strip_control
 from ci_shards.model import FailureKind, FailureRecord, ShardStatus
 
 TERMINAL_LIST_LIMIT = 10
@@ -27,17 +27,6 @@ TERMINAL_LIST_LIMIT = 10
 def _one_line(text: str, limit: int = 160) -> str:
     line = strip_control(text).strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def fmt_seconds(seconds: float) -> str:
-    """``0.4s``, ``12.3s``, ``4m 05s``, ``1h 02m``."""
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m {secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
 
 
 def _listing(title: str, names: tuple[str, ...] | list[str]) -> list[str]:

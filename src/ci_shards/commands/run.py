@@ -260,13 +260,12 @@ def _run_handler(args: argparse.Namespace) -> int:
 
 
 def _local_handler(args: argparse.Namespace) -> int:
-    from ci_shards.console import console_for  # noqa: PLC0415
+    from ci_shards.console import console_for, fmt_seconds  # noqa: PLC0415
     from ci_shards.local import (  # noqa: PLC0415
         aggregate_results,
         auto_jobs,
         available_memory,
         cores,
-        fmt_seconds,
         run_argv,
         run_local,
     )
