@@ -13,6 +13,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Final
 
@@ -20,6 +21,11 @@ PLAN_SCHEMA: Final = "ci-shards/plan@1"
 OUTCOME_SCHEMA: Final = "ci-shards/outcome@1"
 FAILURE_SCHEMA: Final = "ci-shards/failure@1"
 RESULTS_DIR: Final = "ci-shards-results"
+
+
+def rfc3339(when: datetime) -> str:
+    """A timestamp as written to files: UTC, whole seconds, ``Z`` (``2026-11-30T04:26:00Z``)."""
+    return when.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def shard_dir_name(index: int, total: int) -> str:

@@ -18,13 +18,13 @@ from ci_shards import __version__
 from ci_shards.classify import Run, Verdict
 from ci_shards.console import Console
 from ci_shards.junit import write_junit
-from ci_shards.model import CaseOutcome, Outcome, Plan, dumps_jsonl
+from ci_shards.model import CaseOutcome, Outcome, Plan, dumps_jsonl, rfc3339
 from ci_shards.process import ProcessResult
 from ci_shards.spool import OUTCOME_TAIL_BYTES, TAIL_BYTES, read_tail
 
 
 def now_rfc3339() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return rfc3339(datetime.now(timezone.utc))
 
 
 def attempt_entry(

@@ -21,7 +21,7 @@ from ci_shards.commands import timings as timings_commands
 from ci_shards.config import Config, load_config
 from ci_shards.console import console_for
 from ci_shards.errors import InputError, UsageError
-from ci_shards.model import Granularity, Plan
+from ci_shards.model import Granularity, Plan, rfc3339
 from ci_shards.packing import STRATEGIES
 from ci_shards.planfile import load_plan
 from ci_shards.planner import choose_shards, plan_items
@@ -144,7 +144,7 @@ def _created_at(env: Mapping[str, str]) -> str:
     when = (
         dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc) if epoch.isdigit() else dt.datetime.now(dt.timezone.utc)
     )
-    return when.isoformat(timespec="seconds").replace("+00:00", "Z")
+    return rfc3339(when)
 
 
 def _weights(raw: Sequence[str] | None, config: Config) -> dict[str, float]:
