@@ -39,6 +39,7 @@ from ci_shards.model import (
     Plan,
     ShardStatus,
     item_file,
+    owning_item,
 )
 from ci_shards.verdict import (
     SHARD_CASE_CLASSNAME,
@@ -156,25 +157,6 @@ def _judge_shard(plan: Plan, digest: str, index: int, artifact: ShardArtifact | 
 # accounting
 
 
-def _owner(test_id: str, planned: set[str]) -> str | None:
-    """The longest planned item that is a prefix of ``test_id`` in node-id terms, or None."""
-    if test_id in planned:
-        return test_id
-    head = test_id
-    sep = test_id.find("::")
-    bracket = test_id.find("[", sep) if sep >= 0 else -1
-    if bracket > 0:  # parameters may hold anything, "::" included: cut them off first
-        head = test_id[:bracket]
-        if head in planned:
-            return head
-    parts = head.split("::")
-    for end in range(len(parts) - 1, 0, -1):
-        candidate = "::".join(parts[:end])
-        if candidate in planned:
-            return candidate
-    return None
-
-
 def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str]) -> tuple[Accounting, set[int]]:
     file_plan = plan.granularity is Granularity.FILE
     expected = {
@@ -195,7 +177,7 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
         cases = [c for c in result.cases if c.classname != SHARD_CASE_CLASSNAME]
         if not cases:
             continue
-        owners = [_owner(c.test_id, planned) for c in cases]
+        owners = [owning_item(c.test_id, planned) for c in cases]
         if all(o is None for o in owners):
             unverified.add(result.index)
         for case, owner in zip(cases, owners, strict=True):
@@ -340,7 +322,7 @@ def decide(
         if not result.verified:
             continue
         for case in result.cases:
-            owner = _owner(case.test_id, planned_items)
+            owner = owning_item(case.test_id, planned_items)
             if owner is not None and case.outcome is not CaseOutcome.SKIPPED:
                 seconds = math.nan if case.time_invalid else case.time  # the store skips the item's sum
                 item_seconds[owner] = item_seconds.get(owner, 0.0) + seconds

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
 
-from ci_shards.aggregate import SHARD_CASE_CLASSNAME, FlakyResult, _owner, aggregate_dirs
+from ci_shards.aggregate import SHARD_CASE_CLASSNAME, FlakyResult, aggregate_dirs
 from ci_shards.classify import SHARD_CLASSNAME
 from ci_shards.errors import InputError
-from ci_shards.model import CaseOutcome, CaseResult, FailureKind, Granularity, ShardStatus
+from ci_shards.model import CaseOutcome, CaseResult, FailureKind, Granularity, ShardStatus, owning_item
 from ci_shards.report import render_summary, render_terminal
 
 ITEMS = [
@@ -407,7 +407,7 @@ def test_runner_shard_level_case_is_a_failure_not_an_unplanned_test(tmp_path, pl
 )
 def test_owner_is_the_longest_planned_prefix(test_id, owner):
     planned = {"tests/a.py::test_x", "tests/a.py::TestK", "tests/b.py"}
-    assert _owner(test_id, planned) == owner
+    assert owning_item(test_id, planned) == owner
 
 
 def _jest_junit(file: str, *, add_file_attribute: bool) -> str:
