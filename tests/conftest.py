@@ -1,4 +1,4 @@
-"""Shared test helpers: where the team's real data lives, and skipping with the reason when it doesn't."""
+"""Shared test helpers: where the real data the tests read lives (tests/data, vendored: see SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,17 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
+REAL_DATA = REPO / "tests" / "data"
 DEMO = REPO / "examples" / "demo"
 
 
 @pytest.fixture
-def shared_data() -> Path:
-    """``../shared/data`` (real duration files and JUnit reports); the test is skipped without it."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data not found at {SHARED_DATA} (a clone outside the team workspace)")
-    return SHARED_DATA
+def real_data() -> Path:
+    """``tests/data``: real duration files (``durations/``) and JUnit reports (``junit/``) from public projects."""
+    return REAL_DATA
+
+
+@pytest.fixture
+def shared_data(real_data: Path) -> Path:
+    """The old name of ``real_data``, kept so tests written against it still run (it no longer needs ../shared)."""
+    return real_data

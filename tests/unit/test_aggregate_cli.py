@@ -105,8 +105,8 @@ def test_github_without_step_summary_is_usage_error(tmp_path, capsys):
     assert "GITHUB_STEP_SUMMARY" in capsys.readouterr().err
 
 
-def test_junit_merge_and_summary(tmp_path, shared_data, capsys):
-    junit = shared_data / "junit"
+def test_junit_merge_and_summary(tmp_path, real_data, capsys):
+    junit = real_data / "junit"
     out = tmp_path / "merged.xml"
     assert main(["junit", "merge", str(junit / "[!E]*.xml"), str(junit / "*.golden"), "-o", str(out)]) == 0
     capsys.readouterr()
@@ -128,9 +128,9 @@ def test_junit_merge_and_summary(tmp_path, shared_data, capsys):
     assert f"tests: {direct['tests']}" in capsys.readouterr().out
 
 
-def test_junit_merge_keeps_good_files_and_names_the_bad_one(tmp_path, shared_data, capsys):
-    bad = shared_data / "junit" / "EnricoMi__publish-unit-test-result-action__python__test__files__xml__non-xml.xml"
-    good = shared_data / "junit" / "weiwei__junitparser__tests__data__jenkins.xml"
+def test_junit_merge_keeps_good_files_and_names_the_bad_one(tmp_path, real_data, capsys):
+    bad = real_data / "junit" / "EnricoMi__publish-unit-test-result-action__python__test__files__xml__non-xml.xml"
+    good = real_data / "junit" / "weiwei__junitparser__tests__data__jenkins.xml"
     out = tmp_path / "m.xml"
     assert main(["junit", "merge", str(good), str(bad), "-o", str(out)]) == 2
     err = capsys.readouterr().err
@@ -170,8 +170,8 @@ def test_junit_without_a_subcommand_is_usage_error(capsys):
     assert "-o/--output" in capsys.readouterr().err
 
 
-def test_junit_merge_creates_the_output_folder(tmp_path, shared_data):
-    good = shared_data / "junit" / "weiwei__junitparser__tests__data__jenkins.xml"
+def test_junit_merge_creates_the_output_folder(tmp_path, real_data):
+    good = real_data / "junit" / "weiwei__junitparser__tests__data__jenkins.xml"
     out = tmp_path / "new" / "dir" / "merged.xml"
     assert main(["junit", "merge", str(good), "-o", str(out)]) == 0
     assert len(parse_junit(out)) == 3

@@ -1,4 +1,4 @@
-"""The JUnit reader over every real report in ../shared/data/junit, the variants it must accept, and
+"""The JUnit reader over every real report in tests/data/junit, the variants it must accept, and
 the writer/merger round trip."""
 
 from __future__ import annotations
@@ -70,14 +70,14 @@ def _totals(cases):
     return (t.tests, t.passed, t.failed, t.errors, t.skipped, t.flaky)
 
 
-def test_every_shared_file_is_expected(shared_data):
-    names = {p.name for p in (shared_data / "junit").iterdir()}
-    assert names == set(EXPECTED) | set(EXPECTED_ERRORS), "a new file in ../shared/data/junit needs expectations"
+def test_every_shared_file_is_expected(real_data):
+    names = {p.name for p in (real_data / "junit").iterdir()}
+    assert names == set(EXPECTED) | set(EXPECTED_ERRORS), "a new file in tests/data/junit needs expectations"
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_shared_file_totals(shared_data, name):
-    path = shared_data / "junit" / name
+def test_shared_file_totals(real_data, name):
+    path = real_data / "junit" / name
     cases = parse_junit(path)
     assert _totals(cases) == EXPECTED[name]
     ids = [c.test_id for c in cases]
@@ -85,15 +85,15 @@ def test_shared_file_totals(shared_data, name):
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_ERRORS))
-def test_shared_file_errors_name_the_file(shared_data, name):
+def test_shared_file_errors_name_the_file(real_data, name):
     with pytest.raises(JUnitError) as err:
-        parse_junit(shared_data / "junit" / name)
+        parse_junit(real_data / "junit" / name)
     assert name in str(err.value)
     assert EXPECTED_ERRORS[name] in str(err.value)
 
 
-def test_shared_pytest_ids_and_scoped_ids(shared_data):
-    junit = shared_data / "junit"
+def test_shared_pytest_ids_and_scoped_ids(real_data):
+    junit = real_data / "junit"
     pytest_ids = [c.test_id for c in parse_junit(junit / f"{P}junit-xml__pytest__junit.fail.xml")]
     assert "test/test_spark.py::SparkTests::test_rsh_events" in pytest_ids
     nested = [c.test_id for c in parse_junit(junit / "mikepenz__action-junit-report__test_results__nested__junit.xml")]
@@ -102,9 +102,9 @@ def test_shared_pytest_ids_and_scoped_ids(shared_data):
     assert jest == ["widget.test.js::Load widget via link", "widget.test.js::Mount iframe"]
 
 
-def test_shared_surefire_flaky_attempts(shared_data):
+def test_shared_surefire_flaky_attempts(real_data):
     path = (
-        shared_data
+        real_data
         / "junit"
         / ("jenkinsci__junit-plugin__src__test__resources__hudson__tasks__junit__gh-237__TEST-io.olamy.FlakyTest.xml")
     )
@@ -305,8 +305,8 @@ def test_write_read_round_trip(tmp_path):
     assert "<rerunFailure" in text
 
 
-def test_merge_many_recounts_and_reports_bad_files(tmp_path, shared_data):
-    good = sorted(p for p in (shared_data / "junit").iterdir() if p.name in EXPECTED)
+def test_merge_many_recounts_and_reports_bad_files(tmp_path, real_data):
+    good = sorted(p for p in (real_data / "junit").iterdir() if p.name in EXPECTED)
     bad = tmp_path / "broken.xml"
     bad.write_text("<testsuite>")
     suites, errors = read_many([*good, bad])

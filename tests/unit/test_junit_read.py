@@ -35,8 +35,8 @@ def _both(data: bytes) -> object:
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED) + sorted(EXPECTED_ERRORS))
-def test_both_parsers_agree_on_every_shared_file(shared_data, name):
-    result = _both((shared_data / "junit" / name).read_bytes())
+def test_both_parsers_agree_on_every_shared_file(real_data, name):
+    result = _both((real_data / "junit" / name).read_bytes())
     if name in EXPECTED:
         t = Totals.of(result)
         assert (t.tests, t.passed, t.failed, t.errors, t.skipped, t.flaky) == EXPECTED[name]
@@ -87,8 +87,8 @@ def test_both_parsers_agree_on_variants_and_errors(data):
     assert result  # every variant gives cases or an error message, never an empty success
 
 
-def test_both_parsers_agree_on_truncated_reports(shared_data):
-    data = (shared_data / "junit" / "mikepenz__action-junit-report__test_results__nested__junit.xml").read_bytes()
+def test_both_parsers_agree_on_truncated_reports(real_data):
+    data = (real_data / "junit" / "mikepenz__action-junit-report__test_results__nested__junit.xml").read_bytes()
     for end in range(1, len(data), max(1, len(data) // 60)):
         result = _both(data[:end])
         assert isinstance(result, str), "a truncated report must be an error, not fewer tests"

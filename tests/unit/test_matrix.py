@@ -97,8 +97,8 @@ def parse_github_output(text: str) -> dict[str, str]:
     return outputs
 
 
-def test_matrix_command_writes_plan_and_outputs(tmp_path, monkeypatch, capsys, shared_data):
-    durations = shared_data / "durations" / "PMEAL__porespy__.test_durations"
+def test_matrix_command_writes_plan_and_outputs(tmp_path, monkeypatch, capsys, real_data):
+    durations = real_data / "durations" / "PMEAL__porespy__.test_durations"
     github_output = tmp_path / "out.txt"
     github_output.write_text("earlier=kept\n")
     monkeypatch.chdir(tmp_path)

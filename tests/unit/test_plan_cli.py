@@ -25,10 +25,10 @@ def run(capsys, *argv):
     return code, out, err
 
 
-def test_exact_issue_call_prints_plan_json(capsys, monkeypatch, tmp_path, shared_data):
+def test_exact_issue_call_prints_plan_json(capsys, monkeypatch, tmp_path, real_data):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
-    durations = shared_data / "durations" / "conda__conda-lock__tests__durations__ubuntu-latest-py3.13.json"
+    durations = real_data / "durations" / "conda__conda-lock__tests__durations__ubuntu-latest-py3.13.json"
     code, out, _ = run(
         capsys, "plan", "--durations", str(durations), "--from-timings", "--shards", "4", "--format", "json"
     )
@@ -279,9 +279,9 @@ def test_help_runs(capsys):
         assert "usage:" in capsys.readouterr().out
 
 
-def test_timings_import_and_merge(capsys, monkeypatch, tmp_path, shared_data):
+def test_timings_import_and_merge(capsys, monkeypatch, tmp_path, real_data):
     monkeypatch.chdir(tmp_path)
-    junit = shared_data / "junit"
+    junit = real_data / "junit"
     shutil.copy(junit / "mikepenz__action-junit-report__test_results__python__report.xml", tmp_path / "a.xml")
     shutil.copy(junit / "dorny__test-reporter____tests____fixtures__python-xunit-pytest.xml", tmp_path / "b.xml")
     code, _, err = run(

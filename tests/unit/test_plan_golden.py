@@ -1,4 +1,4 @@
-"""Golden plans on the real duration files in ../shared/data/durations.
+"""Golden plans on the real duration files in tests/data/durations (trimmed copies, see tests/data/SOURCES.md).
 
 Each case records the plan digest (which covers every shard's items), the slowest shard, the lower
 bound and the files cut, in tests/data/plan_golden.json. A change of algorithm that changes plans
@@ -24,9 +24,9 @@ GOLDEN = Path(__file__).resolve().parents[1] / "data" / "plan_golden.json"
 CASES = [(g, n) for n in (2, 8, 32) for g in ("auto",)] + [("test", 4), ("file", 4)]
 
 
-def _summaries(shared_data: Path) -> dict[str, dict[str, object]]:
+def _summaries(real_data: Path) -> dict[str, dict[str, object]]:
     result = {}
-    for path in sorted((shared_data / "durations").iterdir()):
+    for path in sorted((real_data / "durations").iterdir()):
         durations = load_timings(path).estimates()
         for granularity, n in CASES:
             plan = plan_items(durations, durations, n, granularity=Granularity(granularity))
@@ -45,8 +45,8 @@ def _summaries(shared_data: Path) -> dict[str, dict[str, object]]:
     return result
 
 
-def test_golden_plans(shared_data):
-    actual = _summaries(shared_data)
+def test_golden_plans(real_data):
+    actual = _summaries(real_data)
     if os.environ.get("CI_SHARDS_UPDATE_GOLDEN") == "1":
         GOLDEN.write_text(json.dumps(actual, indent=1, sort_keys=True) + "\n")
     expected = json.loads(GOLDEN.read_text())
@@ -55,10 +55,10 @@ def test_golden_plans(shared_data):
         assert actual[key] == value, key
 
 
-def test_auto_beats_both_references_on_real_files(shared_data):
+def test_auto_beats_both_references_on_real_files(real_data):
     """The issue's claim in miniature: near test-level balance with near file-level locality."""
     ratios, frags = [], []
-    for path in sorted((shared_data / "durations").iterdir()):
+    for path in sorted((real_data / "durations").iterdir()):
         durations = load_timings(path).estimates()
         for n in (4, 16):
             plan = plan_items(durations, durations, n)
@@ -69,8 +69,8 @@ def test_auto_beats_both_references_on_real_files(shared_data):
 
 
 @pytest.mark.parametrize("n", [3, 7])
-def test_shuffled_real_input_gives_identical_bytes(shared_data, n):
-    durations = load_timings(shared_data / "durations" / "sdss__marvin__tests__.test_durations").estimates()
+def test_shuffled_real_input_gives_identical_bytes(real_data, n):
+    durations = load_timings(real_data / "durations" / "sdss__marvin__tests__.test_durations").estimates()
     items = list(durations)
     random.Random(n).shuffle(items)
     a = plan_items(sorted(durations), durations, n).dumps()

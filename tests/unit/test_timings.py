@@ -137,22 +137,22 @@ def test_merge_concatenates_in_order_and_caps_history():
     assert merged.variants[""]["u"] == (7.0,)
 
 
-def test_real_duration_files_all_load(shared_data):
-    for path in sorted((shared_data / "durations").iterdir()):
+def test_real_duration_files_all_load(real_data):
+    for path in sorted((real_data / "durations").iterdir()):
         store = load_timings(path)
         assert len(store) > 10, path.name
         assert all(v >= 0 for v in store.estimates().values())
 
 
-def test_real_list_format_and_duplicates(shared_data):
-    porespy = load_timings(shared_data / "durations" / "PMEAL__porespy__.test_durations")
+def test_real_list_format_and_duplicates(real_data):
+    porespy = load_timings(real_data / "durations" / "PMEAL__porespy__.test_durations")
     assert "examples/filters/adding_chords.ipynb::Cell 0" in porespy.estimates()
-    petting = load_timings(shared_data / "durations" / "Farama-Foundation__PettingZoo__test__.test_durations")
+    petting = load_timings(real_data / "durations" / "Farama-Foundation__PettingZoo__test__.test_durations")
     assert any("6 item(s) appear more than once" in w for w in petting.warnings)
 
 
-def test_real_junit_files(shared_data):
-    junit = shared_data / "junit"
+def test_real_junit_files(real_data):
+    junit = real_data / "junit"
     store = load_timings(junit / "mikepenz__action-junit-report__test_results__python__report.xml")
     assert store.estimates()
     with pytest.raises(InputError, match=r"non-xml\.xml"):
