@@ -69,4 +69,4 @@ def test_deadline_reports_how_long_the_tree_took_to_die(tmp_path: Path) -> None:
     assert result.timed_out
     assert result.signal == 9  # it ignored SIGINT, so the grace ran out
     assert result.deadline_to_dead is not None
-    assert 0.3 <= result.deadline_to_dead <= 0.3 + 0.5
+    assert result.deadline_to_dead >= 0.3  # the grace was waited out before SIGKILL (no upper bound: load-dependent)
