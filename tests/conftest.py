@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -21,3 +22,17 @@ def real_data() -> Path:
 def shared_data(real_data: Path) -> Path:
     """The old name of ``real_data``, kept so tests written against it still run (it no longer needs ../shared)."""
     return real_data
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--regen-golden",
+        action="store_true",
+        help="rewrite the golden files under tests/data from the current output (same as CI_SHARDS_REGEN_GOLDEN=1)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--regen-golden"):
+        # the golden helpers (tests/unit/golden.py) read the environment, so both spellings are one switch
+        os.environ["CI_SHARDS_REGEN_GOLDEN"] = "1"

@@ -4,17 +4,17 @@ Each case records the plan digest (which covers every shard's items), the slowes
 bound and the files cut, in tests/data/plan_golden.json. A change of algorithm that changes plans
 shows up here as a reviewed diff. Regenerate with:
 
-    CI_SHARDS_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_plan_golden.py
+    CI_SHARDS_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_plan_golden.py
 """
 
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 
 import pytest
+from golden import regenerating
 
 from ci_shards.model import Granularity
 from ci_shards.planner import fragmentation, plan_items
@@ -47,7 +47,7 @@ def _summaries(real_data: Path) -> dict[str, dict[str, object]]:
 
 def test_golden_plans(real_data):
     actual = _summaries(real_data)
-    if os.environ.get("CI_SHARDS_UPDATE_GOLDEN") == "1":
+    if regenerating():
         GOLDEN.write_text(json.dumps(actual, indent=1, sort_keys=True) + "\n")
     expected = json.loads(GOLDEN.read_text())
     assert actual.keys() == expected.keys()

@@ -1,17 +1,17 @@
 """Rendering: golden job summaries, size limits with 50,000 failures, and injection staying inert.
 
 Regenerate the golden files after an intended change (then review the diff):
-    CI_SHARDS_REGEN=1 .venv/bin/python -m pytest tests/unit/test_report.py
+    CI_SHARDS_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_report.py
 """
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import pytest
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
+from golden import check_golden
 
 from ci_shards import md
 from ci_shards.aggregate import aggregate_dirs, decide
@@ -35,12 +35,7 @@ ITEMS = [
 
 
 def _check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("CI_SHARDS_REGEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.is_file(), f"missing golden file {path}; regenerate with CI_SHARDS_REGEN=1"
-    assert text == path.read_text(encoding="utf-8")
+    check_golden(GOLDEN / name, text)
 
 
 def _mixed(tmp_path):
