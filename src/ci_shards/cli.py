@@ -7,6 +7,7 @@ This is the only module that reads ``sys.argv`` or decides an exit code. Each su
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
@@ -50,19 +51,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if handler is None:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        return int(handler(args))
+        return _flush_stdout(int(handler(args)))
     except CiShardsError as err:
         if debug:
             traceback.print_exc()
         print(f"ci-shards: {err}", file=sys.stderr)
         return err.exit_code
     except SystemExit as exit_:  # --help / --version
-        return exit_.code if isinstance(exit_.code, int) else 0
+        return _flush_stdout(exit_.code if isinstance(exit_.code, int) else 0)
     except KeyboardInterrupt:
         print("ci-shards: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        return EXIT_USAGE
+        return _stdout_gone()
     except Exception as err:  # the one place that turns a bug into exit 3
         if debug:
             traceback.print_exc()
@@ -71,3 +72,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _flush_stdout(code: int) -> int:
+    """Flush stdout while a closed reader can still be handled here: left to the interpreter's exit, the
+    flush would print "Exception ignored ... BrokenPipeError" and turn the exit code into 120."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _stdout_gone()
+    return code
+
+
+def _stdout_gone() -> int:
+    """The reader of stdout left (``ci-shards plan | head -1``): stop without a word. Exit 2, as for any output
+    that cannot be written, since the command's work may be unfinished. stdout now points at /dev/null, so
+    what is still buffered cannot fail again at exit."""
+    with contextlib.suppress(OSError, ValueError):  # no real stdout (pytest's capture): nothing to redirect
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_USAGE

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import yaml
 
-from ci_shards.errors import ConfigError
+from ci_shards.errors import ConfigError, as_written, kind_of
 from ci_shards.model import Granularity
 
 CONFIG_FILE: Final = "ci-shards.yml"
@@ -44,14 +44,14 @@ def _number(source: str, key: str, value: Any, *, integer: bool = False) -> Any:
     ok = not isinstance(value, bool) and isinstance(value, int if integer else (int, float))
     if not ok or not math.isfinite(float(value)) or value < (1 if integer else 0):
         kind = "a whole number ≥ 1" if integer else "a non-negative number"
-        msg = f"{source}: {key!r} must be {kind}, not {value!r}"
+        msg = f"{source}: {key!r} must be {kind}, not {as_written(value)}"
         raise ConfigError(msg)
     return int(value) if integer else float(value)
 
 
 def _string(source: str, key: str, value: Any) -> str:
     if not isinstance(value, str) or not value:
-        msg = f"{source}: {key!r} must be a non-empty string, not {value!r}"
+        msg = f"{source}: {key!r} must be a non-empty string, not {as_written(value)}"
         raise ConfigError(msg)
     return value
 
@@ -61,7 +61,7 @@ def parse_config(data: Any, source: str) -> Config:
     if data is None:
         return Config(source=source)
     if not isinstance(data, Mapping):
-        msg = f"{source}: expected a mapping of settings, found {type(data).__name__}"
+        msg = f"{source}: expected a mapping of settings, found {kind_of(data)}"
         raise ConfigError(msg)
     values: dict[str, Any] = {"source": source}
     for raw_key, value in data.items():
@@ -72,7 +72,7 @@ def parse_config(data: Any, source: str) -> Config:
             try:
                 values[key] = Granularity(value)
             except ValueError:
-                msg = f"{source}: 'granularity' must be one of test, file, auto, not {value!r}"
+                msg = f"{source}: 'granularity' must be one of test, file, auto, not {as_written(value)}"
                 raise ConfigError(msg) from None
         elif key == "keep_together":
             rules = [value] if isinstance(value, str) else value
@@ -88,7 +88,7 @@ def parse_config(data: Any, source: str) -> Config:
         elif key == "shards":
             text = str(value)
             if text != "auto" and not (text.isdigit() and int(text) >= 1):
-                msg = f"{source}: 'shards' must be a whole number ≥ 1 or 'auto', not {value!r}"
+                msg = f"{source}: 'shards' must be a whole number ≥ 1 or 'auto', not {as_written(value)}"
                 raise ConfigError(msg)
             values[key] = text
         elif key in ("target_seconds", "shard_overhead", "cut_cost"):

@@ -48,6 +48,22 @@ def fmt_seconds(seconds: float) -> str:
     return f"{hours}h {minutes:02d}m"
 
 
+def fmt_duration(seconds: float) -> str:
+    """A duration in the syntax it is given in (``30m``, ``1.5s``, ``500ms``, ``2h``), so ``--timeout 30m`` is
+    echoed as ``30m``, not ``1800.0``; ``parse_duration`` reads it back to the same value."""
+    if 0 < seconds < 1 and (seconds * 1000).is_integer():
+        return f"{_plain(seconds * 1000)}ms"
+    for unit, size in (("h", 3600), ("m", 60)):
+        if seconds >= size and (seconds / size).is_integer():
+            return f"{_plain(seconds / size)}{unit}"
+    return f"{_plain(seconds)}s"
+
+
+def _plain(number: float) -> str:
+    """``30``, ``1.5``, ``1000.001``: every digit kept (``:g`` would round to 6), never an exponent."""
+    return str(int(number)) if float(number).is_integer() else repr(float(number))
+
+
 def is_github_actions(env: Mapping[str, str]) -> bool:
     return env.get("GITHUB_ACTIONS") == "true"
 

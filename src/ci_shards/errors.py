@@ -6,6 +6,7 @@ and ``cli.main`` is the only place that turns an exception into one.
 
 from __future__ import annotations
 
+import json
 from typing import Final
 
 EXIT_OK: Final = 0
@@ -13,6 +14,33 @@ EXIT_FAILED: Final = 1  # tests failed, or a shard did not pass
 EXIT_USAGE: Final = 2  # usage, configuration or input error
 EXIT_INTERNAL: Final = 3  # a bug in ci-shards
 EXIT_INTERRUPTED: Final = 130
+
+
+def as_written(value: object, limit: int = 80) -> str:
+    """A value from a user's JSON/YAML/TOML file as it reads there (``null``, ``true``, ``"x"``, ``[1, 2]``),
+    for error messages: never Python's spelling (``None``, ``True``) or its type names (``NoneType``)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # a YAML/TOML date and the like
+        text = json.dumps(str(value), ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def kind_of(value: object) -> str:
+    """What a JSON/YAML value is, in those formats' words: "a list", "a number", "null"."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "a value of another kind"
 
 
 class CiShardsError(Exception):

@@ -17,6 +17,8 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Final
 
+from ci_shards.errors import as_written
+
 PLAN_SCHEMA: Final = "ci-shards/plan@1"
 OUTCOME_SCHEMA: Final = "ci-shards/outcome@1"
 FAILURE_SCHEMA: Final = "ci-shards/failure@1"
@@ -129,6 +131,31 @@ def _require(data: Mapping[str, Any], key: str) -> Any:
     return data[key]
 
 
+def _whole(data: Mapping[str, Any], key: str, default: Any = None) -> int:
+    """``data[key]`` as an int, or a ValueError in the file's words (not Python's "int() argument ... NoneType")."""
+    value = _require(data, key) if default is None else data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().lstrip("-").isdigit():
+        msg = f"{key!r} must be a whole number, not {as_written(value)}"
+        raise ValueError(msg)
+    return int(value)
+
+
+def _seconds(data: Mapping[str, Any], key: str) -> float:
+    value = data.get(key, 0.0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        msg = f"{key!r} must be a number of seconds, not {as_written(value)}"
+        raise ValueError(msg)
+    return float(value)
+
+
+def _granularity(value: Any) -> Granularity:
+    try:
+        return Granularity(value)
+    except ValueError:
+        msg = f"'granularity' must be one of {', '.join(g.value for g in Granularity)}, not {as_written(value)}"
+        raise ValueError(msg) from None
+
+
 def _round_seconds(value: float) -> float:
     """Seconds as written to files: 3 decimals, so plans are byte-stable across platforms."""
     return round(float(value), 3)
@@ -153,14 +180,17 @@ class ShardPlan:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ShardPlan:
+        if not isinstance(data, Mapping):
+            msg = f"each of 'shards' must be an object, not {as_written(data)}"
+            raise ValueError(msg)
         items = _require(data, "items")
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
             msg = "shard 'items' must be a list of strings"
             raise ValueError(msg)
         return cls(
-            index=int(_require(data, "index")),
+            index=_whole(data, "index"),
             items=tuple(items),
-            estimated_seconds=float(data.get("estimated_seconds", 0.0)),
+            estimated_seconds=_seconds(data, "estimated_seconds"),
         )
 
 
@@ -226,21 +256,25 @@ class Plan:
     def from_json(cls, data: Mapping[str, Any]) -> Plan:
         schema = _require(data, "schema")
         if schema != PLAN_SCHEMA:
-            msg = f"schema is {schema!r}, expected {PLAN_SCHEMA!r}"
+            msg = f"schema is {as_written(schema)}, expected {as_written(PLAN_SCHEMA)}"
             raise ValueError(msg)
-        shards = tuple(ShardPlan.from_json(s) for s in _require(data, "shards"))
-        total = int(_require(data, "total"))
+        listed = _require(data, "shards")
+        if not isinstance(listed, list):
+            msg = f"'shards' must be a list, not {as_written(listed)}"
+            raise ValueError(msg)
+        shards = tuple(ShardPlan.from_json(s) for s in listed)
+        total = _whole(data, "total")
         if len(shards) != total or [s.index for s in shards] != list(range(1, total + 1)):
             msg = f"'shards' must hold shards 1..{total} in order"
             raise ValueError(msg)
         plan = cls(
             total=total,
-            granularity=Granularity(_require(data, "granularity")),
+            granularity=_granularity(_require(data, "granularity")),
             shards=shards,
-            lower_bound_seconds=float(data.get("lower_bound_seconds", 0.0)),
-            unknown_items=int(data.get("unknown_items", 0)),
+            lower_bound_seconds=_seconds(data, "lower_bound_seconds"),
+            unknown_items=_whole(data, "unknown_items", 0),
             created_at=str(data.get("created_at", "")),
-            files_cut=int(data.get("files_cut", 0)),
+            files_cut=_whole(data, "files_cut", 0),
             notes=tuple(str(n) for n in data.get("notes", ())),
         )
         stated = data.get("digest")
@@ -425,7 +459,7 @@ class Outcome:
     def from_json(cls, data: Mapping[str, Any]) -> Outcome:
         schema = _require(data, "schema")
         if schema != OUTCOME_SCHEMA:
-            msg = f"schema is {schema!r}, expected {OUTCOME_SCHEMA!r}"
+            msg = f"schema is {as_written(schema)}, expected {as_written(OUTCOME_SCHEMA)}"
             raise ValueError(msg)
         elapsed = float(data.get("elapsed_seconds", 0.0))
         if not math.isfinite(elapsed):

@@ -24,7 +24,7 @@ from typing import Any
 
 from ci_shards import command as cmd
 from ci_shards.classify import FlakyResult, Policy, Report, Run, decide, report_from_events
-from ci_shards.console import Console
+from ci_shards.console import Console, fmt_duration
 from ci_shards.errors import InputError, UsageError
 from ci_shards.junit import JUnitError, parse_junit
 from ci_shards.model import CaseOutcome, Outcome, Plan, item_file, shard_dir_name
@@ -315,7 +315,8 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         with log_path.open("w+b") as log:
             state = _ShardRun(opts, console, cancel, work, log)
             if planned:
-                console.line(f"ci-shards {state.name}: {len(planned)} items, timeout {opts.timeout or 'none'}")
+                limit = fmt_duration(opts.timeout) if opts.timeout else "none"
+                console.line(f"ci-shards {state.name}: {len(planned)} items, timeout {limit}")
                 env = state.env(tmpdir)
                 state.runs.extend(state.execute(planned, rerun=0, env=env))
                 _rerun(state, env)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards.errors import InputError
+from ci_shards.errors import InputError, kind_of
 from ci_shards.junit import parse_junit_bytes
 from ci_shards.model import MAX_TEST_SECONDS
 
@@ -229,7 +229,7 @@ def parse_timings_text(data: bytes, source: str) -> TimingsStore:
                 raise InputError(source, f"entry {position} is not a [nodeid, seconds] pair")
             pairs.append((entry[0], entry[1]))
         return _from_pairs(pairs, source, "list of pairs")
-    raise InputError(source, f"expected a JSON object or list of durations, found {type(parsed).__name__}")
+    raise InputError(source, f"expected a JSON object or list of durations, found {kind_of(parsed)}")
 
 
 def _from_junit_cases(cases: Iterable[tuple[str, float]], source: str) -> TimingsStore:

@@ -136,7 +136,7 @@ def test_matrix_from_existing_plan_and_empty_plan(tmp_path, monkeypatch, capsys)
     [
         ("{", "not valid JSON at line 1"),
         ("[]", "not a plan"),
-        ('{"schema": "other"}', "not a valid plan: schema is 'other'"),
+        ('{"schema": "other"}', 'not a valid plan: schema is "other"'),
     ],
 )
 def test_matrix_with_bad_plan_file(tmp_path, monkeypatch, capsys, content, problem):

@@ -86,7 +86,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "totals recounted from the test cases. Exit 2 naming any unreadable file (the rest is still merged).",
     )
     merge.add_argument("patterns", nargs="+", metavar="FILE|GLOB", help="JUnit files or glob patterns")
-    merge.add_argument("-o", "--output", type=Path, required=True, help="the merged file to write (required)")
+    merge.add_argument(
+        "-o", "--output", type=Path, required=True, help="the merged file to write, - for stdout (required)"
+    )
     merge.add_argument("--name", default="ci-shards", help="name of the <testsuites> root (default: ci-shards)")
     merge.set_defaults(handler=_work("junit_merge_handler"))
     summary = junit_sub.add_parser(

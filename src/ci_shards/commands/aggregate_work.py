@@ -13,13 +13,15 @@ import argparse
 import dataclasses
 import json
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ci_shards import comment as pr_comment
-from ci_shards import github, outputs
+from ci_shards import github, outfile, outputs
 from ci_shards.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
 from ci_shards.console import Console, console_for
 from ci_shards.errors import EXIT_OK, InputError, UsageError
@@ -200,15 +202,28 @@ def _read_all(patterns: Sequence[str], console: Console) -> tuple[list[tuple[str
 def junit_merge(*, patterns: Sequence[str], out: Path, name: str, env: Mapping[str, str]) -> int:
     console = console_for(env)
     suites, errors = _read_all(patterns, console)
-    try:
-        write_junit_suites(suites, out, name=name)  # partial results are kept even when a file is bad
-    except OSError as err:
-        raise InputError(out, f"cannot write: {err.strerror or err}") from None
+    # partial results are kept even when a file is bad
+    if outfile.is_stdout(out):
+        _merged_junit_to_stdout(suites, name)  # a closed stdout is cli's quiet BrokenPipeError, not a bad file
+    else:
+        try:
+            write_junit_suites(suites, out, name=name)
+        except OSError as err:
+            raise InputError(out, f"cannot write: {err.strerror or err}") from None
     totals = Totals.of(c for _name, cases in suites for c in cases)
-    console.line(f"ci-shards: merged {len(suites)} files, {totals.tests} tests into {out}")
+    console.line(f"ci-shards: merged {len(suites)} files, {totals.tests} tests into {outfile.describe(out)}")
     if errors:
         raise errors[0]
     return EXIT_OK
+
+
+def _merged_junit_to_stdout(suites: Sequence[tuple[str, Sequence[Any]]], name: str) -> None:
+    """``junit merge -o -``: the writer streams to a file, so stream it through a temporary one."""
+    with tempfile.TemporaryDirectory(prefix="ci-shards-merge-") as tmp:
+        merged = Path(tmp) / "merged.xml"
+        write_junit_suites(suites, merged, name=name)
+        with merged.open(encoding="utf-8") as handle:
+            shutil.copyfileobj(handle, sys.stdout)
 
 
 def junit_summary(*, patterns: Sequence[str], output_format: str, env: Mapping[str, str]) -> int:

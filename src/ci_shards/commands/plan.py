@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_shards import matrix as matrix_mod
+from ci_shards import outfile
 from ci_shards.collect import collect_pytest, glob_items, read_items
 from ci_shards.commands import timings as timings_commands
 from ci_shards.config import Config, load_config
@@ -301,13 +302,6 @@ def plan_from_options(
     return dataclasses.replace(plan, created_at=_created_at(env))
 
 
-def _write(path: str, text: str) -> None:
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise InputError(path, f"cannot write: {err.strerror or err}") from None
-
-
 # --------------------------------------------------------------------------------------------
 # handlers
 
@@ -322,13 +316,13 @@ def emit_plan(plan: Plan, *, output_format: str, output: str | None, env: Mappin
     for note in plan.notes:
         console.notice(note)
     if output:
-        _write(output, plan.dumps())
-        console.line(f"wrote {output} ({plan.total} shards, digest {plan.digest})")
-    if output_format == "json":
-        if not output:
-            sys.stdout.write(plan.dumps())
-    else:
-        sys.stdout.write(render_plan(plan, output_format))
+        outfile.write_output(output, plan.dumps())
+        console.line(f"wrote {outfile.describe(output)} ({plan.total} shards, digest {plan.digest})")
+    if output_format != "json":
+        # with -o - stdout carries plan.json, so the table goes beside the messages, as matrix does
+        (sys.stderr if outfile.is_stdout(output) else sys.stdout).write(render_plan(plan, output_format))
+    elif not output:
+        sys.stdout.write(plan.dumps())
     return 0
 
 
@@ -356,7 +350,10 @@ def emit_matrix(*, plan: Plan, plan_out: str, env: Mapping[str, str]) -> int:
         console.warning(f"{plan.total} shards exceed GitHub's {matrix_mod.GITHUB_MATRIX_MAX}-job matrix limit")
     for note in plan.notes:
         console.notice(note)
-    _write(plan_out, plan.dumps())
+    if outfile.is_stdout(plan_out):
+        msg = "--plan-out -: stdout carries the matrix; name a file for plan.json"
+        raise UsageError(msg)
+    outfile.write_output(plan_out, plan.dumps())
     sys.stdout.write(matrix_mod.matrix_json(plan) + "\n")
     outputs = matrix_mod.job_outputs(plan)
     github_output = env.get("GITHUB_OUTPUT")
@@ -383,7 +380,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="table",
         help="stdout format; json is plan.json exactly (default: table)",
     )
-    plan.add_argument("-o", "--output", metavar="FILE", help="write plan.json to FILE (default: not written)")
+    plan.add_argument(
+        "-o", "--output", metavar="FILE", help="write plan.json to FILE, - for stdout (default: not written)"
+    )
     plan.add_argument(
         "pytest_args",
         nargs="*",

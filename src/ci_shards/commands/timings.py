@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ci_shards import outfile
 from ci_shards.collect import expand_files
 from ci_shards.console import console_for
 from ci_shards.errors import UsageError
@@ -36,7 +37,8 @@ def import_timings(
             console.warning(warning)
         store = store.record(loaded.estimates(), variant=variant)
     _emit_store(store, output)
-    console.line(f"imported {len(store)} items from {len(files) + len(durations)} file(s) into {output}")
+    read = len(files) + len(durations)
+    console.line(f"imported {len(store)} items from {read} file(s) into {outfile.describe(output)}")
     return 0
 
 
@@ -51,14 +53,15 @@ def merge_timings(*, inputs: Sequence[str], output: str, cwd: Path) -> int:
     for warning in merged.warnings:
         console.warning(warning)
     _emit_store(merged, output)
-    console.line(f"merged {len(inputs)} file(s): {len(merged)} items into {output}")
+    console.line(f"merged {len(inputs)} file(s): {len(merged)} items into {outfile.describe(output)}")
     return 0
 
 
 def _emit_store(store: TimingsStore, output: str) -> None:
-    if output == "-":
+    if outfile.is_stdout(output):
         sys.stdout.write(store.dumps())
     else:
+        outfile.make_parent(output)
         write_store(store, output)
 
 
