@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ci_shards.errors import InputError, UsageError
-from ci_shards.model import Plan, ShardPlan, parse_shard_spec
+from ci_shards.model import Plan, parse_shard_spec
 
 # GitHub: "A matrix will generate a maximum of 256 jobs per workflow run."
 # https://docs.github.com/en/actions/reference/limits (notes/gha.md)
@@ -72,16 +72,6 @@ def resolve_shard(spec: str, env: Mapping[str, str]) -> tuple[int, int]:
     names = ", ".join(["CI_SHARDS_SHARD", *(f"{index_var}/{total_var}" for _, index_var, total_var, _ in PROVIDERS)])
     msg = f"--shard auto: no CI shard variables found (looked for {names}); pass --shard I/N"
     raise UsageError(msg)
-
-
-def select_shard(plan: Plan, index: int, total: int) -> ShardPlan:
-    """The plan's shard ``index``; a plan made for a different total is an error, never a re-split."""
-    if plan.total != total:
-        msg = (
-            f"the plan has {plan.total} shards but this job is shard {index} of {total}; re-plan with --shards {total}"
-        )
-        raise UsageError(msg)
-    return plan.shard(index)
 
 
 def github_matrix(plan: Plan) -> dict[str, Any]:

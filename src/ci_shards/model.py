@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
@@ -504,7 +504,3 @@ def parse_shard_spec(spec: str) -> tuple[int, int]:
         msg = f"shard {spec!r}: the index must be between 1 and {total} (shards are 1-based)"
         raise ValueError(msg)
     return index, total
-
-
-def sorted_unique(items: Sequence[str]) -> list[str]:
-    return sorted(set(items))

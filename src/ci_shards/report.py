@@ -8,7 +8,6 @@ Pure: a ``Verdict`` in, a string out. Markdown comes from the jinja2 templates i
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
@@ -338,7 +337,3 @@ def render_summary(verdict: Verdict, **kwargs: Any) -> str:
 
 def render_comment(verdict: Verdict, *, key: str, **kwargs: Any) -> str:
     return render_markdown(verdict, flavor=Flavor.COMMENT, marker=comment_marker(key), **kwargs)
-
-
-def failure_lines(verdict: Verdict) -> Sequence[FailureRecord]:
-    return [r for r in verdict.failures if r.kind in _BAD_KINDS]

@@ -9,7 +9,7 @@ import pytest
 
 from ci_shards.cli import main
 from ci_shards.errors import UsageError
-from ci_shards.matrix import format_outputs, github_matrix, job_outputs, resolve_shard, select_shard
+from ci_shards.matrix import format_outputs, github_matrix, job_outputs, resolve_shard
 from ci_shards.model import Granularity
 from ci_shards.planner import plan_items
 
@@ -59,11 +59,10 @@ def _plan(items=("a.py::t1", "a.py::t2", "b.py::t"), shards=2):
     return plan_items(items, {"a.py::t1": 1.0, "a.py::t2": 2.0, "b.py::t": 3.0}, shards)
 
 
-def test_select_shard_refuses_a_different_total():
-    plan = _plan()
-    assert select_shard(plan, 2, 2).index == 2
-    with pytest.raises(UsageError, match="the plan has 2 shards but this job is shard 1 of 3"):
-        select_shard(plan, 1, 3)
+def test_run_refuses_a_plan_with_a_different_total(tmp_path, capsys):
+    (tmp_path / "plan.json").write_text(_plan().dumps())
+    assert main(["run", "--plan", str(tmp_path / "plan.json"), "--shard", "1/3", "--", "true"]) == 2
+    assert "has 2 shards" in capsys.readouterr().err
 
 
 def test_github_matrix_and_outputs():
