@@ -15,7 +15,7 @@ Methods, each in a fresh subprocess so peak RSS (``ru_maxrss``) is its own:
   ``junitparser.xunit2`` objects instead of streamed as text (would the writer be as fast through
   junitparser?);
 - ``junitparser-append``: one ``JUnitXml``, suites appended, ``update_statistics()`` once (the fast
-  way to use junitparser, notes/executor.md §5);
+  way to use junitparser, as its maintainers advise for big merges);
 - ``junitparser-naive``: ``xml += JUnitXml.fromfile(f)`` in a loop, the README's way (quadratic).
 Fast methods run ``--repeat`` times (median shown); the naive loop once. Prints a Markdown table
 with the date, machine and load, for docs/benchmarks.md.

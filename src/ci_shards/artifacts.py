@@ -1,7 +1,7 @@
 """Finding and reading shard artifact folders (the IO edge of the aggregate stage).
 
 ``actions/download-artifact`` lays the same artifacts out in several ways, and all of them must
-work (notes/gha.md §5.3, issue 4):
+work (actions/download-artifact README: ``pattern``, ``merge-multiple``; issue 4):
 
 - one folder per shard: ``results/shard-2-of-4/outcome.json``;
 - each artifact in its own folder: ``artifacts/ci-shards-shard-2-of-4-a1/shard-2-of-4/outcome.json``;

@@ -14,7 +14,8 @@ Sources: REST "List issue comments", "Create", "Update", "Delete an issue commen
 by ``Link`` headers, docs.github.com/en/rest/issues/comments and .../using-pagination-in-the-rest-api;
 ``retry-after`` / ``x-ratelimit-remaining`` / ``x-ratelimit-reset`` and secondary rate limits,
 docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api; body size (65,536
-characters), notes/gha.md §4.3; oldest-wins de-duplication, notes/gha.md §5.4.
+characters), the API's 422 "Body is too long (maximum is 65536 characters)"; when two jobs raced and
+both created a comment, the oldest one wins and is the one kept up to date.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Every expected failure of ci-shards, each with its own exit code.
 
-The exit codes are public API (DESIGN.md "Exit codes"); they are defined here and nowhere else,
+The exit codes are public API (README.md, "Exit codes"); they are defined here and nowhere else,
 and ``cli.main`` is the only place that turns an exception into one.
 """
 

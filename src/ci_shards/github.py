@@ -3,7 +3,8 @@ annotations. Pure: the environment and the event payload come in as parameters. 
 (HTTP) is ``comment.py``.
 
 Sources: workflow commands and their escaping, actions/toolkit ``command.ts``; annotation caps
-(10 per type per step), notes/gha.md §4.4; fork PRs get a read-only token, notes/gha.md §4.1.
+(10 per type per step, 50 per job), actions/toolkit's problem-matchers docs, "Limitations"; fork PRs
+get a read-only token, docs.github.com/en/actions/reference/github_token-reference.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ class GitHubContext:
 
     @property
     def is_fork_pr(self) -> bool:
-        """A ``pull_request`` from another repository: its GITHUB_TOKEN is read-only (notes/gha.md §1.1)."""
+        """A ``pull_request`` from another repository: its GITHUB_TOKEN is read-only (GitHub's token reference)."""
         pull = self.event.get("pull_request")
         if self.event_name not in ("pull_request", "pull_request_review") or not isinstance(pull, Mapping):
             return False
@@ -128,7 +129,7 @@ def _usefulness(record: FailureRecord) -> tuple[int, int]:
 
 
 def repo_relative(file: str | None, workspace: str) -> str | None:
-    """GitHub places an annotation only with a repository-relative path (notes/gha.md §5.5): an
+    """GitHub places an annotation only with a repository-relative path (a ``../`` path is not shown): an
     absolute path under the workspace is made relative; one outside it is dropped (no file=)."""
     if not file:
         return None

@@ -153,7 +153,7 @@ def write_junit_suites(
 
     Streamed as text, suite by suite (no element tree: half the time and memory on 100k cases), and
     counted once, never junitparser's ``+=``, which recounts the whole tree on every merge and is
-    quadratic (notes/executor.md §5).
+    quadratic (docs/benchmarks.md: 23 to 33 s for 300 files x 200 cases).
     """
     suite_list = list(suites)
     totals = [kv for kv in _counts(c for _n, cases in suite_list for c in cases) if kv[0] != "skipped"]

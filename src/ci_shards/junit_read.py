@@ -10,12 +10,13 @@ What junitparser does here: ``JUnitXml.fromfile(..., parse_func=...)`` builds th
 parser's tree (a bare ``<testsuite>`` root wrapped into ``<testsuites>``, any other root refused),
 and the ``junitparser.xunit2`` classes sort a case's children into final results (``Failure``,
 ``Error``, ``Skipped``), interim results (``FlakyFailure``, ``RerunError``... with their
-``<stackTrace>``) and ``system-out``/``system-err``. What stays ours, and why (notes/executor.md
-§5): every count (junitparser's ``update_statistics`` counts result elements, not test cases, and
-writes attributes into the document when a count is read, so we never read one), ``time`` (its
-``FloatAttr`` reads ``0,5`` as 5.0: the raw attribute goes through ``parse_time``), the walk over
-suites (``TestSuite.__iter__`` yields a suite's own cases before its nested suites', recursively,
-and skips cases directly under ``<testsuites>``), and the parser itself.
+``<stackTrace>``) and ``system-out``/``system-err``. What stays ours, and why (docs/aggregate.md,
+"What junitparser does, and what stays ours"): every count (junitparser's ``update_statistics``
+counts result elements, not test cases, and writes attributes into the document when a count is
+read, so we never read one), ``time`` (its ``FloatAttr`` reads ``0,5`` as 5.0: the raw attribute
+goes through ``parse_time``), the walk over suites (``TestSuite.__iter__`` yields a suite's own
+cases before its nested suites', recursively, and skips cases directly under ``<testsuites>``),
+and the parser itself.
 
 The XML underneath is parsed by ``ci_shards.safe_xml`` (lxml when installed, expat otherwise, no
 entity ever expanded), handed to junitparser as its ``parse_func``.

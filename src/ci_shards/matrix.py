@@ -21,7 +21,7 @@ from ci_shards.errors import InputError, UsageError
 from ci_shards.model import Plan, parse_shard_spec
 
 # GitHub: "A matrix will generate a maximum of 256 jobs per workflow run."
-# https://docs.github.com/en/actions/reference/limits (notes/gha.md)
+# https://docs.github.com/en/actions/reference/limits (it cannot be raised)
 GITHUB_MATRIX_MAX: Final = 256
 
 # (index variable, total variable, index base), in the order they are tried.
@@ -100,7 +100,8 @@ def job_outputs(plan: Plan) -> dict[str, str]:
 
 def format_outputs(outputs: Mapping[str, str], delimiter: str | None = None) -> str:
     """``$GITHUB_OUTPUT`` text: every value in the multi-line form with a random delimiter
-    (workflow-commands docs, "Multiline strings"; notes/gha.md 2.1), like actions/toolkit's
+    (docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands, "Multiline strings"), like
+    actions/toolkit's
     ``ghadelimiter_<uuid>``; a delimiter that occurs in a value is refused, as the toolkit does."""
     delim = delimiter or f"ghadelimiter_{secrets.token_hex(16)}"
     lines = []

@@ -1,6 +1,7 @@
 """The data every stage shares: items, plans, shard outcomes, test results, failure records.
 
-These are the contracts of DESIGN.md in code. Each type has a JSON form (``to_json`` / ``from_json``)
+These are the contracts between the stages in code (the files are described in docs/planning.md,
+docs/run.md and docs/aggregate.md). Each type has a JSON form (``to_json`` / ``from_json``)
 that is the file format; readers accept unknown keys (newer writers) and reject missing required
 ones with a ``ValueError`` naming the key, which the IO edge turns into an ``InputError``.
 Nothing here touches files, the clock or the environment.
@@ -31,7 +32,7 @@ def rfc3339(when: datetime) -> str:
 
 
 def shard_dir_name(index: int, total: int) -> str:
-    """Folder name of one shard's artifacts: ``shard-<i>-of-<n>`` (1-based, DESIGN.md)."""
+    """Folder name of one shard's artifacts: ``shard-<i>-of-<n>`` (1-based, docs/run.md)."""
     return f"shard-{index}-of-{total}"
 
 
@@ -41,7 +42,7 @@ def item_file(item: str) -> str:
 
 
 def item_candidates(test_id: str) -> list[str]:
-    """Every item that would cover ``test_id``, most specific first (DESIGN.md "What counts as ran").
+    """Every item that would cover ``test_id``, most specific first (how aggregate decides that a planned item ran).
 
     ``f.py::C::t[a::b]`` → ``f.py::C::t[a::b]``, ``f.py::C::t``, ``f.py::C``, ``f.py``. The brackets of
     a parametrized id may hold anything, ``::`` and ``[`` included, so they are cut off before the id is
@@ -85,7 +86,7 @@ class Granularity(str, Enum):
 
 
 class ShardStatus(str, Enum):
-    """How one shard ended (DESIGN.md "Shard statuses")."""
+    """How one shard ended (docs/run.md, "Status")."""
 
     PASSED = "passed"
     FAILED = "failed"

@@ -16,7 +16,7 @@ and ties between shards always go to the lower shard index.
   units, and only the units that fit nowhere whole are cut (often fewer cuts than wrapping).
 - ``rejoin``: moves cut parts back next to another part of their unit (directly, or swapped
   against a piece of that shard) wherever the shard stays within a limit.
-(notes/splitting.md sections 6-7.)
+(Graham's LPT, McNaughton's wrap-around rule and the Finn-Horowitz move/swap local search; see docs/planning.md.)
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ it packs whole files (LPT + moves/swaps) and, when that misses the lower bound b
 for a few capacities, and keeps the plan with the fewest (file, shard) pairs among those within
 the tolerance of LB (or, when none is, of the best makespan found). Lower bound:
 LB = max(total/N, longest atom, N-th + (N+1)-th longest atom) over tests and keep-together groups
-(notes/splitting.md section 7).
+(the standard P||Cmax bound: two of the N+1 longest atoms must share a shard).
 """
 
 from __future__ import annotations

@@ -75,9 +75,11 @@ def render_terminal(verdict: Verdict) -> str:
 # --------------------------------------------------------------------------------------------
 # Markdown (job summary and PR comment)
 
-# GitHub discards a step summary over 1 MiB entirely (notes/gha.md §2, §5.5); keep a margin.
+# GitHub drops a step summary over 1 MiB whole, not cut (workflow-commands docs, "Step isolation and limits");
+# keep a margin.
 SUMMARY_BUDGET_BYTES: Final = 1_000_000
-# A PR comment body is capped at 65,536 characters (notes/gha.md §4.3); keep a margin.
+# A PR comment body is capped at 65,536 characters (API error "Body is too long (maximum is 65536
+# characters)"); keep a margin.
 COMMENT_BUDGET_CHARS: Final = 60_000
 MARKER_PREFIX: Final = "<!-- ci-shards:"
 

@@ -3,7 +3,7 @@
 The edge of the run stage. Processes are ``process.run_process``; what the results mean is
 ``classify.decide`` (pure); this module wires them: batches that fit ARG_MAX, the private TMPDIR,
 the shard environment variables, reading each run's report, re-runs of only the failed tests,
-and the artifact folder (DESIGN.md "Shard artifact folder").
+and the artifact folder (docs/run.md, "The artifact folder").
 """
 
 from __future__ import annotations

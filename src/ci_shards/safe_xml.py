@@ -23,7 +23,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-try:  # optional: junitparser picks lxml up the same way (notes/executor.md §5)
+try:  # optional: junitparser itself uses lxml whenever it is importable
     from lxml import etree as lxml_etree  # type: ignore[import-untyped,import-not-found,unused-ignore]
 except ImportError:  # pragma: no cover - the test extra installs lxml (docs/benchmarks.md has runs without)
     lxml_etree = None
@@ -107,7 +107,7 @@ def _parse_lxml(data: bytes) -> Any:
     """An lxml tree, or None for expat to decide (see the module docstring). Comments and processing
     instructions are dropped so that text around them joins up as it does in ElementTree."""
     parser = lxml_etree.XMLParser(
-        huge_tree=True,  # text nodes over 10 MB (junitparser#67, notes/executor.md §4.5 item 13)
+        huge_tree=True,  # text nodes over 10 MB, refused by libxml2 otherwise ("huge text node", junitparser#67)
         resolve_entities=False,
         no_network=True,
         load_dtd=False,

@@ -63,7 +63,7 @@ def build_outcome(
     log_path: Path,
     subreaper: bool,
 ) -> Outcome:
-    """outcome.json's content (DESIGN.md "Shard artifact folder")."""
+    """outcome.json's content (docs/run.md, "The artifact folder")."""
     first = [r for r in runs if r.rerun == 0]
     bad_rc = next((r for r in first if r.exit_code not in (0, None) or r.signal is not None), None)
     rc_run = bad_rc or (first[0] if first else None)
