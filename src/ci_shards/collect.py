@@ -7,7 +7,6 @@ and a pytest collection error all stop planning with the reason. The parsing par
 
 from __future__ import annotations
 
-import glob
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Final, TextIO
 
 from ci_shards.errors import CollectionError, InputError
+from ci_shards.globs import match_files
 
 TAIL_LINES: Final = 30  # of pytest's output shown when collection fails
 PYTEST_NO_TESTS: Final = 5  # pytest's exit code "no tests were collected" (pytest ExitCode.NO_TESTS_COLLECTED)
@@ -44,7 +44,7 @@ def glob_items(patterns: Sequence[str], *, cwd: Path) -> list[str]:
         if Path(pattern).is_absolute():
             msg = f"--glob {pattern!r}: use a pattern relative to the working directory"
             raise InputError(pattern, msg)
-        matches = sorted(p.relative_to(cwd).as_posix() for p in cwd.glob(pattern) if p.is_file())
+        matches = [Path(hit).as_posix() for hit in match_files(pattern, cwd=cwd)]
         if not matches:
             raise InputError(pattern, f"--glob matched no files under {cwd}")
         found.update(matches)
@@ -56,8 +56,7 @@ def expand_files(patterns: Sequence[str], *, cwd: Path) -> list[str]:
     matching at least one file."""
     found: set[str] = set()
     for pattern in patterns:
-        # root_dir keeps glob characters in the working directory's own path literal
-        matches = [str(cwd / p) for p in glob.glob(pattern, root_dir=cwd, recursive=True) if (cwd / p).is_file()]
+        matches = [str(cwd / hit) for hit in match_files(pattern, cwd=cwd)]
         if not matches:
             raise InputError(pattern, f"matched no files under {cwd}")
         found.update(matches)

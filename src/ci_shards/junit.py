@@ -15,13 +15,13 @@ It streams text rather than building junitparser elements: half the time and mem
 
 from __future__ import annotations
 
-import glob
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
 from ci_shards.console import strip_ansi
 from ci_shards.errors import InputError
+from ci_shards.globs import has_magic, match_files
 from ci_shards.junit_read import (
     INVALID_XML,
     MAX_TEXT_CHARS,
@@ -187,8 +187,8 @@ def expand_patterns(patterns: Sequence[str]) -> list[Path]:
     dropped. A pattern that matches nothing is an ``InputError`` naming it: never a silent zero."""
     found: dict[Path, None] = {}
     for pattern in patterns:
-        if any(char in pattern for char in "*?["):
-            matches = sorted(Path(m) for m in glob.glob(pattern, recursive=True) if Path(m).is_file())
+        if has_magic(pattern):
+            matches = [Path(hit) for hit in match_files(pattern, cwd=Path.cwd())]
             if not matches:
                 raise InputError(pattern, "no files match this pattern")
             found.update(dict.fromkeys(matches))

@@ -9,7 +9,6 @@ and the artifact folder (docs/run.md, "The artifact folder").
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import shlex
 import shutil
@@ -26,6 +25,7 @@ from ci_shards import command as cmd
 from ci_shards.classify import FlakyResult, Policy, Report, Run, decide, report_from_events
 from ci_shards.console import Console, fmt_duration
 from ci_shards.errors import InputError, UsageError
+from ci_shards.globs import match_files
 from ci_shards.junit import JUnitError, parse_junit
 from ci_shards.model import CaseOutcome, Outcome, Plan, item_file, shard_dir_name
 from ci_shards.process import CancelToken, Limits, ProcessResult, become_subreaper, run_process
@@ -246,9 +246,13 @@ class _ShardRun:
         )
 
     def _report_mtimes(self) -> dict[str, float]:
+        return {p: os.path.getmtime(p) for p in self._junit_files()}
+
+    def _junit_files(self) -> list[str]:
+        """The reports ``--junit`` names, as absolute paths (none without ``--junit``)."""
         if not self.opts.junit:
-            return {}
-        return {p: os.path.getmtime(p) for p in glob.glob(str(self.opts.cwd / self.opts.junit), recursive=True)}
+            return []
+        return [str(self.opts.cwd / hit) for hit in match_files(self.opts.junit, cwd=self.opts.cwd)]
 
     def _read_report(
         self, result: ProcessResult, events: Path, junit_path: Path, before: Mapping[str, float], started: float
@@ -264,7 +268,7 @@ class _ShardRun:
         if cmd.uses_junit(self.opts.command):
             paths = [junit_path] if junit_path.exists() else []
         elif self.opts.junit:
-            found = glob.glob(str(self.opts.cwd / self.opts.junit), recursive=True)
+            found = self._junit_files()
             fresh = [p for p in found if p not in before or os.path.getmtime(p) > before[p]]
             fresh = [p for p in fresh if os.path.getmtime(p) >= started - 1]
             if found and not fresh:
