@@ -36,7 +36,7 @@ OUTPUT_CASES: dict[tuple[str, str], list[str]] = {
     ("timings import", "--output"): ["timings", "import", "--durations", str(DURATIONS), "-o", "{out}"],
     ("timings merge", "--output"): ["timings", "merge", str(DURATIONS), "-o", "{out}"],
     ("junit merge", "--output"): ["junit", "merge", str(JUNIT), "-o", "{out}"],
-    ("aggregate", "--junit"): ["aggregate", "--plan", "plan.json", "shards", "--junit", "{out}"],
+    ("aggregate", "--junit-out"): ["aggregate", "--plan", "plan.json", "shards", "--junit-out", "{out}"],
     ("aggregate", "--failures"): ["aggregate", "--plan", "plan.json", "shards", "--failures", "{out}"],
     ("aggregate", "--summary"): ["aggregate", "--plan", "plan.json", "shards", "--summary", "{out}"],
     ("aggregate", "--timings-out"): ["aggregate", "--plan", "plan.json", "shards", "--timings-out", "{out}"],
@@ -92,6 +92,62 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_every_output_flag_has_a_case():
     found = {(path, _long(a)) for path, a in _walk(build_parser()) if _is_output(a)}
     assert found <= set(OUTPUT_CASES), f"output flags without a case here: {sorted(found - set(OUTPUT_CASES))}"
+
+
+def _visible(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.Action]]:
+    return ((path, a) for path, a in _walk(parser) if a.help != argparse.SUPPRESS)
+
+
+def test_a_flag_name_is_an_input_or_an_output_never_both():
+    uses: dict[str, set[bool]] = {}
+    for path, action in _visible(build_parser()):
+        for option in action.option_strings:
+            uses.setdefault(option, set()).add((path, _long(action)) in OUTPUT_CASES)
+    assert sorted(o for o, kinds in uses.items() if len(kinds) > 1) == []
+
+
+@pytest.mark.parametrize(
+    ("dests", "name"),
+    [
+        ({"variant", "timings_variant"}, "--variant"),
+        ({"mode", "comment_mode"}, "--comment-mode"),
+        ({"key", "comment_key"}, "--comment-key"),
+    ],
+)
+def test_one_name_per_concept(dests, name):
+    """Every visible flag holding a concept is spelled the same in every subcommand."""
+    spellings = {_long(a) for _path, a in _visible(build_parser()) if a.dest in dests}
+    assert spellings == {name}
+
+
+@pytest.mark.parametrize(
+    ("argv", "old", "new"),
+    [
+        (["aggregate", "--plan", "plan.json", "shards", "--junit", "{out}"], "--junit", "--junit-out"),
+        (
+            ["aggregate", "--plan", "plan.json", "shards", "--timings-out", "t.json", "--timings-variant", "v"],
+            "--timings-variant",
+            "--variant",
+        ),
+    ],
+)
+def test_old_names_still_work_with_a_warning_and_are_hidden(argv, old, new, workdir, capsys):
+    out = workdir / "merged.xml"
+    assert main([str(out) if a == "{out}" else a for a in argv]) in (0, 1)
+    err = capsys.readouterr().err
+    assert f"{old} is deprecated: use {new}" in err
+    if old == "--junit":
+        assert out.is_file()
+    else:
+        assert "v" in json.loads((workdir / "t.json").read_text())["variants"]
+    assert main(["aggregate", "--help"]) == 0
+    assert f"{old} " not in capsys.readouterr().out
+
+
+def test_comment_old_names_parse_as_the_new_ones():
+    old = build_parser().parse_args(["comment", "--body-file", "b.md", "--mode", "off", "--key", "k"])
+    new = build_parser().parse_args(["comment", "--body-file", "b.md", "--comment-mode", "off", "--comment-key", "k"])
+    assert (old.mode, old.key) == (new.mode, new.key) == ("off", "k")
 
 
 def test_every_dash_o_says_it_takes_dash_for_stdout():

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from ci_shards.commands.aliases import add_deprecated_alias
 from ci_shards.errors import EXIT_USAGE
 from ci_shards.model import CommentMode
 
@@ -45,7 +46,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     agg.add_argument("--plan", type=Path, required=True, help="plan.json of this run (required)")
     agg.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="folders holding the shard artifact folders")
-    agg.add_argument("--junit", type=Path, help="write the merged JUnit XML here (default: not written)")
+    agg.add_argument(
+        "--junit-out",
+        dest="junit",
+        type=Path,
+        metavar="FILE",
+        help="write the merged JUnit XML here (default: not written)",
+    )
+    add_deprecated_alias(agg, "--junit", new="--junit-out", dest="junit", type=Path)  # --junit is an input elsewhere
     agg.add_argument("--failures", type=Path, help="write every failure record as JSON lines (default: not written)")
     where = agg.add_mutually_exclusive_group()
     where.add_argument("--summary", type=Path, help="append the Markdown job summary to FILE (default: none)")
@@ -55,7 +63,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="GitHub Actions: append the summary to $GITHUB_STEP_SUMMARY and emit annotations (default: off)",
     )
     agg.add_argument("--timings-out", type=Path, help="fold measured durations into this timings file (default: none)")
-    agg.add_argument("--timings-variant", default="", help="timings variant key, e.g. OS/Python (default: none)")
+    agg.add_argument(
+        "--variant",
+        dest="timings_variant",
+        default="",
+        metavar="KEY",
+        help="timings variant key, e.g. OS/Python (default: none)",
+    )
+    add_deprecated_alias(agg, "--timings-variant", new="--variant", dest="timings_variant")
     agg.add_argument("--comment", action="store_true", help="upsert the PR comment (default: off)")
     agg.add_argument(
         "--comment-mode", choices=_modes(), default="always", help="when to write the comment (default: always)"
@@ -116,8 +131,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=Path,
         help="post this rendered body instead; only a body from a trusted workflow (default: none)",
     )
-    com.add_argument("--mode", choices=_modes(), default="always", help="when to write the comment (default: always)")
-    com.add_argument("--key", help="comment identity (default: $GITHUB_WORKFLOW/$GITHUB_JOB)")
+    com.add_argument(
+        "--comment-mode",
+        dest="mode",
+        choices=_modes(),
+        default="always",
+        help="when to write the comment (default: always)",
+    )
+    add_deprecated_alias(com, "--mode", new="--comment-mode", dest="mode", choices=_modes())
+    com.add_argument(
+        "--comment-key", dest="key", metavar="KEY", help="comment identity (default: $GITHUB_WORKFLOW/$GITHUB_JOB)"
+    )
+    add_deprecated_alias(com, "--key", new="--comment-key", dest="key")
     com.add_argument("--pr", type=int, help="pull request number (default: from $GITHUB_EVENT_PATH)")
     com.add_argument("--repo", help="owner/name (default: $GITHUB_REPOSITORY)")
     com.add_argument(
