@@ -6,10 +6,16 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
 REAL_DATA = REPO / "tests" / "data"
 DEMO = REPO / "examples" / "demo"
+
+# No wall-clock assertions, hypothesis' own included: its default 200 ms deadline per example fails
+# property tests on a loaded machine, which says nothing about the property.
+settings.register_profile("ci-shards", deadline=None)
+settings.load_profile("ci-shards")
 
 
 @pytest.fixture
@@ -20,7 +26,7 @@ def real_data() -> Path:
 
 @pytest.fixture
 def shared_data(real_data: Path) -> Path:
-    """The old name of ``real_data``, kept so tests written against it still run (it no longer needs ../shared)."""
+    """The old name of ``real_data``, kept so tests written against it still run; it reads tests/data too."""
     return real_data
 
 
