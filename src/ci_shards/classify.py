@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
+from ci_shards.console import fmt_duration
 from ci_shards.model import (
     Attempt,
     CaseOutcome,
@@ -246,7 +247,7 @@ def decide(
         problems.append(never.start_error)
     elif timed_out:
         status = ShardStatus.TIMED_OUT
-        limit = f" of {policy.timeout_seconds:g} s" if policy.timeout_seconds else ""
+        limit = f" of {fmt_duration(policy.timeout_seconds)}" if policy.timeout_seconds else ""  # as in --timeout
         problems.append(f"hit the shard deadline{limit}; the tree was signalled and killed")
     elif cancelled:
         status = ShardStatus.CANCELLED

@@ -227,6 +227,22 @@ def test_run_echoes_the_timeout_as_written(tmp_path):
     assert "1800" not in proc.stderr
 
 
+def test_a_timed_out_shard_names_its_limit_as_written(tmp_path):
+    (tmp_path / "one.json").write_text(make_plan([["a::t"]]).dumps())
+    argv = ["run", "--plan", "one.json", "--shard", "1/1", "--timeout", "1s", "--grace", "500ms", "--out", "out"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "ci_shards", *argv, "--", sys.executable, "-c", "import time; time.sleep(60)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    reason = json.loads((tmp_path / "out" / "shard-1-of-1" / "outcome.json").read_text())["reason"]
+    assert proc.returncode == 1
+    assert "shard deadline of 1s" in reason, reason
+
+
 # --------------------------------------------------------------------------------------------
 # messages in the user's words
 
