@@ -129,6 +129,14 @@ def _require(data: Mapping[str, Any], key: str) -> Any:
     return data[key]
 
 
+def _optional_str(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        msg = f"{key!r} must be a string"
+        raise ValueError(msg)
+    return value
+
+
 def _round_seconds(value: float) -> float:
     """Seconds as written to files: 3 decimals, so plans are byte-stable across platforms."""
     return round(float(value), 3)
@@ -180,9 +188,13 @@ class Plan:
     created_at: str = ""
     files_cut: int = 0
     notes: tuple[str, ...] = ()
+    # a pytest plan: the folder its items (pytest node ids) are relative to, POSIX and relative to the
+    # working directory the plan was made in (so a CI checkout elsewhere still resolves it);
+    # None: the items are relative to that working directory
+    rootdir: str | None = None
 
     def content(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "schema": PLAN_SCHEMA,
             "total": self.total,
             "granularity": self.granularity.value,
@@ -192,6 +204,9 @@ class Plan:
             "files_cut": self.files_cut,
             "notes": list(self.notes),
         }
+        if self.rootdir is not None:
+            data["rootdir"] = self.rootdir
+        return data
 
     @property
     def digest(self) -> str:
@@ -242,6 +257,7 @@ class Plan:
             created_at=str(data.get("created_at", "")),
             files_cut=int(data.get("files_cut", 0)),
             notes=tuple(str(n) for n in data.get("notes", ())),
+            rootdir=_optional_str(data, "rootdir"),
         )
         stated = data.get("digest")
         if stated is not None and stated != plan.digest:

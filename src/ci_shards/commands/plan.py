@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_shards import matrix as matrix_mod
-from ci_shards.collect import collect_pytest, glob_items, read_items
+from ci_shards.collect import glob_items, read_items
 from ci_shards.commands import timings as timings_commands
 from ci_shards.config import Config, load_config
 from ci_shards.console import console_for
@@ -25,6 +25,7 @@ from ci_shards.model import Granularity, Plan, rfc3339
 from ci_shards.packing import STRATEGIES
 from ci_shards.planfile import load_plan
 from ci_shards.planner import choose_shards, plan_items
+from ci_shards.pytest_collect import collect_pytest, portable_rootdir
 from ci_shards.render import render_plan
 from ci_shards.timings import TimingsStore, load_timings, merge_stores
 
@@ -229,6 +230,7 @@ def plan_from_options(
 
     items: list[str] = []
     sources = 0
+    rootdir: str | None = None
     for source in args.items or ():
         items += read_items(source, cwd=cwd)
         sources += 1
@@ -241,7 +243,9 @@ def plan_from_options(
         raise UsageError(msg)
     if getattr(args, "pytest", False):
         extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
-        items += collect_pytest(extra, cwd=cwd, env=env)
+        collection = collect_pytest(extra, cwd=cwd, env=env)
+        items += collection.ids
+        rootdir = portable_rootdir(collection.rootdir, cwd)
         sources += 1
     if args.from_timings:
         if not durations_paths and not cached_paths:
@@ -251,6 +255,12 @@ def plan_from_options(
         sources += 1
     if not sources:
         msg = "no items: give --items FILE, --glob PATTERN, --pytest [-- ARGS] or --from-timings"
+        raise UsageError(msg)
+    if rootdir not in (None, ".") and sources > 1:
+        msg = (
+            f"--pytest ids are relative to pytest's rootdir {rootdir!r}, the other item sources to the working"
+            " directory: plan from the rootdir to combine them"
+        )
         raise UsageError(msg)
 
     options: dict[str, Any] = {
@@ -298,7 +308,7 @@ def plan_from_options(
             msg = f"--shards must be a whole number ≥ 1 or auto, not {shards!r}"
             raise UsageError(msg)
         plan = plan_items(items, estimates, int(shards), **options)
-    return dataclasses.replace(plan, created_at=_created_at(env))
+    return dataclasses.replace(plan, created_at=_created_at(env), rootdir=rootdir)
 
 
 def _write(path: str, text: str) -> None:
