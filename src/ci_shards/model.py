@@ -192,6 +192,8 @@ class Plan:
     # working directory the plan was made in (so a CI checkout elsewhere still resolves it);
     # None: the items are relative to that working directory
     rootdir: str | None = None
+    # slowest shard over the lower bound counting only measured seconds, when some items were guessed
+    measured_ratio: float | None = None
 
     def content(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -206,6 +208,8 @@ class Plan:
         }
         if self.rootdir is not None:
             data["rootdir"] = self.rootdir
+        if self.measured_ratio is not None:
+            data["measured_ratio"] = round(self.measured_ratio, 3)
         return data
 
     @property
@@ -258,6 +262,7 @@ class Plan:
             files_cut=int(data.get("files_cut", 0)),
             notes=tuple(str(n) for n in data.get("notes", ())),
             rootdir=_optional_str(data, "rootdir"),
+            measured_ratio=None if data.get("measured_ratio") is None else float(data["measured_ratio"]),
         )
         stated = data.get("digest")
         if stated is not None and stated != plan.digest:

@@ -221,3 +221,54 @@ def test_ids_pytest_cannot_run_again_are_refused(tmp_path: Path) -> None:
     planned = ci_shards(*argv, cwd=tmp_path)
     assert planned.returncode == 2
     assert "pytest collected 'tests/test_more.py::test_param[0]' twice" in planned.stderr
+
+
+def test_timings_recorded_inside_the_package_are_remapped_at_the_repository_root(tmp_path: Path) -> None:
+    _write(tmp_path, {**_package("src/", "pkg"), "pyproject.toml": INI.format(path="src")})
+    collect = ["--pyargs", "pkg", "-q"]
+    plain = ci_shards("plan", "--pytest", "--shards", "1", "--format", "json", "--", *collect, cwd=tmp_path)
+    ids = [i for s in json.loads(plain.stdout)["shards"] for i in s["items"]]
+    assert ids and all(i.startswith("src/pkg/tests/") for i in ids)
+    seconds = {i: 0.1 + (n * 7919 % 97) / 10 for n, i in enumerate(ids)}  # uneven, deterministic
+    # what a run inside the package (its own rootdir) records, and what one at the root would
+    (tmp_path / "inside.json").write_text(json.dumps({i.removeprefix("src/pkg/"): s for i, s in seconds.items()}))
+    (tmp_path / "matching.json").write_text(json.dumps(seconds))
+
+    def plan(*extra: str) -> tuple[dict[str, object], str]:
+        done = ci_shards("plan", "--pytest", "--shards", "4", "--format", "json", *extra, "--", *collect, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout), done.stderr
+
+    remapped, said = plan("--durations", "inside.json")
+    reference, _ = plan("--durations", "matching.json")
+    assert f"{len(ids)} of {len(ids)} items had no timing under their own id and were matched" in said
+    assert "ids 'src/pkg/…' ↔ timings '…'" in said
+    assert remapped["unknown_items"] == reference["unknown_items"] == 0
+    slowest = [max(s["estimated_seconds"] for s in p["shards"]) for p in (remapped, reference)]  # type: ignore[attr-defined]
+    assert abs(slowest[0] - slowest[1]) <= 0.02 * slowest[1]
+    rebased, said = plan("--durations", "inside.json", "--durations-root", "src/pkg")  # told where: nothing to guess
+    assert "matched" not in said and rebased["shards"] == reference["shards"]
+
+    (tmp_path / "unrelated.json").write_text(json.dumps({f"x/test_{n}.py::t": 1.0 for n in range(len(ids))}))
+    refused = ci_shards(
+        "plan", "--pytest", "--shards", "4", "--durations", "unrelated.json", "--", *collect, cwd=tmp_path
+    )
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        f"ci-shards: only 0 of {len(ids)} items match a timing, even by path suffix (recorded under another root?):"
+        " pass --durations-root DIR (the folder the timings' ids are relative to), or --allow-unmatched-timings"
+    ]
+    allowed = ci_shards(
+        "plan",
+        "--pytest",
+        "--shards",
+        "4",
+        "--durations",
+        "unrelated.json",
+        "--allow-unmatched-timings",
+        "--",
+        *collect,
+        cwd=tmp_path,
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert f"ratio n/a over measured items; {len(ids)} of {len(ids)} items guessed" in allowed.stdout

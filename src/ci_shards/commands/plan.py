@@ -21,6 +21,7 @@ from ci_shards.commands import timings as timings_commands
 from ci_shards.config import Config, load_config
 from ci_shards.console import console_for
 from ci_shards.errors import InputError, UsageError
+from ci_shards.estimates import match_timings, measured_ratio, rebase_keys
 from ci_shards.model import Granularity, Plan, rfc3339
 from ci_shards.packing import STRATEGIES
 from ci_shards.planfile import load_plan
@@ -69,6 +70,18 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="timings restored from a CI cache, read before --durations; a missing or unreadable file is a warning"
         " and is ignored, so a corrupt cache never blocks planning; repeatable (default: none)",
+    )
+    timing.add_argument(
+        "--durations-root",
+        metavar="DIR",
+        help="the folder the timings' ids are relative to, from the working directory (e.g. the package folder"
+        " pytest ran in when they were recorded); they are rebased onto the plan's ids (default: the plan's"
+        " rootdir)",
+    )
+    timing.add_argument(
+        "--allow-unmatched-timings",
+        action="store_true",
+        help="plan even when under half of the items match a timing, by path or path suffix (default: off: exit 2)",
     )
     timing.add_argument(
         "--variant",
@@ -247,6 +260,8 @@ def plan_from_options(
         items += collection.ids
         rootdir = portable_rootdir(collection.rootdir, cwd)
         sources += 1
+    if getattr(args, "durations_root", None):
+        estimates = rebase_keys(estimates, durations_root=args.durations_root, ids_root=rootdir or ".")
     if args.from_timings:
         if not durations_paths and not cached_paths:
             msg = "--from-timings needs --durations FILE (or 'timings' in the config)"
@@ -263,6 +278,9 @@ def plan_from_options(
         )
         raise UsageError(msg)
 
+    estimates, remap_note = match_timings(
+        items, estimates, allow_unmatched=getattr(args, "allow_unmatched_timings", False)
+    )
     options: dict[str, Any] = {
         "granularity": Granularity(_pick(args.granularity, config.granularity, Granularity.AUTO)),
         "keep_together": tuple(args.keep_together or config.keep_together),
@@ -308,7 +326,14 @@ def plan_from_options(
             msg = f"--shards must be a whole number ≥ 1 or auto, not {shards!r}"
             raise UsageError(msg)
         plan = plan_items(items, estimates, int(shards), **options)
-    return dataclasses.replace(plan, created_at=_created_at(env), rootdir=rootdir)
+    measured = {i: estimates[i] for i in plan.items if i in estimates}
+    return dataclasses.replace(
+        plan,
+        created_at=_created_at(env),
+        rootdir=rootdir,
+        notes=(*plan.notes, remap_note) if remap_note else plan.notes,
+        measured_ratio=measured_ratio([s.items for s in plan.shards], measured) if plan.unknown_items else None,
+    )
 
 
 def _write(path: str, text: str) -> None:
