@@ -12,7 +12,12 @@ or ``--ci-shards-report`` is given.
   planned ids that another filter (``-k``, ``-m``) deselected are reported as such.
 
 Ids are written the way the plan names them: the test file's path relative to the directory pytest
-was started in, plus the node id's ``::`` suffix, so they match whatever rootdir pytest picks.
+was started in (or to ``--ci-shards-ids-root``, a pytest plan's rootdir), plus the node id's ``::``
+suffix, so they match whatever rootdir pytest picks. ``--ci-shards-args`` makes the shard's files the
+only collection arguments (what else was given is dropped and reported).
+
+``--ci-shards-collect-to`` is ``ci-shards plan --pytest``'s side: it records every collected node id
+in-process (ci_shards.pytest_collect reads it), never through pytest's text output.
 """
 
 from __future__ import annotations
