@@ -35,8 +35,18 @@ class Collection:
     rootdir: str  # absolute
 
 
-def read_collection(record: Mapping[str, Any], *, exit_code: int) -> Collection:
-    """The ids of the plugin's record, or a ``CollectionError`` naming the first problem."""
+def error_line(output: str) -> str:
+    """The line of pytest's output that says what went wrong (``module or package not found: x``,
+    ``unrecognized arguments: --y``), else its last line; ``""`` for no output."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower() and not line.startswith("ERROR: usage:")]
+    line = (errors or lines or [""])[-1]
+    return line.removeprefix("ERROR: ")[:500]
+
+
+def read_collection(record: Mapping[str, Any], *, exit_code: int, output: str = "") -> Collection:
+    """The ids of the plugin's record, or a ``CollectionError`` naming the first problem (``output``:
+    pytest's stderr, for a failure no collector reported)."""
     errors = record.get("errors") or []
     if errors:
         first = errors[0]
@@ -47,7 +57,9 @@ def read_collection(record: Mapping[str, Any], *, exit_code: int) -> Collection:
         )
         raise CollectionError(msg)
     if exit_code not in (0, PYTEST_NO_TESTS):
-        msg = f"pytest collection failed (exit {exit_code}, {_PYTEST_EXITS.get(exit_code, 'error')}); no plan was made"
+        said = f": {error_line(output)}" if error_line(output) else ""
+        kind = _PYTEST_EXITS.get(exit_code, "error")
+        msg = f"pytest collection failed (exit {exit_code}, {kind}){said}; no plan was made"
         raise CollectionError(msg)
     rootdir = str(record["rootdir"])
     ids: list[str] = []
@@ -95,12 +107,11 @@ def collect_pytest(args: Sequence[str], *, cwd: Path, env: Mapping[str, str]) ->
             msg = f"cannot run pytest for collection: {err}"
             raise CollectionError(msg) from None
         if not record_path.exists():
-            lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
-            said = f": {lines[-1].strip()[:500]}" if lines else ""
+            said = f": {error_line(done.stderr or done.stdout)}" if (done.stderr or done.stdout).strip() else ""
             msg = (
                 f"pytest collection failed (exit {done.returncode}) before the ci-shards plugin recorded"
                 f" anything{said}; no plan was made"
             )
             raise CollectionError(msg)
         record = json.loads(record_path.read_text(encoding="utf-8"))
-    return read_collection(record, exit_code=done.returncode)
+    return read_collection(record, exit_code=done.returncode, output=done.stderr)

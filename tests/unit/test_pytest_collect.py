@@ -8,7 +8,7 @@ import pytest
 
 from ci_shards.errors import CollectionError
 from ci_shards.model import Granularity, Plan, ShardPlan
-from ci_shards.pytest_collect import Collection, portable_rootdir, read_collection
+from ci_shards.pytest_collect import Collection, error_line, portable_rootdir, read_collection
 
 
 def _record(*items: tuple[str, str], errors: list[dict[str, str]] | None = None) -> dict[str, object]:
@@ -73,3 +73,21 @@ def test_the_plan_keeps_its_rootdir_and_plans_without_one_keep_their_digest() ->
     assert rooted.digest != plain.digest
     with pytest.raises(ValueError, match="'rootdir' must be a string"):
         Plan.from_json({**plain.to_json(), "rootdir": 3, "digest": None})
+
+
+def test_a_failure_no_collector_reported_is_named_from_pytests_output() -> None:
+    usage = (
+        "ERROR: usage: python -m pytest [options]\n"
+        "python -m pytest: error: unrecognized arguments: --y\n"
+        "  rootdir: /r\n"
+    )
+    assert error_line(usage) == "python -m pytest: error: unrecognized arguments: --y"
+    assert error_line("\nERROR: module or package not found: nope (missing __init__.py?)\n\n") == (
+        "module or package not found: nope (missing __init__.py?)"
+    )
+    assert error_line("") == ""
+    with pytest.raises(CollectionError) as err:
+        read_collection(_record(), exit_code=4, output="ERROR: file or directory not found: gone/\n")
+    assert str(err.value) == (
+        "pytest collection failed (exit 4, usage error): file or directory not found: gone/; no plan was made"
+    )
