@@ -212,6 +212,12 @@ def test_collection_errors_name_the_failing_collector(tmp_path: Path) -> None:
     lines = planned.stderr.strip().splitlines()
     assert len(lines) == 1, planned.stderr
     assert "tests/test_broken.py: ModuleNotFoundError: No module named 'no_such_module_here'" in lines[0]
+    missing = ci_shards("plan", "--pytest", "--shards", "2", "--", "--pyargs", "no_such_pkg", "-v", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines() == [
+        "ci-shards: pytest collection failed (exit 4, usage error): module or package not found: no_such_pkg"
+        " (missing __init__.py?); no plan was made"
+    ]
 
 
 def test_ids_pytest_cannot_run_again_are_refused(tmp_path: Path) -> None:
