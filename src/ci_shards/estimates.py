@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ci_shards.errors import UsageError
-from ci_shards.model import item_file
+from ci_shards.model import item_file, owning_item
 
 DEFAULT_UNKNOWN_SECONDS: Final = 1.0  # when nothing at all is known (pytest-split uses 1 as well)
 
@@ -81,12 +81,18 @@ def match_timings(
 ) -> tuple[dict[str, float], str]:
     """When most items have no timing but the timings have about as many keys, they were likely
     recorded under another root: match by the longest common path suffix (unambiguous only) and say
-    so in the returned note. Still under half matched: a ``UsageError`` unless ``allow_unmatched``."""
+    so in the returned note. Still under half matched: a ``UsageError`` unless ``allow_unmatched``.
+
+    An item counts as matched when it owns a key (``model.owning_item``): its own id, or a file or
+    class item covering measured tests."""
     result = dict(estimates)
-    unmatched = [i for i in items if i not in estimates]
+    planned = set(items)
+    owners = {key: owning_item(key, planned) for key in estimates}
+    covered = set(owners.values())
+    unmatched = [i for i in items if i not in covered]
     if not estimates or len(unmatched) * 2 <= len(items) or len(estimates) * 2 < len(items):
         return result, ""
-    matches = match_by_suffix(items, estimates.keys())
+    matches = match_by_suffix(unmatched, [key for key, owner in owners.items() if owner is None])
     result.update({item: estimates[key] for item, key in matches.items()})
     matched = len(items) - len(unmatched) + len(matches)
     if matched * 2 < len(items) and not allow_unmatched:

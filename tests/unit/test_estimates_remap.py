@@ -91,6 +91,9 @@ def test_match_timings_remaps_says_how_and_refuses_what_still_does_not_match() -
     few = {"tests/test_0.py::t": 1.0}
     assert match_timings(items, few, allow_unmatched=False) == (few, "")
     assert match_timings(items, {}, allow_unmatched=False) == ({}, "")
+    # file items own their tests' timings: matched, not re-mapped (how they are estimated is not decided here)
+    files = [f"tests/test_{n}.py" for n in range(4)]
+    assert match_timings(files, recorded, allow_unmatched=False) == (recorded, "")
     unrelated = {f"other_{n}.py::t": 1.0 for n in range(4)}
     with pytest.raises(
         UsageError, match=r"^only 0 of 4 items match a timing, even by path suffix .*--durations-root DIR"
