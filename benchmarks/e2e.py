@@ -1,6 +1,6 @@
 """End-to-end sharding benchmark on a real suite from PyPI (by hand; results in docs/benchmarks.md "Runner").
 
-    python benchmarks/e2e.py [--venv /tmp/ci-shards-pint] [--shards 4] [--repeat 1]
+    python benchmarks/e2e.py [--venv /tmp/ci-shards-pint] [--shards 4] [--repeat 1] [--suite pyargs]
 
 Installs pint (with numpy and its test plugins), pytest-split and this checkout into a throwaway
 venv, records the suite's durations with one serial run (pytest-split ``--store-durations``), then
@@ -9,6 +9,11 @@ runs each of the N shards as its own process, one after another, alternating the
 - ci-shards: ``plan`` (the planner ``ci-shards local`` uses) once, then ``ci-shards run --pytest``
   per shard (only the shard's own files are collected);
 - pytest-split: ``pytest --splits N --group i`` on the same durations (every shard collects all).
+
+``--suite testsuite`` (default) runs ``pint/testsuite`` from site-packages. ``--suite pyargs`` runs
+``--pyargs pint`` from a repository root: a folder holding a copy of the package (tests inside it),
+as a checkout is, with every command started there and ``--pyargs pint`` also in each shard's
+arguments (the natural thing to type; ``ci-shards run`` drops it and runs the shard's files).
 
 Reports, per tool: slowest shard / max(serial / N, longest test) (target <= 1.15) and the sum of
 shard walls / serial (target <= 1.10), plus how many tests each tool ran in total.
@@ -21,6 +26,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -78,19 +84,33 @@ def ensure_venv(venv: Path) -> tuple[Path, Path]:
     return python, site
 
 
+def suite_folder(suite: str, site: Path, work: Path) -> tuple[Path, list[str]]:
+    """Where every command runs and the pytest arguments that select the suite."""
+    if suite == "testsuite":
+        return site, ["pint/testsuite"]
+    repo = work / "repo"
+    if not (repo / "pint").is_dir():
+        shutil.copytree(site / "pint", repo / "pint", ignore=shutil.ignore_patterns("__pycache__"))
+    return repo, ["--pyargs", "pint"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--venv", type=Path, default=Path("/tmp/ci-shards-pint"), help="(default: /tmp/ci-shards-pint)")
     parser.add_argument("--shards", type=int, default=4, help="(default: 4)")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of both tools (default: 1)")
+    parser.add_argument(
+        "--suite", choices=["testsuite", "pyargs"], default="testsuite", help="how pint is run (default: testsuite)"
+    )
     args = parser.parse_args()
     python, site = ensure_venv(args.venv)
     work = args.venv / "bench"
     work.mkdir(exist_ok=True)
+    cwd, target = suite_folder(args.suite, site, work)
     durations = work / "durations.json"
     durations.unlink(missing_ok=True)
-    serial_cmd = [str(python), "-m", "pytest", "pint/testsuite", *PYTEST_OPTS]
-    serials = [sh([*serial_cmd, "--store-durations", "--durations-path", str(durations)], cwd=site)]
+    serial_cmd = [str(python), "-m", "pytest", *target, *PYTEST_OPTS]
+    serials = [sh([*serial_cmd, "--store-durations", "--durations-path", str(durations)], cwd=cwd)]
     serial_cpus = [CPU[0]]
     times = json.loads(durations.read_text())
     longest = max(times.values())
@@ -103,10 +123,10 @@ def main() -> None:
             str(args.shards),
             str(durations),
             str(plan_path),
-            "pint/testsuite",
+            *target,
             *PYTEST_OPTS[:-1],
         ],
-        cwd=site,
+        cwd=cwd,
         quiet=False,
     )
     keys = ("slowest", "sum", "cpu_slowest", "cpu_sum")
@@ -115,7 +135,7 @@ def main() -> None:
     last: dict[str, list[float]] = {}
     for round_no in range(args.repeat):
         if round_no:  # a serial reference in every round: this machine's load drifts
-            serials.append(sh(serial_cmd, cwd=site))
+            serials.append(sh(serial_cmd, cwd=cwd))
             serial_cpus.append(CPU[0])
         serial, serial_cpu = serials[-1], serial_cpus[-1]
         ideal = max(serial / args.shards, longest)
@@ -138,9 +158,10 @@ def main() -> None:
                         str(out),
                         "--pytest",
                         "--",
+                        *(target if args.suite == "pyargs" else []),
                         *PYTEST_OPTS[:-1],
                     ],
-                    cwd=site,
+                    cwd=cwd,
                 )
             )
             round_cpus["ci-shards"].append(CPU[0])
@@ -153,7 +174,7 @@ def main() -> None:
                         str(python),
                         "-m",
                         "pytest",
-                        "pint/testsuite",
+                        *target,
                         *PYTEST_OPTS,
                         "--splits",
                         str(args.shards),
@@ -163,7 +184,7 @@ def main() -> None:
                         str(durations),
                         f"--junitxml={junit}",
                     ],
-                    cwd=site,
+                    cwd=cwd,
                 )
             )
             round_cpus["pytest-split"].append(CPU[0])
@@ -179,7 +200,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.platform()}, "
         f"Python {platform.python_version()}",
-        "suite": f"pint from PyPI, {len(times)} tests, longest test {longest:.2f} s",
+        "suite": f"pint from PyPI ({' '.join(target)} in {cwd.name}), {len(times)} tests, longest {longest:.2f} s",
         "serial_s_per_round": [round(v, 1) for v in serials],
         "serial_cpu_s_per_round": [round(v, 1) for v in serial_cpus],
         "plan_seconds": round(plan_seconds, 2),

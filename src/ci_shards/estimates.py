@@ -1,16 +1,23 @@
-"""Estimating items: known timings, unknown items from their file's or the suite's median, weights. Pure."""
+"""Estimating items: known timings, unknown items from their file's or the suite's median, weights. Pure.
+
+Also matching ids to timings recorded under another root (a durations file written inside the
+package, a plan made at the repository root): ``rebase_keys`` for an explicit ``--durations-root``,
+``match_by_suffix`` for the longest common path suffix, unambiguous matches only.
+"""
 
 from __future__ import annotations
 
 import fnmatch
 import math
+import posixpath
 import statistics
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from ci_shards.errors import UsageError
-from ci_shards.model import item_file
+from ci_shards.model import item_file, owning_item
 
 DEFAULT_UNKNOWN_SECONDS: Final = 1.0  # when nothing at all is known (pytest-split uses 1 as well)
 
@@ -67,3 +74,119 @@ def apply_weights(seconds: Mapping[str, float], weights: Mapping[str, float]) ->
             if fnmatch.fnmatchcase(item, pattern) or fnmatch.fnmatchcase(item_file(item), pattern):
                 result[item] *= factor
     return result
+
+
+def match_timings(
+    items: Sequence[str], estimates: Mapping[str, float], *, allow_unmatched: bool
+) -> tuple[dict[str, float], str]:
+    """When most items have no timing but the timings have about as many keys, they were likely
+    recorded under another root: match by the longest common path suffix (unambiguous only) and say
+    so in the returned note. Still under half matched: a ``UsageError`` unless ``allow_unmatched``.
+
+    An item counts as matched when it owns a key (``model.owning_item``): its own id, or a file or
+    class item covering measured tests."""
+    result = dict(estimates)
+    planned = set(items)
+    owners = {key: owning_item(key, planned) for key in estimates}
+    covered = set(owners.values())
+    unmatched = [i for i in items if i not in covered]
+    if not estimates or len(unmatched) * 2 <= len(items) or len(estimates) * 2 < len(items):
+        return result, ""
+    matches = match_by_suffix(unmatched, [key for key, owner in owners.items() if owner is None])
+    result.update({item: estimates[key] for item, key in matches.items()})
+    matched = len(items) - len(unmatched) + len(matches)
+    if matched * 2 < len(items) and not allow_unmatched:
+        msg = (
+            f"only {matched} of {len(items)} items match a timing, even by path suffix (recorded under another"
+            " root?): pass --durations-root DIR (the folder the timings' ids are relative to), or"
+            " --allow-unmatched-timings"
+        )
+        raise UsageError(msg)
+    note = ""
+    if matches:
+        note = (
+            f"{len(matches)} of {len(items)} items had no timing under their own id and were matched to one recorded"
+            f" under another root by their longest common path suffix: {describe_suffix_matches(matches)}"
+        )
+    return result, note
+
+
+def _split(item_id: str) -> tuple[list[str], str]:
+    """Path parts of the id's file and the rest after the first ``::`` (kept whole)."""
+    file, sep, rest = item_id.partition("::")
+    return file.split("/"), sep + rest
+
+
+def _common_suffix(a: Sequence[str], b: Sequence[str]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+def match_by_suffix(items: Sequence[str], keys: Collection[str]) -> dict[str, str]:
+    """Item → timings key for items without a timing of their own, by the longest common path suffix.
+
+    A key is a candidate when everything after its file (``::Class::test[param]``) and at least the
+    file name are equal. An item is matched only when one candidate has the longest common suffix
+    (a tie is ambiguous: no match), and a key only when one item chose it and no item has it as its
+    own id: never two ids to one key.
+    """
+    own = set(items) & set(keys)
+    by_name: dict[tuple[str, str], list[tuple[list[str], str]]] = {}
+    for key in keys:
+        if key not in own:
+            parts, rest = _split(key)
+            by_name.setdefault((rest, parts[-1]), []).append((parts, key))
+    chosen: dict[str, str] = {}
+    for item in items:
+        if item in own:
+            continue
+        parts, rest = _split(item)
+        scored = sorted(((_common_suffix(parts, p), k) for p, k in by_name.get((rest, parts[-1]), ())), reverse=True)
+        if scored and (len(scored) == 1 or scored[0][0] > scored[1][0]):
+            chosen[item] = scored[0][1]
+    uses = Counter(chosen.values())
+    return {item: key for item, key in chosen.items() if uses[key] == 1}
+
+
+def describe_suffix_matches(matches: Mapping[str, str]) -> str:
+    """How ids and keys differ, most common first: ``ids 'pkg/…' ↔ timings '…'``."""
+    shifts: Counter[tuple[str, str]] = Counter()
+    for item, key in matches.items():
+        item_parts, key_parts = _split(item)[0], _split(key)[0]
+        common = _common_suffix(item_parts, key_parts)
+        shifts["/".join(item_parts[: len(item_parts) - common]), "/".join(key_parts[: len(key_parts) - common])] += 1
+    return ", ".join(
+        f"ids '{_prefix(i)}…' ↔ timings '{_prefix(k)}…' ({n})"
+        for (i, k), n in sorted(shifts.items(), key=_by_count)[:3]
+    )
+
+
+def _prefix(path: str) -> str:
+    return f"{path}/" if path else ""
+
+
+def _by_count(entry: tuple[tuple[str, str], int]) -> tuple[int, tuple[str, str]]:
+    return -entry[1], entry[0]
+
+
+def rebase_keys(durations: Mapping[str, float], *, durations_root: str, ids_root: str) -> dict[str, float]:
+    """Timings keys relative to ``durations_root`` made relative to ``ids_root`` (both paths from the same
+    working directory): ``--durations-root pkg`` turns ``tests/t.py::x`` into ``pkg/tests/t.py::x``."""
+    rebased: dict[str, float] = {}
+    for key, seconds in durations.items():
+        file, sep, rest = key.partition("::")
+        path = posixpath.relpath(posixpath.normpath(posixpath.join(durations_root, file)), ids_root)
+        rebased.setdefault(path + sep + rest, seconds)
+    return rebased
+
+
+def measured_ratio(shards: Sequence[Sequence[str]], measured: Mapping[str, float]) -> float | None:
+    """Slowest shard over the lower bound, counting only measured seconds (unweighted); None without any."""
+    sums = [sum(measured.get(i, 0.0) for i in shard) for shard in shards]
+    total = sum(sums)
+    if not shards or total <= 0:
+        return None
+    longest = max((measured[i] for shard in shards for i in shard if i in measured), default=0.0)
+    return max(sums) / max(total / len(shards), longest)

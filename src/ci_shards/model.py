@@ -157,6 +157,14 @@ def _granularity(value: Any) -> Granularity:
         raise ValueError(msg) from None
 
 
+def _optional_str(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        msg = f"{key!r} must be a string"
+        raise ValueError(msg)
+    return value
+
+
 def _round_seconds(value: float) -> float:
     """Seconds as written to files: 3 decimals, so plans are byte-stable across platforms."""
     return round(float(value), 3)
@@ -211,9 +219,15 @@ class Plan:
     created_at: str = ""
     files_cut: int = 0
     notes: tuple[str, ...] = ()
+    # a pytest plan: the folder its items (pytest node ids) are relative to, POSIX and relative to the
+    # working directory the plan was made in (so a CI checkout elsewhere still resolves it);
+    # None: the items are relative to that working directory
+    rootdir: str | None = None
+    # slowest shard over the lower bound counting only measured seconds, when some items were guessed
+    measured_ratio: float | None = None
 
     def content(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "schema": PLAN_SCHEMA,
             "total": self.total,
             "granularity": self.granularity.value,
@@ -223,6 +237,11 @@ class Plan:
             "files_cut": self.files_cut,
             "notes": list(self.notes),
         }
+        if self.rootdir is not None:
+            data["rootdir"] = self.rootdir
+        if self.measured_ratio is not None:
+            data["measured_ratio"] = round(self.measured_ratio, 3)
+        return data
 
     @property
     def digest(self) -> str:
@@ -277,6 +296,8 @@ class Plan:
             created_at=str(data.get("created_at", "")),
             files_cut=_whole(data, "files_cut", 0),
             notes=tuple(str(n) for n in data.get("notes", ())),
+            rootdir=_optional_str(data, "rootdir"),
+            measured_ratio=None if data.get("measured_ratio") is None else float(data["measured_ratio"]),
         )
         stated = data.get("digest")
         if stated is not None and stated != plan.digest:

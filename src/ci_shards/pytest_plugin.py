@@ -12,7 +12,12 @@ or ``--ci-shards-report`` is given.
   planned ids that another filter (``-k``, ``-m``) deselected are reported as such.
 
 Ids are written the way the plan names them: the test file's path relative to the directory pytest
-was started in, plus the node id's ``::`` suffix, so they match whatever rootdir pytest picks.
+was started in (or to ``--ci-shards-ids-root``, a pytest plan's rootdir), plus the node id's ``::``
+suffix, so they match whatever rootdir pytest picks. ``--ci-shards-args`` makes the shard's files the
+only collection arguments (what else was given is dropped and reported).
+
+``--ci-shards-collect-to`` is ``ci-shards plan --pytest``'s side: it records every collected node id
+in-process (ci_shards.pytest_collect reads it), never through pytest's text output.
 """
 
 from __future__ import annotations
@@ -42,6 +47,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--ci-shards-report", metavar="PATH", default=None, help="append JSON-lines test events here (default: none)"
+    )
+    _add_collection_options(group)
+
+
+def _add_collection_options(group: pytest.OptionGroup) -> None:
+    """Options of ``ci-shards plan --pytest`` (recording) and of a run whose plan holds rootdir-relative ids."""
+    group.addoption(
+        "--ci-shards-collect-to",
+        metavar="PATH",
+        default=None,
+        help="write every collected node id, rootdir and collection error here as JSON (default: none)",
+    )
+    group.addoption(
+        "--ci-shards-args",
+        metavar="PATH",
+        default=None,
+        help="file with one path per line: the only arguments collected; other positional arguments and"
+        " --pyargs are dropped and reported (default: none)",
+    )
+    group.addoption(
+        "--ci-shards-ids-root",
+        metavar="DIR",
+        default=None,
+        help="the folder the planned ids are relative to (default: the folder pytest was started in)",
     )
 
 
@@ -80,6 +109,7 @@ class _ShardState:
         self.selected: list[str] = []
         self.skipped_collectors: dict[str, str] = {}  # plan-style prefix -> reason
         self.phases: dict[str, dict[str, Any]] = {}
+        self.ids_root = Path(config.getoption("ci_shards_ids_root") or config.invocation_params.dir)
 
     def emit(self, event: dict[str, Any]) -> None:
         if self.report is not None:
@@ -91,7 +121,7 @@ class _ShardState:
             return self.keys[nodeid]
         key = nodeid
         if path is not None:
-            rel = Path(os.path.relpath(path, self.config.invocation_params.dir)).as_posix()
+            rel = Path(os.path.relpath(path, self.ids_root)).as_posix()
             suffix = nodeid.split("::", 1)[1] if "::" in nodeid else ""
             key = f"{rel}::{suffix}" if suffix else rel
         self.keys[nodeid] = key
@@ -208,7 +238,54 @@ class _ShardState:
         self.emit({"event": "finish", "exitstatus": int(exitstatus)})
 
 
+class _CollectRecorder:
+    """``ci-shards plan --pytest``: pytest's own node ids and paths, recorded in-process, so that no
+    output option (``-q``, ``-v``, ``-rA``, ``addopts``, other plugins) can change what is planned."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.items: list[dict[str, str]] = []
+        self.errors: list[dict[str, str]] = []
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.errors.append({"id": report.nodeid, "message": _last_error_line(report.longreprtext)})
+
+    @pytest.hookimpl(trylast=True)  # after every plugin's own -k/-m/deselection
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.items = [{"id": i.nodeid, "path": str(Path(i.path).resolve())} for i in session.items]
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        record = {
+            "rootdir": str(session.config.rootpath.resolve()),
+            "items": self.items,
+            "errors": self.errors,
+            "exitstatus": int(exitstatus),
+        }
+        Path(self.path).write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+
+
+def _restrict_args(config: pytest.Config, args_path: str) -> list[str]:
+    """Collect only the shard's files: every other positional argument (paths, node ids, ``--pyargs``
+    module names, whatever options the project's conftests define) and ``--pyargs`` are dropped.
+    Returns what was dropped. pytest parsed the command line, so an option's value is never taken
+    for a path."""
+    own = [line for line in Path(args_path).read_text(encoding="utf-8").splitlines() if line]
+    own_set = set(own)
+    dropped = [a for a in config.args if a not in own_set]
+    if config.option.pyargs:
+        dropped.insert(0, "--pyargs")
+        config.option.pyargs = False
+    config.args = own
+    return dropped
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    collect_to = config.getoption("ci_shards_collect_to")
+    if collect_to and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_CollectRecorder(collect_to), "ci-shards-collect")
+    args_path = config.getoption("ci_shards_args")
+    dropped = _restrict_args(config, args_path) if args_path else []
     planned = _planned_ids(config)
     report_path = config.getoption("ci_shards_report")
     if planned is None and not report_path:
@@ -218,12 +295,22 @@ def pytest_configure(config: pytest.Config) -> None:
         # receives every worker's reports and writes the events, so a worker writes none
         report_path = None
     report = open(report_path, "a", encoding="utf-8") if report_path else None  # noqa: SIM115 (closed at unconfigure)
-    config.pluginmanager.register(_ShardState(config, planned, report), PLUGIN_NAME)
+    state = _ShardState(config, planned, report)
+    config.pluginmanager.register(state, PLUGIN_NAME)
+    if dropped:
+        state.emit({"event": "dropped-args", "args": dropped})
 
 
 def _text(value: object) -> str:
     text = str(value)
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT // 2] + "\n...\n" + text[-MAX_TEXT // 2 :]
+
+
+def _last_error_line(text: str) -> str:
+    """The one line that says why a collector failed: pytest's last ``E`` line, else the last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    return (errors or lines or ["collection failed"])[-1][:500]
 
 
 def _reason(longrepr: object) -> str:

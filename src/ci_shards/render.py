@@ -25,9 +25,13 @@ def _rows(plan: Plan) -> list[tuple[str, str, str, str]]:
 
 def _summary(plan: Plan) -> list[str]:
     makespan = plan.estimated_makespan
-    ratio = f"{makespan / plan.lower_bound_seconds:.3f}" if plan.lower_bound_seconds else "n/a"
+    ratio = f"ratio {makespan / plan.lower_bound_seconds:.3f}" if plan.lower_bound_seconds else "ratio n/a"
+    if plan.unknown_items:
+        # a ratio over guesses says nothing about balance: only measured seconds count
+        measured = "n/a" if plan.measured_ratio is None else f"{plan.measured_ratio:.3f}"
+        ratio = f"ratio {measured} over measured items; {plan.unknown_items} of {len(plan.items)} items guessed"
     return [
-        f"slowest shard {makespan:.1f} s; lower bound {plan.lower_bound_seconds:.1f} s (ratio {ratio})",
+        f"slowest shard {makespan:.1f} s; lower bound {plan.lower_bound_seconds:.1f} s ({ratio})",
         f"granularity {plan.granularity.value}; files cut {plan.files_cut}; unknown items {plan.unknown_items}",
         f"digest {plan.digest}",
     ]

@@ -9,6 +9,7 @@ and the artifact folder (docs/run.md, "The artifact folder").
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import shutil
@@ -105,6 +106,13 @@ class _ShardRun:
         self.deadline = time.monotonic() + opts.timeout if opts.timeout else None
         self.total = opts.plan.total
         self.name = shard_dir_name(opts.shard_index, self.total)
+        self.said_dropped = False
+
+    def file_arg(self, item: str) -> str:
+        """The item's file as pytest is given it, relative to the working directory: a pytest plan's
+        ids are relative to its recorded rootdir."""
+        rootdir = self.opts.plan.rootdir
+        return item_file(item) if rootdir in (None, ".") else os.path.normpath(os.path.join(rootdir, item_file(item)))
 
     def env(self, tmpdir: Path) -> dict[str, str]:
         env = dict(self.opts.env)
@@ -128,12 +136,12 @@ class _ShardRun:
         template = self._template(rerun=rerun)
         limit = self.opts.arg_limit or cmd.os_arg_limit()
         if self.opts.pytest:
-            files = list(dict.fromkeys(item_file(i) for i in items))
+            files = list(dict.fromkeys(self.file_arg(i) for i in items))
             file_batches = cmd.batches(template, files, limit=limit, environment_bytes=cmd.env_size(env))
             batch_of = {f: n for n, fb in enumerate(file_batches) for f in fb}
             groups: list[list[str]] = [[] for _ in file_batches]
             for item in items:
-                groups[batch_of[item_file(item)]].append(item)
+                groups[batch_of[self.file_arg(item)]].append(item)
         else:
             groups = cmd.batches(template, items, limit=limit, environment_bytes=cmd.env_size(env))
         runs: list[Run] = []
@@ -182,7 +190,7 @@ class _ShardRun:
         if self.opts.pytest:
             # a planned file that is gone would make pytest stop with a usage error (exit 4) before
             # running anything; leave it out: the plugin reports its items as not collected
-            files = [f for f in dict.fromkeys(item_file(i) for i in items) if (self.opts.cwd / f).exists()]
+            files = [f for f in dict.fromkeys(self.file_arg(i) for i in items) if (self.opts.cwd / f).exists()]
             if not files:
                 self.log.write(b"==> ci-shards: none of the planned files exists; nothing to run\n")
                 return Run(
@@ -203,7 +211,10 @@ class _ShardRun:
                     f"--ci-shards-plan={self.opts.plan_path.resolve()}",
                     f"--ci-shards-shard={self.opts.shard_index}/{self.total}",
                 ]
-            argv += [f"--ci-shards-report={events}", "--", *files]
+            args_file = stem.with_suffix(".args")
+            args_file.write_text("".join(f"{f}\n" for f in files), encoding="utf-8")
+            argv += [f"--ci-shards-report={events}", f"--ci-shards-args={args_file}", *self._rootdir_args()]
+            argv += ["--", *files]
         else:
             argv = cmd.expand(template, items=items, items_file=str(items_file), junit=str(junit_path))
         label = f"re-run {rerun}" if rerun else "run"
@@ -231,6 +242,8 @@ class _ShardRun:
         self.log.seek(0, 2)
         self.leaked.extend(result.leaked)
         report = self._read_report(result, events, junit_path, stale_before, started)
+        if self.opts.pytest:
+            self._say_dropped(events)
         self.attempts.append(
             attempt_entry(argv=argv, result=result, rerun=rerun, batch=batch, items=len(items), tests=len(report.cases))
         )
@@ -244,6 +257,29 @@ class _ShardRun:
             cancelled=result.cancelled,
             report=report,
         )
+
+    def _rootdir_args(self) -> list[str]:
+        """A pytest plan's rootdir, forced, so node ids come out as the plan wrote them."""
+        if self.opts.plan.rootdir is None:
+            return []
+        root = (self.opts.cwd / self.opts.plan.rootdir).resolve()
+        return [f"--rootdir={root}", f"--ci-shards-ids-root={root}"]
+
+    def _say_dropped(self, events: Path) -> None:
+        """Once per shard: the pytest arguments the plugin dropped because the shard's files replace them."""
+        if self.said_dropped or not events.exists():
+            return
+        with events.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if '"dropped-args"' in line:
+                    with contextlib.suppress(ValueError):
+                        dropped = json.loads(line).get("args", [])
+                        self.console.line(
+                            f"ci-shards {self.name}: dropped pytest arguments that select tests (the shard runs"
+                            f" its own files): {shlex.join(dropped)[:500]}"
+                        )
+                        self.said_dropped = True
+                    return
 
     def _report_mtimes(self) -> dict[str, float]:
         return {p: os.path.getmtime(p) for p in self._junit_files()}
@@ -303,6 +339,12 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     if not opts.pytest and not opts.command:
         msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
         raise UsageError(msg)
+    if plan.rootdir is not None and not (opts.cwd / plan.rootdir).is_dir():
+        msg = (
+            f"the plan's pytest rootdir {plan.rootdir!r} is not a folder under {opts.cwd}:"
+            " run from the folder the plan was made in"
+        )
+        raise InputError(opts.plan_path, msg)
     planned = plan.shard(opts.shard_index).items
     shard_dir = opts.out / shard_dir_name(opts.shard_index, plan.total)
     log_path = shard_dir / "output.log"

@@ -1,4 +1,4 @@
-"""Collecting items: list parsing, globs, pytest's --collect-only output."""
+"""Collecting items: list parsing, globs, ."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from ci_shards.collect import glob_items, parse_item_lines, parse_pytest_collect, read_items
+from ci_shards.collect import glob_items, parse_item_lines, read_items
 from ci_shards.errors import InputError
 
 
@@ -32,19 +32,3 @@ def test_glob_recurses_and_refuses_empty_or_absolute(tmp_path):
         glob_items(["x/*.py"], cwd=tmp_path)
     with pytest.raises(InputError, match="relative"):
         glob_items([str(tmp_path / "*.py")], cwd=tmp_path)
-
-
-def test_parse_pytest_collect_output():
-    out = (
-        "tests/test_a.py::test_x\n"
-        "tests/test_a.py::TestK::test_y[1-a b]\n"
-        "examples/n.ipynb::Cell 0\n"
-        "\n"
-        "3 tests collected in 0.01s\n"
-    )
-    assert parse_pytest_collect(out) == [
-        "tests/test_a.py::test_x",
-        "tests/test_a.py::TestK::test_y[1-a b]",
-        "examples/n.ipynb::Cell 0",
-    ]
-    assert parse_pytest_collect("<Module t.py>\n  <Function test_a>\n\n") == []

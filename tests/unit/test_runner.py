@@ -9,7 +9,7 @@ import pytest
 
 from ci_shards import command as cmd
 from ci_shards.classify import FlakyResult, Policy, Report, Run, coverage, decide, merge_attempts, report_from_events
-from ci_shards.commands.run import parse_duration, parse_signal, parse_size, pytest_extra_args
+from ci_shards.commands.run import parse_duration, parse_signal, parse_size
 from ci_shards.errors import UsageError
 from ci_shards.local import auto_jobs, available_memory
 from ci_shards.model import CaseOutcome, CaseResult, ShardStatus
@@ -192,11 +192,6 @@ def test_parse_duration_and_signal_reject_garbage() -> None:
     with pytest.raises(argparse.ArgumentTypeError):
         parse_signal("SIGNOPE")
     assert parse_signal("term") == 15
-
-
-def test_pytest_extra_args_drop_paths(tmp_path: Path) -> None:
-    (tmp_path / "tests").mkdir()
-    assert pytest_extra_args(["--", "tests", "-x", "-k", "fast"], tmp_path) == ["-x", "-k", "fast"]
 
 
 def test_auto_jobs_is_bounded_by_cores_memory_and_shards() -> None:

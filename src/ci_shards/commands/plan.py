@@ -17,15 +17,17 @@ from typing import Any
 
 from ci_shards import matrix as matrix_mod
 from ci_shards import outfile
-from ci_shards.collect import collect_pytest, glob_items, read_items
+from ci_shards.collect import glob_items, read_items
 from ci_shards.commands import timings as timings_commands
 from ci_shards.config import Config, load_config
 from ci_shards.console import console_for
 from ci_shards.errors import InputError, UsageError
+from ci_shards.estimates import match_timings, measured_ratio, rebase_keys
 from ci_shards.model import Granularity, Plan, rfc3339
 from ci_shards.packing import STRATEGIES
 from ci_shards.planfile import load_plan
 from ci_shards.planner import choose_shards, plan_items
+from ci_shards.pytest_collect import collect_pytest, portable_rootdir
 from ci_shards.render import render_plan
 from ci_shards.timings import TimingsStore, load_timings, merge_stores
 
@@ -69,6 +71,18 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="timings restored from a CI cache, read before --durations; a missing or unreadable file is a warning"
         " and is ignored, so a corrupt cache never blocks planning; repeatable (default: none)",
+    )
+    timing.add_argument(
+        "--durations-root",
+        metavar="DIR",
+        help="the folder the timings' ids are relative to, from the working directory (e.g. the package folder"
+        " pytest ran in when they were recorded); they are rebased onto the plan's ids (default: the plan's"
+        " rootdir)",
+    )
+    timing.add_argument(
+        "--allow-unmatched-timings",
+        action="store_true",
+        help="plan even when under half of the items match a timing, by path or path suffix (default: off: exit 2)",
     )
     timing.add_argument(
         "--variant",
@@ -230,6 +244,7 @@ def plan_from_options(
 
     items: list[str] = []
     sources = 0
+    rootdir: str | None = None
     for source in args.items or ():
         items += read_items(source, cwd=cwd)
         sources += 1
@@ -242,8 +257,12 @@ def plan_from_options(
         raise UsageError(msg)
     if getattr(args, "pytest", False):
         extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
-        items += collect_pytest(extra, cwd=cwd, env=env)
+        collection = collect_pytest(extra, cwd=cwd, env=env)
+        items += collection.ids
+        rootdir = portable_rootdir(collection.rootdir, cwd)
         sources += 1
+    if getattr(args, "durations_root", None):
+        estimates = rebase_keys(estimates, durations_root=args.durations_root, ids_root=rootdir or ".")
     if args.from_timings:
         if not durations_paths and not cached_paths:
             msg = "--from-timings needs --durations FILE (or 'timings' in the config)"
@@ -253,7 +272,16 @@ def plan_from_options(
     if not sources:
         msg = "no items: give --items FILE, --glob PATTERN, --pytest [-- ARGS] or --from-timings"
         raise UsageError(msg)
+    if rootdir not in (None, ".") and sources > 1:
+        msg = (
+            f"--pytest ids are relative to pytest's rootdir {rootdir!r}, the other item sources to the working"
+            " directory: plan from the rootdir to combine them"
+        )
+        raise UsageError(msg)
 
+    estimates, remap_note = match_timings(
+        items, estimates, allow_unmatched=getattr(args, "allow_unmatched_timings", False)
+    )
     options: dict[str, Any] = {
         "granularity": Granularity(_pick(args.granularity, config.granularity, Granularity.AUTO)),
         "keep_together": tuple(args.keep_together or config.keep_together),
@@ -299,7 +327,14 @@ def plan_from_options(
             msg = f"--shards must be a whole number ≥ 1 or auto, not {shards!r}"
             raise UsageError(msg)
         plan = plan_items(items, estimates, int(shards), **options)
-    return dataclasses.replace(plan, created_at=_created_at(env))
+    measured = {i: estimates[i] for i in plan.items if i in estimates}
+    return dataclasses.replace(
+        plan,
+        created_at=_created_at(env),
+        rootdir=rootdir,
+        notes=(*plan.notes, remap_note) if remap_note else plan.notes,
+        measured_ratio=measured_ratio([s.items for s in plan.shards], measured) if plan.unknown_items else None,
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -99,7 +99,8 @@ def add_execution_options(parser: argparse.ArgumentParser, *, pytest_flag: bool 
         "--pytest",
         action="store_true",
         help="run `python -m pytest` on the shard's own files with the bundled plugin selecting its node ids; "
-        "arguments after -- are extra pytest options (paths among them are dropped) (default: off)",
+        "arguments after -- are extra pytest options (paths, node ids and --pyargs targets among them are dropped"
+        " and named) (default: off)",
     )
     _add_run_options(parser)
 
@@ -205,11 +206,6 @@ def command_args(raw: Sequence[str]) -> list[str]:
     return args[1:] if args[:1] == ["--"] else args
 
 
-def pytest_extra_args(raw: Sequence[str], cwd: Path) -> list[str]:
-    """Options for pytest from the words after ``--``: paths are dropped (the shard's files replace them)."""
-    return [a for a in command_args(raw) if a.startswith("-") or not (cwd / a.split("::", 1)[0]).exists()]
-
-
 def _run_handler(args: argparse.Namespace) -> int:
     from ci_shards.classify import FlakyResult  # noqa: PLC0415
     from ci_shards.console import console_for  # noqa: PLC0415
@@ -227,7 +223,7 @@ def _run_handler(args: argparse.Namespace) -> int:
         msg = f"--shard {index}/{total}: {args.plan} has {plan.total} shards"
         raise UsageError(msg)
     console = console_for(env)
-    command = pytest_extra_args(args.command, cwd) if args.pytest else command_args(args.command)
+    command = command_args(args.command)
     live = args.live if args.live is not None else sys.stderr.isatty()
     options = RunOptions(
         plan=plan,
@@ -288,7 +284,7 @@ def _local_handler(args: argparse.Namespace) -> int:
         plan_path.write_text(plan.dumps(), encoding="utf-8")
     except OSError as err:
         raise InputError(args.out, f"cannot write the results folder (--out): {err.strerror or err}") from None
-    command = pytest_extra_args(raw, cwd) if args.pytest else raw
+    command = raw  # with --pytest, the plugin drops the arguments that select tests (and says so)
     if args.jobs == "auto":
         jobs = auto_jobs(plan.total, cores=cores(), memory=available_memory(), job_memory=args.job_memory)
     elif args.jobs.isdigit() and int(args.jobs) > 0:

@@ -1,0 +1,117 @@
+"""``plan --pytest``: pytest's node ids, recorded in-process by the bundled plugin, never parsed from its output.
+
+pytest runs ``--collect-only`` with ``--ci-shards-collect-to FILE``; the plugin writes every collected
+item's node id and file, pytest's rootdir and each failed collector to FILE. Whatever output options
+(``-q``, ``-v``, ``-rA``, ``--tb``), plugins or ``addopts`` the project uses, the ids are pytest's own.
+
+The ids stay relative to pytest's rootdir (as in ``.test_durations`` and JUnit reports); the plan
+records that rootdir relative to the working directory, so a shard job with its checkout elsewhere
+finds the same files. ``read_collection`` (pure) refuses a collection that could not be run again
+by id: a failed collector, a duplicate id, or an id whose file part does not name its file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from ci_shards.errors import CollectionError
+from ci_shards.model import item_file
+
+PYTEST_NO_TESTS: Final = 5  # pytest's ExitCode.NO_TESTS_COLLECTED
+_PYTEST_EXITS: Final = {2: "interrupted", 3: "internal error", 4: "usage error"}
+
+
+@dataclass(frozen=True)
+class Collection:
+    ids: list[str]  # node ids relative to ``rootdir``, in pytest's order
+    rootdir: str  # absolute
+
+
+def error_line(output: str) -> str:
+    """The line of pytest's output that says what went wrong (``module or package not found: x``,
+    ``unrecognized arguments: --y``), else its last line; ``""`` for no output."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower() and not line.startswith("ERROR: usage:")]
+    line = (errors or lines or [""])[-1]
+    return line.removeprefix("ERROR: ")[:500]
+
+
+def read_collection(record: Mapping[str, Any], *, exit_code: int, output: str = "") -> Collection:
+    """The ids of the plugin's record, or a ``CollectionError`` naming the first problem (``output``:
+    pytest's stderr, for a failure no collector reported)."""
+    errors = record.get("errors") or []
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        msg = (
+            f"pytest collection failed (exit {exit_code}) in {first.get('id') or 'the session'}:"
+            f" {first.get('message', '')}{more}; no plan was made"
+        )
+        raise CollectionError(msg)
+    if exit_code not in (0, PYTEST_NO_TESTS):
+        said = f": {error_line(output)}" if error_line(output) else ""
+        kind = _PYTEST_EXITS.get(exit_code, "error")
+        msg = f"pytest collection failed (exit {exit_code}, {kind}){said}; no plan was made"
+        raise CollectionError(msg)
+    rootdir = str(record["rootdir"])
+    ids: list[str] = []
+    seen: set[str] = set()
+    for item in record.get("items", ()):
+        node_id, path = str(item["id"]), str(item["path"])
+        if node_id in seen:
+            msg = f"pytest collected {node_id!r} twice: a shard could not run one without the other; no plan was made"
+            raise CollectionError(msg)
+        seen.add(node_id)
+        if not node_id or os.path.normpath(os.path.join(rootdir, item_file(node_id))) != os.path.normpath(path):
+            msg = (
+                f"pytest node id {node_id!r} does not name its file {path} relative to rootdir {rootdir}, so a"
+                " shard could not select it again (a file outside rootdir? pass --rootdir, or plan from a folder"
+                " that contains it); no plan was made"
+            )
+            raise CollectionError(msg)
+        ids.append(node_id)
+    return Collection(ids=ids, rootdir=rootdir)
+
+
+def portable_rootdir(rootdir: str, cwd: Path) -> str:
+    """The rootdir as plan.json stores it: POSIX, relative to the working directory (``.`` when equal)."""
+    return Path(os.path.relpath(rootdir, cwd.resolve())).as_posix()
+
+
+def collect_pytest(args: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> Collection:
+    """Run ``python -m pytest --collect-only`` with the recording plugin in ``cwd``."""
+    with tempfile.TemporaryDirectory(prefix="ci-shards-collect-") as scratch:
+        record_path = Path(scratch) / "collection.json"
+        # the =form: a free-standing path argument would take part in pytest's rootdir search
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-p",
+            "ci_shards",
+            f"--ci-shards-collect-to={record_path}",
+            *args,
+        ]
+        try:
+            done = subprocess.run(command, cwd=cwd, env=dict(env), capture_output=True, text=True, check=False)
+        except OSError as err:
+            msg = f"cannot run pytest for collection: {err}"
+            raise CollectionError(msg) from None
+        if not record_path.exists():
+            said = f": {error_line(done.stderr or done.stdout)}" if (done.stderr or done.stdout).strip() else ""
+            msg = (
+                f"pytest collection failed (exit {done.returncode}) before the ci-shards plugin recorded"
+                f" anything{said}; no plan was made"
+            )
+            raise CollectionError(msg)
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    return read_collection(record, exit_code=done.returncode, output=done.stderr)

@@ -1,0 +1,93 @@
+"""Reading the plugin's collection record: pytest's own ids, refused when a shard could not run them again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ci_shards.errors import CollectionError
+from ci_shards.model import Granularity, Plan, ShardPlan
+from ci_shards.pytest_collect import Collection, error_line, portable_rootdir, read_collection
+
+
+def _record(*items: tuple[str, str], errors: list[dict[str, str]] | None = None) -> dict[str, object]:
+    return {"rootdir": "/r", "items": [{"id": i, "path": p} for i, p in items], "errors": errors or []}
+
+
+def test_ids_come_back_in_pytest_order_with_the_rootdir() -> None:
+    record = _record(("t/test_b.py::x[a::b]", "/r/t/test_b.py"), ("../o/test_a.py::y", "/o/test_a.py"))
+    assert read_collection(record, exit_code=0) == Collection(
+        ids=["t/test_b.py::x[a::b]", "../o/test_a.py::y"], rootdir="/r"
+    )
+    assert read_collection(_record(), exit_code=5).ids == []  # "no tests collected" is an empty plan, not an error
+
+
+def test_a_failed_collector_is_named_with_its_one_line_reason() -> None:
+    errors = [{"id": "t/test_bad.py", "message": "ModuleNotFoundError: No module named 'nope'"}, {"id": "x"}]
+    with pytest.raises(CollectionError) as err:
+        read_collection(_record(errors=errors), exit_code=2)
+    assert str(err.value) == (
+        "pytest collection failed (exit 2) in t/test_bad.py: ModuleNotFoundError: No module named 'nope'"
+        " (and 1 more); no plan was made"
+    )
+
+
+def test_a_failing_exit_without_a_failed_collector_is_an_error() -> None:
+    with pytest.raises(CollectionError, match=r"exit 4, usage error"):
+        read_collection(_record(("t.py::a", "/r/t.py")), exit_code=4)
+
+
+def test_a_duplicate_id_is_refused_naming_it() -> None:
+    record = _record(("t.py::a", "/r/t.py"), ("t.py::b", "/r/t.py"), ("t.py::a", "/r/t.py"))
+    with pytest.raises(CollectionError, match=r"pytest collected 't\.py::a' twice"):
+        read_collection(record, exit_code=0)
+
+
+def test_an_id_that_does_not_name_its_file_is_refused_naming_the_first() -> None:
+    # pytest names a file outside rootdir relative to the argument it came from: not runnable by id
+    record = _record(("t.py::a", "/r/t.py"), ("tests/test_x.py::b", "/site/pkg/tests/test_x.py"), ("c", "/x"))
+    with pytest.raises(CollectionError, match=r"node id 'tests/test_x\.py::b' does not name its file"):
+        read_collection(record, exit_code=0)
+
+
+def test_portable_rootdir_is_relative_to_the_working_directory(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    assert portable_rootdir(str(tmp_path), tmp_path) == "."
+    assert portable_rootdir(str(tmp_path), tmp_path / "sub") == ".."
+    assert portable_rootdir(str(tmp_path / "sub"), tmp_path) == "sub"
+
+
+def test_the_plan_keeps_its_rootdir_and_plans_without_one_keep_their_digest() -> None:
+    plain = Plan(
+        total=1,
+        granularity=Granularity.FILE,
+        shards=(ShardPlan(1, ("a.py",), 1.0),),
+        lower_bound_seconds=1.0,
+        unknown_items=0,
+    )
+    assert "rootdir" not in plain.to_json()
+    rooted = Plan.from_json({**plain.to_json(), "rootdir": "..", "digest": None})
+    assert rooted.rootdir == ".."
+    assert Plan.from_json(rooted.to_json()) == rooted
+    assert rooted.digest != plain.digest
+    with pytest.raises(ValueError, match="'rootdir' must be a string"):
+        Plan.from_json({**plain.to_json(), "rootdir": 3, "digest": None})
+
+
+def test_a_failure_no_collector_reported_is_named_from_pytests_output() -> None:
+    usage = (
+        "ERROR: usage: python -m pytest [options]\n"
+        "python -m pytest: error: unrecognized arguments: --y\n"
+        "  rootdir: /r\n"
+    )
+    assert error_line(usage) == "python -m pytest: error: unrecognized arguments: --y"
+    assert error_line("\nERROR: module or package not found: nope (missing __init__.py?)\n\n") == (
+        "module or package not found: nope (missing __init__.py?)"
+    )
+    assert error_line("") == ""
+    with pytest.raises(CollectionError) as err:
+        read_collection(_record(), exit_code=4, output="ERROR: file or directory not found: gone/\n")
+    assert str(err.value) == (
+        "pytest collection failed (exit 4, usage error): file or directory not found: gone/; no plan was made"
+    )
