@@ -95,7 +95,7 @@ def test_real_shards_with_faults(real_run, tmp_path, capsys, monkeypatch):
     shutil.copytree(real_run / "results" / "shard-2-of-3", results / "ci-shards-shard-2-of-3-a2" / "shard-2-of-3")
     second = results / "ci-shards-shard-2-of-3-a2" / "shard-2-of-3"
     outcome = json.loads((second / "outcome.json").read_text())
-    outcome["runner"]["run_attempt"] = 2
+    outcome["runner"]["ci_run_attempt"] = 2
     (second / "outcome.json").write_text(json.dumps(outcome))
     junit = (second / "junit.xml").read_bytes()
     (second / "junit.xml").write_bytes(junit[: len(junit) // 2])

@@ -211,8 +211,8 @@ def pytest_extra_args(raw: Sequence[str], cwd: Path) -> list[str]:
 
 
 def _run_handler(args: argparse.Namespace) -> int:
-    from ci_shards.classify import FlakyResult  # noqa: PLC0415
     from ci_shards.console import console_for  # noqa: PLC0415
+    from ci_shards.judge import FlakyResult  # noqa: PLC0415
     from ci_shards.planfile import load_plan  # noqa: PLC0415
     from ci_shards.process import CancelToken  # noqa: PLC0415
     from ci_shards.runner import RunOptions, cancel_on_signals, run_shard  # noqa: PLC0415
