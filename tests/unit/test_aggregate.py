@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
 
-from ci_shards.aggregate import SHARD_CASE_CLASSNAME, FlakyResult, aggregate_dirs
+from ci_shards.aggregate import FlakyResult, aggregate_dirs
 from ci_shards.errors import InputError
 from ci_shards.model import CaseOutcome, CaseResult, FailureKind, Granularity, ShardStatus, owning_item
 from ci_shards.report import render_summary, render_terminal
@@ -141,9 +141,7 @@ def test_latest_attempt_from_another_plan_is_error_not_replaced(tmp_path, plan):
     for shard in (1, 2):
         write_shard(tmp_path / f"ci-shards-shard-{shard}-of-3-a1", plan, shard)
     write_shard(tmp_path / "ci-shards-shard-3-of-3-a1", plan, 3, attempt=1)
-    a2 = write_shard(
-        tmp_path / "ci-shards-shard-3-of-3-a2", plan, 3, attempt=2, digest="sha256:" + "1" * 64
-    )
+    a2 = write_shard(tmp_path / "ci-shards-shard-3-of-3-a2", plan, 3, attempt=2, digest="sha256:" + "1" * 64)
     verdict = aggregate_dirs(plan, [tmp_path])
     third = verdict.shards[2]
     assert third.status is ShardStatus.ERROR

@@ -153,7 +153,9 @@ def test_merge_attempts_keeps_every_failed_attempt() -> None:
 
 def test_file_items_and_test_prefixes_cover_their_tests() -> None:
     runs = [run(case("a.py::t1"), case("b.py::TestX::t"), case("c.py::t[x::y]"))]
-    verdict = decide(shard_index=1, shard_name="s", planned=["a.py", "b.py::TestX", "c.py::t"], runs=runs, policy=Policy())
+    verdict = decide(
+        shard_index=1, shard_name="s", planned=["a.py", "b.py::TestX", "c.py::t"], runs=runs, policy=Policy()
+    )
     assert (verdict.status, verdict.not_run) == (ShardStatus.PASSED, ())
 
 

@@ -1,0 +1,136 @@
+"""Issue 8 end to end, with real ``ci-shards`` processes: run and aggregate judge a shard alike, an empty run
+fails, runner facts round-trip, a plan with an item twice is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ci_shards.model import Granularity, Plan, ShardPlan
+
+pytestmark = [pytest.mark.e2e]
+
+WRITES_JUNIT = """#!/bin/sh
+# a test command whose JUnit names the tests it ran: {names}
+cat > "$1" <<'EOF'
+<testsuites><testsuite name="suite">{cases}</testsuite></testsuites>
+EOF
+"""
+
+
+def ci_shards(
+    *args: str, cwd: Path, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    return subprocess.run(
+        [sys.executable, "-m", "ci_shards", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**base, **(env or {})},
+        check=False,
+    )
+
+
+def junit_script(tmp: Path, cases: list[tuple[str, str, str]]) -> Path:
+    """A script writing a JUnit report with these (file, classname, name) test cases to its first argument."""
+    xml = "".join(f'<testcase file="{f}" classname="{c}" name="{n}" time="0.1"/>' for f, c, n in cases)
+    script = tmp / "writes-junit.sh"
+    script.write_text(WRITES_JUNIT.format(names=", ".join(n for _f, _c, n in cases), cases=xml), encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+def outcome(tmp: Path, index: int = 1, total: int = 1) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((tmp / "out" / f"shard-{index}-of-{total}" / "outcome.json").read_text())
+    return data
+
+
+def aggregate_json(tmp: Path) -> tuple[int, dict[str, Any]]:
+    proc = ci_shards("aggregate", "--plan", "plan.json", "out", "--format", "json", cwd=tmp)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_junit_naming_none_of_the_planned_items_fails_in_run_and_in_aggregate(tmp_path: Path) -> None:
+    plan = ci_shards("plan", "--items", "-", "--shards", "1", "-o", "plan.json", cwd=tmp_path, stdin="a.py\nb.py\n")
+    assert plan.returncode == 0, plan.stderr
+    script = junit_script(tmp_path, [("zzz.py", "zzz", "test_z")])
+
+    run = ci_shards(
+        "run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--", str(script), "{junit}", cwd=tmp_path
+    )
+
+    assert run.returncode == 1, run.stderr
+    written = outcome(tmp_path)
+    assert written["status"] == "failed"
+    assert "name none of its 2 planned items" in written["reason"]
+    assert sorted(written["not_run"]) == ["a.py", "b.py"]
+    code, verdict = aggregate_json(tmp_path)
+    assert code == 1
+    shard = verdict["shards"][0]
+    assert (shard["status"], shard["reason"], shard["verified"]) == ("failed", written["reason"], False)
+    assert sorted(verdict["accounting"]["missing"]) == ["a.py", "b.py"]
+
+
+def test_parametrized_id_with_colons_covers_its_planned_function_in_run_and_in_aggregate(tmp_path: Path) -> None:
+    items = "t.py::test_a\nt.py::test_b\n"
+    plan = ci_shards("plan", "--items", "-", "--shards", "1", "-o", "plan.json", cwd=tmp_path, stdin=items)
+    assert plan.returncode == 0, plan.stderr
+    script = junit_script(tmp_path, [("t.py", "t", "test_a[x::y]"), ("t.py", "t", "test_b")])
+
+    run = ci_shards(
+        "run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--", str(script), "{junit}", cwd=tmp_path
+    )
+
+    assert run.returncode == 0, run.stderr
+    written = outcome(tmp_path)
+    assert (written["status"], written["not_run"]) == ("passed", [])
+    code, verdict = aggregate_json(tmp_path)
+    assert code == 0, verdict["reasons"]
+    assert verdict["shards"][0]["status"] == "passed"
+    assert verdict["accounting"]["missing"] == []
+
+
+def write_bad_plan(path: Path) -> Path:
+    """A plan running ``t.py`` in both shards, its digest recomputed (``Plan`` checks nothing: loading does)."""
+    shards = (ShardPlan(index=1, items=("t.py",), estimated_seconds=1.0), ShardPlan(2, ("t.py",), 1.0))
+    plan = Plan(total=2, granularity=Granularity.FILE, shards=shards, lower_bound_seconds=1.0, unknown_items=0)
+    path.write_text(plan.dumps(), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "--plan", "plan.json", "--shard", "1/2", "--out", "out", "--", "true", "{items}"],
+        ["matrix", "--plan", "plan.json", "--plan-out", "again.json"],
+        ["aggregate", "--plan", "plan.json", "."],
+    ],
+)
+def test_a_plan_with_an_item_in_two_shards_is_exit_2_naming_it(tmp_path: Path, command: list[str]) -> None:
+    write_bad_plan(tmp_path / "plan.json")
+    proc = ci_shards(*command, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "item 't.py' is in shards 1 and 2" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_pytest_plugin_refuses_a_plan_with_an_item_in_two_shards(tmp_path: Path) -> None:
+    write_bad_plan(tmp_path / "plan.json")
+    (tmp_path / "t.py").write_text("def test_a():\n    pass\n", encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "ci_shards", "-p", "no:cacheprovider", "--ci-shards-plan=plan.json",
+         "--ci-shards-shard=1/2", "t.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 4, proc.stdout + proc.stderr  # pytest's usage error
+    assert "item 't.py' is in shards 1 and 2" in proc.stderr
