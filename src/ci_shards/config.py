@@ -38,6 +38,7 @@ class Config:
     max_items_per_shard: int | None = None
     cut_cost: float | None = None
     strategy: str | None = None
+    allow_empty: bool | None = None  # --allow-empty: an empty plan / a run where no test ran passes
 
 
 def _number(source: str, key: str, value: Any, *, integer: bool = False) -> Any:
@@ -95,6 +96,11 @@ def parse_config(data: Any, source: str) -> Config:
             values[key] = _number(source, raw_key, value)
         elif key in ("max_shards", "max_items_per_shard"):
             values[key] = _number(source, raw_key, value, integer=True)
+        elif key == "allow_empty":
+            if not isinstance(value, bool):
+                msg = f"{source}: {raw_key!r} must be true or false, not {value!r}"
+                raise ConfigError(msg)
+            values[key] = value
         else:
             msg = f"{source}: unknown key {raw_key!r} (see docs/configuration.md)"
             raise ConfigError(msg)
@@ -146,3 +152,8 @@ def load_config(cwd: Path, explicit: str | None = None) -> Config:
         msg = f"{path.name}: cannot read: {err.strerror or err}"
         raise ConfigError(msg) from None
     return parse_config(data, path.name)
+
+
+def allow_empty(flag: bool, cwd: Path, explicit: str | None = None) -> bool:
+    """``--allow-empty``, else the config's ``allow-empty`` (read only when the flag is not given)."""
+    return flag or load_config(cwd, explicit).allow_empty is True

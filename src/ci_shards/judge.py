@@ -26,9 +26,9 @@ TIMEOUT_TYPE: Final = "timed-out"
 NO_REPORT_TYPE: Final = "no test report"
 SYNTHESISED_TYPES: Final = frozenset({NOT_RUN_TYPE, TIMEOUT_TYPE, NO_REPORT_TYPE})
 
-EMPTY_PLAN: Final = "no tests: the plan has no items"
 NO_TESTS_RAN: Final = "no tests ran"
-ALLOW_EMPTY_HINT: Final = "pass --allow-empty (config allow-empty, action input allow-empty) if that is expected"
+EMPTY_PLAN: Final = f"{NO_TESTS_RAN}: the plan has no items"
+ALLOW_EMPTY_HINT: Final = "--allow-empty (config allow-empty, action input allow-empty) accepts that"
 
 
 class FlakyResult(str, Enum):
@@ -128,6 +128,11 @@ def judge_shard(
 
 def _default_reason(status: ShardStatus) -> str:
     return f"the runner reported {status.value}"
+
+
+def empty_plan_message(what: str) -> str:
+    """The one line ``plan``, ``matrix``, ``run`` and ``local`` exit 1 with for a plan with no items."""
+    return f"no tests to run: {what} has no items (nothing was collected or listed); {ALLOW_EMPTY_HINT}"
 
 
 def empty_run_reason(*, planned_items: int, executed_tests: int, allow_empty: bool) -> str:

@@ -134,3 +134,61 @@ def test_the_pytest_plugin_refuses_a_plan_with_an_item_in_two_shards(tmp_path: P
     )  # fmt: skip
     assert proc.returncode == 4, proc.stdout + proc.stderr  # pytest's usage error
     assert "item 't.py' is in shards 1 and 2" in proc.stderr
+
+
+# ---- an empty run fails unless --allow-empty (issue 8 point 1)
+
+
+def test_local_with_a_filter_that_selects_nothing_fails_with_one_line(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("def test_a():\n    pass\n", encoding="utf-8")
+    args = ["local", "--shards", "2", "--pytest", "--", "tests", "-k", "nonexistent_name"]
+
+    proc = ci_shards(*args, cwd=tmp_path)
+
+    assert proc.returncode == 1, proc.stderr
+    assert "PASSED" not in proc.stdout
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("ci-shards: ")]
+    assert errors == [
+        "ci-shards: no tests to run: the plan has no items (nothing was collected or listed); --allow-empty"
+        " (config allow-empty, action input allow-empty) accepts that"
+    ], proc.stderr
+    allowed = ci_shards(*args[:-4], "--allow-empty", *args[-4:], cwd=tmp_path)
+    assert allowed.returncode == 0, allowed.stderr
+
+
+def test_allow_empty_in_the_config_file(tmp_path: Path) -> None:
+    (tmp_path / "ci-shards.yml").write_text("allow-empty: true\n", encoding="utf-8")
+    (tmp_path / "items.txt").write_text("", encoding="utf-8")
+    proc = ci_shards("plan", "--items", "items.txt", "--shards", "2", "-o", "plan.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert ci_shards("aggregate", "--plan", "plan.json", ".", cwd=tmp_path).returncode == 0
+
+
+def test_empty_plan_fails_in_plan_run_and_aggregate(tmp_path: Path) -> None:
+    (tmp_path / "items.txt").write_text("", encoding="utf-8")
+    plan = ci_shards("plan", "--items", "items.txt", "--shards", "2", "-o", "plan.json", cwd=tmp_path)
+    assert plan.returncode == 1
+    assert (tmp_path / "plan.json").is_file()  # every output is written before the exit
+    run = ci_shards("run", "--plan", "plan.json", "--shard", "1/2", "--out", "out", "--", "true", cwd=tmp_path)
+    assert run.returncode == 1
+    assert outcome(tmp_path, 1, 2)["status"] == "empty"  # the folder states the fact; the plan is what fails
+    assert "plan.json has no items" in run.stderr
+    code, verdict = aggregate_json(tmp_path)
+    assert code == 1
+    assert verdict["reasons"][0] == "no tests ran: the plan has no items"
+
+
+def test_run_in_which_every_test_was_skipped_fails_the_verdict(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text("import pytest\n\n@pytest.mark.skip\ndef test_a():\n    pass\n", encoding="utf-8")
+    assert (
+        ci_shards(
+            "plan", "--items", "-", "--shards", "1", "-o", "plan.json", cwd=tmp_path, stdin="t.py::test_a\n"
+        ).returncode
+        == 0
+    )
+    run = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr  # a shard whose tests are skipped on this platform passes
+    code, verdict = aggregate_json(tmp_path)
+    assert code == 1
+    assert verdict["reasons"][0].startswith("no tests ran: 1 items were planned")

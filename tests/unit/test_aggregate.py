@@ -450,3 +450,30 @@ def test_shard_with_no_planned_items_that_reports_tests_fails(tmp_path):
     assert verdict.shards[1].reason == "it was planned no items but reported tests that no planned item owns"
     assert verdict.accounting.unplanned == ("other/test_q.py::test_q",)
     assert verdict.accounting.missing == ()
+
+
+def test_an_empty_plan_fails_unless_allow_empty(tmp_path):
+    plan = make_plan([[], []])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert [s.status for s in verdict.shards] == [ShardStatus.EMPTY] * 2
+    assert (verdict.exit_code, verdict.reasons) == (1, ("no tests ran: the plan has no items",))
+    assert verdict.headline.startswith("FAILED: no tests ran")
+    assert aggregate_dirs(plan, [tmp_path], allow_empty=True).exit_code == 0
+
+
+def test_an_empty_shard_in_a_non_empty_plan_still_passes(tmp_path):
+    plan = make_plan([["tests/test_a.py::test_y"], []])
+    write_shard(tmp_path, plan, 1)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 0, verdict.reasons
+    assert verdict.shards[1].status is ShardStatus.EMPTY
+
+
+def test_a_run_where_every_test_was_skipped_fails_unless_allow_empty(tmp_path):
+    plan = make_plan([["tests/test_a.py::test_y"]])
+    write_shard(tmp_path, plan, 1, [case_for("tests/test_a.py::test_y", CaseOutcome.SKIPPED)])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.shards[0].status is ShardStatus.PASSED
+    assert verdict.exit_code == 1
+    assert verdict.reasons[0].startswith("no tests ran: 1 items were planned")
+    assert aggregate_dirs(plan, [tmp_path], allow_empty=True).exit_code == 0

@@ -69,6 +69,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="whether flaky tests fail the run (default: pass)",
     )
     agg.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="a plan with no items, or a run in which no test ran, passes; without it that fails the verdict"
+        " (default: config 'allow-empty', else off)",
+    )
+    agg.add_argument(
         "--no-annotations", action="store_true", help="do not emit ::error annotations on GitHub (default: emit)"
     )
     agg.add_argument("--format", choices=["text", "json"], default="text", help="stdout: json verdict (default: text)")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_shards import comment as pr_comment
-from ci_shards import github, outputs
+from ci_shards import config, github, outputs
 from ci_shards.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
 from ci_shards.console import Console, console_for
 from ci_shards.errors import EXIT_OK, InputError, UsageError
@@ -117,11 +117,12 @@ def run_aggregate(
     annotations: bool,
     output_format: str,
     env: Mapping[str, str],
+    allow_empty: bool = False,
 ) -> int:
     plan = load_plan(plan_path)
     console = console_for(env)
     ctx = github.GitHubContext.from_env(env)  # the event payload is read only for the comment
-    verdict = aggregate_dirs(plan, dirs, flaky_result=flaky_result)
+    verdict = aggregate_dirs(plan, dirs, flaky_result=flaky_result, allow_empty=allow_empty)
     if junit_out:
         outputs.write_merged_junit(verdict, junit_out)
     if failures_out:
@@ -183,6 +184,7 @@ def _aggregate_handler(args: argparse.Namespace) -> int:
         annotations=not args.no_annotations,
         output_format=args.format,
         env=os.environ,
+        allow_empty=config.allow_empty(args.allow_empty, Path.cwd()),
     )
 
 

@@ -18,9 +18,10 @@ from typing import Any
 from ci_shards import matrix as matrix_mod
 from ci_shards.collect import collect_pytest, glob_items, read_items
 from ci_shards.commands import timings as timings_commands
-from ci_shards.config import Config, load_config
+from ci_shards.config import Config, allow_empty, load_config
 from ci_shards.console import console_for
-from ci_shards.errors import InputError, UsageError
+from ci_shards.errors import InputError, TestsFailed, UsageError
+from ci_shards.judge import empty_plan_message
 from ci_shards.model import Granularity, Plan, rfc3339
 from ci_shards.packing import STRATEGIES
 from ci_shards.planfile import load_plan
@@ -136,6 +137,23 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", metavar="FILE", help="config file (default: ci-shards.yml, else [tool.ci-shards] in pyproject.toml)"
     )
+
+
+ALLOW_EMPTY_HELP = (
+    "let a plan with no items (or a run in which no test ran) pass; without it that is exit 1"
+    " (default: config 'allow-empty', else off)"
+)
+
+
+def add_allow_empty(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--allow-empty", action="store_true", help=ALLOW_EMPTY_HELP)
+
+
+def check_not_empty(plan: Plan, *, allowed: bool, what: str = "the plan") -> None:
+    """Exit 1 (``TestsFailed``) with one line when the plan has no items, unless ``--allow-empty``:
+    an empty suite must never pass silently (call it after every output was written)."""
+    if not plan.items and not allowed:
+        raise TestsFailed(empty_plan_message(what))
 
 
 def _created_at(env: Mapping[str, str]) -> str:
@@ -314,7 +332,9 @@ def _write(path: str, text: str) -> None:
 
 def _plan_command(args: argparse.Namespace) -> int:
     plan = plan_from_options(args, env=os.environ, cwd=Path.cwd())
-    return emit_plan(plan, output_format=args.format, output=args.output, env=os.environ)
+    code = emit_plan(plan, output_format=args.format, output=args.output, env=os.environ)
+    check_not_empty(plan, allowed=allow_empty(args.allow_empty, Path.cwd(), args.config))
+    return code
 
 
 def emit_plan(plan: Plan, *, output_format: str, output: str | None, env: Mapping[str, str]) -> int:
@@ -340,11 +360,10 @@ def _matrix_command(args: argparse.Namespace) -> int:
         if given:
             msg = f"--plan {args.plan} cannot be combined with plan options ({', '.join(given)}): the plan decides them"
             raise UsageError(msg)
-    return emit_matrix(
-        plan=load_plan(args.plan) if args.plan else plan_from_options(args, env=os.environ, cwd=Path.cwd()),
-        plan_out=args.plan_out,
-        env=os.environ,
-    )
+    plan = load_plan(args.plan) if args.plan else plan_from_options(args, env=os.environ, cwd=Path.cwd())
+    code = emit_matrix(plan=plan, plan_out=args.plan_out, env=os.environ)
+    check_not_empty(plan, allowed=allow_empty(args.allow_empty, Path.cwd(), args.config))
+    return code
 
 
 _UNSET: tuple[object, ...] = (None, False, [])  # the defaults of add_plan_options' arguments
@@ -384,6 +403,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="stdout format; json is plan.json exactly (default: table)",
     )
     plan.add_argument("-o", "--output", metavar="FILE", help="write plan.json to FILE (default: not written)")
+    add_allow_empty(plan)
     plan.add_argument(
         "pytest_args",
         nargs="*",
@@ -406,6 +426,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     matrix.add_argument(
         "--plan-out", default="plan.json", metavar="PATH", help="where plan.json is written (default: plan.json)"
     )
+    add_allow_empty(matrix)
     matrix.add_argument(
         "pytest_args",
         nargs="*",

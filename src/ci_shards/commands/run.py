@@ -195,6 +195,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     live.add_argument(
         "--no-live", dest="live", action="store_false", help="only spool output to output.log (default: off)"
     )
+    run.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="a plan with no items passes; without it its shards are written as empty and run exits 1"
+        " (default: config 'allow-empty', else off)",
+    )
     add_execution_options(run)
     run.set_defaults(handler=_run_handler)
     register_local(subparsers)
@@ -256,6 +262,11 @@ def _run_handler(args: argparse.Namespace) -> int:
     cancel = CancelToken()
     with cancel_on_signals(cancel):
         outcome = run_shard(options, console=console, cancel=cancel)
+    from ci_shards.commands.plan import check_not_empty  # noqa: PLC0415
+    from ci_shards.config import allow_empty  # noqa: PLC0415
+
+    # after the folder is written: aggregate fails the same empty plan, and says so in its report
+    check_not_empty(plan, allowed=allow_empty(args.allow_empty, cwd), what=str(args.plan))
     return EXIT_OK if outcome.status.is_success else EXIT_FAILED
 
 
@@ -279,7 +290,8 @@ def _local_handler(args: argparse.Namespace) -> int:
     if not args.pytest and not raw:
         msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
         raise UsageError(msg)
-    from ci_shards.commands.plan import plan_from_options  # noqa: PLC0415
+    from ci_shards.commands.plan import check_not_empty, plan_from_options  # noqa: PLC0415
+    from ci_shards.config import allow_empty  # noqa: PLC0415
 
     plan = plan_from_options(args, env=env, cwd=cwd, pytest_args=raw if args.pytest else None)
     plan_path = args.out / "plan.json"
@@ -288,6 +300,8 @@ def _local_handler(args: argparse.Namespace) -> int:
         plan_path.write_text(plan.dumps(), encoding="utf-8")
     except OSError as err:
         raise InputError(args.out, f"cannot write the results folder (--out): {err.strerror or err}") from None
+    allowed = allow_empty(args.allow_empty, cwd, args.config)
+    check_not_empty(plan, allowed=allowed)  # nothing to run: say so before starting anything
     command = pytest_extra_args(raw, cwd) if args.pytest else raw
     if args.jobs == "auto":
         jobs = auto_jobs(plan.total, cores=cores(), memory=available_memory(), job_memory=args.job_memory)
@@ -313,7 +327,7 @@ def _local_handler(args: argparse.Namespace) -> int:
         )
     if never:
         console.warning(f"never started (interrupted): shards {', '.join(map(str, never))}")
-    text, code = aggregate_results(plan, args.out, flaky_result=args.flaky_result)
+    text, code = aggregate_results(plan, args.out, flaky_result=args.flaky_result, allow_empty=allowed)
     sys.stdout.write(text)
     sys.stdout.flush()
     return EXIT_INTERRUPTED if cancel.cancelled else code
@@ -329,6 +343,9 @@ def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     from ci_shards.commands.plan import add_plan_options  # noqa: PLC0415
 
     add_plan_options(local)
+    from ci_shards.commands.plan import add_allow_empty  # noqa: PLC0415
+
+    add_allow_empty(local)
     local.add_argument(
         "--jobs",
         metavar="N|auto",
