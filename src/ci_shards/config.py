@@ -20,6 +20,8 @@ from ci_shards.errors import ConfigError
 from ci_shards.model import Granularity
 
 CONFIG_FILE: Final = "ci-shards.yml"
+# a weight scales estimates; beyond this a typo (1e308) would overflow the plan's arithmetic, not weigh
+MAX_WEIGHT: Final = 1e6
 PYPROJECT: Final = "pyproject.toml"
 
 
@@ -48,6 +50,14 @@ def _number(source: str, key: str, value: Any, *, integer: bool = False) -> Any:
         msg = f"{source}: {key!r} must be {kind}, not {value!r}"
         raise ConfigError(msg)
     return int(value) if integer else float(value)
+
+
+def _weight(source: str, pattern: str, value: Any) -> float:
+    factor = float(_number(source, f"weights.{pattern}", value))
+    if not 0 < factor <= MAX_WEIGHT:
+        msg = f"{source}: 'weights.{pattern}' must be above 0 and at most {MAX_WEIGHT:g}, not {value!r}"
+        raise ConfigError(msg)
+    return factor
 
 
 def _string(source: str, key: str, value: Any) -> str:
@@ -85,7 +95,7 @@ def parse_config(data: Any, source: str) -> Config:
             if not isinstance(value, Mapping):
                 msg = f"{source}: 'weights' must map glob patterns to factors"
                 raise ConfigError(msg)
-            values[key] = {str(k): _number(source, f"weights.{k}", v) for k, v in value.items()}
+            values[key] = {str(k): _weight(source, str(k), v) for k, v in value.items()}
         elif key == "shards":
             text = str(value)
             if text != "auto" and not (text.isdigit() and int(text) >= 1):

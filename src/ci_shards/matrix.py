@@ -20,9 +20,19 @@ from typing import Any, Final
 from ci_shards.errors import InputError, UsageError
 from ci_shards.model import Plan, ShardPlan, parse_shard_spec
 
-# GitHub: "A matrix will generate a maximum of 256 jobs per workflow run."
-# https://docs.github.com/en/actions/reference/limits (notes/gha.md)
+# GitHub: "A matrix will generate a maximum of 256 jobs per workflow run. This limit applies to both
+# GitHub-hosted and self-hosted runners." (docs.github.com, actions/how-tos/write-workflows/
+# choose-what-workflows-do/run-job-variations; notes/gha.md). ci-shards enforces no limit for other CIs.
 GITHUB_MATRIX_MAX: Final = 256
+
+
+def over_matrix_limit(shards: int, what: str) -> str:
+    """The usage error for a plan GitHub would refuse to fan out (the workflow fails before any job runs)."""
+    return (
+        f"{what}: {shards} shards exceed GitHub's matrix limit of {GITHUB_MATRIX_MAX} jobs per workflow run;"
+        f" use at most {GITHUB_MATRIX_MAX} shards (plan for other CIs with `ci-shards plan --shards N`)"
+    )
+
 
 # (index variable, total variable, index base), in the order they are tried.
 # GitLab: https://docs.gitlab.com/ee/ci/yaml/#parallel (CI_NODE_INDEX is 1-based)

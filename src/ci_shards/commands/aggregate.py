@@ -47,9 +47,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     agg.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="folders holding the shard artifact folders")
     agg.add_argument("--junit", type=Path, help="write the merged JUnit XML here (default: not written)")
     agg.add_argument("--failures", type=Path, help="write every failure record as JSON lines (default: not written)")
-    where = agg.add_mutually_exclusive_group()
-    where.add_argument("--summary", type=Path, help="append the Markdown job summary to FILE (default: none)")
-    where.add_argument(
+    agg.add_argument(
+        "--summary",
+        type=Path,
+        help="write the Markdown summary to FILE, replacing it; combines with --github (default: none)",
+    )
+    agg.add_argument(
         "--github",
         action="store_true",
         help="GitHub Actions: append the summary to $GITHUB_STEP_SUMMARY and emit annotations (default: off)",

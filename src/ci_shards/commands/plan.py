@@ -18,7 +18,8 @@ from typing import Any
 from ci_shards import matrix as matrix_mod
 from ci_shards.collect import collect_pytest, glob_items, read_items
 from ci_shards.commands import timings as timings_commands
-from ci_shards.config import Config, allow_empty, load_config
+from ci_shards.commands.run import check_pytest_words
+from ci_shards.config import MAX_WEIGHT, Config, allow_empty, load_config
 from ci_shards.console import console_for
 from ci_shards.errors import InputError, TestsFailed, UsageError
 from ci_shards.judge import empty_plan_message
@@ -173,8 +174,8 @@ def _weights(raw: Sequence[str] | None, config: Config) -> dict[str, float]:
             value = float(factor)
         except ValueError:
             value = -1.0
-        if not sep or not pattern or not value > 0:
-            msg = f"--weight {entry!r}: expected PATTERN=FACTOR with a positive factor"
+        if not sep or not pattern or not 0 < value <= MAX_WEIGHT:  # nan fails both comparisons
+            msg = f"--weight {entry!r}: expected PATTERN=FACTOR with a factor above 0 and at most {MAX_WEIGHT:g}"
             raise UsageError(msg)
         weights[pattern] = value
     return weights
@@ -185,18 +186,25 @@ def _pick(flag: Any, configured: Any, default: Any = None) -> Any:
 
 
 def load_durations(
-    paths: Sequence[str], *, cwd: Path, env: Mapping[str, str], required: bool = False
+    paths: Sequence[str], *, cwd: Path, env: Mapping[str, str], required: bool = False, explicit: bool = True
 ) -> list[TimingsStore]:
-    """Read the timings files, in order. A file that does not exist yet (the first run, an empty
-    cache) is a warning, not an error, unless the items come from it (``required``); a broken file
-    is an error."""
+    """Read the timings files, in order. A ``--durations`` file (``explicit``) must exist and hold at
+    least one usable timing: a typo (``.test_duration``) must not silently plan on guesses. Only the
+    config's ``timings`` (a store aggregate writes, absent on a fresh clone) may be missing, with a
+    warning, unless the items come from it (``required``); a broken file is always an error."""
     console = console_for(env)
     stores = []
     for path in paths:
-        if not (cwd / path).exists() and not required:
+        if not (cwd / path).exists():
+            if explicit or required:
+                hint = " (--cached-durations is the flag for a file that may be missing)" if explicit else ""
+                raise InputError(path, f"no such timings file{hint}")
             console.warning(f"{path}: no timings file yet; every item gets an estimate (see the plan's notes)")
             continue
-        stores.append(load_timings(cwd / path))
+        store = load_timings(cwd / path)
+        if explicit and not store.estimates():
+            raise InputError(path, "no usable timings in this file (no item with a duration)")
+        stores.append(store)
     for warning in merge_stores(stores).warnings:
         console.warning(warning)
     return stores
@@ -241,7 +249,8 @@ def plan_from_options(
     durations_paths = args.durations or ([config.timings] if config.timings else [])
     cached_paths = getattr(args, "cached_durations", None) or []
     stores = load_cached_durations(cached_paths, cwd=cwd, env=env)  # the cached store first: fresher
-    stores += load_durations(durations_paths, cwd=cwd, env=env, required=args.from_timings and not cached_paths)
+    required = args.from_timings and not cached_paths
+    stores += load_durations(durations_paths, cwd=cwd, env=env, required=required, explicit=bool(args.durations))
     variant = _pick(args.variant, config.variant)
     estimates = first_estimates(stores, variant)
 
@@ -259,6 +268,7 @@ def plan_from_options(
         raise UsageError(msg)
     if getattr(args, "pytest", False):
         extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
+        check_pytest_words(extra)
         items += collect_pytest(extra, cwd=cwd, env=env)
         sources += 1
     if args.from_timings:
@@ -311,6 +321,8 @@ def plan_from_options(
             **options,
         )
         plan = choice.plan
+        if plan.total > matrix_mod.GITHUB_MATRIX_MAX:
+            raise UsageError(matrix_mod.over_matrix_limit(plan.total, "--shards auto"))
     else:
         if not str(shards).isdigit() or int(shards) < 1:
             msg = f"--shards must be a whole number ≥ 1 or auto, not {shards!r}"
@@ -370,9 +382,9 @@ _UNSET: tuple[object, ...] = (None, False, [])  # the defaults of add_plan_optio
 
 
 def emit_matrix(*, plan: Plan, plan_out: str, env: Mapping[str, str]) -> int:
+    if plan.total > matrix_mod.GITHUB_MATRIX_MAX:  # before anything is written: GitHub would refuse the matrix
+        raise UsageError(matrix_mod.over_matrix_limit(plan.total, "matrix"))
     console = console_for(env)
-    if plan.total > matrix_mod.GITHUB_MATRIX_MAX:
-        console.warning(f"{plan.total} shards exceed GitHub's {matrix_mod.GITHUB_MATRIX_MAX}-job matrix limit")
     for note in plan.notes:
         console.notice(note)
     _write(plan_out, plan.dumps())

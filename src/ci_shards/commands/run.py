@@ -206,6 +206,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     register_local(subparsers)
 
 
+# the first word of a pytest-split habit (`-- pytest tests/`, `-- python -m pytest`): with --pytest,
+# ci-shards runs pytest itself and the words after -- are pytest's options and paths
+_RUNNER_WORD = re.compile(r"(py\.?test|python[\d.]*)(\.exe)?")
+
+
+def check_pytest_words(words: Sequence[str]) -> None:
+    """Refuse ``--pytest -- pytest tests/``: pytest would take ``pytest`` for a path and fail, or worse."""
+    if words and _RUNNER_WORD.fullmatch(Path(words[0]).name):
+        msg = (
+            f"--pytest runs pytest itself; the words after -- are pytest options and paths, so {words[0]!r} is"
+            " misuse: drop it (e.g. `--pytest -- tests/ -x`), or leave out --pytest to run a command of your own"
+        )
+        raise UsageError(msg)
+
+
 def command_args(raw: Sequence[str]) -> list[str]:
     args = list(raw)
     return args[1:] if args[:1] == ["--"] else args
@@ -233,6 +248,8 @@ def _run_handler(args: argparse.Namespace) -> int:
         msg = f"--shard {index}/{total}: {args.plan} has {plan.total} shards"
         raise UsageError(msg)
     console = console_for(env)
+    if args.pytest:
+        check_pytest_words(command_args(args.command))
     command = pytest_extra_args(args.command, cwd) if args.pytest else command_args(args.command)
     live = args.live if args.live is not None else sys.stderr.isatty()
     options = RunOptions(
@@ -287,6 +304,8 @@ def _local_handler(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     console = console_for(env)
     raw = command_args(args.command)
+    if args.pytest:
+        check_pytest_words(raw)
     if not args.pytest and not raw:
         msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
         raise UsageError(msg)
