@@ -192,3 +192,62 @@ def test_run_in_which_every_test_was_skipped_fails_the_verdict(tmp_path: Path) -
     code, verdict = aggregate_json(tmp_path)
     assert code == 1
     assert verdict["reasons"][0].startswith("no tests ran: 1 items were planned")
+
+
+# ---- each misuse is exit 2 with one line (issue 8, "Also")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["run", "--plan", "plan.json", "--shard", "1/1", "--pytest", "--", "pytest", "tests/"],
+            "--pytest runs pytest itself",
+        ),
+        (
+            ["plan", "--items", "items.txt", "--durations", ".test_duration", "--shards", "2"],
+            ".test_duration: no such timings file",
+        ),
+        (["matrix", "--items", "items.txt", "--shards", "300"], "300 shards exceed GitHub's matrix limit of 256"),
+        (["plan", "--items", "items.txt", "--shards", "2", "--weight", "tests/*=1e308"], "--weight 'tests/*=1e308'"),
+        (
+            ["run", "--plan", "plan.json", "--shard", "1/1", "--retr", "1", "--", "true"],
+            "unrecognized arguments: --retr",
+        ),
+    ],
+)
+def test_misuse_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:
+    (tmp_path / "items.txt").write_text("t.py::test_a\n", encoding="utf-8")
+    assert ci_shards("plan", "--items", "items.txt", "--shards", "1", "-o", "plan.json", cwd=tmp_path).returncode == 0
+    proc = ci_shards(*argv, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and message in lines[0], proc.stderr
+
+
+def test_debug_after_the_subcommand_shows_the_traceback(tmp_path: Path) -> None:
+    proc = ci_shards("junit", "summary", "missing.xml", "--debug", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "Traceback" in proc.stderr
+
+
+def test_aggregate_writes_every_output_and_a_failed_timings_write_back_only_warns(tmp_path: Path) -> None:
+    (tmp_path / "items.txt").write_text("t.py::test_a\n", encoding="utf-8")
+    assert ci_shards("plan", "--items", "items.txt", "--shards", "1", "-o", "plan.json", cwd=tmp_path).returncode == 0
+    script = junit_script(tmp_path, [("t.py", "t", "test_a")])
+    assert (
+        ci_shards(
+            "run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--", str(script), "{junit}", cwd=tmp_path
+        ).returncode
+        == 0
+    )
+    (tmp_path / "blocker").write_text("a file where the store's folder should be", encoding="utf-8")
+    args = ["aggregate", "--plan", "plan.json", "out", "--summary", "summary.md", "--timings-out", "blocker/t.json"]
+    step = tmp_path / "step.md"
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(step)}
+    for _ in range(2):
+        proc = ci_shards(*args, "--github", cwd=tmp_path, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert "::warning::ci-shards: the timings were not written back" in proc.stderr
+    assert (tmp_path / "summary.md").read_text().count("ci-shards: passed") == 1
+    assert step.read_text().count("ci-shards: passed") == 2
