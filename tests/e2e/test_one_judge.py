@@ -226,9 +226,11 @@ def test_misuse_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], message:
 
 
 def test_debug_after_the_subcommand_shows_the_traceback(tmp_path: Path) -> None:
-    proc = ci_shards("junit", "summary", "missing.xml", "--debug", cwd=tmp_path)
+    proc = ci_shards("plan", "--items", "missing.txt", "--shards", "2", "--debug", cwd=tmp_path)
     assert proc.returncode == 2
     assert "Traceback" in proc.stderr
+    assert "unrecognized arguments" not in proc.stderr  # the error is the real one: the missing file
+    assert proc.stderr.splitlines()[-1].startswith("ci-shards: missing.txt")
 
 
 def test_aggregate_writes_every_output_and_a_failed_timings_write_back_only_warns(tmp_path: Path) -> None:
@@ -251,3 +253,25 @@ def test_aggregate_writes_every_output_and_a_failed_timings_write_back_only_warn
         assert "::warning::ci-shards: the timings were not written back" in proc.stderr
     assert (tmp_path / "summary.md").read_text().count("ci-shards: passed") == 1
     assert step.read_text().count("ci-shards: passed") == 2
+
+
+def test_the_run_attempt_the_runner_writes_is_the_one_aggregate_reads(tmp_path: Path) -> None:
+    # issue 8: outcome.json's runner facts were written as ci_run_attempt and read as run_attempt, so every
+    # attempt read back as 0 and "latest attempt wins" fell to the finish time and the folder path
+    (tmp_path / "items.txt").write_text("t.py::test_a\n", encoding="utf-8")
+    assert ci_shards("plan", "--items", "items.txt", "--shards", "1", "-o", "plan.json", cwd=tmp_path).returncode == 0
+    passing = junit_script(tmp_path, [("t.py", "t", "test_a")])
+    command = ["run", "--plan", "plan.json", "--shard", "1/1", "--", str(passing), "{junit}"]
+    second = ci_shards(*command[:-3], "--out", "a", *command[-3:], cwd=tmp_path, env={"GITHUB_RUN_ATTEMPT": "2"})
+    assert second.returncode == 0, second.stderr
+    # the first attempt finishes later and sorts later by path: only its attempt number says it is older
+    failing = tmp_path / "fails.sh"
+    failing.write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")
+    failing.chmod(0o755)
+    first = ci_shards(*command[:-3], "--out", "b", "--", str(failing), cwd=tmp_path, env={"GITHUB_RUN_ATTEMPT": "1"})
+    assert first.returncode == 1
+    proc = ci_shards("aggregate", "--plan", "plan.json", "a", "b", "--format", "json", cwd=tmp_path)
+    verdict = json.loads(proc.stdout)
+    assert proc.returncode == 0, verdict["reasons"]
+    assert verdict["shards"][0]["source"] == "a/shard-1-of-1"
+    assert any("attempt 1" in note for note in verdict["shards"][0]["notes"])
