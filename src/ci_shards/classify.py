@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ci_shards.judge import (
+    COLLECTION_ERROR_TYPE,
     NO_REPORT_TYPE,
     NOT_RUN_TYPE,
     SHARD_CASE_CLASSNAME,
@@ -124,7 +125,7 @@ def report_from_events(lines: Iterable[str]) -> Report:
                     file=item_file(test_id),
                     outcome=CaseOutcome.ERROR,
                     message="collection failure",
-                    type="collection error",
+                    type=COLLECTION_ERROR_TYPE,
                     text=str(event.get("text", "")),
                 )
             )

@@ -24,6 +24,7 @@ SHARD_CASE_CLASSNAME: Final = "ci-shards"
 NOT_RUN_TYPE: Final = "not-run"
 TIMEOUT_TYPE: Final = "timed-out"
 NO_REPORT_TYPE: Final = "no test report"
+COLLECTION_ERROR_TYPE: Final = "collection error"  # a module that failed to import: not a test
 SYNTHESISED_TYPES: Final = frozenset({NOT_RUN_TYPE, TIMEOUT_TYPE, NO_REPORT_TYPE})
 
 NO_TESTS_RAN: Final = "no tests ran"
@@ -73,7 +74,7 @@ UNVERIFIED_NOTHING_PLANNED: Final = "it was planned no items but reported tests 
 def verified(planned: Collection[str], cases: Sequence[CaseResult]) -> bool:
     """Whether the reported tests can be matched to the plan: no tests at all, or at least one that a
     planned item of this shard owns. A shard whose tests match none of its items proves nothing ran."""
-    tests = [c for c in cases if not is_shard_case(c)]
+    tests = [c for c in cases if not is_shard_case(c) and c.type != COLLECTION_ERROR_TYPE]
     return not tests or any(owning_item(c.test_id, planned) is not None for c in tests)
 
 

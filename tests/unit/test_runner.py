@@ -233,3 +233,13 @@ def test_read_tail_strips_ansi_and_keeps_the_end(tmp_path: Path) -> None:
     assert tail.endswith("red end\n")
     assert "\x1b" not in tail
     assert len(tail) <= 1024
+
+
+def test_a_collection_error_alone_is_no_unverified_shard() -> None:
+    error = CaseResult(test_id="a.py", name="a.py", file="a.py", outcome=CaseOutcome.ERROR, type="collection error")
+    broken = Run(rerun=0, items=("a.py::t1",), exit_code=1, signal=None, report=Report(collect_errors=(error,)))
+    verdict = decide(shard_index=1, shard_name="s", planned=["a.py::t1"], runs=[broken], policy=Policy())
+    assert verdict.status is ShardStatus.FAILED
+    assert verdict.reason.startswith("1 collection error(s)")
+    assert "name none of" not in verdict.reason
+    assert verdict.not_run == ("a.py::t1",)
