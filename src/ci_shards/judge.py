@@ -97,8 +97,9 @@ def judge_shard(
     """
     if junit_error:
         problem = f"junit.xml is unreadable: {junit_error}"
-        status = ShardStatus.FAILED if reported.is_success else reported
-        return Judgement(status=status, reason=problem if reported.is_success else f"{reason}; {problem}", counts=False)
+        if reported.is_success:
+            return Judgement(status=ShardStatus.FAILED, reason=problem, counts=False)
+        return Judgement(status=reported, reason=_with(reason or _default_reason(reported), problem), counts=False)
     if reported is ShardStatus.SKIPPED_BY_DIFF:
         return Judgement(status=reported, reason=reason)
     if cases is None:
@@ -110,16 +111,15 @@ def judge_shard(
         why = UNVERIFIED.format(planned=len(planned)) if planned else UNVERIFIED_NOTHING_PLANNED
         if reported.is_success:
             return Judgement(status=ShardStatus.FAILED, reason=why, verified=False)
-        # the runner already said why (the same rules ran there): judging a folder twice changes nothing
-        said = reason or _default_reason(reported)
-        return Judgement(status=reported, reason=said if why in said else f"{said}; {why}", verified=False)
+        return Judgement(status=reported, reason=_with(reason or _default_reason(reported), why), verified=False)
     if not reported.is_success:
         return Judgement(status=reported, reason=reason or _default_reason(reported))
     if not accounted:
         return Judgement(status=reported, reason=reason)
     bad = sum(c.outcome.is_bad for c in cases)
     if bad:
-        return Judgement(status=ShardStatus.FAILED, reason=f"{bad} tests failed although the runner reported passed")
+        why = f"{bad} tests failed although the runner reported {reported.value}"
+        return Judgement(status=ShardStatus.FAILED, reason=why)
     if reported is ShardStatus.EMPTY and planned:
         return Judgement(status=ShardStatus.FAILED, reason=f"reported empty, but the plan gave it {len(planned)} items")
     if planned and not cases:
@@ -129,6 +129,12 @@ def judge_shard(
 
 def _default_reason(status: ShardStatus) -> str:
     return f"the runner reported {status.value}"
+
+
+def _with(reason: str, problem: str) -> str:
+    """``reason; problem``, once: the runner already ran these rules, so judging a folder twice (run,
+    then aggregate) changes nothing, not even the reason."""
+    return reason if problem in reason else f"{reason}; {problem}"
 
 
 def empty_plan_message(what: str) -> str:
