@@ -36,6 +36,13 @@ def test_a_runner_word_after_pytest_dash_dash_is_misuse(first: str) -> None:
     check_pytest_words([])
 
 
+def test_a_suite_folder_named_pytest_is_a_path(tmp_path: Path) -> None:
+    (tmp_path / "pytest").mkdir()
+    check_pytest_words(["pytest", "-x"], tmp_path)
+    with pytest.raises(UsageError):
+        check_pytest_words(["python", "-m", "pytest"], tmp_path)
+
+
 @pytest.mark.parametrize(
     "argv",
     [

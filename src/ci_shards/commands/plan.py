@@ -268,7 +268,7 @@ def plan_from_options(
         raise UsageError(msg)
     if getattr(args, "pytest", False):
         extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
-        check_pytest_words(extra)
+        check_pytest_words(extra, cwd)
         items += collect_pytest(extra, cwd=cwd, env=env)
         sources += 1
     if args.from_timings:

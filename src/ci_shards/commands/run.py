@@ -211,9 +211,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 _RUNNER_WORD = re.compile(r"(py\.?test|python[\d.]*)(\.exe)?")
 
 
-def check_pytest_words(words: Sequence[str]) -> None:
-    """Refuse ``--pytest -- pytest tests/``: pytest would take ``pytest`` for a path and fail, or worse."""
-    if words and _RUNNER_WORD.fullmatch(Path(words[0]).name):
+def check_pytest_words(words: Sequence[str], cwd: Path | None = None) -> None:
+    """Refuse ``--pytest -- pytest tests/``: pytest would take ``pytest`` for a path and fail, or worse.
+    A folder of that name in ``cwd`` (a suite under ``pytest/``) is a path, and fine."""
+    if words and _RUNNER_WORD.fullmatch(Path(words[0]).name) and not (cwd is not None and (cwd / words[0]).is_dir()):
         msg = (
             f"--pytest runs pytest itself; the words after -- are pytest options and paths, so {words[0]!r} is"
             " misuse: drop it (e.g. `--pytest -- tests/ -x`), or leave out --pytest to run a command of your own"
@@ -249,7 +250,7 @@ def _run_handler(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     console = console_for(env)
     if args.pytest:
-        check_pytest_words(command_args(args.command))
+        check_pytest_words(command_args(args.command), cwd)
     command = pytest_extra_args(args.command, cwd) if args.pytest else command_args(args.command)
     live = args.live if args.live is not None else sys.stderr.isatty()
     options = RunOptions(
@@ -305,7 +306,7 @@ def _local_handler(args: argparse.Namespace) -> int:
     console = console_for(env)
     raw = command_args(args.command)
     if args.pytest:
-        check_pytest_words(raw)
+        check_pytest_words(raw, cwd)
     if not args.pytest and not raw:
         msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
         raise UsageError(msg)
