@@ -8,28 +8,36 @@ items that did not (missing, run twice, run but never planned) and the shards at
 (never-started, from another plan, unreadable, failed), and the exit code is 1.
 
 Tie-breaks and fallbacks, in the order they apply:
-- Several folders for one shard (a CI re-run attempt): the highest ``runner.run_attempt`` (or the
+- Several folders for one shard (a CI re-run attempt): the highest ``runner.ci_run_attempt`` (or the
   ``-a<N>`` artifact-name suffix) wins, then the latest ``finished_at``, then the path; the others
   are noted on the shard. A latest attempt that is unreadable or from another plan still wins (the
   shard is ``error``): an earlier passing attempt never stands in for it.
 - A test result belongs to the longest planned item that prefixes its id (``file::Class::test[p]``
   → ``file::Class::test`` → ``file::Class`` → ``file``), so class, parametrised and file items all
   account correctly.
-- A shard whose JUnit names no planned item at all (ids we cannot map, e.g. a runner that writes
-  no file names) is marked *unverified* and fails: its planned items are missing, its tests are
-  unplanned, and the report says its results could not be matched to plan items. Passing it
-  would break the promise: nothing shows that its planned items ran.
+- A shard's status is ``judge.judge_shard`` over its folder, the rules ``run`` ended with: a shard
+  whose JUnit names none of its planned items (ids we cannot map, e.g. a runner that writes no file
+  names) is *unverified* and fails, its planned items missing (docs/rules.md).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ci_shards.artifacts import ShardArtifact, read_shard_folders
+from ci_shards.judge import (
+    SHARD_CASE_CLASSNAME,
+    SYNTHESISED_TYPES,
+    FlakyResult,
+    Judgement,
+    empty_run_reason,
+    failure_kind,
+    is_shard_case,
+    judge_shard,
+)
 from ci_shards.model import (
     CaseOutcome,
     CaseResult,
@@ -41,16 +49,10 @@ from ci_shards.model import (
     item_file,
     owning_item,
 )
-from ci_shards.verdict import (
-    SHARD_CASE_CLASSNAME,
-    Accounting,
-    FlakyResult,
-    ShardResult,
-    Totals,
-    Verdict,
-)
+from ci_shards.verdict import Accounting, ShardResult, Totals, Verdict
 
-# the verdict types live in verdict.py; they are re-exported here, where callers look for them
+# the verdict types live in verdict.py, the shard rules in judge.py; they are re-exported here, where
+# callers look for them
 __all__ = [
     "SHARD_CASE_CLASSNAME",
     "Accounting",
@@ -112,45 +114,34 @@ def _choose(
 # one shard
 
 
-def _judge_shard(plan: Plan, digest: str, index: int, artifact: ShardArtifact | None) -> tuple[ShardStatus, str, bool]:
-    """(status, reason, whether its test results count) for one planned shard."""
-    planned = len(plan.shard(index).items)
+def _judge_shard(plan: Plan, digest: str, index: int, artifact: ShardArtifact | None) -> Judgement:
+    """One planned shard: the folder checks that only aggregate can make (did it arrive, is it from
+    this plan), then the shared rules of ``judge.judge_shard``, the same ones ``run`` ended with."""
+    planned = plan.shard(index).items
     if artifact is None:
-        if planned == 0:
+        if not planned:
             # nothing was planned, so nothing can be lost: a leg skipped on an empty plan is not a failure
-            return ShardStatus.EMPTY, "no items planned (no artifact needed)", True
-        return ShardStatus.NEVER_STARTED, "no artifact folder arrived for this shard", False
+            return Judgement(status=ShardStatus.EMPTY, reason="no items planned (no artifact needed)")
+        return Judgement(
+            status=ShardStatus.NEVER_STARTED, reason="no artifact folder arrived for this shard", counts=False
+        )
     outcome = artifact.outcome
     if outcome is None:
-        return ShardStatus.ERROR, artifact.problem, False
+        return Judgement(status=ShardStatus.ERROR, reason=artifact.problem, counts=False)
     if outcome.plan_digest != digest or outcome.shard_total != plan.total:
-        return (
-            ShardStatus.ERROR,
+        reason = (
             f"results are from another plan (digest {outcome.plan_digest[:19]}…, shard {index}/"
-            f"{outcome.shard_total}; this plan is {digest[:19]}…, {plan.total} shards)",
-            False,
+            f"{outcome.shard_total}; this plan is {digest[:19]}…, {plan.total} shards)"
         )
-    status, reason = outcome.status, outcome.reason
-    if artifact.junit_error:
-        problem = f"junit.xml is unreadable: {artifact.junit_error}"
-        return (ShardStatus.FAILED, problem, False) if status.is_success else (status, f"{reason}; {problem}", False)
-    if not status.is_success:
-        return status, reason or f"the runner reported {status.value}", True
-    if status is ShardStatus.SKIPPED_BY_DIFF:
-        return status, reason, True
-    cases = artifact.cases
-    if cases is None:
-        if planned == 0 and status is ShardStatus.EMPTY:
-            return status, reason, True
-        return ShardStatus.FAILED, "no junit.xml although the runner reported success", True
-    bad = sum(c.outcome.is_bad for c in cases)
-    if bad:
-        return ShardStatus.FAILED, f"{bad} tests failed although the runner reported {status.value}", True
-    if status is ShardStatus.EMPTY and planned:
-        return ShardStatus.FAILED, f"reported empty, but the plan gave it {planned} items", True
-    if status is ShardStatus.PASSED and planned and not cases:
-        return ShardStatus.FAILED, "no tests ran although the plan gave it items", True
-    return status, reason, True
+        return Judgement(status=ShardStatus.ERROR, reason=reason, counts=False)
+    return judge_shard(
+        planned=planned,
+        reported=outcome.status,
+        reason=outcome.reason,
+        cases=artifact.cases,
+        junit_error=artifact.junit_error,
+        accounted=outcome.accounted,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -170,16 +161,13 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
     owner_shards: dict[str, set[int]] = defaultdict(set)
     test_counts: Counter[str] = Counter()
     unplanned: dict[str, None] = {}
-    unverified: set[int] = set()
+    # judge.judge_shard decided which shards are unverified: none of their tests belongs to their items
+    unverified = {result.index for result in results if not result.verified}
     for result in results:
         # the runner writes a shard-level problem (no report, crash) as a case of class "ci-shards":
         # it is reported as a failure, but it is not a test, so it is neither planned nor unplanned
-        cases = [c for c in result.cases if c.classname != SHARD_CASE_CLASSNAME]
-        if not cases:
-            continue
+        cases = [c for c in result.cases if not is_shard_case(c)]
         owners = [owning_item(c.test_id, planned) for c in cases]
-        if all(o is None for o in owners):
-            unverified.add(result.index)
         for case, owner in zip(cases, owners, strict=True):
             test_counts[case.test_id] += 1
             if owner is None:
@@ -208,13 +196,11 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
 # failures
 
 
-def _case_record(shard: int, case: CaseResult) -> FailureRecord:
+def _case_record(shard: int, case: CaseResult, kind: FailureKind) -> FailureRecord:
     if case.flaky:
-        kind = FailureKind.FLAKY
         first = next(a for a in case.attempts if a.outcome.is_bad)
         message, text = first.message, first.text
     else:
-        kind = FailureKind.ERROR if case.outcome is CaseOutcome.ERROR else FailureKind.FAILED
         message, text = case.message, case.text
     return FailureRecord(
         shard=shard,
@@ -238,8 +224,9 @@ def _shard_failures(result: ShardResult, artifact: ShardArtifact | None, total: 
         records.extend(r for r in artifact.failures if r.shard == result.index)
     known_ids = {r.test_id for r in records}
     for case in result.cases:
-        if (case.outcome.is_bad or case.flaky) and case.test_id not in known_ids:
-            records.append(_case_record(result.index, case))
+        kind = failure_kind(case)
+        if kind is not None and case.test_id not in known_ids:
+            records.append(_case_record(result.index, case, kind))
     # a shard that failed only because tests failed is explained by those tests' records
     explained = result.status is ShardStatus.FAILED and any(c.outcome.is_bad for c in result.cases)
     if not result.status.is_success and not explained and not any(r.kind is FailureKind.SHARD for r in records):
@@ -263,15 +250,18 @@ def decide(
     artifacts: Sequence[ShardArtifact],
     *,
     flaky_result: FlakyResult = FlakyResult.PASS,
+    allow_empty: bool = False,
 ) -> Verdict:
-    """The verdict of a run: pure, from the plan and what was read from the shard folders."""
+    """The verdict of a run: pure, from the plan and what was read from the shard folders. A plan with
+    no items, or a run in which no test executed, fails unless ``allow_empty``."""
     digest = plan.digest  # a property that hashes the whole plan: compute it once
     chosen, ignored, stray = _choose(plan, digest, artifacts)
     results: list[ShardResult] = []
     not_run: list[str] = []
     for shard in plan.shards:
         artifact = chosen.get(shard.index)
-        status, reason, counts = _judge_shard(plan, digest, shard.index, artifact)
+        judgement = _judge_shard(plan, digest, shard.index, artifact)
+        counts = judgement.counts
         cases = artifact.cases if counts and artifact is not None and artifact.cases is not None else ()
         notes = list(ignored.get(shard.index, ()))
         if artifact is not None and artifact.failures_error:
@@ -282,8 +272,9 @@ def decide(
         results.append(
             ShardResult(
                 index=shard.index,
-                status=status,
-                reason=reason,
+                status=judgement.status,
+                reason=judgement.reason,
+                verified=judgement.verified,
                 estimated_seconds=shard.estimated_seconds,
                 elapsed_seconds=outcome.elapsed_seconds if outcome is not None else 0.0,
                 planned_items=len(shard.items),
@@ -294,8 +285,6 @@ def decide(
             )
         )
     accounting, unverified = _account(plan, results, not_run)
-    if unverified:
-        results = [_unverified(r) if r.index in unverified else r for r in results]
     failures: list[FailureRecord] = []
     for result in results:
         failures.extend(_shard_failures(result, chosen.get(result.index), plan.total))
@@ -338,33 +327,28 @@ def decide(
         estimated_makespan=plan.estimated_makespan,
         flaky_result=flaky_result,
         notes=tuple(stray),
-        reasons=tuple(_reasons(results, accounting, totals, flaky_result)),
+        reasons=tuple(_reasons(results, accounting, totals, flaky_result, _empty(plan, results, allow_empty))),
         item_seconds=item_seconds,
     )
 
 
-_UNVERIFIED = (
-    "its results name none of its {planned} planned items, so they count as missing "
-    "(results could not be matched to plan items, e.g. JUnit without file attributes)"
-)
 _UNVERIFIED_MISSING = "planned but never reported: shard {index}'s results could not be matched to plan items"
 
 
-def _unverified(result: ShardResult) -> ShardResult:
-    """A shard whose results name no planned item fails: nothing shows that its items ran."""
-    if result.planned_items:
-        reason = _UNVERIFIED.format(planned=result.planned_items)
-    else:  # nothing of its own to miss, but what it ran is still unplanned
-        reason = "it was planned no items but reported tests that no planned item owns"
-    if result.status.is_success:
-        return dataclasses.replace(result, status=ShardStatus.FAILED, reason=reason, verified=False)
-    return dataclasses.replace(result, reason=f"{result.reason}; {reason}", verified=False)
+def _empty(plan: Plan, results: Sequence[ShardResult], allow_empty: bool) -> str:
+    executed = sum(
+        1
+        for result in results
+        for case in result.cases
+        if not is_shard_case(case) and case.outcome is not CaseOutcome.SKIPPED and case.type not in SYNTHESISED_TYPES
+    )
+    return empty_run_reason(planned_items=len(plan.items), executed_tests=executed, allow_empty=allow_empty)
 
 
 def _reasons(
-    results: Sequence[ShardResult], accounting: Accounting, totals: Totals, flaky_result: FlakyResult
+    results: Sequence[ShardResult], accounting: Accounting, totals: Totals, flaky_result: FlakyResult, empty: str
 ) -> list[str]:
-    reasons: list[str] = []
+    reasons: list[str] = [empty] if empty else []
     bad_tests = totals.failed + totals.errors
     if bad_tests:
         reasons.append(f"{bad_tests} tests failed")
@@ -388,7 +372,10 @@ def _reasons(
     return reasons
 
 
-def aggregate_dirs(plan: Plan, dirs: Sequence[Path], *, flaky_result: FlakyResult = FlakyResult.PASS) -> Verdict:
+def aggregate_dirs(
+    plan: Plan, dirs: Sequence[Path], *, flaky_result: FlakyResult = FlakyResult.PASS, allow_empty: bool = False
+) -> Verdict:
     """Find and read every shard folder under ``dirs``, then decide. Raises ``InputError`` only for a
     directory that does not exist; every problem inside the folders is part of the verdict."""
-    return decide(plan, read_shard_folders([Path(d) for d in dirs]), flaky_result=flaky_result)
+    artifacts = read_shard_folders([Path(d) for d in dirs])
+    return decide(plan, artifacts, flaky_result=flaky_result, allow_empty=allow_empty)

@@ -52,12 +52,8 @@ class ShardArtifact:
 
     @property
     def run_attempt(self) -> int:
-        if self.outcome is not None:
-            raw = self.outcome.runner.get("run_attempt")
-            try:
-                return int(raw) if raw not in (None, "") else self.attempt_hint
-            except (TypeError, ValueError):
-                return self.attempt_hint
+        if self.outcome is not None and self.outcome.runner.ci_run_attempt:
+            return self.outcome.runner.ci_run_attempt
         return self.attempt_hint
 
     @property

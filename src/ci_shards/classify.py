@@ -4,7 +4,8 @@ Pure: the runner hands in what its processes did and what their reports said; th
 which status the shard gets and why (issue 3, first match wins: never-started → timed-out →
 cancelled → failed → passed; no items → empty), which test cases go into junit.xml (with
 synthesised ones for tests killed in flight and planned items never reported, so nothing
-vanishes) and which records go into failures.jsonl.
+vanishes) and which records go into failures.jsonl. The last word on the status is
+``judge.judge_shard``, the rules aggregate applies to the same folder.
 """
 
 from __future__ import annotations
@@ -12,9 +13,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import Enum
 
 from ci_shards.console import fmt_duration
+from ci_shards.judge import (
+    COLLECTION_ERROR_TYPE,
+    NO_REPORT_TYPE,
+    NOT_RUN_TYPE,
+    SHARD_CASE_CLASSNAME,
+    TIMEOUT_TYPE,
+    FlakyResult,
+    failure_kind,
+    judge_shard,
+    verified,
+)
 from ci_shards.model import (
     Attempt,
     CaseOutcome,
@@ -23,16 +34,10 @@ from ci_shards.model import (
     FailureRecord,
     ShardStatus,
     item_file,
+    owning_item,
 )
 
-NOT_RUN_TYPE = "not-run"
-TIMEOUT_TYPE = "timed-out"
-SHARD_CLASSNAME = "ci-shards"
-
-
-class FlakyResult(str, Enum):
-    PASS = "pass"
-    FAIL = "fail"
+__all__ = ["FlakyResult", "Policy", "Report", "Run", "Verdict", "decide", "merge_attempts", "report_from_events"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,6 +84,7 @@ class Verdict:
     flaky: tuple[str, ...]
     not_run: tuple[str, ...]
     records: tuple[FailureRecord, ...]
+    accounted: bool = True  # False: --accept-exit-code without a usable report (outcome.json's ``accounted``)
 
 
 def report_from_events(lines: Iterable[str]) -> Report:
@@ -120,7 +126,7 @@ def report_from_events(lines: Iterable[str]) -> Report:
                     file=item_file(test_id),
                     outcome=CaseOutcome.ERROR,
                     message="collection failure",
-                    type="collection error",
+                    type=COLLECTION_ERROR_TYPE,
                     text=str(event.get("text", "")),
                 )
             )
@@ -136,22 +142,6 @@ def report_from_events(lines: Iterable[str]) -> Report:
         deselected=tuple(str(i) for i in collected.get("deselected", []) or []),  # type: ignore[attr-defined]
         skipped_at_collection=dict(raw_skipped) if isinstance(raw_skipped, dict) else {},
     )
-
-
-def coverage(planned: Sequence[str], cases: Iterable[CaseResult]) -> tuple[set[str], bool]:
-    """Which planned items some reported case belongs to, and whether any mapping was possible at all.
-
-    A case covers an item when its id equals the item, lies below it (``item::...``), or its file
-    is the item (a file-granularity plan).
-    """
-    keys: set[str] = set()
-    for case in cases:
-        parts = case.test_id.split("::")
-        keys.update("::".join(parts[:end]) for end in range(1, len(parts) + 1))
-        if case.file:
-            keys.add(case.file)
-    covered = {item for item in planned if item in keys}
-    return covered, bool(covered)
 
 
 def merge_attempts(first: Sequence[CaseResult], reruns: Sequence[Sequence[CaseResult]]) -> list[CaseResult]:
@@ -273,15 +263,17 @@ def decide(
         for i in r.report.deselected
     ]
     all_cases += skipped_cases + deselected_cases
-    covered, mappable = coverage(planned, all_cases)
-    accounting = mappable or not merged
+    own = frozenset(planned)
+    covered = {owning_item(c.test_id, own) for c in all_cases}
+    exit_code_only = policy.accept_exit_code and bool(report_problems)
+    matched = verified(own, all_cases)
     not_run: list[str] = []
-    if policy.accept_exit_code and report_problems:
+    if exit_code_only:
         problems.append("accounting impossible: no usable test report, the status comes from the exit code alone")
-    elif accounting:
+    elif matched:
         not_run = [item for item in planned if item not in covered]
-    elif merged:
-        problems.append("accounting by item impossible: the report's test ids do not name the planned items")
+    # else unverified: no reported test belongs to a planned item; the judge fails the shard below and
+    # every item is not run (no case is written in for them: that would make the results look matched)
     if never is not None:
         why = f"not run: {never.start_error}"
     elif timed_out:
@@ -305,24 +297,83 @@ def decide(
         rc = next((r.exit_code for r in first if r.exit_code is not None), None)
         all_cases.append(
             CaseResult(
-                test_id=f"{SHARD_CLASSNAME}::{shard_name}",
+                test_id=f"{SHARD_CASE_CLASSNAME}::{shard_name}",
                 name=shard_name,
-                classname=SHARD_CLASSNAME,
+                classname=SHARD_CASE_CLASSNAME,
                 outcome=CaseOutcome.ERROR,
                 message=f"{report_problems[0]}; the command exited with code {rc}",
-                type="no test report",
+                type=NO_REPORT_TYPE,
             )
         )
-    flaky = tuple(c.test_id for c in all_cases if c.flaky)
-    records = _records(shard_index, all_cases, status, problems, shard_name)
-    return Verdict(
+    if not matched and not exit_code_only:
+        not_run = list(planned)
+    return finish(
+        shard_index=shard_index,
+        shard_name=shard_name,
+        planned=planned,
+        status=status,
+        problems=problems,
+        cases=all_cases,
+        not_run=not_run,
+        accounted=not exit_code_only,
+    )
+
+
+def finish(
+    *,
+    shard_index: int,
+    shard_name: str,
+    planned: Sequence[str],
+    status: ShardStatus,
+    problems: Sequence[str],
+    cases: Sequence[CaseResult],
+    not_run: Sequence[str],
+    accounted: bool,
+) -> Verdict:
+    """The verdict once ``judge.judge_shard`` has had the last word over these cases."""
+    verdict = Verdict(
         status=status,
         reason=problems[0] if problems else "",
         problems=tuple(problems),
-        cases=tuple(all_cases),
-        flaky=flaky,
+        cases=tuple(cases),
+        flaky=tuple(c.test_id for c in cases if c.flaky),
         not_run=tuple(not_run),
-        records=tuple(records),
+        records=(),
+        accounted=accounted,
+    )
+    return judged(verdict, planned=planned, cases=cases, shard_index=shard_index, shard_name=shard_name)
+
+
+def judged(
+    verdict: Verdict,
+    *,
+    planned: Sequence[str],
+    cases: Sequence[CaseResult] | None,
+    shard_index: int,
+    shard_name: str,
+    junit_error: str = "",
+) -> Verdict:
+    """``verdict`` with the status ``judge.judge_shard`` gives a folder holding ``cases`` (and the
+    failure records that go with it). ``runner`` calls it again with the cases read back from the
+    junit.xml it wrote, so the shard ends with exactly the status aggregate will give that folder."""
+    judgement = judge_shard(
+        planned=planned,
+        reported=verdict.status,
+        reason=verdict.reason,
+        cases=cases,
+        junit_error=junit_error,
+        accounted=verdict.accounted,
+    )
+    status, problems = verdict.status, list(verdict.problems)
+    if judgement.status is not status or judgement.reason != verdict.reason:
+        status = judgement.status
+        problems = [judgement.reason, *(p for p in problems if p != judgement.reason)]
+    return replace(
+        verdict,
+        status=status,
+        reason=problems[0] if problems else "",
+        problems=tuple(problems),
+        records=tuple(_records(shard_index, verdict.cases, status, problems, shard_name)),
     )
 
 
@@ -373,18 +424,9 @@ def _records(
 ) -> list[FailureRecord]:
     records: list[FailureRecord] = []
     for case in cases:
-        if case.flaky:
-            kind = FailureKind.FLAKY
-        elif not case.outcome.is_bad:
+        kind = failure_kind(case)
+        if kind is None:
             continue
-        elif case.type == NOT_RUN_TYPE:
-            kind = FailureKind.NOT_RUN
-        elif case.type == TIMEOUT_TYPE:
-            kind = FailureKind.TIMED_OUT
-        elif case.outcome is CaseOutcome.ERROR:
-            kind = FailureKind.ERROR
-        else:
-            kind = FailureKind.FAILED
         first_message = case.attempts[0].message if case.flaky and case.attempts else case.message
         records.append(
             FailureRecord(
@@ -404,10 +446,10 @@ def _records(
         records.append(
             FailureRecord(
                 shard=shard,
-                test_id=f"{SHARD_CLASSNAME}::{shard_name}",
+                test_id=f"{SHARD_CASE_CLASSNAME}::{shard_name}",
                 kind=FailureKind.SHARD,
                 message=f"{status.value}: {problems[0]}",
-                classname=SHARD_CLASSNAME,
+                classname=SHARD_CASE_CLASSNAME,
                 name=shard_name,
                 text="\n".join(problems),
             )

@@ -11,15 +11,24 @@ import contextlib
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 from ci_shards import __version__
 from ci_shards.commands import MODULES
 from ci_shards.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CiShardsError
 
+DEBUG_HELP: Final = "show tracebacks on errors; anywhere before -- (default: off)"
+
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that raises instead of exiting, so usage errors go through one path (exit 2)."""
+    """argparse that raises instead of exiting, so usage errors go through one path (exit 2), and
+    takes only whole option names: an abbreviation (``--retr``) silently meaning ``--retries`` today
+    would mean something else once another option starts the same way."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         # main() prefixes "ci-shards: "; name the subcommand once ("ci-shards: matrix: ...")
@@ -34,16 +43,34 @@ def build_parser() -> argparse.ArgumentParser:
         description="Split a test suite into balanced shards, run them, and merge the results.",
     )
     parser.add_argument("--version", action="version", version=f"ci-shards {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors (default: off)")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module in MODULES:
         module.register(subparsers)
+    _add_debug(subparsers)
     return parser
+
+
+def _add_debug(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """``--debug`` after the subcommand too (``ci-shards run ... --debug``), at every level. SUPPRESS:
+    a subcommand's default must not overwrite ``--debug`` given before it."""
+    for sub in subparsers.choices.values():
+        if "--debug" not in sub._option_string_actions:
+            sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
+        for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _add_debug(action)
+
+
+def _debug_requested(args: Sequence[str], env: Mapping[str, str]) -> bool:
+    """``--debug`` among ci-shards' own words: those after ``--`` belong to the test command."""
+    own = args[: args.index("--")] if "--" in args else args
+    return "--debug" in own or env.get("CI_SHARDS_DEBUG") == "1"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args_list or os.environ.get("CI_SHARDS_DEBUG") == "1"
+    debug = _debug_requested(args_list, os.environ)
     try:
         parser = build_parser()
         args = parser.parse_args(args_list)

@@ -20,6 +20,8 @@ from ci_shards.errors import ConfigError, as_written, kind_of
 from ci_shards.model import Granularity
 
 CONFIG_FILE: Final = "ci-shards.yml"
+# a weight scales estimates; beyond this a typo (1e308) would overflow the plan's arithmetic, not weigh
+MAX_WEIGHT: Final = 1e6
 PYPROJECT: Final = "pyproject.toml"
 
 
@@ -38,6 +40,7 @@ class Config:
     max_items_per_shard: int | None = None
     cut_cost: float | None = None
     strategy: str | None = None
+    allow_empty: bool | None = None  # --allow-empty: an empty plan / a run where no test ran passes
 
 
 def _number(source: str, key: str, value: Any, *, integer: bool = False) -> Any:
@@ -47,6 +50,14 @@ def _number(source: str, key: str, value: Any, *, integer: bool = False) -> Any:
         msg = f"{source}: {key!r} must be {kind}, not {as_written(value)}"
         raise ConfigError(msg)
     return int(value) if integer else float(value)
+
+
+def _weight(source: str, pattern: str, value: Any) -> float:
+    factor = float(_number(source, f"weights.{pattern}", value))
+    if not 0 < factor <= MAX_WEIGHT:
+        msg = f"{source}: 'weights.{pattern}' must be above 0 and at most {MAX_WEIGHT:g}, not {value!r}"
+        raise ConfigError(msg)
+    return factor
 
 
 def _string(source: str, key: str, value: Any) -> str:
@@ -84,7 +95,7 @@ def parse_config(data: Any, source: str) -> Config:
             if not isinstance(value, Mapping):
                 msg = f"{source}: 'weights' must map glob patterns to factors"
                 raise ConfigError(msg)
-            values[key] = {str(k): _number(source, f"weights.{k}", v) for k, v in value.items()}
+            values[key] = {str(k): _weight(source, str(k), v) for k, v in value.items()}
         elif key == "shards":
             text = str(value)
             if text != "auto" and not (text.isdigit() and int(text) >= 1):
@@ -95,6 +106,11 @@ def parse_config(data: Any, source: str) -> Config:
             values[key] = _number(source, raw_key, value)
         elif key in ("max_shards", "max_items_per_shard"):
             values[key] = _number(source, raw_key, value, integer=True)
+        elif key == "allow_empty":
+            if not isinstance(value, bool):
+                msg = f"{source}: {raw_key!r} must be true or false, not {value!r}"
+                raise ConfigError(msg)
+            values[key] = value
         else:
             msg = f"{source}: unknown key {raw_key!r} (see docs/configuration.md)"
             raise ConfigError(msg)
@@ -146,3 +162,8 @@ def load_config(cwd: Path, explicit: str | None = None) -> Config:
         msg = f"{path.name}: cannot read: {err.strerror or err}"
         raise ConfigError(msg) from None
     return parse_config(data, path.name)
+
+
+def allow_empty(flag: bool, cwd: Path, explicit: str | None = None) -> bool:
+    """``--allow-empty``, else the config's ``allow-empty`` (read only when the flag is not given)."""
+    return flag or load_config(cwd, explicit).allow_empty is True

@@ -66,5 +66,12 @@ class InputError(CiShardsError):
         super().__init__(f"{self.path}: {problem}")
 
 
+class TestsFailed(CiShardsError):
+    """The run finished and its verdict is a failure (exit 1), after everything was reported."""
+
+    __test__ = False  # not a pytest test class
+    exit_code = EXIT_FAILED
+
+
 class CollectionError(CiShardsError):
     """Collecting the items failed (e.g. ``pytest --collect-only`` reported errors)."""

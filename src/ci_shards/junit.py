@@ -25,6 +25,7 @@ from ci_shards.globs import has_magic, match_files
 from ci_shards.junit_read import (
     INVALID_XML,
     MAX_TEXT_CHARS,
+    TEST_ID_ATTR,
     TIME_INVALID_ATTR,
     JUnitError,
     clean_text,
@@ -100,6 +101,8 @@ def _case_xml(case: CaseResult) -> str:
         attrs.append(("line", str(case.line)))
     if case.time_invalid:  # the shard's report carries it to aggregate, so the timings store skips it
         attrs.append((TIME_INVALID_ATTR, "true"))
+    if case.test_id:
+        attrs.append((TEST_ID_ATTR, case.test_id))
     body: list[str] = []
     if case.outcome is CaseOutcome.SKIPPED:
         body.append(_element("skipped", [("message", _clean(case.message, 4096))], _clean(case.text), "      "))

@@ -71,6 +71,8 @@ def run_argv(args: argparse.Namespace, plan_path: Path, index: int, total: int, 
         argv.append("--accept-exit-code")
     if args.pytest:
         argv.append("--pytest")
+    if args.allow_empty:
+        argv.append("--allow-empty")
     return [*argv, "--", *command]
 
 
@@ -168,7 +170,7 @@ def _status_of(shard_dir: Path) -> str:
         return "never-started (no outcome.json)"
 
 
-def aggregate_results(plan: Plan, out: Path, *, flaky_result: str) -> tuple[str, int]:
+def aggregate_results(plan: Plan, out: Path, *, flaky_result: str, allow_empty: bool = False) -> tuple[str, int]:
     """The aggregate stage's verdict over the shard folders: terminal table and exit code."""
     from ci_shards.aggregate import FlakyResult, aggregate_dirs  # noqa: PLC0415
     from ci_shards.report import render_terminal  # noqa: PLC0415
@@ -176,5 +178,5 @@ def aggregate_results(plan: Plan, out: Path, *, flaky_result: str) -> tuple[str,
     # only the folders that exist: a shard Ctrl-C kept from starting has none, and is then
     # "never-started" in the verdict rather than an unreadable input that hides the whole table
     dirs = [d for d in (out / shard_dir_name(s.index, plan.total) for s in plan.shards) if d.is_dir()]
-    verdict = aggregate_dirs(plan, dirs, flaky_result=FlakyResult(flaky_result))
+    verdict = aggregate_dirs(plan, dirs, flaky_result=FlakyResult(flaky_result), allow_empty=allow_empty)
     return render_terminal(verdict), verdict.exit_code

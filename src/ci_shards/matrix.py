@@ -24,6 +24,15 @@ from ci_shards.model import Plan, parse_shard_spec
 # https://docs.github.com/en/actions/reference/limits (it cannot be raised)
 GITHUB_MATRIX_MAX: Final = 256
 
+
+def over_matrix_limit(shards: int, what: str) -> str:
+    """The usage error for a plan GitHub would refuse to fan out (the workflow fails before any job runs)."""
+    return (
+        f"{what}: {shards} shards exceed GitHub's matrix limit of {GITHUB_MATRIX_MAX} jobs per workflow run;"
+        f" use at most {GITHUB_MATRIX_MAX} shards (plan for other CIs with `ci-shards plan --shards N`)"
+    )
+
+
 # (index variable, total variable, index base), in the order they are tried.
 # GitLab: https://docs.gitlab.com/ee/ci/yaml/#parallel (CI_NODE_INDEX is 1-based)
 # CircleCI: https://circleci.com/docs/parallelism-faster-jobs (CIRCLE_NODE_INDEX is 0-based)

@@ -12,13 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Final
 
 from ci_shards.errors import as_written
+from ci_shards.facts import RunnerFacts
 
 PLAN_SCHEMA: Final = "ci-shards/plan@1"
 OUTCOME_SCHEMA: Final = "ci-shards/outcome@1"
@@ -287,6 +288,7 @@ class Plan:
         if len(shards) != total or [s.index for s in shards] != list(range(1, total + 1)):
             msg = f"'shards' must hold shards 1..{total} in order"
             raise ValueError(msg)
+        _check_items_unique(shards)
         plan = cls(
             total=total,
             granularity=_granularity(_require(data, "granularity")),
@@ -304,6 +306,20 @@ class Plan:
             msg = "digest does not match the plan's content (the file was edited or corrupted)"
             raise ValueError(msg)
         return plan
+
+
+def _check_items_unique(shards: Sequence[ShardPlan]) -> None:
+    """Every item is in exactly one shard, once (docs/rules.md): a plan that would run one twice is refused
+    on load, before any CI time is spent, whatever its digest says (a digest is easily recomputed)."""
+    owner: dict[str, int] = {}
+    for shard in shards:
+        for item in shard.items:
+            first = owner.get(item)
+            if first is not None:
+                where = f"shards {first} and {shard.index}" if first != shard.index else f"shard {first} twice"
+                msg = f"item {item!r} is in {where} (every item must be in exactly one shard, once)"
+                raise ValueError(msg)
+            owner[item] = shard.index
 
 
 # --------------------------------------------------------------------------------------------
@@ -445,7 +461,10 @@ class Outcome:
     not_run: tuple[str, ...] = ()  # planned items never reported
     leaked_processes: tuple[str, ...] = ()
     log_tail: str = ""
-    runner: Mapping[str, Any] = field(default_factory=dict)  # OS, Python, CI run id/attempt...
+    runner: RunnerFacts = field(default_factory=RunnerFacts)
+    # False: --accept-exit-code without a usable report; the status comes from the exit code alone and
+    # the shard's items could not be matched (judge.judge_shard lets that status stand)
+    accounted: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -471,7 +490,8 @@ class Outcome:
             "not_run": list(self.not_run),
             "leaked_processes": list(self.leaked_processes),
             "log_tail": self.log_tail,
-            "runner": dict(self.runner),
+            "runner": self.runner.to_json(),
+            "accounted": self.accounted,
         }
 
     def dumps(self) -> str:
@@ -508,7 +528,8 @@ class Outcome:
             not_run=tuple(data.get("not_run", ())),
             leaked_processes=tuple(data.get("leaked_processes", ())),
             log_tail=str(data.get("log_tail", "")),
-            runner=dict(data.get("runner", {})),
+            runner=RunnerFacts.from_json(data.get("runner", {})),
+            accounted=data.get("accounted", True) is not False,
         )
 
 

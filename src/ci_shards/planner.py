@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -279,6 +279,9 @@ class AutoChoice:
     reason: str
 
 
+NEAR_BEST: Final = 0.02  # --shards auto, target unreachable: the fewest shards within 2 % of the best makespan
+
+
 def choose_shards(
     items: Iterable[str],
     durations: Mapping[str, float],
@@ -289,7 +292,9 @@ def choose_shards(
     **options: object,
 ) -> AutoChoice:
     """The smallest N ≤ ``max_shards`` whose predicted slowest shard plus ``shard_overhead`` fits
-    ``target_seconds`` (or ``max_shards`` when none does), with the reason in words."""
+    ``target_seconds``, with the reason in words. Never more shards than items; when no N fits (the
+    longest item bounds every plan), the smallest N whose slowest shard is within
+    ``NEAR_BEST`` of the best reachable one: more shards would cost machines and gain nothing."""
     if not (math.isfinite(target_seconds) and target_seconds > 0):
         msg = f"--target-seconds must be a positive number, not {target_seconds!r}"
         raise UsageError(msg)
@@ -308,6 +313,7 @@ def choose_shards(
             f"{len(ordered)} items need at least {fewest} shards of {max_items} (--max-items-per-shard) > --max-shards"
         )
         raise UsageError(msg)
+    cap = max(fewest, min(max_shards, len(ordered)))  # never more shards than items
     first = make(fewest)
     if fits(first) or not ordered:
         why = f" (--max-items-per-shard {max_items})" if fewest > 1 else ""
@@ -318,18 +324,26 @@ def choose_shards(
         return AutoChoice(_with_note(first, reason), reason)
     total = sum(s.estimated_seconds for s in first.shards)
     budget = target_seconds - shard_overhead
-    low = max(fewest, min(max_shards, math.ceil(total / budget) if budget > 0 else max_shards))
-    # the makespan falls (almost always) monotonically with N: binary search for the first fit
-    lo, hi = low, max_shards
+    low = max(fewest, min(cap, math.ceil(total / budget) if budget > 0 else cap))
     plans: dict[int, Plan] = {}
-    while lo < hi:
-        mid = (lo + hi) // 2
-        plans[mid] = plans.get(mid) or make(mid)
-        if fits(plans[mid]):
-            hi = mid
-        else:
-            lo = mid + 1
+
+    def smallest(lo: int, hi: int, good: Callable[[Plan], bool]) -> int:
+        # the makespan falls (almost always) monotonically with N: binary search for the first good N
+        while lo < hi:
+            mid = (lo + hi) // 2
+            plans[mid] = plans.get(mid) or make(mid)
+            if good(plans[mid]):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    lo = smallest(low, cap, fits)
     chosen = plans.get(lo) or make(lo)
+    if not fits(chosen):
+        best = (plans.get(cap) or make(cap)).estimated_makespan
+        lo = smallest(fewest, cap, lambda p: p.estimated_makespan <= best * (1 + NEAR_BEST))
+        chosen = plans.get(lo) or make(lo)
     predicted = chosen.estimated_makespan
     if fits(chosen):
         reason = (
@@ -341,9 +355,9 @@ def choose_shards(
             reason += f"; {lo - 1} would take {fewer.estimated_makespan + shard_overhead:.1f} s"
     else:
         reason = (
-            f"{lo} shards (--max-shards): the target {target_seconds:g} s is not reachable; the slowest shard is"
-            f" predicted at {predicted:.1f} s + {shard_overhead:g} s overhead (lower bound"
-            f" {chosen.lower_bound_seconds:.1f} s)"
+            f"{lo} shards: the target {target_seconds:g} s is not reachable; the slowest shard is predicted at"
+            f" {predicted:.1f} s + {shard_overhead:g} s overhead, within {NEAR_BEST:.0%} of the best reachable"
+            f" with up to {cap} shards (lower bound {chosen.lower_bound_seconds:.1f} s): more would not help"
         )
     return AutoChoice(_with_note(chosen, reason), reason)
 

@@ -135,13 +135,14 @@ class _ShardState:
         return self.key(nodeid, self.config.rootpath / nodeid.split("::", 1)[0])
 
     def matches(self, key: str, nodeid: str) -> str | None:
-        """The planned id (exact, or a file/class prefix) that covers this test, if any."""
+        """The planned item that covers this test, if any: ``model.owning_item``, the one matcher run
+        and aggregate use too (``f.py``, ``f.py::C``, ``f.py::t`` for ``f.py::t[a::b]``)."""
+        from ci_shards.model import owning_item  # noqa: PLC0415 (only when active)
+
         for candidate in (key, nodeid):
-            parts = candidate.split("::")
-            for end in range(len(parts), 0, -1):
-                prefix = "::".join(parts[:end])
-                if prefix in self.planned_set:
-                    return prefix
+            owner = owning_item(candidate, self.planned_set)
+            if owner is not None:
+                return owner
         return None
 
     # ---- hooks (this object is registered as a plugin only when the options are given)

@@ -30,7 +30,14 @@ from ci_shards.globs import match_files
 from ci_shards.junit import JUnitError, parse_junit
 from ci_shards.model import CaseOutcome, Outcome, Plan, item_file, shard_dir_name
 from ci_shards.process import CancelToken, Limits, ProcessResult, become_subreaper, run_process
-from ci_shards.shard_output import attempt_entry, build_outcome, now_rfc3339, print_summary, write_artifacts
+from ci_shards.shard_output import (
+    attempt_entry,
+    build_outcome,
+    now_rfc3339,
+    print_summary,
+    write_outcome,
+    write_report,
+)
 from ci_shards.spool import LiveTail
 
 
@@ -385,6 +392,7 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     finally:
         _rmtree(tmpdir)
         _rmtree(work)
+    verdict = write_report(shard_dir, verdict, name=state.name, planned=planned, shard_index=opts.shard_index)
     outcome = build_outcome(
         plan=opts.plan,
         shard_index=opts.shard_index,
@@ -399,7 +407,7 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         log_path=log_path,
         subreaper=subreaper,
     )
-    write_artifacts(shard_dir, outcome, verdict, state.name)
+    write_outcome(shard_dir, outcome, verdict.records)
     print_summary(console, outcome, verdict, log_path)
     return outcome
 

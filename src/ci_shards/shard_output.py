@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from ci_shards import __version__
-from ci_shards.classify import Run, Verdict
+from ci_shards.classify import Run, Verdict, judged
 from ci_shards.console import Console
-from ci_shards.junit import write_junit
-from ci_shards.model import CaseOutcome, Outcome, Plan, dumps_jsonl, rfc3339
+from ci_shards.facts import RunnerFacts
+from ci_shards.judge import SYNTHESISED_TYPES
+from ci_shards.junit import JUnitError, parse_junit, write_junit
+from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Outcome, Plan, dumps_jsonl, rfc3339
 from ci_shards.process import ProcessResult
 from ci_shards.spool import OUTCOME_TAIL_BYTES, TAIL_BYTES, read_tail
 
@@ -67,7 +69,7 @@ def build_outcome(
     first = [r for r in runs if r.rerun == 0]
     bad_rc = next((r for r in first if r.exit_code not in (0, None) or r.signal is not None), None)
     rc_run = bad_rc or (first[0] if first else None)
-    reported = [c for c in verdict.cases if c.type not in ("not-run", "timed-out", "no test report")]
+    reported = [c for c in verdict.cases if c.type not in SYNTHESISED_TYPES]
     return Outcome(
         plan_digest=plan.digest,
         shard_index=shard_index,
@@ -90,23 +92,45 @@ def build_outcome(
         not_run=verdict.not_run,
         leaked_processes=tuple(leaked),
         log_tail=read_tail(log_path, OUTCOME_TAIL_BYTES),
-        runner={
-            "ci_shards": __version__,
-            "os": platform.platform(),
-            "python": platform.python_version(),
-            "hostname": platform.node(),
-            "ci_run_id": env.get("GITHUB_RUN_ID") or env.get("CI_PIPELINE_ID") or "",
-            "ci_run_attempt": env.get("GITHUB_RUN_ATTEMPT") or "",
-            "subreaper": subreaper,
-            "problems": list(verdict.problems),
-        },
+        runner=runner_facts(env, subreaper=subreaper, problems=verdict.problems),
+        accounted=verdict.accounted,
     )
 
 
-def write_artifacts(shard_dir: Path, outcome: Outcome, verdict: Verdict, name: str) -> None:
-    write_junit(verdict.cases, shard_dir / "junit.xml", suite_name=f"ci-shards {name}")
-    (shard_dir / "failures.jsonl").write_text(dumps_jsonl(verdict.records), encoding="utf-8")
-    # outcome.json last, atomically: its presence means the folder is complete
+def runner_facts(env: Mapping[str, str], *, subreaper: bool, problems: Sequence[str]) -> RunnerFacts:
+    attempt = (env.get("GITHUB_RUN_ATTEMPT") or "").strip()
+    return RunnerFacts(
+        ci_shards=__version__,
+        os=platform.platform(),
+        python=platform.python_version(),
+        hostname=platform.node(),
+        ci_run_id=env.get("GITHUB_RUN_ID") or env.get("CI_PIPELINE_ID") or "",
+        ci_run_attempt=int(attempt) if attempt.isdigit() else 0,
+        subreaper=subreaper,
+        problems=tuple(problems),
+    )
+
+
+def write_report(shard_dir: Path, verdict: Verdict, *, name: str, planned: Sequence[str], shard_index: int) -> Verdict:
+    """Write junit.xml, read it back, and judge the shard by what it holds: the status aggregate will
+    give this folder (``judge.judge_shard``), even when the JUnit round trip changes a test id."""
+    path = shard_dir / "junit.xml"
+    write_junit(verdict.cases, path, suite_name=f"ci-shards {name}")
+    written: list[CaseResult] | None = None
+    problem = ""
+    try:
+        written = parse_junit(path)
+    except JUnitError as err:
+        problem = err.problem
+    return judged(
+        verdict, planned=planned, cases=written, shard_index=shard_index, shard_name=name, junit_error=problem
+    )
+
+
+def write_outcome(shard_dir: Path, outcome: Outcome, records: Sequence[FailureRecord]) -> None:
+    """failures.jsonl, then outcome.json last and atomically: its presence means the folder is complete.
+    The one writer of these files (the test fixtures use it too)."""
+    (shard_dir / "failures.jsonl").write_text(dumps_jsonl(records), encoding="utf-8")
     tmp = shard_dir / "outcome.json.tmp"
     tmp.write_text(outcome.dumps(), encoding="utf-8")
     tmp.replace(shard_dir / "outcome.json")

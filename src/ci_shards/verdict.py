@@ -9,19 +9,10 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 
 from ci_shards.errors import EXIT_FAILED, EXIT_OK
+from ci_shards.judge import FlakyResult
 from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Granularity, ShardStatus
-
-SHARD_CASE_CLASSNAME = "ci-shards"  # classify.SHARD_CLASSNAME: the runner's shard-level pseudo test
-
-
-class FlakyResult(str, Enum):
-    """Whether flaky tests (failed, then passed on a re-run) fail the run. They are always listed."""
-
-    PASS = "pass"
-    FAIL = "fail"
 
 
 @dataclass(frozen=True, kw_only=True)

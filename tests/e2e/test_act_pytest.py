@@ -1,10 +1,12 @@
 """The pytest example workflow, run for real with act over the demo suite (see act_harness.py for the setup).
 
-Two runs, each a whole workflow (plan → matrix of shards → report):
+Three runs, each a whole workflow (plan → matrix of shards → report):
 - one failing test injected: the report job fails, its summary names that test and every shard, and the merged
   JUnit holds every demo test exactly once;
 - one matrix leg that never runs the shard (its step is skipped, so the leg itself succeeds and
-  ``needs.test.result`` says success): the report still fails and says ``never-started``.
+  ``needs.test.result`` says success): the report still fails and says ``never-started``;
+- a ``-k`` that selects nothing: the plan job fails saying so, and the report job fails with a summary saying
+  no tests ran (issue 8: an empty suite never passes).
 
 Run just these with ``.venv/bin/python -m pytest tests/e2e/test_act_pytest.py -v``; each takes about half a minute
 (most of it pip installing into the jobs' fresh environments).
@@ -166,3 +168,24 @@ def test_never_started_shard_fails_the_report_although_needs_says_success(
     summary = (report(run) / "summary.md").read_text()
     assert "never-started" in summary
     assert f"2/{plan['total']}" in summary
+
+
+def test_a_filter_that_selects_nothing_fails_the_workflow_and_the_summary_says_no_tests_ran(
+    act: str, pip_cache: Path, tmp_path: Path
+) -> None:
+    workflow = example_workflow()
+    plan_step = next(s for s in workflow["jobs"]["plan"]["steps"] if s.get("with", {}).get("command") == "plan")
+    plan_step["with"]["pytest-args"] = "tests -k nonexistent_name"
+    repo = make_repo(tmp_path / "repo", workflow, demo_files())
+
+    run = run_act(act, repo, tmp_path, pip_cache)
+    print(f"act run took {run.seconds:.1f}s; log in {tmp_path / 'act.log'}")
+
+    assert run.returncode != 0, run.log[-3000:]
+    jobs = run.job_results()
+    assert jobs.get("plan") == "failed", jobs
+    assert jobs.get("report") == "failed", jobs
+    assert "no tests to run: the plan has no items" in run.log
+    assert plan_of(run)["shards"] and not any(shard["items"] for shard in plan_of(run)["shards"])
+    summary = (report(run) / "summary.md").read_text()
+    assert "no tests ran: the plan has no items" in summary, summary

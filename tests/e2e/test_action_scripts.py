@@ -166,13 +166,18 @@ def test_aggregate_reports_a_missing_shard_and_fills_the_job_summary(cli: dict[s
     assert summary == (tmp_path / "report" / "summary.md").read_text()
 
 
-def test_an_empty_test_set_passes_as_empty_shards(cli: dict[str, str], tmp_path: Path) -> None:
-    """Nothing to test: the matrix still has a leg per shard (never an empty matrix), each leg passes as `empty`,
-    and the report passes."""
+@pytest.mark.parametrize("allow_empty", [True, False])
+def test_an_empty_test_set_fails_unless_allow_empty(cli: dict[str, str], tmp_path: Path, allow_empty: bool) -> None:
+    """Nothing to test: the matrix still has a leg per shard (never an empty matrix) and each leg's folder says
+    `empty`. With allow-empty the legs and the report pass; without it the plan step fails after writing the plan
+    and its outputs, and the report fails saying no tests ran (issue 8)."""
     plan_dir = tmp_path / "p"
+    flag = {"ALLOW_EMPTY": "true" if allow_empty else "false"}
     (tmp_path / "items.txt").write_text("")  # (a glob that matches nothing is refused as a likely typo)
-    done = run_step("Plan", tmp_path, {**cli, "ITEMS": "items.txt", "SHARDS": "2", "PLAN_DIR": str(plan_dir)})
-    assert done.returncode == 0, done.stderr
+    done = run_step("Plan", tmp_path, {**cli, **flag, "ITEMS": "items.txt", "SHARDS": "2", "PLAN_DIR": str(plan_dir)})
+    assert done.returncode == (0 if allow_empty else 1), done.stderr
+    if not allow_empty:
+        assert "ci-shards: no tests to run: the plan has no items" in done.stderr
     outputs = (tmp_path / "output.txt").read_text()
     assert "empty<<" in outputs and "\ntrue\n" in outputs
     matrix = json.loads(outputs.split("matrix<<", 1)[1].splitlines()[1])
@@ -180,6 +185,7 @@ def test_an_empty_test_set_passes_as_empty_shards(cli: dict[str, str], tmp_path:
     for leg in matrix["include"]:
         values = {
             **cli,
+            **flag,
             "SHARD": leg["label"],
             "TEST_COMMAND": "false {items}",
             "TIMEOUT": "1m",
@@ -188,10 +194,17 @@ def test_an_empty_test_set_passes_as_empty_shards(cli: dict[str, str], tmp_path:
             "OUT": str(tmp_path / "shards" / f"artifact-{leg['shard']}"),
         }
         ran = run_step("Run the shard", tmp_path, values)
-        assert ran.returncode == 0, ran.stderr
+        assert ran.returncode == (0 if allow_empty else 1), ran.stderr
+        shard = json.loads(
+            (
+                tmp_path / "shards" / f"artifact-{leg['shard']}" / f"shard-{leg['shard']}-of-2" / "outcome.json"
+            ).read_text()
+        )
+        assert shard["status"] == "empty"
     (tmp_path / "output.txt").write_text("")
     values = {
         **cli,
+        **flag,
         "PLAN": str(plan_dir / "plan.json"),
         "SHARDS_DIR": str(tmp_path / "shards"),
         "REPORT": str(tmp_path / "report"),
@@ -201,7 +214,15 @@ def test_an_empty_test_set_passes_as_empty_shards(cli: dict[str, str], tmp_path:
     }
     done = run_step("Aggregate", tmp_path, values)
     assert done.returncode == 0, done.stderr
-    assert "verdict=passed" in (tmp_path / "output.txt").read_text(), done.stderr
+    verdict = "passed" if allow_empty else "failed"
+    assert f"verdict={verdict}" in (tmp_path / "output.txt").read_text(), done.stderr
+    if not allow_empty:
+        assert "no tests ran: the plan has no items" in (tmp_path / "summary.txt").read_text()
+
+
+def test_the_plan_is_uploaded_also_after_a_failed_plan_step() -> None:
+    # an empty plan fails the plan step; its plan.json still goes up so the report job can say why
+    assert "steps.plan.outputs.plan-digest != ''" in step("Upload the plan")["if"]
 
 
 class _GitHub(BaseHTTPRequestHandler):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ci_shards.facts import RunnerFacts
 from ci_shards.junit import write_junit
 from ci_shards.model import (
     Attempt,
@@ -18,9 +19,9 @@ from ci_shards.model import (
     Plan,
     ShardPlan,
     ShardStatus,
-    dumps_jsonl,
     shard_dir_name,
 )
+from ci_shards.shard_output import write_outcome
 
 
 def make_plan(shards: Sequence[Sequence[str]], granularity: Granularity = Granularity.TEST) -> Plan:
@@ -62,7 +63,7 @@ def write_shard(
     *,
     status: ShardStatus | None = None,
     digest: str | None = None,
-    runner: Mapping[str, Any] | None = None,
+    attempt: int = 1,
     finished_at: str = "2026-11-30T01:00:00Z",
     elapsed: float | None = None,
     failures: Sequence[FailureRecord] | None = None,
@@ -91,9 +92,8 @@ def write_shard(
         passed=sum(c.outcome is CaseOutcome.PASSED for c in cases),
         failed=sum(c.outcome is CaseOutcome.FAILED for c in cases),
         errors=sum(c.outcome is CaseOutcome.ERROR for c in cases),
-        runner=dict(runner or {"os": "Linux", "python": "3.11", "run_attempt": 1}),
+        runner=RunnerFacts(os="Linux", python="3.11", ci_run_attempt=attempt),
     )
-    (folder / "outcome.json").write_text(outcome.dumps(), encoding="utf-8")
     write_junit(cases, folder / "junit.xml", suite_name=f"shard-{index}")
     if failures is None:
         failures = [
@@ -110,8 +110,8 @@ def write_shard(
             )
             for c in bad
         ]
-    (folder / "failures.jsonl").write_text(dumps_jsonl(failures), encoding="utf-8")
     (folder / "output.log").write_text("collected\n", encoding="utf-8")
+    write_outcome(folder, outcome, failures)  # the runner's own writer
     return folder
 
 

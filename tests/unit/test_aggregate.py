@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
 
-from ci_shards.aggregate import SHARD_CASE_CLASSNAME, FlakyResult, aggregate_dirs
-from ci_shards.classify import SHARD_CLASSNAME
+from ci_shards.aggregate import FlakyResult, aggregate_dirs
 from ci_shards.errors import InputError
 from ci_shards.model import CaseOutcome, CaseResult, FailureKind, Granularity, ShardStatus, owning_item
 from ci_shards.report import render_summary, render_terminal
@@ -107,8 +106,8 @@ def test_duplicate_attempt_latest_counts_and_earlier_is_noted(tmp_path, plan):
     for shard in (1, 3):
         write_shard(tmp_path / f"ci-shards-shard-{shard}-of-3-a1", plan, shard)
     failing = [case_for(ITEMS[1][0], CaseOutcome.FAILED), case_for(ITEMS[1][1])]
-    write_shard(tmp_path / "ci-shards-shard-2-of-3-a1", plan, 2, failing, runner={"run_attempt": 1})
-    write_shard(tmp_path / "ci-shards-shard-2-of-3-a2", plan, 2, runner={"run_attempt": 2})
+    write_shard(tmp_path / "ci-shards-shard-2-of-3-a1", plan, 2, failing, attempt=1)
+    write_shard(tmp_path / "ci-shards-shard-2-of-3-a2", plan, 2, attempt=2)
     verdict = aggregate_dirs(plan, [tmp_path])
     assert verdict.exit_code == 0, verdict.reasons
     second = verdict.shards[1]
@@ -122,8 +121,8 @@ def test_duplicate_attempt_latest_counts_and_earlier_is_noted(tmp_path, plan):
 def test_latest_attempt_counts_even_when_it_is_unreadable(tmp_path, plan):
     for shard in (1, 3):
         write_shard(tmp_path / f"ci-shards-shard-{shard}-of-3-a1", plan, shard)
-    a1 = write_shard(tmp_path / "ci-shards-shard-2-of-3-a1", plan, 2, runner={"run_attempt": 1})
-    a2 = write_shard(tmp_path / "ci-shards-shard-2-of-3-a2", plan, 2, runner={"run_attempt": 2})
+    a1 = write_shard(tmp_path / "ci-shards-shard-2-of-3-a1", plan, 2, attempt=1)
+    a2 = write_shard(tmp_path / "ci-shards-shard-2-of-3-a2", plan, 2, attempt=2)
     (a2 / "outcome.json").write_text("{broken", encoding="utf-8")
     verdict = aggregate_dirs(plan, [tmp_path])
     second = verdict.shards[1]
@@ -141,10 +140,8 @@ def test_latest_attempt_counts_even_when_it_is_unreadable(tmp_path, plan):
 def test_latest_attempt_from_another_plan_is_error_not_replaced(tmp_path, plan):
     for shard in (1, 2):
         write_shard(tmp_path / f"ci-shards-shard-{shard}-of-3-a1", plan, shard)
-    write_shard(tmp_path / "ci-shards-shard-3-of-3-a1", plan, 3, runner={"run_attempt": 1})
-    a2 = write_shard(
-        tmp_path / "ci-shards-shard-3-of-3-a2", plan, 3, runner={"run_attempt": 2}, digest="sha256:" + "1" * 64
-    )
+    write_shard(tmp_path / "ci-shards-shard-3-of-3-a1", plan, 3, attempt=1)
+    a2 = write_shard(tmp_path / "ci-shards-shard-3-of-3-a2", plan, 3, attempt=2, digest="sha256:" + "1" * 64)
     verdict = aggregate_dirs(plan, [tmp_path])
     third = verdict.shards[2]
     assert third.status is ShardStatus.ERROR
@@ -157,9 +154,9 @@ def test_latest_attempt_from_another_plan_is_error_not_replaced(tmp_path, plan):
 def test_duplicate_attempt_falls_back_to_folder_suffix_and_finished_at(tmp_path, plan):
     write_all(tmp_path / "a", plan)
     failing = [case_for(i, CaseOutcome.FAILED) for i in ITEMS[0]]
-    write_shard(tmp_path / "b", plan, 1, failing, runner={}, finished_at="2026-11-30T02:00:00Z")
+    write_shard(tmp_path / "b", plan, 1, failing, finished_at="2026-11-30T02:00:00Z")
     verdict = aggregate_dirs(plan, [tmp_path / "a", tmp_path / "b"])
-    # same (unknown) attempt: the later finish counts
+    # same attempt: the later finish counts
     assert verdict.shards[0].status is ShardStatus.FAILED
     assert verdict.exit_code == 1
 
@@ -376,7 +373,6 @@ def test_path_type(tmp_path, plan):
 
 
 def test_runner_shard_level_case_is_a_failure_not_an_unplanned_test(tmp_path, plan):
-    assert SHARD_CLASSNAME == SHARD_CASE_CLASSNAME  # the runner's name for it
     write_all(tmp_path, plan)
     crash = CaseResult(
         test_id="ci-shards::shard-3-of-3",
@@ -454,3 +450,30 @@ def test_shard_with_no_planned_items_that_reports_tests_fails(tmp_path):
     assert verdict.shards[1].reason == "it was planned no items but reported tests that no planned item owns"
     assert verdict.accounting.unplanned == ("other/test_q.py::test_q",)
     assert verdict.accounting.missing == ()
+
+
+def test_an_empty_plan_fails_unless_allow_empty(tmp_path):
+    plan = make_plan([[], []])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert [s.status for s in verdict.shards] == [ShardStatus.EMPTY] * 2
+    assert (verdict.exit_code, verdict.reasons) == (1, ("no tests ran: the plan has no items",))
+    assert verdict.headline.startswith("FAILED: no tests ran")
+    assert aggregate_dirs(plan, [tmp_path], allow_empty=True).exit_code == 0
+
+
+def test_an_empty_shard_in_a_non_empty_plan_still_passes(tmp_path):
+    plan = make_plan([["tests/test_a.py::test_y"], []])
+    write_shard(tmp_path, plan, 1)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 0, verdict.reasons
+    assert verdict.shards[1].status is ShardStatus.EMPTY
+
+
+def test_a_run_where_every_test_was_skipped_fails_unless_allow_empty(tmp_path):
+    plan = make_plan([["tests/test_a.py::test_y"]])
+    write_shard(tmp_path, plan, 1, [case_for("tests/test_a.py::test_y", CaseOutcome.SKIPPED)])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.shards[0].status is ShardStatus.PASSED
+    assert verdict.exit_code == 1
+    assert verdict.reasons[0].startswith("no tests ran: 1 items were planned")
+    assert aggregate_dirs(plan, [tmp_path], allow_empty=True).exit_code == 0

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ import pytest
 
 from ci_shards.cli import main
 from ci_shards.junit import parse_junit
+from ci_shards.model import Outcome
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -94,9 +96,9 @@ def test_real_shards_with_faults(real_run, tmp_path, capsys, monkeypatch):
     # shard 2 re-ran (attempt 2) and its report got truncated mid-write
     shutil.copytree(real_run / "results" / "shard-2-of-3", results / "ci-shards-shard-2-of-3-a2" / "shard-2-of-3")
     second = results / "ci-shards-shard-2-of-3-a2" / "shard-2-of-3"
-    outcome = json.loads((second / "outcome.json").read_text())
-    outcome["runner"]["run_attempt"] = 2
-    (second / "outcome.json").write_text(json.dumps(outcome))
+    outcome = Outcome.from_json(json.loads((second / "outcome.json").read_text()))
+    outcome = dataclasses.replace(outcome, runner=dataclasses.replace(outcome.runner, ci_run_attempt=2))
+    (second / "outcome.json").write_text(outcome.dumps())  # the runner's own writer, never a hand-made dict
     junit = (second / "junit.xml").read_bytes()
     (second / "junit.xml").write_bytes(junit[: len(junit) // 2])
     plan = json.loads((real_run / "plan.json").read_text())

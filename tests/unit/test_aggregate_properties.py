@@ -48,8 +48,8 @@ def test_accounting_matches_set_arithmetic(run):
     all_planned = {t for items in planned for t in items}
     mappable = {i for i in everything if i in all_planned}
     acc = verdict.accounting
-    # a shard reporting only foreign ids is "unverified": it fails, and the set arithmetic still holds
-    unmatched = {n for n, ids in enumerate(reported, 1) if ids and not any(i in all_planned for i in ids)}
+    # a shard reporting none of its own items is "unverified" (judge.py): it fails, and the set arithmetic holds
+    unmatched = {n for n, ids in enumerate(reported, 1) if ids and not any(i in planned[n - 1] for i in ids)}
     assert set(acc.unverified_shards) == unmatched
     assert all(not verdict.shards[n - 1].status.is_success for n in unmatched)
     assert set(acc.missing) == all_planned - mappable

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ci_shards.config import load_config, parse_config
+from ci_shards.config import allow_empty, load_config, parse_config
 from ci_shards.errors import ConfigError
 from ci_shards.model import Granularity
 
@@ -85,3 +85,12 @@ def test_invalid_yaml_names_the_position(tmp_path):
     (tmp_path / "ci-shards.yml").write_text("shards: [1,\n")
     with pytest.raises(ConfigError, match=r"ci-shards.yml: not valid YAML at line \d+, column \d+"):
         load_config(tmp_path)
+
+
+def test_allow_empty_is_a_boolean(tmp_path):
+    assert parse_config({"allow-empty": True}, "x").allow_empty is True
+    with pytest.raises(ConfigError, match="'allow-empty' must be true or false"):
+        parse_config({"allow-empty": "yes"}, "x")
+    assert allow_empty(False, tmp_path) is False
+    (tmp_path / "ci-shards.yml").write_text("allow-empty: true\n")
+    assert allow_empty(False, tmp_path) is True

@@ -121,13 +121,17 @@ def test_matrix_from_existing_plan_and_empty_plan(tmp_path, monkeypatch, capsys)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
     (tmp_path / "items.txt").write_text("")
-    assert main(["plan", "--items", "items.txt", "--shards", "2", "-o", "given.json", "--format", "json"]) == 0
+    plan = ["plan", "--items", "items.txt", "--shards", "2", "-o", "given.json", "--format", "json"]
+    assert main(plan) == 1  # an empty plan fails (issue 8), after plan.json was written
+    assert "no tests to run: the plan has no items" in capsys.readouterr().err
+    assert main([*plan, "--allow-empty"]) == 0
     capsys.readouterr()
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "gh"))
-    assert main(["matrix", "--plan", "given.json", "--plan-out", "copy.json"]) == 0
+    assert main(["matrix", "--plan", "given.json", "--plan-out", "copy.json", "--allow-empty"]) == 0
     assert (tmp_path / "copy.json").read_text() == (tmp_path / "given.json").read_text()
     assert parse_github_output((tmp_path / "gh").read_text())["empty"] == "true"
     assert "plan is empty" in capsys.readouterr().err
+    assert main(["matrix", "--plan", "given.json", "--plan-out", "copy.json"]) == 1
 
 
 @pytest.mark.parametrize(

@@ -156,18 +156,28 @@ def test_config_file_supplies_defaults_and_flags_override(capsys, monkeypatch, t
     assert "ci-shards.yml: unknown key 'shardz'" in err
 
 
-def test_missing_timings_file_is_a_warning_unless_items_come_from_it(capsys, monkeypatch, tmp_path):
+def test_missing_durations_file_is_exit_2_but_the_configured_store_may_be_missing(capsys, monkeypatch, tmp_path):
+    # issue 8: `--durations .test_duration` (a typo) planned on guesses; docs/planning.md promises exit 2
     monkeypatch.chdir(tmp_path)
     (tmp_path / "items.txt").write_text("a.py::t\nb.py::t\n")
-    code, out, err = run(
-        capsys, "plan", "--items", "items.txt", "--durations", "cache/t.json", "--shards", "2", "--format", "json"
-    )
+    plan = ["plan", "--items", "items.txt", "--shards", "2", "--format", "json"]
+    code, _, err = run(capsys, *plan, "--durations", "cache/t.json")
+    assert code == 2
+    assert "cache/t.json: no such timings file (--cached-durations is the flag" in err
+    (tmp_path / "empty.json").write_text("{}")
+    code, _, err = run(capsys, *plan, "--durations", "empty.json")
+    assert (code, err.strip()) == (2, "ci-shards: empty.json: no usable timings in this file (no item with a duration)")
+    code, out, err = run(capsys, *plan, "--cached-durations", "cache/t.json")
+    assert code == 0
+    assert "no cached timings yet" in err
+    (tmp_path / "ci-shards.yml").write_text("timings: cache/t.json\n")  # aggregate writes it: absent on a fresh clone
+    code, out, err = run(capsys, *plan)
     assert code == 0
     assert "cache/t.json: no timings file yet" in err
     assert json.loads(out)["unknown_items"] == 2
-    code, _, err = run(capsys, "plan", "--from-timings", "--durations", "cache/t.json", "--shards", "2")
+    code, _, err = run(capsys, "plan", "--from-timings", "--shards", "2")
     assert code == 2
-    assert "cache/t.json: cannot read timings" in err
+    assert "cache/t.json: no such timings file" in err
 
 
 def test_first_durations_file_wins_per_item(capsys, monkeypatch, tmp_path):

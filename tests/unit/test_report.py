@@ -46,8 +46,8 @@ def _mixed(tmp_path):
         1,
         [case_for(ITEMS[0][0], CaseOutcome.FAILED, message="assert 1 == 2\nwhere 1 = f()"), flaky_case(ITEMS[0][1])],
     )
-    write_shard(tmp_path / "ci-shards-shard-2-of-3-a1", plan, 2, runner={"run_attempt": 1})
-    write_shard(tmp_path / "ci-shards-shard-2-of-3-a2", plan, 2, runner={"run_attempt": 2})
+    write_shard(tmp_path / "ci-shards-shard-2-of-3-a1", plan, 2, attempt=1)
+    write_shard(tmp_path / "ci-shards-shard-2-of-3-a2", plan, 2, attempt=2)
     return aggregate_dirs(plan, [tmp_path])
 
 

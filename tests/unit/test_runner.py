@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ci_shards import command as cmd
-from ci_shards.classify import FlakyResult, Policy, Report, Run, coverage, decide, merge_attempts, report_from_events
+from ci_shards.classify import FlakyResult, Policy, Report, Run, decide, merge_attempts, report_from_events
 from ci_shards.commands.run import parse_duration, parse_signal, parse_size
 from ci_shards.errors import UsageError
 from ci_shards.local import auto_jobs, available_memory
@@ -151,17 +151,22 @@ def test_merge_attempts_keeps_every_failed_attempt() -> None:
     assert [a.outcome for a in merged[0].attempts] == [CaseOutcome.FAILED, CaseOutcome.ERROR]
 
 
-def test_coverage_accepts_file_items_and_test_prefixes() -> None:
-    covered, mappable = coverage(["a.py", "b.py::TestX", "c.py::t"], [case("a.py::t1"), case("b.py::TestX::t")])
-    assert (covered, mappable) == ({"a.py", "b.py::TestX"}, True)
+def test_file_items_and_test_prefixes_cover_their_tests() -> None:
+    runs = [run(case("a.py::t1"), case("b.py::TestX::t"), case("c.py::t[x::y]"))]
+    verdict = decide(
+        shard_index=1, shard_name="s", planned=["a.py", "b.py::TestX", "c.py::t"], runs=runs, policy=Policy()
+    )
+    assert (verdict.status, verdict.not_run) == (ShardStatus.PASSED, ())
 
 
-def test_unmappable_report_is_not_counted_as_not_run() -> None:
+def test_unmappable_report_fails_unverified_with_every_item_not_run() -> None:
+    # issue 8: run said passed here while aggregate said failed / unverified for the same folder
     verdict = decide(
         shard_index=1, shard_name="s", planned=["./pkg/..."], runs=[run(case("github.com/x::TestY"))], policy=Policy()
     )
-    assert verdict.status is ShardStatus.PASSED
-    assert "accounting by item impossible" in verdict.reason
+    assert verdict.status is ShardStatus.FAILED
+    assert "name none of its 1 planned items" in verdict.reason
+    assert verdict.not_run == ("./pkg/...",)
 
 
 def test_report_from_events_finds_the_test_in_flight() -> None:
@@ -223,3 +228,13 @@ def test_read_tail_strips_ansi_and_keeps_the_end(tmp_path: Path) -> None:
     assert tail.endswith("red end\n")
     assert "\x1b" not in tail
     assert len(tail) <= 1024
+
+
+def test_a_collection_error_alone_is_no_unverified_shard() -> None:
+    error = CaseResult(test_id="a.py", name="a.py", file="a.py", outcome=CaseOutcome.ERROR, type="collection error")
+    broken = Run(rerun=0, items=("a.py::t1",), exit_code=1, signal=None, report=Report(collect_errors=(error,)))
+    verdict = decide(shard_index=1, shard_name="s", planned=["a.py::t1"], runs=[broken], policy=Policy())
+    assert verdict.status is ShardStatus.FAILED
+    assert verdict.reason.startswith("1 collection error(s)")
+    assert "name none of" not in verdict.reason
+    assert verdict.not_run == ("a.py::t1",)

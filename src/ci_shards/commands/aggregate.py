@@ -55,9 +55,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_deprecated_alias(agg, "--junit", new="--junit-out", dest="junit", type=Path)  # --junit is an input elsewhere
     agg.add_argument("--failures", type=Path, help="write every failure record as JSON lines (default: not written)")
-    where = agg.add_mutually_exclusive_group()
-    where.add_argument("--summary", type=Path, help="append the Markdown job summary to FILE (default: none)")
-    where.add_argument(
+    agg.add_argument(
+        "--summary",
+        type=Path,
+        help="write the Markdown summary to FILE, replacing it; combines with --github (default: none)",
+    )
+    agg.add_argument(
         "--github",
         action="store_true",
         help="GitHub Actions: append the summary to $GITHUB_STEP_SUMMARY and emit annotations (default: off)",
@@ -82,6 +85,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=["pass", "fail"],
         default="pass",
         help="whether flaky tests fail the run (default: pass)",
+    )
+    agg.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="a plan with no items, or a run in which no test ran, passes; without it that fails the verdict"
+        " (default: config 'allow-empty', else off)",
     )
     agg.add_argument(
         "--no-annotations", action="store_true", help="do not emit ::error annotations on GitHub (default: emit)"

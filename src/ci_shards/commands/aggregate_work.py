@@ -16,15 +16,15 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ci_shards import comment as pr_comment
-from ci_shards import github, outfile, outputs
+from ci_shards import config, github, outfile, outputs
 from ci_shards.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
 from ci_shards.console import Console, console_for
-from ci_shards.errors import EXIT_OK, InputError, UsageError
+from ci_shards.errors import EXIT_OK, EXIT_USAGE, InputError, UsageError
 from ci_shards.junit import JUnitError, expand_patterns, read_many, write_junit_suites
 from ci_shards.model import CommentMode
 from ci_shards.planfile import load_plan
@@ -119,23 +119,35 @@ def run_aggregate(
     annotations: bool,
     output_format: str,
     env: Mapping[str, str],
+    allow_empty: bool = False,
 ) -> int:
     plan = load_plan(plan_path)
     console = console_for(env)
     ctx = github.GitHubContext.from_env(env)  # the event payload is read only for the comment
-    verdict = aggregate_dirs(plan, dirs, flaky_result=flaky_result)
+    if github_mode and not ctx.step_summary:  # a usage error: said before anything is written
+        msg = "--github: GITHUB_STEP_SUMMARY is not set (not on GitHub Actions? use --summary FILE)"
+        raise UsageError(msg)
+    verdict = aggregate_dirs(plan, dirs, flaky_result=flaky_result, allow_empty=allow_empty)
+    # Every output that can be written is written: one that cannot is an error line (exit 2 at the end),
+    # never a reason to skip the others. The timings are last and only warn: they are for the next run.
+    unwritten: list[InputError] = []
+
+    def write(action: Callable[[], None]) -> None:
+        try:
+            action()
+        except InputError as err:
+            console.error(str(err))
+            unwritten.append(err)
+
+    summary = render_summary(verdict)
     if junit_out:
-        outputs.write_merged_junit(verdict, junit_out)
+        write(lambda: outputs.write_merged_junit(verdict, junit_out))
     if failures_out:
-        outputs.write_failures(verdict, failures_out)
-    summary_target = summary_out
-    if github_mode and summary_target is None:
-        if not ctx.step_summary:
-            msg = "--github: GITHUB_STEP_SUMMARY is not set (not on GitHub Actions? use --summary FILE)"
-            raise UsageError(msg)
-        summary_target = Path(ctx.step_summary)
-    if summary_target:
-        outputs.append_summary(render_summary(verdict), summary_target)
+        write(lambda: outputs.write_failures(verdict, failures_out))
+    if summary_out:  # a file of the caller's: written, so running twice never holds two verdicts
+        write(lambda: outputs.write_text(summary_out, summary))
+    if github_mode:  # the job summary is shared by every step of the job: appended, as GitHub expects
+        write(lambda: outputs.append_summary(summary, Path(ctx.step_summary)))
     key = comment_key or ctx.comment_key
     if comment_out:
         body = pr_comment.with_state(
@@ -144,7 +156,7 @@ def run_aggregate(
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
         )
-        outputs.write_text(comment_out, body)
+        write(lambda: outputs.write_text(comment_out, body))
     console.untrusted(render_terminal(verdict))
     if annotations and (github_mode or ctx.actions):
         for line in github.annotation_lines(verdict, workspace=env.get("GITHUB_WORKSPACE", "")):
@@ -153,18 +165,28 @@ def run_aggregate(
         fell_back = _post_comment(
             verdict, ctx=_with_event(ctx, env, console), mode=comment_mode, key=key, pr=None, console=console
         )
-        if fell_back and ctx.step_summary and summary_target is None:
+        if fell_back and ctx.step_summary and not github_mode and summary_out is None:
             # "falls back to the job summary": make sure it is there even without --github / --summary
             # (with --summary FILE the caller publishes FILE itself, as the action does)
-            outputs.append_summary(render_summary(verdict), Path(ctx.step_summary))
+            write(lambda: outputs.append_summary(summary, Path(ctx.step_summary)))
     if output_format == "json":
         sys.stdout.write(json.dumps(outputs.verdict_json(verdict), sort_keys=True, indent=2) + "\n")
-    if timings_out:  # last: a timings problem must not cost the summary, annotations or comment
-        recorded, warnings = outputs.write_timings(verdict, timings_out, variant=timings_variant)
-        for warning in warnings:
-            console.warning(warning)
-        console.line(f"ci-shards: {recorded}")
-    return verdict.exit_code
+    if timings_out:
+        _write_timings(verdict, timings_out, timings_variant, console)
+    return EXIT_USAGE if unwritten else verdict.exit_code
+
+
+def _write_timings(verdict: Verdict, path: Path, variant: str, console: Console) -> None:
+    """Fold the durations into the store; a failure is a warning: the verdict is about this run's
+    tests, and a store that cannot be written costs the next plan its estimates, nothing else."""
+    try:
+        recorded, warnings = outputs.write_timings(verdict, path, variant=variant)
+    except (InputError, OSError) as err:
+        console.warning(f"ci-shards: the timings were not written back: {err} (the verdict stands)")
+        return
+    for warning in warnings:
+        console.warning(warning)
+    console.line(f"ci-shards: {recorded}")
 
 
 def _aggregate_handler(args: argparse.Namespace) -> int:
@@ -185,6 +207,7 @@ def _aggregate_handler(args: argparse.Namespace) -> int:
         annotations=not args.no_annotations,
         output_format=args.format,
         env=os.environ,
+        allow_empty=config.allow_empty(args.allow_empty, Path.cwd()),
     )
 
 

@@ -19,10 +19,12 @@ from ci_shards import matrix as matrix_mod
 from ci_shards import outfile
 from ci_shards.collect import glob_items, read_items
 from ci_shards.commands import timings as timings_commands
-from ci_shards.config import Config, load_config
+from ci_shards.commands.run import check_pytest_words
+from ci_shards.config import MAX_WEIGHT, Config, allow_empty, load_config
 from ci_shards.console import console_for
-from ci_shards.errors import InputError, UsageError
+from ci_shards.errors import InputError, TestsFailed, UsageError
 from ci_shards.estimates import match_timings, measured_ratio, rebase_keys
+from ci_shards.judge import empty_plan_message
 from ci_shards.model import Granularity, Plan, rfc3339
 from ci_shards.packing import STRATEGIES
 from ci_shards.planfile import load_plan
@@ -153,6 +155,23 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+ALLOW_EMPTY_HELP = (
+    "let a plan with no items (or a run in which no test ran) pass; without it that is exit 1"
+    " (default: config 'allow-empty', else off)"
+)
+
+
+def add_allow_empty(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--allow-empty", action="store_true", help=ALLOW_EMPTY_HELP)
+
+
+def check_not_empty(plan: Plan, *, allowed: bool, what: str = "the plan") -> None:
+    """Exit 1 (``TestsFailed``) with one line when the plan has no items, unless ``--allow-empty``:
+    an empty suite must never pass silently (call it after every output was written)."""
+    if not plan.items and not allowed:
+        raise TestsFailed(empty_plan_message(what))
+
+
 def _created_at(env: Mapping[str, str]) -> str:
     """Now in RFC 3339, or SOURCE_DATE_EPOCH when set (reproducible builds convention)."""
     epoch = env.get("SOURCE_DATE_EPOCH", "")
@@ -170,8 +189,8 @@ def _weights(raw: Sequence[str] | None, config: Config) -> dict[str, float]:
             value = float(factor)
         except ValueError:
             value = -1.0
-        if not sep or not pattern or not value > 0:
-            msg = f"--weight {entry!r}: expected PATTERN=FACTOR with a positive factor"
+        if not sep or not pattern or not 0 < value <= MAX_WEIGHT:  # nan fails both comparisons
+            msg = f"--weight {entry!r}: expected PATTERN=FACTOR with a factor above 0 and at most {MAX_WEIGHT:g}"
             raise UsageError(msg)
         weights[pattern] = value
     return weights
@@ -182,18 +201,25 @@ def _pick(flag: Any, configured: Any, default: Any = None) -> Any:
 
 
 def load_durations(
-    paths: Sequence[str], *, cwd: Path, env: Mapping[str, str], required: bool = False
+    paths: Sequence[str], *, cwd: Path, env: Mapping[str, str], required: bool = False, explicit: bool = True
 ) -> list[TimingsStore]:
-    """Read the timings files, in order. A file that does not exist yet (the first run, an empty
-    cache) is a warning, not an error, unless the items come from it (``required``); a broken file
-    is an error."""
+    """Read the timings files, in order. A ``--durations`` file (``explicit``) must exist and hold at
+    least one usable timing: a typo (``.test_duration``) must not silently plan on guesses. Only the
+    config's ``timings`` (a store aggregate writes, absent on a fresh clone) may be missing, with a
+    warning, unless the items come from it (``required``); a broken file is always an error."""
     console = console_for(env)
     stores = []
     for path in paths:
-        if not (cwd / path).exists() and not required:
+        if not (cwd / path).exists():
+            if explicit or required:
+                hint = " (--cached-durations is the flag for a file that may be missing)" if explicit else ""
+                raise InputError(path, f"no such timings file{hint}")
             console.warning(f"{path}: no timings file yet; every item gets an estimate (see the plan's notes)")
             continue
-        stores.append(load_timings(cwd / path))
+        store = load_timings(cwd / path)
+        if explicit and not store.estimates():
+            raise InputError(path, "no usable timings in this file (no item with a duration)")
+        stores.append(store)
     for warning in merge_stores(stores).warnings:
         console.warning(warning)
     return stores
@@ -238,7 +264,8 @@ def plan_from_options(
     durations_paths = args.durations or ([config.timings] if config.timings else [])
     cached_paths = getattr(args, "cached_durations", None) or []
     stores = load_cached_durations(cached_paths, cwd=cwd, env=env)  # the cached store first: fresher
-    stores += load_durations(durations_paths, cwd=cwd, env=env, required=args.from_timings and not cached_paths)
+    required = args.from_timings and not cached_paths
+    stores += load_durations(durations_paths, cwd=cwd, env=env, required=required, explicit=bool(args.durations))
     variant = _pick(args.variant, config.variant)
     estimates = first_estimates(stores, variant)
 
@@ -257,6 +284,7 @@ def plan_from_options(
         raise UsageError(msg)
     if getattr(args, "pytest", False):
         extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
+        check_pytest_words(extra, cwd)
         collection = collect_pytest(extra, cwd=cwd, env=env)
         items += collection.ids
         rootdir = portable_rootdir(collection.rootdir, cwd)
@@ -322,6 +350,8 @@ def plan_from_options(
             **options,
         )
         plan = choice.plan
+        if plan.total > matrix_mod.GITHUB_MATRIX_MAX:
+            raise UsageError(matrix_mod.over_matrix_limit(plan.total, "--shards auto"))
     else:
         if not str(shards).isdigit() or int(shards) < 1:
             msg = f"--shards must be a whole number ≥ 1 or auto, not {shards!r}"
@@ -343,7 +373,9 @@ def plan_from_options(
 
 def _plan_command(args: argparse.Namespace) -> int:
     plan = plan_from_options(args, env=os.environ, cwd=Path.cwd())
-    return emit_plan(plan, output_format=args.format, output=args.output, env=os.environ)
+    code = emit_plan(plan, output_format=args.format, output=args.output, env=os.environ)
+    check_not_empty(plan, allowed=allow_empty(args.allow_empty, Path.cwd(), args.config))
+    return code
 
 
 def emit_plan(plan: Plan, *, output_format: str, output: str | None, env: Mapping[str, str]) -> int:
@@ -369,20 +401,19 @@ def _matrix_command(args: argparse.Namespace) -> int:
         if given:
             msg = f"--plan {args.plan} cannot be combined with plan options ({', '.join(given)}): the plan decides them"
             raise UsageError(msg)
-    return emit_matrix(
-        plan=load_plan(args.plan) if args.plan else plan_from_options(args, env=os.environ, cwd=Path.cwd()),
-        plan_out=args.plan_out,
-        env=os.environ,
-    )
+    plan = load_plan(args.plan) if args.plan else plan_from_options(args, env=os.environ, cwd=Path.cwd())
+    code = emit_matrix(plan=plan, plan_out=args.plan_out, env=os.environ)
+    check_not_empty(plan, allowed=allow_empty(args.allow_empty, Path.cwd(), args.config))
+    return code
 
 
 _UNSET: tuple[object, ...] = (None, False, [])  # the defaults of add_plan_options' arguments
 
 
 def emit_matrix(*, plan: Plan, plan_out: str, env: Mapping[str, str]) -> int:
+    if plan.total > matrix_mod.GITHUB_MATRIX_MAX:  # before anything is written: GitHub would refuse the matrix
+        raise UsageError(matrix_mod.over_matrix_limit(plan.total, "matrix"))
     console = console_for(env)
-    if plan.total > matrix_mod.GITHUB_MATRIX_MAX:
-        console.warning(f"{plan.total} shards exceed GitHub's {matrix_mod.GITHUB_MATRIX_MAX}-job matrix limit")
     for note in plan.notes:
         console.notice(note)
     if outfile.is_stdout(plan_out):
@@ -418,6 +449,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     plan.add_argument(
         "-o", "--output", metavar="FILE", help="write plan.json to FILE, - for stdout (default: not written)"
     )
+    add_allow_empty(plan)
     plan.add_argument(
         "pytest_args",
         nargs="*",
@@ -440,6 +472,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     matrix.add_argument(
         "--plan-out", default="plan.json", metavar="PATH", help="where plan.json is written (default: plan.json)"
     )
+    add_allow_empty(matrix)
     matrix.add_argument(
         "pytest_args",
         nargs="*",

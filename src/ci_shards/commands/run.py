@@ -196,9 +196,31 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     live.add_argument(
         "--no-live", dest="live", action="store_false", help="only spool output to output.log (default: off)"
     )
+    run.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="a plan with no items passes; without it its shards are written as empty and run exits 1"
+        " (default: config 'allow-empty', else off)",
+    )
     add_execution_options(run)
     run.set_defaults(handler=_run_handler)
     register_local(subparsers)
+
+
+# the first word of a pytest-split habit (`-- pytest tests/`, `-- python -m pytest`): with --pytest,
+# ci-shards runs pytest itself and the words after -- are pytest's options and paths
+_RUNNER_WORD = re.compile(r"(py\.?test|python[\d.]*)(\.exe)?")
+
+
+def check_pytest_words(words: Sequence[str], cwd: Path | None = None) -> None:
+    """Refuse ``--pytest -- pytest tests/``: pytest would take ``pytest`` for a path and fail, or worse.
+    A folder of that name in ``cwd`` (a suite under ``pytest/``) is a path, and fine."""
+    if words and _RUNNER_WORD.fullmatch(Path(words[0]).name) and not (cwd is not None and (cwd / words[0]).is_dir()):
+        msg = (
+            f"--pytest runs pytest itself; the words after -- are pytest options and paths, so {words[0]!r} is"
+            " misuse: drop it (e.g. `--pytest -- tests/ -x`), or leave out --pytest to run a command of your own"
+        )
+        raise UsageError(msg)
 
 
 def command_args(raw: Sequence[str]) -> list[str]:
@@ -207,8 +229,8 @@ def command_args(raw: Sequence[str]) -> list[str]:
 
 
 def _run_handler(args: argparse.Namespace) -> int:
-    from ci_shards.classify import FlakyResult  # noqa: PLC0415
     from ci_shards.console import console_for  # noqa: PLC0415
+    from ci_shards.judge import FlakyResult  # noqa: PLC0415
     from ci_shards.planfile import load_plan  # noqa: PLC0415
     from ci_shards.process import CancelToken  # noqa: PLC0415
     from ci_shards.runner import RunOptions, cancel_on_signals, run_shard  # noqa: PLC0415
@@ -223,6 +245,8 @@ def _run_handler(args: argparse.Namespace) -> int:
         msg = f"--shard {index}/{total}: {args.plan} has {plan.total} shards"
         raise UsageError(msg)
     console = console_for(env)
+    if args.pytest:
+        check_pytest_words(command_args(args.command), cwd)
     command = command_args(args.command)
     live = args.live if args.live is not None else sys.stderr.isatty()
     options = RunOptions(
@@ -252,6 +276,11 @@ def _run_handler(args: argparse.Namespace) -> int:
     cancel = CancelToken()
     with cancel_on_signals(cancel):
         outcome = run_shard(options, console=console, cancel=cancel)
+    from ci_shards.commands.plan import check_not_empty  # noqa: PLC0415
+    from ci_shards.config import allow_empty  # noqa: PLC0415
+
+    # after the folder is written: aggregate fails the same empty plan, and says so in its report
+    check_not_empty(plan, allowed=allow_empty(args.allow_empty, cwd), what=str(args.plan))
     return EXIT_OK if outcome.status.is_success else EXIT_FAILED
 
 
@@ -272,10 +301,13 @@ def _local_handler(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     console = console_for(env)
     raw = command_args(args.command)
+    if args.pytest:
+        check_pytest_words(raw, cwd)
     if not args.pytest and not raw:
         msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
         raise UsageError(msg)
-    from ci_shards.commands.plan import plan_from_options  # noqa: PLC0415
+    from ci_shards.commands.plan import check_not_empty, plan_from_options  # noqa: PLC0415
+    from ci_shards.config import allow_empty  # noqa: PLC0415
 
     plan = plan_from_options(args, env=env, cwd=cwd, pytest_args=raw if args.pytest else None)
     plan_path = args.out / "plan.json"
@@ -284,6 +316,8 @@ def _local_handler(args: argparse.Namespace) -> int:
         plan_path.write_text(plan.dumps(), encoding="utf-8")
     except OSError as err:
         raise InputError(args.out, f"cannot write the results folder (--out): {err.strerror or err}") from None
+    allowed = allow_empty(args.allow_empty, cwd, args.config)
+    check_not_empty(plan, allowed=allowed)  # nothing to run: say so before starting anything
     command = raw  # with --pytest, the plugin drops the arguments that select tests (and says so)
     if args.jobs == "auto":
         jobs = auto_jobs(plan.total, cores=cores(), memory=available_memory(), job_memory=args.job_memory)
@@ -309,7 +343,7 @@ def _local_handler(args: argparse.Namespace) -> int:
         )
     if never:
         console.warning(f"never started (interrupted): shards {', '.join(map(str, never))}")
-    text, code = aggregate_results(plan, args.out, flaky_result=args.flaky_result)
+    text, code = aggregate_results(plan, args.out, flaky_result=args.flaky_result, allow_empty=allowed)
     sys.stdout.write(text)
     sys.stdout.flush()
     return EXIT_INTERRUPTED if cancel.cancelled else code
@@ -325,6 +359,9 @@ def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     from ci_shards.commands.plan import add_plan_options  # noqa: PLC0415
 
     add_plan_options(local)
+    from ci_shards.commands.plan import add_allow_empty  # noqa: PLC0415
+
+    add_allow_empty(local)
     local.add_argument(
         "--jobs",
         metavar="N|auto",

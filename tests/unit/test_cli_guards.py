@@ -1,0 +1,135 @@
+"""Issue 8's "Also" list through ``cli.main``: each misuse is exit 2 with one line, never a traceback or a fallback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ci_shards.cli import main
+from ci_shards.commands.run import check_pytest_words
+from ci_shards.errors import UsageError
+from ci_shards.planner import choose_shards
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def items(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    path = tmp_path / "items.txt"
+    path.write_text("".join(f"f{i}.py::t\n" for i in range(300)))
+    return path
+
+
+@pytest.mark.parametrize("first", ["pytest", "py.test", "python", "python3", "python3.12", ".venv/bin/python"])
+def test_a_runner_word_after_pytest_dash_dash_is_misuse(first: str) -> None:
+    with pytest.raises(UsageError, match=f"--pytest runs pytest itself.*{first!r} is misuse"):
+        check_pytest_words([first, "tests/"])
+    check_pytest_words(["tests/", "-x"])  # options and paths are what belongs there
+    check_pytest_words([])
+
+
+def test_a_suite_folder_named_pytest_is_a_path(tmp_path: Path) -> None:
+    (tmp_path / "pytest").mkdir()
+    check_pytest_words(["pytest", "-x"], tmp_path)
+    with pytest.raises(UsageError):
+        check_pytest_words(["python", "-m", "pytest"], tmp_path)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--plan", "plan.json", "--shard", "1/1", "--pytest", "--", "pytest", "tests/"],
+        ["local", "--items", "items.txt", "--shards", "2", "--pytest", "--", "python", "-m", "pytest"],
+        ["plan", "--pytest", "--shards", "2", "--", "pytest", "tests"],
+    ],
+)
+def test_pytest_misuse_is_exit_2_everywhere(capsys, items: Path, argv: list[str]) -> None:
+    (items.parent / "plan.json").write_text(
+        json.dumps(
+            {
+                "schema": "ci-shards/plan@1",
+                "total": 1,
+                "granularity": "test",
+                "shards": [{"index": 1, "items": ["f0.py::t"]}],
+            }
+        )
+    )
+    code, _, err = run(capsys, *argv)
+    assert code == 2, err
+    assert "--pytest runs pytest itself" in err and "Traceback" not in err
+
+
+def test_matrix_over_githubs_limit_is_exit_2_naming_it(capsys, items: Path) -> None:
+    code, out, err = run(capsys, "matrix", "--items", "items.txt", "--shards", "300", "--plan-out", "p.json")
+    assert (code, out) == (2, "")
+    assert "300 shards exceed GitHub's matrix limit of 256 jobs per workflow run" in err
+    assert not (items.parent / "p.json").exists()
+
+
+def test_shards_auto_over_githubs_limit_is_exit_2(capsys, items: Path) -> None:
+    argv = ["plan", "--items", "items.txt", "--shards", "auto", "--target-seconds", "1", "--max-shards", "400"]
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert "--shards auto: 300 shards exceed GitHub's matrix limit of 256" in err
+
+
+def test_shards_auto_never_asks_for_more_shards_than_help() -> None:
+    items = [f"f{i}.py::t" for i in range(40)]
+    durations = {i: 10.0 for i in items} | {"f0.py::t": 300.0}  # one item bounds every plan at 300 s
+    choice = choose_shards(items, durations, target_seconds=100, max_shards=256)
+    assert choice.plan.total == 3  # 300 s, not 256 shards of one item each
+    assert "within 2% of the best reachable" in choice.reason
+    few = choose_shards(items[1:6], durations, target_seconds=1, max_shards=256)
+    assert few.plan.total == 5  # never more shards than items
+
+
+@pytest.mark.parametrize("weight", ["tests/*=1e308", "tests/*=inf", "tests/*=nan", "tests/*=0", "tests/*=-1"])
+def test_weights_are_validated(capsys, items: Path, weight: str) -> None:
+    code, _, err = run(capsys, "plan", "--items", "items.txt", "--shards", "2", "--weight", weight)
+    assert code == 2, err
+    assert f"--weight {weight!r}: expected PATTERN=FACTOR with a factor above 0 and at most 1e+06" in err
+
+
+def test_config_weights_are_validated(capsys, items: Path) -> None:
+    (items.parent / "ci-shards.yml").write_text("weights:\n  'f*': 1.0e+308\n")
+    code, _, err = run(capsys, "plan", "--items", "items.txt", "--shards", "2")
+    assert code == 2
+    assert "'weights.f*' must be above 0 and at most 1e+06" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--debug", "junit", "summary", "missing.xml"],
+        ["junit", "summary", "--debug", "missing.xml"],
+        ["junit", "summary", "missing.xml", "--debug"],
+        ["plan", "--items", "missing.txt", "--shards", "2", "--debug"],
+    ],
+)
+def test_debug_works_anywhere_before_dash_dash(capsys, items: Path, argv: list[str]) -> None:
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert "Traceback" in err and "unrecognized arguments" not in err
+
+
+def test_debug_after_dash_dash_belongs_to_the_command(capsys, items: Path) -> None:
+    code, _, err = run(capsys, "run", "--plan", "missing.json", "--shard", "1/1", "--", "mytool", "--debug")
+    assert code == 2
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv", [["run", "--plan", "p.json", "--shard", "1/1", "--retr", "2", "--", "true"], ["plan", "--shard", "2"]]
+)
+def test_abbreviated_options_are_refused(capsys, items: Path, argv: list[str]) -> None:
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert "unrecognized arguments: --" in err
