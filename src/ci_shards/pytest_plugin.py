@@ -5,7 +5,10 @@ Loaded through the ``pytest11`` entry point (and by ``ci-shards run --pytest`` w
 or ``--ci-shards-report`` is given.
 
 - Selection happens at collection time from plan.json (or an id file for re-runs), so there is no
-  argument-length limit and pytest collects only the files it is given.
+  argument-length limit and pytest collects only the files it is given. Tests the plan does not
+  know are never dropped: each runs in exactly one shard (``model.ShardOwnership``), the one that
+  owns its file, or for a file no shard owns the plan's ``unowned_shard`` (which the runner gives
+  the run's own paths to collect).
 - Every event is appended to the report as one JSON line and flushed at once, so a run killed at
   the deadline still tells which tests finished and which one was in flight.
 - Planned ids that were not collected are reported (a deleted or renamed test must not vanish);
@@ -19,10 +22,13 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
+
+from ci_shards.model import Plan, ShardOwnership, item_file, owning_item, parse_shard_spec
 
 MAX_TEXT: int = 16 * 1024
 PLUGIN_NAME = "ci-shards-shard"
@@ -45,15 +51,57 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _planned_ids(config: pytest.Config) -> list[str] | None:
+@dataclass(frozen=True)
+class _Selection:
+    """What this pytest process runs.
+
+    With a plan: every collected test that ``ShardOwnership`` gives to shard ``index`` (its planned
+    items, tests the plan does not know in the files it owns, and, in the plan's ``unowned_shard``,
+    files no shard owns), narrowed to the files of ``batch`` when the runner split the shard into
+    batches. With only an id file (re-runs): the tests those ids cover. ``planned`` is what the
+    process answers for: ids reported as not collected when nothing covers them.
+    """
+
+    planned: list[str]
+    ownership: ShardOwnership | None = None
+    index: int = 0
+    batch: frozenset[str] | None = None  # files of this batch (None: every file of the shard)
+    own_files: frozenset[str] = frozenset()
+
+    def keeps(self, key: str, nodeid: str) -> bool:
+        if self.ownership is None:
+            return any(owning_item(i, self.planned_set) is not None for i in (key, nodeid))
+        own = self.ownership
+        shard = own.planned_shard(key)
+        if shard is None:
+            shard = own.planned_shard(nodeid)
+        if shard is None:
+            shard = own.unplanned_shard(key)
+        if shard != self.index:
+            return False
+        # a batch runs its own files; a file no shard owns is collected only by the batch given the roots
+        file = item_file(key)
+        return self.batch is None or file in self.batch or file not in self.own_files
+
+    def reports_collect_error(self, key: str) -> bool:
+        """A collection error in a file another shard owns is that shard's to report (the unowned
+        shard collects every root, so it sees them too); errors in directories count everywhere."""
+        return self.ownership is None or self.ownership.file_shard.get(key, self.index) == self.index
+
+    @property
+    def planned_set(self) -> frozenset[str]:
+        return frozenset(self.planned)
+
+
+def _read_ids(path: str) -> list[str]:
+    return [line for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _selection(config: pytest.Config) -> _Selection | None:
     select = config.getoption("ci_shards_select")
-    if select:
-        return [line for line in Path(select).read_text(encoding="utf-8").splitlines() if line.strip()]
     plan_path = config.getoption("ci_shards_plan")
     if not plan_path:
-        return None
-    from ci_shards.model import Plan, parse_shard_spec  # noqa: PLC0415 (only when active)
-
+        return _Selection(_read_ids(select)) if select else None
     spec = config.getoption("ci_shards_shard")
     if not spec:
         msg = "--ci-shards-plan needs --ci-shards-shard I/N"
@@ -67,19 +115,26 @@ def _planned_ids(config: pytest.Config) -> list[str] | None:
     if plan.total != total:
         msg = f"{plan_path}: the plan has {plan.total} shards, not {total}"
         raise pytest.UsageError(msg)
-    return list(plan.shard(index).items)
+    items = list(plan.shard(index).items)
+    own_files = frozenset(item_file(i) for i in items)
+    if not select:
+        return _Selection(items, plan.ownership(), index, None, own_files)
+    batch_items = _read_ids(select)
+    return _Selection(batch_items, plan.ownership(), index, frozenset(item_file(i) for i in batch_items), own_files)
 
 
 class _ShardState:
-    def __init__(self, config: pytest.Config, planned: list[str] | None, report: IO[str] | None) -> None:
+    def __init__(self, config: pytest.Config, selection: _Selection | None, report: IO[str] | None) -> None:
         self.config = config
-        self.planned = planned
-        self.planned_set = set(planned or ())
+        self.selection = selection
+        self.planned = None if selection is None else selection.planned
+        self.planned_set = set(self.planned or ())
         self.report = report
         self.keys: dict[str, str] = {}  # nodeid -> plan-style id
         self.selected: list[str] = []
         self.skipped_collectors: dict[str, str] = {}  # plan-style prefix -> reason
         self.phases: dict[str, dict[str, Any]] = {}
+        self.foreign_errors = 0  # collection errors in files another shard owns (and reports)
 
     def emit(self, event: dict[str, Any]) -> None:
         if self.report is not None:
@@ -125,7 +180,9 @@ class _ShardState:
         # a collector's node id is relative to rootdir, which need not be the directory pytest ran in
         path = self.config.rootpath / report.nodeid.split("::", 1)[0] if report.nodeid else None
         key = self.key(report.nodeid, path) if report.nodeid else "<collection>"
-        if report.failed:
+        if report.failed and self.selection is not None and not self.selection.reports_collect_error(key):
+            self.foreign_errors += 1
+        elif report.failed:
             self.emit(
                 {
                     "event": "collect-error",
@@ -139,26 +196,32 @@ class _ShardState:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        if self.planned is None:
+        if self.selection is None:
             for item in items:
                 self.key(item.nodeid, item.path)
             return
         keep: list[pytest.Item] = []
         drop: list[pytest.Item] = []
         for item in items:
-            (keep if self.matches(self.key(item.nodeid, item.path), item.nodeid) else drop).append(item)
+            (keep if self.selection.keeps(self.key(item.nodeid, item.path), item.nodeid) else drop).append(item)
         if drop:
             config.hook.pytest_deselected(items=drop)
         items[:] = keep
         self.selected = [self.key(i.nodeid, i.path) for i in keep]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # pytest counts every collection error toward its exit status; one in a file another shard
+        # owns (seen here because the unowned shard collects the run's roots) is that shard's failure
+        session.testsfailed = max(0, session.testsfailed - self.foreign_errors)
         final = [self.key(i.nodeid, i.path) for i in session.items]
         event: dict[str, Any] = {"event": "collected", "ids": final}
         if self.planned is not None:
             final_set = set(final)
-            event["deselected"] = [k for k in self.selected if k not in final_set]
-            covered = {self.matches(k, k) for k in self.selected}
+            # planned tests another filter (-k, -m) took away; unplanned ones were never promised
+            event["deselected"] = [
+                k for k in self.selected if k not in final_set and owning_item(k, self.planned_set) is not None
+            ]
+            covered = {owning_item(k, self.planned_set) for k in self.selected}
             missing = [p for p in self.planned if p not in covered]
             skipped: dict[str, str] = {}
             for planned_id in missing:
@@ -209,16 +272,16 @@ class _ShardState:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    planned = _planned_ids(config)
+    selection = _selection(config)
     report_path = config.getoption("ci_shards_report")
-    if planned is None and not report_path:
+    if selection is None and not report_path:
         return  # inert
     if hasattr(config, "workerinput"):
         # a pytest-xdist worker: it must select the same tests as the controller, but the controller
         # receives every worker's reports and writes the events, so a worker writes none
         report_path = None
     report = open(report_path, "a", encoding="utf-8") if report_path else None  # noqa: SIM115 (closed at unconfigure)
-    config.pluginmanager.register(_ShardState(config, planned, report), PLUGIN_NAME)
+    config.pluginmanager.register(_ShardState(config, selection, report), PLUGIN_NAME)
 
 
 def _text(value: object) -> str:

@@ -56,6 +56,9 @@ class RunOptions:
     env: Mapping[str, str] = field(default_factory=dict)
     python: str = sys.executable
     arg_limit: int | None = None  # ARG_MAX override (tests)
+    # with ``pytest``: the paths given after ``--`` (the run's test roots), which the plan's unowned
+    # shard collects so that test files no shard owns still run; empty = pytest's own default
+    pytest_roots: tuple[str, ...] = ()
 
 
 @contextlib.contextmanager
@@ -105,6 +108,7 @@ class _ShardRun:
         self.deadline = time.monotonic() + opts.timeout if opts.timeout else None
         self.total = opts.plan.total
         self.name = shard_dir_name(opts.shard_index, self.total)
+        self.collects_unowned = opts.pytest and opts.shard_index == opts.plan.ownership().unowned_shard
 
     def env(self, tmpdir: Path) -> dict[str, str]:
         env = dict(self.opts.env)
@@ -196,14 +200,14 @@ class _ShardRun:
             argv = argv[: len(argv) - len(files)]
             # --opt=value: pytest takes every free-standing argument that names an existing path
             # into its rootdir/ini search, and our scratch paths would move rootdir away from the project
-            if rerun or batch[1] > 1:
-                argv += [f"--ci-shards-select={items_file}"]
-            else:
+            if not rerun:  # the plan selects (tests it does not know included); a batch narrows it to its files
                 argv += [
                     f"--ci-shards-plan={self.opts.plan_path.resolve()}",
                     f"--ci-shards-shard={self.opts.shard_index}/{self.total}",
                 ]
-            argv += [f"--ci-shards-report={events}", "--", *files]
+            if rerun or batch[1] > 1:
+                argv += [f"--ci-shards-select={items_file}"]
+            argv += [f"--ci-shards-report={events}", "--", *self._collect_paths(files, rerun=rerun, batch=batch)]
         else:
             argv = cmd.expand(template, items=items, items_file=str(items_file), junit=str(junit_path))
         label = f"re-run {rerun}" if rerun else "run"
@@ -244,6 +248,32 @@ class _ShardRun:
             cancelled=result.cancelled,
             report=report,
         )
+
+    def _collect_paths(self, files: list[str], *, rerun: int, batch: tuple[int, int]) -> list[str]:
+        """What pytest collects: the shard's own files, so other shards' files cost nothing. The
+        plan's unowned shard (in its first run's last batch) collects the run's roots instead, plus
+        any of its files outside them, so a test file no shard owns is found and run there."""
+        if not self.collects_unowned or rerun or batch[0] != batch[1]:
+            return files
+        roots = list(self.opts.pytest_roots) or self._planned_root()
+        cwd = self.opts.cwd.resolve()
+        dirs = [(cwd / r).resolve() for r in roots if "::" not in r]
+        outside = [f for f in files if not any((cwd / f).resolve().is_relative_to(d) for d in dirs)]
+        return [*roots, *outside]
+
+    def _planned_root(self) -> list[str]:
+        """Without paths after ``--``: the deepest directory that holds every planned file (never
+        pytest's default, ``testpaths`` or the whole directory, which may hold far more than the plan's
+        suite); ``.`` when they share none, nothing (only the shard's files) when it does not exist."""
+        files = {item_file(i) for i in self.opts.plan.items}
+        try:
+            common = os.path.commonpath(sorted(files)) if files else ""
+        except ValueError:  # absolute and relative paths mixed
+            return []
+        if common in files:  # a single planned file
+            common = os.path.dirname(common)
+        common = common or "."
+        return [common] if (self.opts.cwd / common).is_dir() else []
 
     def _report_mtimes(self) -> dict[str, float]:
         if not self.opts.junit:

@@ -14,6 +14,12 @@ from enum import Enum
 from ci_shards.errors import EXIT_FAILED, EXIT_OK
 from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Granularity, ShardStatus
 
+
+def plural(count: int, noun: str) -> str:
+    """``1 test``, ``2 tests``, ``0 errors``: a count and its noun, in agreement."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 SHARD_CASE_CLASSNAME = "ci-shards"  # classify.SHARD_CLASSNAME: the runner's shard-level pseudo test
 
 
@@ -87,7 +93,11 @@ class ShardResult:
 
 @dataclass(frozen=True, kw_only=True)
 class Accounting:
-    """Planned items against what ran. ``unit`` is what the lists name: tests or files."""
+    """Planned items against what ran. ``unit`` is what the lists name: tests or files.
+
+    ``unplanned`` ran but no planned item owns them ("ran, not planned": tests added since the plan,
+    the next plan's unknown items); they are listed, never missing and never a failure by themselves.
+    """
 
     unit: str
     planned: int
@@ -95,10 +105,11 @@ class Accounting:
     duplicated: tuple[str, ...] = ()
     unplanned: tuple[str, ...] = ()
     unverified_shards: tuple[int, ...] = ()
+    unplanned_shard: Mapping[str, int] = field(default_factory=dict)  # unplanned id → the shard that ran it
 
     @property
     def clean(self) -> bool:
-        return not (self.missing or self.duplicated or self.unplanned)
+        return not (self.missing or self.duplicated)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,7 +154,8 @@ class Verdict:
     @property
     def headline(self) -> str:
         t = self.totals
-        counts = f"{t.tests} tests, {t.passed} passed, {t.failed} failed, {t.errors} errors, {t.skipped} skipped"
+        counts = f"{plural(t.tests, 'test')}, {t.passed} passed, {t.failed} failed, {plural(t.errors, 'error')}, "
+        counts += f"{t.skipped} skipped"
         if t.flaky:
             counts += f", {t.flaky} flaky"
         if self.passed:

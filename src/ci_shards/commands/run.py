@@ -205,9 +205,19 @@ def command_args(raw: Sequence[str]) -> list[str]:
     return args[1:] if args[:1] == ["--"] else args
 
 
+def _names_path(word: str, cwd: Path) -> bool:
+    return not word.startswith("-") and (cwd / word.split("::", 1)[0]).exists()
+
+
 def pytest_extra_args(raw: Sequence[str], cwd: Path) -> list[str]:
     """Options for pytest from the words after ``--``: paths are dropped (the shard's files replace them)."""
-    return [a for a in command_args(raw) if a.startswith("-") or not (cwd / a.split("::", 1)[0]).exists()]
+    return [a for a in command_args(raw) if not _names_path(a, cwd)]
+
+
+def pytest_roots(raw: Sequence[str], cwd: Path) -> list[str]:
+    """The paths among the words after ``--`` (what ``pytest_extra_args`` drops): the run's test roots,
+    which the plan's unowned shard collects to find test files no shard owns."""
+    return [a for a in command_args(raw) if _names_path(a, cwd)]
 
 
 def _run_handler(args: argparse.Namespace) -> int:
@@ -249,6 +259,7 @@ def _run_handler(args: argparse.Namespace) -> int:
         leak_timeout=args.leak_timeout,
         cwd=cwd,
         env=env,
+        pytest_roots=tuple(pytest_roots(args.command, cwd)) if args.pytest else (),
     )
     if args.retries < 0 or args.max_rerun_failures < 0:
         msg = "--retries and --max-rerun-failures must be 0 or more"
@@ -288,7 +299,8 @@ def _local_handler(args: argparse.Namespace) -> int:
         plan_path.write_text(plan.dumps(), encoding="utf-8")
     except OSError as err:
         raise InputError(args.out, f"cannot write the results folder (--out): {err.strerror or err}") from None
-    command = pytest_extra_args(raw, cwd) if args.pytest else raw
+    # each `run` separates pytest's options from the paths (its unowned shard collects the paths)
+    command = raw
     if args.jobs == "auto":
         jobs = auto_jobs(plan.total, cores=cores(), memory=available_memory(), job_memory=args.job_memory)
     elif args.jobs.isdigit() and int(args.jobs) > 0:
