@@ -21,6 +21,7 @@ from ci_shards.model import (
     FailureKind,
     FailureRecord,
     ShardStatus,
+    item_candidates,
     item_file,
 )
 
@@ -145,8 +146,7 @@ def coverage(planned: Sequence[str], cases: Iterable[CaseResult]) -> tuple[set[s
     """
     keys: set[str] = set()
     for case in cases:
-        parts = case.test_id.split("::")
-        keys.update("::".join(parts[:end]) for end in range(1, len(parts) + 1))
+        keys.update(item_candidates(case.test_id))  # the one matcher: f.py::t covers f.py::t[a::b]
         if case.file:
             keys.add(case.file)
     covered = {item for item in planned if item in keys}
