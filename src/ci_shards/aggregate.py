@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ci_shards.artifacts import ShardArtifact, read_shard_folders
+from ci_shards.console import plural
 from ci_shards.model import (
     CaseOutcome,
     CaseResult,
@@ -49,7 +50,6 @@ from ci_shards.verdict import (
     ShardResult,
     Totals,
     Verdict,
-    plural,
 )
 
 # the verdict types live in verdict.py; they are re-exported here, where callers look for them

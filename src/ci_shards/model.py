@@ -326,6 +326,9 @@ class Attempt:
     time: float = 0.0
 
 
+# a <testcase>'s identity as its producer wrote it, kept exactly by every JUnit ci-shards writes
+# (tools such as EnricoMi's and dorny's reporters, Jenkins and GitLab key test history on them)
+JUNIT_IDENTITY_ATTRS: Final = ("classname", "class", "name", "file", "line")
 MAX_TEST_SECONDS: Final = 86_400.0  # one test over a day is a broken clock or producer, not a measurement
 
 
@@ -354,6 +357,9 @@ class CaseResult:
     # the report gave an implausible time (over MAX_TEST_SECONDS): ``time`` is 0 and the timings
     # store records nothing for this test
     time_invalid: bool = False
+    # the JUNIT_IDENTITY_ATTRS its producer wrote, as written (pytest's 0-based ``line`` included);
+    # empty for cases ci-shards made up (never run, killed), which are written from the fields above
+    junit_attrs: tuple[tuple[str, str], ...] = ()
 
     @property
     def flaky(self) -> bool:

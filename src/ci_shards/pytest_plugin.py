@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from _pytest.junitxml import mangle_test_address  # pytest's own, so the names match its --junitxml
 
 from ci_shards.model import Plan, ShardOwnership, item_file, owning_item, parse_shard_spec
 
@@ -252,6 +253,10 @@ class _ShardState:
         elif report.skipped and record["outcome"] == "passed":
             reason = getattr(report, "wasxfail", "") or _reason(report.longrepr)
             record.update(outcome="skipped", message=str(reason)[:4096])
+            if hasattr(report, "wasxfail"):
+                record["xfail"] = "xfailed"
+        elif report.passed and report.when == "call" and hasattr(report, "wasxfail"):
+            record["xfail"] = "xpassed"  # a non-strict xfail that passed (strict ones fail)
         if report.when == "teardown":
             self.phases.pop(report.nodeid, None)
             self.emit(
@@ -264,6 +269,8 @@ class _ShardState:
                     "text": record["text"],
                     # pytest's locations are 0-based; CaseResult.line and annotations are 1-based
                     "line": None if report.location[1] is None else report.location[1] + 1,
+                    "xfail": record.get("xfail", ""),
+                    "junit": _junit_identity(report),
                 }
             )
 
@@ -282,6 +289,17 @@ def pytest_configure(config: pytest.Config) -> None:
         report_path = None
     report = open(report_path, "a", encoding="utf-8") if report_path else None  # noqa: SIM115 (closed at unconfigure)
     config.pluginmanager.register(_ShardState(config, selection, report), PLUGIN_NAME)
+
+
+def _junit_identity(report: pytest.TestReport) -> dict[str, str]:
+    """The ``<testcase>`` attributes pytest's own ``--junitxml`` writes for this test (xunit1, its
+    superset family: classname, name, file, line), computed by pytest's own function, so the shard's
+    JUnit keeps the identity tools key on (issue 9.5)."""
+    names = mangle_test_address(report.nodeid)
+    attrs = {"classname": ".".join(names[:-1]), "name": names[-1], "file": report.location[0]}
+    if report.location[1] is not None:
+        attrs["line"] = str(report.location[1])
+    return attrs
 
 
 def _text(value: object) -> str:

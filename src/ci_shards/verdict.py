@@ -11,14 +11,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
+from ci_shards.console import plural
 from ci_shards.errors import EXIT_FAILED, EXIT_OK
 from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Granularity, ShardStatus
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 test``, ``2 tests``, ``0 errors``: a count and its noun, in agreement."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
 
 SHARD_CASE_CLASSNAME = "ci-shards"  # classify.SHARD_CLASSNAME: the runner's shard-level pseudo test
 
