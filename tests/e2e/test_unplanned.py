@@ -17,8 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from ci_shards import runner
+from ci_shards.command import _arg_cost, env_size
+from ci_shards.console import Console
 from ci_shards.junit import parse_junit
-from ci_shards.model import Plan, item_file
+from ci_shards.model import Granularity, Plan, ShardPlan, item_file
+from ci_shards.process import CancelToken
 
 pytestmark = [pytest.mark.e2e]
 
@@ -159,3 +163,56 @@ def test_a_file_that_fails_to_import_fails_only_the_shard_that_owns_it(tmp_path:
     agg = ci_shards("aggregate", "--plan", "plan.json", "--format", "json", "results", cwd=tmp_path)
     accounting = json.loads(agg.stdout)["accounting"]
     assert accounting["duplicated"] == []  # the collection error is reported once, by its owner
+
+
+def test_a_shard_split_into_batches_runs_its_unplanned_tests_once(tmp_path: Path, monkeypatch) -> None:
+    # a command line over ARG_MAX runs the shard's files in batches: each batch runs the tests of its
+    # own files (planned or not), and only the last one collects the run's paths for new files
+    # in-process: the CLI has no ARG_MAX override
+    deep = "/".join(["d" * 200] * 14)  # ~2,800-byte paths: one per batch, whatever the environment adds
+    files = {x: f"tests/{x}/{deep}/test_{x}.py" for x in "abcd"}
+    for x, path in files.items():
+        (tmp_path / path).parent.mkdir(parents=True)
+        (tmp_path / path).write_text(f"def test_{x}1():\n    pass\n")
+    with (tmp_path / files["a"]).open("a") as handle:
+        handle.write("\ndef test_a_new():\n    pass\n")  # not in the plan: its file's owner runs it
+    (tmp_path / "tests/new").mkdir()
+    (tmp_path / "tests/new/test_new.py").write_text("def test_brand_new():\n    pass\n")
+    mine = [f"{files[x]}::test_{x}1" for x in "acd"]
+    plan = Plan(
+        total=2,
+        granularity=Granularity.TEST,
+        shards=(ShardPlan(1, tuple(mine), 1.0), ShardPlan(2, (f"{files['b']}::test_b1",), 5.0)),
+        lower_bound_seconds=1.0,
+        unknown_items=0,
+        unowned_shard=1,
+    )
+    (tmp_path / "plan.json").write_text(plan.dumps())
+    env = {"PATH": os.environ["PATH"]}
+    template = [sys.executable, "-m", "pytest", "-p", "ci_shards", "--continue-on-collection-errors", "x"]
+    fixed = sum(_arg_cost(a) for a in template) + 256 + 4096
+    # room for 1.5 paths after the environment (plus ~1 KiB of the runner's own variables)
+    limit = fixed + env_size(env) + 1024 + _arg_cost(files["a"]) * 3 // 2
+    monkeypatch.setattr(runner, "become_subreaper", lambda: False)  # not the test process's job
+    outcome = runner.run_shard(
+        runner.RunOptions(
+            plan=plan,
+            plan_path=tmp_path / "plan.json",
+            shard_index=1,
+            out=tmp_path / "out",
+            command=(),
+            pytest=True,
+            cwd=tmp_path,
+            env=env,
+            arg_limit=limit,
+            pytest_roots=("tests",),
+        ),
+        console=Console(),
+        cancel=CancelToken(),
+    )
+    assert [a["batches"] for a in outcome.attempts] == [3, 3, 3]
+    assert outcome.status.value == "passed", outcome.reason
+    ran = Counter(c.test_id for c in parse_junit(tmp_path / "out/shard-1-of-2/junit.xml"))
+    assert ran == Counter(
+        dict.fromkeys([*mine, f"{files['a']}::test_a_new", "tests/new/test_new.py::test_brand_new"], 1)
+    )
