@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
@@ -78,18 +79,21 @@ class _Selection:
             shard = own.planned_shard(nodeid)
         if shard is None:
             shard = own.unplanned_shard(key)
-        if shard != self.index:
-            return False
+        return shard == self.index and self._in_batch(item_file(key))
+
+    def _in_batch(self, file: str) -> bool:
         # a batch runs its own files; a file no shard owns is collected only by the batch given the roots
-        file = item_file(key)
         return self.batch is None or file in self.batch or file not in self.own_files
 
     def reports_collect_error(self, key: str) -> bool:
-        """A collection error in a file another shard owns is that shard's to report (the unowned
-        shard collects every root, so it sees them too); errors in directories count everywhere."""
-        return self.ownership is None or self.ownership.file_shard.get(key, self.index) == self.index
+        """A collection error in a file another shard (or batch) owns is for that one to report: the
+        unowned shard collects the run's roots, so it sees them too. Errors in directories count
+        everywhere they stop collection."""
+        if self.ownership is None:
+            return True
+        return self.ownership.file_shard.get(key, self.index) == self.index and self._in_batch(key)
 
-    @property
+    @cached_property
     def planned_set(self) -> frozenset[str]:
         return frozenset(self.planned)
 
