@@ -123,9 +123,10 @@ def _selection(config: pytest.Config) -> _Selection | None:
     items = list(plan.shard(index).items)
     own_files = frozenset(item_file(i) for i in items)
     if not select:
-        return _Selection(items, plan.ownership(), index, None, own_files)
+        return _Selection(items, ownership=plan.ownership(), index=index, own_files=own_files)
     batch_items = _read_ids(select)
-    return _Selection(batch_items, plan.ownership(), index, frozenset(item_file(i) for i in batch_items), own_files)
+    batch = frozenset(item_file(i) for i in batch_items)
+    return _Selection(batch_items, ownership=plan.ownership(), index=index, batch=batch, own_files=own_files)
 
 
 class _ShardState:
@@ -163,16 +164,6 @@ class _ShardState:
         if nodeid in self.keys:
             return self.keys[nodeid]
         return self.key(nodeid, self.config.rootpath / nodeid.split("::", 1)[0])
-
-    def matches(self, key: str, nodeid: str) -> str | None:
-        """The planned id (exact, or a file/class prefix) that covers this test, if any."""
-        for candidate in (key, nodeid):
-            parts = candidate.split("::")
-            for end in range(len(parts), 0, -1):
-                prefix = "::".join(parts[:end])
-                if prefix in self.planned_set:
-                    return prefix
-        return None
 
     # ---- hooks (this object is registered as a plugin only when the options are given)
 

@@ -122,8 +122,9 @@ def tally(cases: Sequence[CaseResult]) -> str:
     """``484 tests run: 470 passed, 1 failed, 0 errors, 10 skipped, 2 xfailed, 1 xpassed``: every test
     the command reported, by outcome (xfailed/xpassed, as pytest names them, only when there are any)."""
     counts = Counter(_outcome_word(c) for c in cases)
-    words = ["passed", "failed", "errors", "skipped"] + [w for w in ("xfailed", "xpassed") if counts[w]]
-    return f"{plural(len(cases), 'test')} run: " + ", ".join(f"{counts[w]} {w}" for w in words)
+    words = ["passed", "failed", "error", "skipped"] + [w for w in ("xfailed", "xpassed") if counts[w]]
+    parts = [plural(counts[w], w) if w == "error" else f"{counts[w]} {w}" for w in words]
+    return f"{plural(len(cases), 'test')} run: " + ", ".join(parts)
 
 
 def _outcome_word(case: CaseResult) -> str:
@@ -131,7 +132,7 @@ def _outcome_word(case: CaseResult) -> str:
         return "xfailed"
     if case.type == XPASSED_TYPE and case.outcome is CaseOutcome.PASSED:
         return "xpassed"
-    return "errors" if case.outcome is CaseOutcome.ERROR else case.outcome.value
+    return case.outcome.value
 
 
 def print_summary(console: Console, outcome: Outcome, verdict: Verdict, log_path: Path) -> None:
