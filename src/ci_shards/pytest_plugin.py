@@ -85,13 +85,12 @@ class _Selection:
         # a batch runs its own files; a file no shard owns is collected only by the batch given the roots
         return self.batch is None or file in self.batch or file not in self.own_files
 
-    def reports_collect_error(self, key: str) -> bool:
-        """A collection error in a file another shard (or batch) owns is for that one to report: the
-        unowned shard collects the run's roots, so it sees them too. Errors in directories count
-        everywhere they stop collection."""
-        if self.ownership is None:
-            return True
-        return self.ownership.file_shard.get(key, self.index) == self.index and self._in_batch(key)
+    def skips_file(self, file: str) -> bool:
+        """A planned file this process runs nothing of: another shard's, or another batch's. The
+        unowned shard collects the run's roots, and must not import (nor fail on) those files."""
+        if self.ownership is None or file not in self.ownership.file_shard:
+            return False
+        return file not in self.own_files or not self._in_batch(file)
 
     @cached_property
     def planned_set(self) -> frozenset[str]:
@@ -140,7 +139,6 @@ class _ShardState:
         self.selected: list[str] = []
         self.skipped_collectors: dict[str, str] = {}  # plan-style prefix -> reason
         self.phases: dict[str, dict[str, Any]] = {}
-        self.foreign_errors = 0  # collection errors in files another shard owns (and reports)
 
     def emit(self, event: dict[str, Any]) -> None:
         if self.report is not None:
@@ -172,13 +170,17 @@ class _ShardState:
             self.report.close()
             self.report = None
 
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        if self.selection is None:
+            return None
+        file = Path(os.path.relpath(collection_path, config.invocation_params.dir)).as_posix()
+        return True if self.selection.skips_file(file) else None  # None: the other hooks decide
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         # a collector's node id is relative to rootdir, which need not be the directory pytest ran in
         path = self.config.rootpath / report.nodeid.split("::", 1)[0] if report.nodeid else None
         key = self.key(report.nodeid, path) if report.nodeid else "<collection>"
-        if report.failed and self.selection is not None and not self.selection.reports_collect_error(key):
-            self.foreign_errors += 1
-        elif report.failed:
+        if report.failed:
             self.emit(
                 {
                     "event": "collect-error",
@@ -206,9 +208,6 @@ class _ShardState:
         self.selected = [self.key(i.nodeid, i.path) for i in keep]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        # pytest counts every collection error toward its exit status; one in a file another shard
-        # owns (seen here because the unowned shard collects the run's roots) is that shard's failure
-        session.testsfailed = max(0, session.testsfailed - self.foreign_errors)
         final = [self.key(i.nodeid, i.path) for i in session.items]
         event: dict[str, Any] = {"event": "collected", "ids": final}
         if self.planned is not None:
