@@ -57,7 +57,7 @@ class RunOptions:
     python: str = sys.executable
     arg_limit: int | None = None  # ARG_MAX override (tests)
     # with ``pytest``: the paths given after ``--`` (the run's test roots), which the plan's unowned
-    # shard collects so that test files no shard owns still run; empty = pytest's own default
+    # shard collects so that test files no shard owns still run; empty: the planned files' directory
     pytest_roots: tuple[str, ...] = ()
 
 

@@ -99,7 +99,8 @@ def add_execution_options(parser: argparse.ArgumentParser, *, pytest_flag: bool 
         "--pytest",
         action="store_true",
         help="run `python -m pytest` on the shard's own files with the bundled plugin selecting its node ids; "
-        "arguments after -- are extra pytest options (paths among them are dropped) (default: off)",
+        "arguments after -- are extra pytest options; paths among them are collected only by the plan's "
+        "unowned_shard, which runs test files no shard owns (default: off)",
     )
     _add_run_options(parser)
 
