@@ -4,8 +4,9 @@
 ``aggregate_dirs`` is the thin edge that finds and reads the folders first (``artifacts.py``).
 
 The promise this module keeps: every planned item ran exactly once, or the verdict names the
-items that did not (missing, run twice, run but never planned) and the shards at fault
-(never-started, from another plan, unreadable, failed), and the exit code is 1.
+items that did not (missing, run twice) and the shards at fault (never-started, from another plan,
+unreadable, failed), and the exit code is 1. Tests that ran but no planned item owns (added since
+the plan) are listed as "ran, not planned" with their shard: never missing, never a failure alone.
 
 Tie-breaks and fallbacks, in the order they apply:
 - Several folders for one shard (a CI re-run attempt): the highest ``runner.ci_run_attempt`` (or the
@@ -28,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ci_shards.artifacts import ShardArtifact, read_shard_folders
+from ci_shards.console import plural
 from ci_shards.judge import (
     SHARD_CASE_CLASSNAME,
     SYNTHESISED_TYPES,
@@ -160,7 +162,7 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
     seen_items: set[str] = set()
     owner_shards: dict[str, set[int]] = defaultdict(set)
     test_counts: Counter[str] = Counter()
-    unplanned: dict[str, None] = {}
+    unplanned: dict[str, int] = {}
     # judge.judge_shard decided which shards are unverified: none of their tests belongs to their items
     unverified = {result.index for result in results if not result.verified}
     for result in results:
@@ -171,7 +173,7 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
         for case, owner in zip(cases, owners, strict=True):
             test_counts[case.test_id] += 1
             if owner is None:
-                unplanned[item_file(case.test_id) if file_plan else case.test_id] = None
+                unplanned.setdefault(item_file(case.test_id) if file_plan else case.test_id, result.index)
             else:
                 seen_items.add(owner)
                 owner_shards[owner].add(result.index)
@@ -188,6 +190,7 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
         duplicated=tuple(sorted(duplicated)),
         unplanned=tuple(sorted(unplanned)),
         unverified_shards=tuple(sorted(unverified)),
+        unplanned_shard=unplanned,
     )
     return accounting, unverified
 
@@ -349,26 +352,27 @@ def _reasons(
     results: Sequence[ShardResult], accounting: Accounting, totals: Totals, flaky_result: FlakyResult, empty: str
 ) -> list[str]:
     reasons: list[str] = [empty] if empty else []
-    bad_tests = totals.failed + totals.errors
+    # failed and errored tests are told apart: "6166 errors" is a broken environment, not 6166 failed asserts
+    bad_tests = [f"{plural(totals.failed, 'test')} failed"] if totals.failed else []
+    bad_tests += [plural(totals.errors, "error")] if totals.errors else []
     if bad_tests:
-        reasons.append(f"{bad_tests} tests failed")
+        reasons.append(", ".join(bad_tests))
     bad_shards = [r for r in results if not r.status.is_success]
     if bad_shards:
         listed = ", ".join(f"#{r.index} {r.status.value}" for r in bad_shards[:10])
         more = f" and {len(bad_shards) - 10} more" if len(bad_shards) > 10 else ""
-        reasons.append(f"{len(bad_shards)} of {len(results)} shards did not pass ({listed}{more})")
+        of = plural(len(results), "shard")
+        reasons.append(f"{len(bad_shards)} of {of} did not pass ({listed}{more})")
     unit = accounting.unit
     if accounting.unverified_shards:
         listed = ", ".join(f"#{i}" for i in accounting.unverified_shards)
         reasons.append(f"results of shard(s) {listed} could not be matched to plan items")
     if accounting.missing:
-        reasons.append(f"{len(accounting.missing)} planned {unit}s never ran")
+        reasons.append(f"{plural(len(accounting.missing), 'planned ' + unit)} never ran")
     if accounting.duplicated:
-        reasons.append(f"{len(accounting.duplicated)} {unit}s ran more than once")
-    if accounting.unplanned:
-        reasons.append(f"{len(accounting.unplanned)} {unit}s ran but were never planned")
+        reasons.append(f"{plural(len(accounting.duplicated), unit)} ran more than once")
     if totals.flaky and flaky_result is FlakyResult.FAIL:
-        reasons.append(f"{totals.flaky} flaky tests (--flaky-result fail)")
+        reasons.append(f"{plural(totals.flaky, 'flaky test')} (--flaky-result fail)")
     return reasons
 
 

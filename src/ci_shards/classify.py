@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ci_shards.console import fmt_duration
 from ci_shards.judge import (
@@ -27,6 +28,7 @@ from ci_shards.judge import (
     verified,
 )
 from ci_shards.model import (
+    JUNIT_IDENTITY_ATTRS,
     Attempt,
     CaseOutcome,
     CaseResult,
@@ -87,6 +89,34 @@ class Verdict:
     accounted: bool = True  # False: --accept-exit-code without a usable report (outcome.json's ``accounted``)
 
 
+XFAILED_TYPE = "pytest.xfail"  # what pytest's --junitxml writes as the type of an xfailed test's <skipped>
+XPASSED_TYPE = "pytest.xpass"  # a non-strict xfail that passed (pytest's JUnit cannot tell it from a pass)
+
+
+def _case_from_event(event: Mapping[str, Any]) -> CaseResult:
+    """One ``result`` event as a case: our plan-style id for accounting, and for JUnit the identity
+    pytest's own ``--junitxml`` would write (``junit``: classname, name, file, line), kept as written."""
+    test_id = str(event["id"])
+    file, _, rest = test_id.partition("::")
+    classname, _, name = rest.rpartition("::")
+    identity = event.get("junit") or {}
+    outcome = CaseOutcome(event.get("outcome", "error"))
+    xfail = {"xfailed": XFAILED_TYPE, "xpassed": XPASSED_TYPE}.get(str(event.get("xfail", "")), "")
+    return CaseResult(
+        test_id=test_id,
+        name=str(identity.get("name", name or test_id)),
+        classname=str(identity.get("classname", classname)),
+        file=file,
+        line=event.get("line"),
+        outcome=outcome,
+        time=float(event.get("duration", 0.0)),
+        message=str(event.get("message", "")),
+        text=str(event.get("text", "")),
+        type="pytest" if outcome.is_bad else xfail,
+        junit_attrs=tuple((k, str(v)) for k, v in identity.items() if k in JUNIT_IDENTITY_ATTRS and v is not None),
+    )
+
+
 def report_from_events(lines: Iterable[str]) -> Report:
     """Read the pytest plugin's JSON-lines events (ids are plan-style; last result per id wins)."""
     results: dict[str, CaseResult] = {}
@@ -102,21 +132,8 @@ def report_from_events(lines: Iterable[str]) -> Report:
         if kind == "start":
             started.append(str(event.get("id", "")))
         elif kind == "result":
-            test_id = str(event["id"])
-            file, _, rest = test_id.partition("::")
-            classname, _, name = rest.rpartition("::")
-            results[test_id] = CaseResult(
-                test_id=test_id,
-                name=name or test_id,
-                classname=classname,
-                file=file,
-                line=event.get("line"),
-                outcome=CaseOutcome(event.get("outcome", "error")),
-                time=float(event.get("duration", 0.0)),
-                message=str(event.get("message", "")),
-                text=str(event.get("text", "")),
-                type="pytest" if event.get("outcome") in ("failed", "error") else "",
-            )
+            case = _case_from_event(event)
+            results[case.test_id] = case
         elif kind == "collect-error":
             test_id = str(event.get("id", "<collection>"))
             collect_errors.append(

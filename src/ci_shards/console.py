@@ -37,6 +37,11 @@ def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 test``, ``2 tests``, ``0 errors``: a count and its noun, in agreement."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def fmt_seconds(seconds: float) -> str:
     """``0.4s``, ``12.3s``, ``4m 05s``, ``1h 02m``."""
     if seconds < 60:

@@ -26,6 +26,7 @@ from ci_shards.junit_read import (
     INVALID_XML,
     MAX_TEXT_CHARS,
     TEST_ID_ATTR,
+    TEST_LINE_ATTR,
     TIME_INVALID_ATTR,
     JUnitError,
     clean_text,
@@ -92,20 +93,34 @@ def _element(tag: str, attrs: Iterable[tuple[str, str]], text: str, indent: str)
     return f"{head}>{_text(text)}</{tag}>\n" if text else f"{head} />\n"
 
 
-def _case_xml(case: CaseResult) -> str:
-    """One ``<testcase>``: Surefire conventions (flaky* without failure, failure + rerun*)."""
-    attrs = [("classname", case.classname), ("name", case.name), ("time", _fmt_time(case.time))]
+def _identity(case: CaseResult) -> list[tuple[str, str]]:
+    """The producer's classname, name, file and line exactly as it wrote them; for a case ci-shards
+    made up (never run, killed, no report) the case's own fields."""
+    if case.junit_attrs:
+        return list(case.junit_attrs)
+    attrs = [("classname", case.classname), ("name", case.name)]
     if case.file:
         attrs.append(("file", case.file))
     if case.line is not None:
         attrs.append(("line", str(case.line)))
-    if case.time_invalid:  # the shard's report carries it to aggregate, so the timings store skips it
-        attrs.append((TIME_INVALID_ATTR, "true"))
+    return attrs
+
+
+def _case_xml(case: CaseResult) -> str:
+    """One ``<testcase>``: Surefire conventions (flaky* without failure, failure + rerun*)."""
+    attrs = [*_identity(case), ("time", _fmt_time(case.time))]
+    # ours go into attributes of our own, never into the producer's (issue 9.5): the id the test is
+    # accounted under and its 1-based line, so a report we wrote reads back exactly
     if case.test_id:
         attrs.append((TEST_ID_ATTR, case.test_id))
+    if case.line is not None:
+        attrs.append((TEST_LINE_ATTR, str(case.line)))
+    if case.time_invalid:  # the shard's report carries it to aggregate, so the timings store skips it
+        attrs.append((TIME_INVALID_ATTR, "true"))
     body: list[str] = []
     if case.outcome is CaseOutcome.SKIPPED:
-        body.append(_element("skipped", [("message", _clean(case.message, 4096))], _clean(case.text), "      "))
+        skipped_attrs = [("message", _clean(case.message, 4096))] + ([("type", case.type)] if case.type else [])
+        body.append(_element("skipped", skipped_attrs, _clean(case.text), "      "))
     elif case.outcome.is_bad:
         tag = "failure" if case.outcome is CaseOutcome.FAILED else "error"
         result_attrs = [("message", _clean(case.message, 4096)), ("type", case.type or tag)]

@@ -38,7 +38,7 @@ from junitparser import xunit2
 
 from ci_shards.console import strip_ansi
 from ci_shards.errors import InputError
-from ci_shards.model import MAX_TEST_SECONDS, Attempt, CaseOutcome, CaseResult
+from ci_shards.model import JUNIT_IDENTITY_ATTRS, MAX_TEST_SECONDS, Attempt, CaseOutcome, CaseResult
 from ci_shards.safe_xml import EntityDeclared, parse_tree
 
 MAX_TEXT_CHARS = 64 * 1024  # per message/trace kept in memory; GitHub caps annotation text at 64 KB too
@@ -55,9 +55,11 @@ _FINAL: Final[dict[type[jp.FinalResult], CaseOutcome]] = {
 # report carries it to aggregate and the timings store skips the test (junitparser's metaclass
 # names attributes after the Python field, so a hyphenated one is read with ``_elem.get``)
 TIME_INVALID_ATTR: Final = "time-invalid"
-# the test id ci-shards accounted a case under, written with each case it writes: a shard's junit.xml
-# must read back under the ids run judged it by (judge.py), whatever file/classname/name hold
+# ours: the id ci-shards accounted a case under and its 1-based line, written with each case it writes,
+# beside the producer's own classname/name/file/line, which are kept exactly as written: a shard's
+# junit.xml must read back under the ids run judged it by (judge.py), whatever those hold
 TEST_ID_ATTR: Final = "ci-shards-id"
+TEST_LINE_ATTR: Final = "ci-shards-line"
 
 
 class JUnitError(InputError):
@@ -300,8 +302,12 @@ def _case_result(case: _Case, suite_file: str, suite_name: str, *, pytest_ids: b
     if case.status == "disabled" and outcome is CaseOutcome.PASSED:
         outcome = CaseOutcome.SKIPPED
     seconds = _seconds(case.time or case.duration)
+    elem = case._elem
     module = _module_of(file) if file else ""
-    if pytest_ids or (module and classname.startswith(module)):
+    stated_id: str | None = elem.get(TEST_ID_ATTR)
+    if stated_id:  # a report ci-shards wrote: the id it accounted the test under
+        test_id = stated_id
+    elif pytest_ids or (module and classname.startswith(module)):
         # pytest's layout (also what write_junit produces from pytest ids, so ids survive a round trip)
         test_id = pytest_nodeid(classname, name, file)
     else:
@@ -311,13 +317,11 @@ def _case_result(case: _Case, suite_file: str, suite_name: str, *, pytest_ids: b
         scope = classname or ("" if file else suite_name)
         test_id = "::".join(p for p in (file, scope, name) if p)
     return CaseResult(
-        test_id=case._elem.get(TEST_ID_ATTR) or test_id,
+        test_id=test_id,
         name=name,
         classname=classname,
         file=file,
-        # CaseResult.line is 1-based (GitHub annotations start at 1); pytest writes its 0-based
-        # item location (executor.md §3.2: test_ok on line 1 emits line="0")
-        line=int(line_raw) + (1 if pytest_ids else 0) if line_raw and line_raw.isdigit() else None,
+        line=_line(line_raw, elem.get(TEST_LINE_ATTR), pytest_ids=pytest_ids),
         outcome=outcome,
         time=seconds if _plausible(seconds) else 0.0,
         # an unusable or implausible time is 0 in totals and skipped (and counted) by the timings store
@@ -328,7 +332,17 @@ def _case_result(case: _Case, suite_file: str, suite_name: str, *, pytest_ids: b
         system_out=clean_text(system_out),
         system_err=clean_text(system_err),
         attempts=tuple(attempts),
+        junit_attrs=tuple((k, v) for k in JUNIT_IDENTITY_ATTRS if (v := elem.get(k)) is not None),
     )
+
+
+def _line(written: str | None, ours: str | None, *, pytest_ids: bool) -> int | None:
+    """CaseResult.line is 1-based (GitHub annotations start at 1): ours as we wrote it, else the
+    producer's, where pytest writes its 0-based item location (executor.md §3.2: test_ok on line 1
+    emits line="0")."""
+    if ours and ours.isdigit():
+        return int(ours)
+    return int(written) + (1 if pytest_ids else 0) if written and written.isdigit() else None
 
 
 def parse_junit_bytes(data: bytes, source: str) -> list[CaseResult]:

@@ -227,6 +227,10 @@ class Plan:
     # slowest shard over the lower bound counting only measured seconds, when some items were guessed
     measured_ratio: float | None = None
 
+    # the shard that runs tests in files no shard owns (new test files): ``pick_unowned_shard``;
+    # 0 in a plan written before the field, where the same rule is applied on use (``ownership``)
+    unowned_shard: int = 0
+
     def content(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "schema": PLAN_SCHEMA,
@@ -242,6 +246,8 @@ class Plan:
             data["rootdir"] = self.rootdir
         if self.measured_ratio is not None:
             data["measured_ratio"] = round(self.measured_ratio, 3)
+        if self.unowned_shard:  # absent when 0, so a plan from before the field keeps its digest
+            data["unowned_shard"] = self.unowned_shard
         return data
 
     @property
@@ -256,6 +262,9 @@ class Plan:
     @property
     def estimated_makespan(self) -> float:
         return max((s.estimated_seconds for s in self.shards), default=0.0)
+
+    def ownership(self) -> ShardOwnership:
+        return ShardOwnership.of(self)
 
     def shard(self, index: int) -> ShardPlan:
         if not 1 <= index <= self.total:
@@ -300,7 +309,11 @@ class Plan:
             notes=tuple(str(n) for n in data.get("notes", ())),
             rootdir=_optional_str(data, "rootdir"),
             measured_ratio=None if data.get("measured_ratio") is None else float(data["measured_ratio"]),
+            unowned_shard=int(data.get("unowned_shard", 0)),
         )
+        if not 0 <= plan.unowned_shard <= total:
+            msg = f"'unowned_shard' is {plan.unowned_shard}, not a shard of 1..{total}"
+            raise ValueError(msg)
         stated = data.get("digest")
         if stated is not None and stated != plan.digest:
             msg = "digest does not match the plan's content (the file was edited or corrupted)"
@@ -322,6 +335,54 @@ def _check_items_unique(shards: Sequence[ShardPlan]) -> None:
             owner[item] = shard.index
 
 
+def pick_unowned_shard(shards: Sequence[ShardPlan]) -> int:
+    """The shard that collects and runs test files no shard owns: the non-empty shard with the smallest
+    estimate (it has the most room; an empty shard is not run at all), ties to the lowest index; 0
+    when every shard is empty. Estimates are compared as written to plan.json, so the choice survives
+    a round trip through the file."""
+    busy = [s for s in shards if s.items]
+    return min(busy, key=lambda s: (_round_seconds(s.estimated_seconds), s.index)).index if busy else 0
+
+
+@dataclass(frozen=True)
+class ShardOwnership:
+    """Which shard runs a collected test (docs/rules.md), so that every test pytest
+    collects runs in exactly one shard, planned or not:
+
+    1. the shard of the planned item that covers it (``owning_item``: ``f.py::test_q`` covers
+       ``f.py::test_q[a]``);
+    2. else (a test the plan does not know) the shard that owns its file: the lowest shard index
+       holding an item of that file, so a file split across shards has one owner;
+    3. else (a file no shard owns) the plan's ``unowned_shard``.
+    """
+
+    item_shard: Mapping[str, int]
+    file_shard: Mapping[str, int]
+    unowned_shard: int
+
+    @classmethod
+    def of(cls, plan: Plan) -> ShardOwnership:
+        item_shard = {item: s.index for s in plan.shards for item in s.items}
+        file_shard: dict[str, int] = {}
+        for shard in plan.shards:  # in index order: the first (lowest) shard of a file owns it
+            for item in shard.items:
+                file_shard.setdefault(item_file(item), shard.index)
+        return cls(item_shard, file_shard, plan.unowned_shard or pick_unowned_shard(plan.shards))
+
+    def planned_shard(self, test_id: str) -> int | None:
+        """The shard of the planned item that covers ``test_id`` (rule 1), None for an unplanned test."""
+        item = owning_item(test_id, self.item_shard)
+        return None if item is None else self.item_shard[item]
+
+    def unplanned_shard(self, test_id: str) -> int:
+        """The shard that runs a test no planned item covers (rules 2 and 3)."""
+        return self.file_shard.get(item_file(test_id), self.unowned_shard)
+
+    def shard_of(self, test_id: str) -> int:
+        planned = self.planned_shard(test_id)
+        return self.unplanned_shard(test_id) if planned is None else planned
+
+
 # --------------------------------------------------------------------------------------------
 # Test results (the normalised form of a JUnit <testcase>)
 
@@ -337,6 +398,9 @@ class Attempt:
     time: float = 0.0
 
 
+# a <testcase>'s identity as its producer wrote it, kept exactly by every JUnit ci-shards writes
+# (tools such as EnricoMi's and dorny's reporters, Jenkins and GitLab key test history on them)
+JUNIT_IDENTITY_ATTRS: Final = ("classname", "class", "name", "file", "line")
 MAX_TEST_SECONDS: Final = 86_400.0  # one test over a day is a broken clock or producer, not a measurement
 
 
@@ -365,6 +429,9 @@ class CaseResult:
     # the report gave an implausible time (over MAX_TEST_SECONDS): ``time`` is 0 and the timings
     # store records nothing for this test
     time_invalid: bool = False
+    # the JUNIT_IDENTITY_ATTRS its producer wrote, as written (pytest's 0-based ``line`` included);
+    # empty for cases ci-shards made up (never run, killed), which are written from the fields above
+    junit_attrs: tuple[tuple[str, str], ...] = ()
 
     @property
     def flaky(self) -> bool:

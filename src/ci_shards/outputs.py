@@ -81,6 +81,7 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
             "missing": list(acc.missing),
             "duplicated": list(acc.duplicated),
             "unplanned": list(acc.unplanned),
+            "unplanned_shard": dict(acc.unplanned_shard),
             "unverified_shards": list(acc.unverified_shards),
         },
         "flaky": [case.test_id for _index, case in verdict.flaky],

@@ -25,7 +25,7 @@ from typing import Final
 
 from ci_shards.errors import UsageError
 from ci_shards.estimates import apply_weights, estimate
-from ci_shards.model import Granularity, Plan, ShardPlan, item_file
+from ci_shards.model import Granularity, Plan, ShardPlan, item_file, pick_unowned_shard
 from ci_shards.packing import (
     FILLS,
     STRATEGIES,
@@ -219,6 +219,7 @@ def plan_items(
         unknown_items=est.unknown,
         files_cut=sum(1 for n in spread.values() if n > 1),
         notes=tuple(all_notes),
+        unowned_shard=pick_unowned_shard(shard_plans),
     )
 
 

@@ -5,7 +5,10 @@ Loaded through the ``pytest11`` entry point (and by ``ci-shards run --pytest`` w
 or ``--ci-shards-report`` is given.
 
 - Selection happens at collection time from plan.json (or an id file for re-runs), so there is no
-  argument-length limit and pytest collects only the files it is given.
+  argument-length limit and pytest collects only the files it is given. Tests the plan does not
+  know are never dropped: each runs in exactly one shard (``model.ShardOwnership``), the one that
+  owns its file, or for a file no shard owns the plan's ``unowned_shard`` (which the runner gives
+  the run's own paths to collect).
 - Every event is appended to the report as one JSON line and flushed at once, so a run killed at
   the deadline still tells which tests finished and which one was in flight.
 - Planned ids that were not collected are reported (a deleted or renamed test must not vanish);
@@ -24,10 +27,16 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from _pytest.junitxml import mangle_test_address  # pytest's own, so the names match its --junitxml
+from _pytest.python import path_matches_patterns  # pytest's own python_files matching
+
+from ci_shards.model import Plan, ShardOwnership, item_file, owning_item, parse_shard_spec
 
 MAX_TEXT: int = 16 * 1024
 PLUGIN_NAME = "ci-shards-shard"
@@ -74,15 +83,59 @@ def _add_collection_options(group: pytest.OptionGroup) -> None:
     )
 
 
-def _planned_ids(config: pytest.Config) -> list[str] | None:
+@dataclass(frozen=True)
+class _Selection:
+    """What this pytest process runs.
+
+    With a plan: every collected test that ``ShardOwnership`` gives to shard ``index`` (its planned
+    items, tests the plan does not know in the files it owns, and, in the plan's ``unowned_shard``,
+    files no shard owns), narrowed to the files of ``batch`` when the runner split the shard into
+    batches. With only an id file (re-runs): the tests those ids cover. ``planned`` is what the
+    process answers for: ids reported as not collected when nothing covers them.
+    """
+
+    planned: list[str]
+    ownership: ShardOwnership | None = None
+    index: int = 0
+    batch: frozenset[str] | None = None  # files of this batch (None: every file of the shard)
+    own_files: frozenset[str] = frozenset()
+
+    def keeps(self, key: str, nodeid: str) -> bool:
+        if self.ownership is None:
+            return any(owning_item(i, self.planned_set) is not None for i in (key, nodeid))
+        own = self.ownership
+        shard = own.planned_shard(key)
+        if shard is None:
+            shard = own.planned_shard(nodeid)
+        if shard is None:
+            shard = own.unplanned_shard(key)
+        return shard == self.index and self._in_batch(item_file(key))
+
+    def _in_batch(self, file: str) -> bool:
+        # a batch runs its own files; a file no shard owns is collected only by the batch given the roots
+        return self.batch is None or file in self.batch or file not in self.own_files
+
+    def skips_file(self, file: str) -> bool:
+        """A planned file this process runs nothing of: another shard's, or another batch's. The
+        unowned shard collects the run's roots, and must not import (nor fail on) those files."""
+        if self.ownership is None or file not in self.ownership.file_shard:
+            return False
+        return file not in self.own_files or not self._in_batch(file)
+
+    @cached_property
+    def planned_set(self) -> frozenset[str]:
+        return frozenset(self.planned)
+
+
+def _read_ids(path: str) -> list[str]:
+    return [line for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _selection(config: pytest.Config) -> _Selection | None:
     select = config.getoption("ci_shards_select")
-    if select:
-        return [line for line in Path(select).read_text(encoding="utf-8").splitlines() if line.strip()]
     plan_path = config.getoption("ci_shards_plan")
     if not plan_path:
-        return None
-    from ci_shards.model import Plan, parse_shard_spec  # noqa: PLC0415 (only when active)
-
+        return _Selection(_read_ids(select)) if select else None
     spec = config.getoption("ci_shards_shard")
     if not spec:
         msg = "--ci-shards-plan needs --ci-shards-shard I/N"
@@ -96,14 +149,21 @@ def _planned_ids(config: pytest.Config) -> list[str] | None:
     if plan.total != total:
         msg = f"{plan_path}: the plan has {plan.total} shards, not {total}"
         raise pytest.UsageError(msg)
-    return list(plan.shard(index).items)
+    items = list(plan.shard(index).items)
+    own_files = frozenset(item_file(i) for i in items)
+    if not select:
+        return _Selection(items, ownership=plan.ownership(), index=index, own_files=own_files)
+    batch_items = _read_ids(select)
+    batch = frozenset(item_file(i) for i in batch_items)
+    return _Selection(batch_items, ownership=plan.ownership(), index=index, batch=batch, own_files=own_files)
 
 
 class _ShardState:
-    def __init__(self, config: pytest.Config, planned: list[str] | None, report: IO[str] | None) -> None:
+    def __init__(self, config: pytest.Config, selection: _Selection | None, report: IO[str] | None) -> None:
         self.config = config
-        self.planned = planned
-        self.planned_set = set(planned or ())
+        self.selection = selection
+        self.planned = None if selection is None else selection.planned
+        self.planned_set = set(self.planned or ())
         self.report = report
         self.keys: dict[str, str] = {}  # nodeid -> plan-style id
         self.selected: list[str] = []
@@ -134,23 +194,33 @@ class _ShardState:
             return self.keys[nodeid]
         return self.key(nodeid, self.config.rootpath / nodeid.split("::", 1)[0])
 
-    def matches(self, key: str, nodeid: str) -> str | None:
-        """The planned item that covers this test, if any: ``model.owning_item``, the one matcher run
-        and aggregate use too (``f.py``, ``f.py::C``, ``f.py::t`` for ``f.py::t[a::b]``)."""
-        from ci_shards.model import owning_item  # noqa: PLC0415 (only when active)
-
-        for candidate in (key, nodeid):
-            owner = owning_item(candidate, self.planned_set)
-            if owner is not None:
-                return owner
-        return None
-
     # ---- hooks (this object is registered as a plugin only when the options are given)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.report is not None:
             self.report.close()
             self.report = None
+
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        if self.selection is None:
+            return None
+        file = Path(os.path.relpath(collection_path, self.ids_root)).as_posix()
+        return True if self.selection.skips_file(file) else None  # None: the other hooks decide
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+        """One of this process's planned files that pytest's ``python_files`` would not find in a
+        folder (``t.py``). Named on the command line it is collected; but the unowned shard also gives
+        pytest the run's roots, and pytest then collects a file inside a given folder only through the
+        folder, where the name does not match. Collect it as a module, once (never when pytest's own
+        python plugin collects it: an initial path, or a matching name)."""
+        if self.selection is None or file_path.suffix != ".py" or parent.session.isinitpath(file_path):
+            return None
+        file = Path(os.path.relpath(file_path, self.ids_root)).as_posix()
+        if file not in self.selection.own_files:
+            return None
+        if path_matches_patterns(file_path, [*parent.config.getini("python_files"), "__init__.py"]):
+            return None
+        return pytest.Module.from_parent(parent, path=file_path)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         # a collector's node id is relative to rootdir, which need not be the directory pytest ran in
@@ -170,14 +240,14 @@ class _ShardState:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        if self.planned is None:
+        if self.selection is None:
             for item in items:
                 self.key(item.nodeid, item.path)
             return
         keep: list[pytest.Item] = []
         drop: list[pytest.Item] = []
         for item in items:
-            (keep if self.matches(self.key(item.nodeid, item.path), item.nodeid) else drop).append(item)
+            (keep if self.selection.keeps(self.key(item.nodeid, item.path), item.nodeid) else drop).append(item)
         if drop:
             config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -188,8 +258,11 @@ class _ShardState:
         event: dict[str, Any] = {"event": "collected", "ids": final}
         if self.planned is not None:
             final_set = set(final)
-            event["deselected"] = [k for k in self.selected if k not in final_set]
-            covered = {self.matches(k, k) for k in self.selected}
+            # planned tests another filter (-k, -m) took away; unplanned ones were never promised
+            event["deselected"] = [
+                k for k in self.selected if k not in final_set and owning_item(k, self.planned_set) is not None
+            ]
+            covered = {owning_item(k, self.planned_set) for k in self.selected}
             missing = [p for p in self.planned if p not in covered]
             skipped: dict[str, str] = {}
             for planned_id in missing:
@@ -220,6 +293,10 @@ class _ShardState:
         elif report.skipped and record["outcome"] == "passed":
             reason = getattr(report, "wasxfail", "") or _reason(report.longrepr)
             record.update(outcome="skipped", message=str(reason)[:4096])
+            if hasattr(report, "wasxfail"):
+                record["xfail"] = "xfailed"
+        elif report.passed and report.when == "call" and hasattr(report, "wasxfail"):
+            record["xfail"] = "xpassed"  # a non-strict xfail that passed (strict ones fail)
         if report.when == "teardown":
             self.phases.pop(report.nodeid, None)
             self.emit(
@@ -232,6 +309,8 @@ class _ShardState:
                     "text": record["text"],
                     # pytest's locations are 0-based; CaseResult.line and annotations are 1-based
                     "line": None if report.location[1] is None else report.location[1] + 1,
+                    "xfail": record.get("xfail", ""),
+                    "junit": _junit_identity(report),
                 }
             )
 
@@ -287,19 +366,30 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_CollectRecorder(collect_to), "ci-shards-collect")
     args_path = config.getoption("ci_shards_args")
     dropped = _restrict_args(config, args_path) if args_path else []
-    planned = _planned_ids(config)
+    selection = _selection(config)
     report_path = config.getoption("ci_shards_report")
-    if planned is None and not report_path:
+    if selection is None and not report_path:
         return  # inert
     if hasattr(config, "workerinput"):
         # a pytest-xdist worker: it must select the same tests as the controller, but the controller
         # receives every worker's reports and writes the events, so a worker writes none
         report_path = None
     report = open(report_path, "a", encoding="utf-8") if report_path else None  # noqa: SIM115 (closed at unconfigure)
-    state = _ShardState(config, planned, report)
+    state = _ShardState(config, selection, report)
     config.pluginmanager.register(state, PLUGIN_NAME)
     if dropped:
         state.emit({"event": "dropped-args", "args": dropped})
+
+
+def _junit_identity(report: pytest.TestReport) -> dict[str, str]:
+    """The ``<testcase>`` attributes pytest's own ``--junitxml`` writes for this test (xunit1, its
+    superset family: classname, name, file, line), computed by pytest's own function, so the shard's
+    JUnit keeps the identity tools key on (issue 9.5)."""
+    names = mangle_test_address(report.nodeid)
+    attrs = {"classname": ".".join(names[:-1]), "name": names[-1], "file": report.location[0]}
+    if report.location[1] is not None:
+        attrs["line"] = str(report.location[1])
+    return attrs
 
 
 def _text(value: object) -> str:

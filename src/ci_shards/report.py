@@ -16,7 +16,7 @@ from typing import Any, Final
 import jinja2
 
 from ci_shards import md
-from ci_shards.aggregate import ShardResult, Verdict
+from ci_shards.aggregate import Accounting, ShardResult, Verdict
 from ci_shards.console import fmt_seconds, strip_control
 from ci_shards.model import FailureKind, FailureRecord, ShardStatus
 
@@ -36,6 +36,10 @@ def _listing(title: str, names: tuple[str, ...] | list[str]) -> list[str]:
     if len(names) > TERMINAL_LIST_LIMIT:
         lines.append(f"  … and {len(names) - TERMINAL_LIST_LIMIT} more (see the job summary / --failures file)")
     return lines
+
+
+def _with_shard(acc: Accounting) -> list[str]:
+    return [f"{i} (shard {acc.unplanned_shard[i]})" if i in acc.unplanned_shard else i for i in acc.unplanned]
 
 
 def render_terminal(verdict: Verdict) -> str:
@@ -63,7 +67,7 @@ def render_terminal(verdict: Verdict) -> str:
         ("flaky tests", flaky),
         (f"planned {unit}s that never ran", verdict.accounting.missing),
         (f"{unit}s that ran more than once", verdict.accounting.duplicated),
-        (f"{unit}s that ran but were never planned", verdict.accounting.unplanned),
+        (f"{unit}s that ran, not planned (new since the plan; not a failure)", _with_shard(verdict.accounting)),
         ("notes", list(verdict.notes)),
     ):
         block = _listing(title, names)
@@ -264,7 +268,10 @@ def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict
         "missing_total": len(acc.missing),
         "duplicated": [md.code_inline(i) for i in acc.duplicated[: limits.list_limit]],
         "duplicated_total": len(acc.duplicated),
-        "unplanned": [md.code_inline(i) for i in acc.unplanned[: limits.list_limit]],
+        "unplanned": [
+            {"id": md.code_inline(i), "shard": acc.unplanned_shard.get(i, "?")}
+            for i in acc.unplanned[: limits.list_limit]
+        ],
         "unplanned_total": len(acc.unplanned),
         "unverified": list(acc.unverified_shards),
         "slowest": [{"id": md.code_inline(c.test_id), "time": fmt_seconds(c.time)} for c in slowest],

@@ -64,6 +64,9 @@ class RunOptions:
     env: Mapping[str, str] = field(default_factory=dict)
     python: str = sys.executable
     arg_limit: int | None = None  # ARG_MAX override (tests)
+    # with ``pytest``: the paths given after ``--`` (the run's test roots), which the plan's unowned
+    # shard collects so that test files no shard owns still run; empty: the planned files' directory
+    pytest_roots: tuple[str, ...] = ()
 
 
 @contextlib.contextmanager
@@ -114,6 +117,7 @@ class _ShardRun:
         self.total = opts.plan.total
         self.name = shard_dir_name(opts.shard_index, self.total)
         self.said_dropped = False
+        self.collects_unowned = opts.pytest and opts.shard_index == opts.plan.ownership().unowned_shard
 
     def file_arg(self, item: str) -> str:
         """The item's file as pytest is given it, relative to the working directory: a pytest plan's
@@ -211,17 +215,19 @@ class _ShardRun:
             argv = argv[: len(argv) - len(files)]
             # --opt=value: pytest takes every free-standing argument that names an existing path
             # into its rootdir/ini search, and our scratch paths would move rootdir away from the project
-            if rerun or batch[1] > 1:
-                argv += [f"--ci-shards-select={items_file}"]
-            else:
+            if not rerun:  # the plan selects (tests it does not know included); a batch narrows it to its files
                 argv += [
                     f"--ci-shards-plan={self.opts.plan_path.resolve()}",
                     f"--ci-shards-shard={self.opts.shard_index}/{self.total}",
                 ]
+            if rerun or batch[1] > 1:
+                argv += [f"--ci-shards-select={items_file}"]
+            collect = self._collect_paths(files, rerun=rerun, batch=batch)
+            # the plugin collects exactly these (the user's own paths and --pyargs targets are dropped)
             args_file = stem.with_suffix(".args")
-            args_file.write_text("".join(f"{f}\n" for f in files), encoding="utf-8")
+            args_file.write_text("".join(f"{f}\n" for f in collect), encoding="utf-8")
             argv += [f"--ci-shards-report={events}", f"--ci-shards-args={args_file}", *self._rootdir_args()]
-            argv += ["--", *files]
+            argv += ["--", *collect]
         else:
             argv = cmd.expand(template, items=items, items_file=str(items_file), junit=str(junit_path))
         label = f"re-run {rerun}" if rerun else "run"
@@ -287,6 +293,31 @@ class _ShardRun:
                         )
                         self.said_dropped = True
                     return
+
+    def _collect_paths(self, files: list[str], *, rerun: int, batch: tuple[int, int]) -> list[str]:
+        """What pytest collects: the shard's own files, so other shards' files cost nothing. The
+        plan's unowned shard (in its first run's last batch) also collects the run's roots, so a test
+        file no shard owns is found and run there; its own files stay named, because a planned file
+        need not match pytest's discovery patterns (``t.py``) and a root would not find it (pytest
+        collects a path given twice once)."""
+        if not self.collects_unowned or rerun or batch[0] != batch[1]:
+            return files
+        roots = list(self.opts.pytest_roots) or self._planned_root()
+        return list(dict.fromkeys([*roots, *files]))
+
+    def _planned_root(self) -> list[str]:
+        """Without paths after ``--``: the deepest directory that holds every planned file (never
+        pytest's default, ``testpaths`` or the whole directory, which may hold far more than the plan's
+        suite); ``.`` when they share none, nothing (only the shard's files) when it does not exist."""
+        files = {self.file_arg(i) for i in self.opts.plan.items}
+        try:
+            common = os.path.commonpath(sorted(files)) if files else ""
+        except ValueError:  # absolute and relative paths mixed
+            return []
+        if common in files:  # a single planned file
+            common = os.path.dirname(common)
+        common = common or "."
+        return [common] if (self.opts.cwd / common).is_dir() else []
 
     def _report_mtimes(self) -> dict[str, float]:
         return {p: os.path.getmtime(p) for p in self._junit_files()}

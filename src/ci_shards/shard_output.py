@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import platform
 import shlex
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ci_shards import __version__
-from ci_shards.classify import Run, Verdict, judged
-from ci_shards.console import Console
+from ci_shards.classify import XFAILED_TYPE, XPASSED_TYPE, Run, Verdict, judged
+from ci_shards.console import Console, plural
 from ci_shards.facts import RunnerFacts
 from ci_shards.judge import SYNTHESISED_TYPES
 from ci_shards.junit import JUnitError, parse_junit, write_junit
@@ -50,6 +51,11 @@ def attempt_entry(
     }
 
 
+def reported_cases(verdict: Verdict) -> list[CaseResult]:
+    """The cases the command reported, without those ci-shards made up (never run, killed, no report)."""
+    return [c for c in verdict.cases if c.type not in SYNTHESISED_TYPES]
+
+
 def build_outcome(
     *,
     plan: Plan,
@@ -69,7 +75,7 @@ def build_outcome(
     first = [r for r in runs if r.rerun == 0]
     bad_rc = next((r for r in first if r.exit_code not in (0, None) or r.signal is not None), None)
     rc_run = bad_rc or (first[0] if first else None)
-    reported = [c for c in verdict.cases if c.type not in SYNTHESISED_TYPES]
+    reported = reported_cases(verdict)
     return Outcome(
         plan_digest=plan.digest,
         shard_index=shard_index,
@@ -136,11 +142,28 @@ def write_outcome(shard_dir: Path, outcome: Outcome, records: Sequence[FailureRe
     tmp.replace(shard_dir / "outcome.json")
 
 
+def tally(cases: Sequence[CaseResult]) -> str:
+    """``484 tests run: 470 passed, 1 failed, 0 errors, 10 skipped, 2 xfailed, 1 xpassed``: every test
+    the command reported, by outcome (xfailed/xpassed, as pytest names them, only when there are any)."""
+    counts = Counter(_outcome_word(c) for c in cases)
+    words = ["passed", "failed", "error", "skipped"] + [w for w in ("xfailed", "xpassed") if counts[w]]
+    parts = [plural(counts[w], w) if w == "error" else f"{counts[w]} {w}" for w in words]
+    return f"{plural(len(cases), 'test')} run: " + ", ".join(parts)
+
+
+def _outcome_word(case: CaseResult) -> str:
+    if case.type == XFAILED_TYPE and case.outcome is CaseOutcome.SKIPPED:
+        return "xfailed"
+    if case.type == XPASSED_TYPE and case.outcome is CaseOutcome.PASSED:
+        return "xpassed"
+    return case.outcome.value
+
+
 def print_summary(console: Console, outcome: Outcome, verdict: Verdict, log_path: Path) -> None:
     summary = (
         f"ci-shards shard {outcome.shard_index}/{outcome.shard_total}: {outcome.status.value} "
-        f"({outcome.executed_tests} tests run, {outcome.failed} failed, {outcome.errors} errors, "
-        f"{len(outcome.flaky_tests)} flaky, {len(outcome.not_run)} not run) in {outcome.elapsed_seconds:.1f} s"
+        f"({tally(reported_cases(verdict))}; {len(outcome.flaky_tests)} flaky, {len(outcome.not_run)} not run) "
+        f"in {outcome.elapsed_seconds:.1f} s"
     )
     if outcome.status.is_success:
         console.line(summary)

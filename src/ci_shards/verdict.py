@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ci_shards.console import plural
 from ci_shards.errors import EXIT_FAILED, EXIT_OK
 from ci_shards.judge import FlakyResult
 from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Granularity, ShardStatus
@@ -78,7 +79,11 @@ class ShardResult:
 
 @dataclass(frozen=True, kw_only=True)
 class Accounting:
-    """Planned items against what ran. ``unit`` is what the lists name: tests or files."""
+    """Planned items against what ran. ``unit`` is what the lists name: tests or files.
+
+    ``unplanned`` ran but no planned item owns them ("ran, not planned": tests added since the plan,
+    the next plan's unknown items); they are listed, never missing and never a failure by themselves.
+    """
 
     unit: str
     planned: int
@@ -86,10 +91,11 @@ class Accounting:
     duplicated: tuple[str, ...] = ()
     unplanned: tuple[str, ...] = ()
     unverified_shards: tuple[int, ...] = ()
+    unplanned_shard: Mapping[str, int] = field(default_factory=dict)  # unplanned id → the shard that ran it
 
     @property
     def clean(self) -> bool:
-        return not (self.missing or self.duplicated or self.unplanned)
+        return not (self.missing or self.duplicated)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,7 +140,8 @@ class Verdict:
     @property
     def headline(self) -> str:
         t = self.totals
-        counts = f"{t.tests} tests, {t.passed} passed, {t.failed} failed, {t.errors} errors, {t.skipped} skipped"
+        counts = f"{plural(t.tests, 'test')}, {t.passed} passed, {t.failed} failed, {plural(t.errors, 'error')}, "
+        counts += f"{t.skipped} skipped"
         if t.flaky:
             counts += f", {t.flaky} flaky"
         if self.passed:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from ci_shards.junit import parse_junit
 from ci_shards.model import Granularity, Plan, ShardPlan
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")]
@@ -860,7 +861,7 @@ def test_rootdir_without_config_is_the_projects_directory(tmp_path: Path) -> Non
 @pytest.mark.parametrize("mode", ["pytest", "template"])
 def test_line_numbers_are_one_based_like_the_editor_shows(tmp_path: Path, mode: str) -> None:
     # pytest counts item locations from 0 (its own xunit1 JUnit writes line="2" for a def on line 3);
-    # annotations need the line a person sees
+    # annotations need the line a person sees: ours (test-line), beside pytest's kept as written (issue 9.5)
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_lines.py").write_text("import os\n\ndef test_third_line():\n    assert os\n")
     write_plan(tmp_path / "plan.json", [["tests/test_lines.py::test_third_line"]])
@@ -871,4 +872,5 @@ def test_line_numbers_are_one_based_like_the_editor_shows(tmp_path: Path, mode: 
     proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", *run, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     [case] = junit_cases(tmp_path)
-    assert case.get("line") == "3"
+    assert (case.get("line"), case.get("ci-shards-line")) == ("2", "3")
+    assert [c.line for c in parse_junit(tmp_path / "out" / "shard-1-of-1" / "junit.xml")] == [3]

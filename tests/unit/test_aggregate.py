@@ -168,7 +168,7 @@ def test_item_missing_from_every_shard(tmp_path, plan):
     verdict = aggregate_dirs(plan, [tmp_path])
     assert verdict.exit_code == 1
     assert verdict.accounting.missing == ("tests/test_a.py::test_two",)
-    assert "1 planned tests never ran" in verdict.reasons
+    assert "1 planned test never ran" in verdict.reasons
     # the shard itself exited 0 with fewer tests: the accounting catches it regardless
     assert verdict.totals.tests == 4
 
@@ -180,8 +180,27 @@ def test_duplicated_and_unplanned_tests(tmp_path, plan):
     verdict = aggregate_dirs(plan, [tmp_path])
     assert verdict.accounting.duplicated == ("tests/test_a.py::test_one",)
     assert verdict.accounting.unplanned == ("tests/test_z.py::test_new",)
+    assert verdict.accounting.unplanned_shard == {"tests/test_z.py::test_new": 3}
     assert verdict.accounting.missing == ()
     assert verdict.exit_code == 1
+    assert verdict.reasons == ("1 test ran more than once",)  # the unplanned one is listed, not a reason
+
+
+def test_tests_that_ran_but_were_never_planned_are_listed_with_their_shard_and_do_not_fail(tmp_path, plan):
+    # issue 8.5: tests added since the plan ran (in the shard owning their file, or the unowned shard)
+    write_shard(tmp_path, plan, 1, [*(case_for(i) for i in ITEMS[0]), case_for("tests/test_a.py::test_added")])
+    write_shard(tmp_path, plan, 2)
+    write_shard(tmp_path, plan, 3, [case_for(ITEMS[2][0]), case_for("tests/test_new.py::test_brand_new")])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 0, verdict.reasons
+    acc = verdict.accounting
+    assert acc.unplanned == ("tests/test_a.py::test_added", "tests/test_new.py::test_brand_new")
+    assert acc.unplanned_shard == {"tests/test_a.py::test_added": 1, "tests/test_new.py::test_brand_new": 3}
+    assert acc.missing == () and acc.clean
+    assert "tests/test_new.py::test_brand_new (shard 3)" in render_terminal(verdict)
+    summary = render_summary(verdict)
+    assert "<details><summary>2 tests ran, not planned (new since the plan; not a failure)</summary>" in summary
+    assert "- `tests/test_a.py::test_added` (shard 1)" in summary
 
 
 def test_parametrised_and_class_items_are_accounted(tmp_path):
@@ -319,8 +338,7 @@ def test_shard_that_ran_only_unplanned_tests_fails_and_names_its_items(tmp_path)
     assert verdict.reasons == (
         "1 of 2 shards did not pass (#2 failed)",
         "results of shard(s) #2 could not be matched to plan items",
-        "1 planned tests never ran",
-        "1 tests ran but were never planned",
+        "1 planned test never ran",
     )
     not_run = [r for r in verdict.failures if r.kind is FailureKind.NOT_RUN]
     assert [(r.shard, r.test_id, r.message) for r in not_run] == [
@@ -477,3 +495,22 @@ def test_a_run_where_every_test_was_skipped_fails_unless_allow_empty(tmp_path):
     assert verdict.exit_code == 1
     assert verdict.reasons[0].startswith("no tests ran: 1 items were planned")
     assert aggregate_dirs(plan, [tmp_path], allow_empty=True).exit_code == 0
+
+
+def test_headline_tells_errors_from_failures_in_agreeing_numbers(tmp_path, plan):
+    # issue 9.6: "6166 tests failed" when the totals said 0 failed, 6166 errors
+    write_shard(tmp_path, plan, 1, [case_for(i, CaseOutcome.ERROR) for i in ITEMS[0]])
+    write_shard(tmp_path, plan, 2, [case_for(ITEMS[1][0], CaseOutcome.FAILED), case_for(ITEMS[1][1])])
+    write_shard(tmp_path, plan, 3)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.reasons[0] == "1 test failed, 2 errors"
+    assert verdict.headline.startswith("FAILED: 1 test failed, 2 errors; 2 of 3 shards did not pass")
+    assert verdict.headline.endswith("(5 tests, 2 passed, 1 failed, 2 errors, 0 skipped)")
+
+    only_errors = tmp_path / "errors"
+    write_all(only_errors, plan)
+    write_shard(only_errors, plan, 3, [case_for(ITEMS[2][0], CaseOutcome.ERROR)])
+    verdict = aggregate_dirs(plan, [only_errors])
+    assert verdict.reasons[0] == "1 error"
+    assert "failed" not in verdict.reasons[0]
+    assert verdict.headline.endswith("(5 tests, 4 passed, 0 failed, 1 error, 0 skipped)")

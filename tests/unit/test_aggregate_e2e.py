@@ -79,6 +79,7 @@ def test_real_shards_account_for_every_demo_test(real_run, tmp_path, capsys, mon
     assert verdict["totals"]["tests"] == 44
     assert verdict["accounting"] == {
         "unit": "test", "planned": 44, "missing": [], "duplicated": [], "unplanned": [], "unverified_shards": [],
+        "unplanned_shard": {},
     }  # fmt: skip
     assert [s["status"] for s in verdict["shards"]] == ["passed"] * 3
     assert len(parse_junit(tmp_path / "merged.xml")) == 44

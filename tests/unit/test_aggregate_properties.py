@@ -55,5 +55,7 @@ def test_accounting_matches_set_arithmetic(run):
     assert set(acc.missing) == all_planned - mappable
     assert set(acc.duplicated) == {i for i, n in everything.items() if n > 1}
     assert set(acc.unplanned) == set(everything) - all_planned
+    # each "ran, not planned" test names the first shard that ran it; alone it never fails the run
+    assert acc.unplanned_shard == {i: next(n for n, ids in enumerate(reported, 1) if i in ids) for i in acc.unplanned}
     assert verdict.passed == (acc.clean and all(s.status.is_success for s in verdict.shards))
     assert verdict.totals.tests == sum(len(ids) for ids in reported)

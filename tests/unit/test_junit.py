@@ -358,3 +358,55 @@ def test_writer_escapes_everything_and_other_parsers_agree(tmp_path):
     assert back[0].attempts[0].text == expected
     assert back[0].outcome is CaseOutcome.FAILED
     assert back[1].outcome is CaseOutcome.SKIPPED
+
+
+PYTEST_XUNIT1 = b"""<?xml version="1.0" encoding="utf-8"?>
+<testsuites name="pytest tests"><testsuite name="pytest" tests="2">
+<testcase classname="pkg.a.tests.test_x.TestPipe" name="test_empty[a::b]" file="pkg/a/tests/test_x.py" line="4"
+ time="0.1"/>
+<testcase classname="pkg.b.tests.test_y.TestPipe" name="test_empty[a::b]" file="pkg/b/tests/test_y.py" line="9"
+ time="0.1"/>
+</testsuite></testsuites>
+"""
+
+
+def _identities(path) -> list[dict[str, str]]:
+    return [dict(case.attrib) for case in etree.parse(str(path)).iter("testcase")]
+
+
+def test_written_junit_keeps_the_producers_identity_and_adds_ours_in_attributes_of_its_own(tmp_path):
+    # issue 9.5: the merged file wrote classname="TestPipe" plus a file attribute, so the twins
+    # below became one test for tools keyed on classname + name
+    cases = parse_junit_bytes(PYTEST_XUNIT1, "pytest.xml")
+    assert [c.line for c in cases] == [5, 10]  # 1-based for annotations, however pytest counts
+    write_junit(cases, tmp_path / "merged.xml")
+    written = _identities(tmp_path / "merged.xml")
+    assert [(w["classname"], w["name"], w["file"], w["line"]) for w in written] == [
+        ("pkg.a.tests.test_x.TestPipe", "test_empty[a::b]", "pkg/a/tests/test_x.py", "4"),
+        ("pkg.b.tests.test_y.TestPipe", "test_empty[a::b]", "pkg/b/tests/test_y.py", "9"),
+    ]
+    assert [(w["ci-shards-id"], w["ci-shards-line"]) for w in written] == [
+        ("pkg/a/tests/test_x.py::TestPipe::test_empty[a::b]", "5"),
+        ("pkg/b/tests/test_y.py::TestPipe::test_empty[a::b]", "10"),
+    ]
+    again = parse_junit(tmp_path / "merged.xml")  # our own file reads back to the same cases
+    assert [(c.test_id, c.line, c.junit_attrs) for c in again] == [(c.test_id, c.line, c.junit_attrs) for c in cases]
+
+
+def test_a_producer_without_file_or_line_gets_none_added(tmp_path):
+    xml = b'<testsuite name="jest"><testcase classname="Suite A" name="works" time="0.5"/></testsuite>'
+    write_junit(parse_junit_bytes(xml, "jest.xml"), tmp_path / "merged.xml")
+    (written,) = _identities(tmp_path / "merged.xml")
+    assert {k: v for k, v in written.items() if k != "ci-shards-id"} == {
+        "classname": "Suite A",
+        "name": "works",
+        "time": "0.500",
+    }
+
+
+def test_a_file_item_never_reported_reads_back_without_a_doubled_id(tmp_path):
+    # issue 9.6: the "never ran" list showed `tests/test_b.py::tests/test_b.py`
+    made_up = CaseResult(test_id="tests/test_b.py", name="tests/test_b.py", file="tests/test_b.py",
+                         outcome=CaseOutcome.ERROR, type="not-run")  # fmt: skip
+    write_junit([made_up], tmp_path / "junit.xml")
+    assert [c.test_id for c in parse_junit(tmp_path / "junit.xml")] == ["tests/test_b.py"]

@@ -10,6 +10,7 @@ from ci_shards.model import (
     ShardPlan,
     ShardStatus,
     parse_shard_spec,
+    pick_unowned_shard,
 )
 
 
@@ -80,3 +81,59 @@ def test_case_severity_order():
         CaseOutcome.FAILED,
         CaseOutcome.ERROR,
     ]
+
+
+def _shards(*specs: tuple[tuple[str, ...], float]) -> tuple[ShardPlan, ...]:
+    return tuple(ShardPlan(i, items, seconds) for i, (items, seconds) in enumerate(specs, 1))
+
+
+def test_the_unowned_shard_is_the_non_empty_one_with_the_smallest_estimate():
+    assert pick_unowned_shard(_shards((("a.py",), 3.0), (("b.py",), 1.0), (("c.py",), 2.0))) == 2
+    assert pick_unowned_shard(_shards((("a.py",), 1.0), (("b.py",), 1.0))) == 1  # tie: lowest index
+    assert pick_unowned_shard(_shards((("a.py",), 2.0), ((), 0.0))) == 1  # an empty shard is never run
+    assert pick_unowned_shard(_shards(((), 0.0), ((), 0.0))) == 0
+    # compared as written to plan.json (3 decimals), so the choice survives a round trip
+    assert pick_unowned_shard(_shards((("a.py",), 1.0004), (("b.py",), 1.0001))) == 1
+
+
+def test_every_test_has_exactly_one_shard_planned_or_not():
+    plan = Plan(
+        total=3,
+        granularity=Granularity.TEST,
+        shards=_shards(
+            (("t/a.py::test_1", "t/b.py::test_q"), 5.0),
+            (("t/a.py::test_2", "t/a.py::TestK"), 4.0),
+            (("t/c.py::test_x",), 1.0),
+        ),
+        lower_bound_seconds=1.0,
+        unknown_items=0,
+        unowned_shard=3,
+    )
+    own = plan.ownership()
+    assert own.shard_of("t/a.py::test_2") == 2
+    assert own.shard_of("t/b.py::test_q[a::b/c]") == 1  # a function item covers its parametrized cases
+    assert own.shard_of("t/a.py::TestK::test_m[1]") == 2
+    assert own.planned_shard("t/a.py::test_new") is None
+    assert own.shard_of("t/a.py::test_new") == 1  # a file split across shards: the lowest owns it
+    assert own.shard_of("t/c.py::test_new") == 3
+    assert own.shard_of("t/new.py::test_new") == 3  # no shard owns the file: the plan's unowned shard
+    older = Plan.from_json({k: v for k, v in json.loads(plan.dumps()).items() if k not in ("unowned_shard", "digest")})
+    assert older.unowned_shard == 0
+    assert older.ownership().unowned_shard == 3  # a plan from before the field: the same rule
+
+
+def test_unowned_shard_is_covered_by_the_digest_and_absent_plans_keep_theirs():
+    plan = _plan()
+    data = json.loads(plan.dumps())
+    assert "unowned_shard" not in data  # 0: a plan from before the field has the same bytes and digest
+    chosen = Plan(**{**plan.__dict__, "unowned_shard": 2})
+    data = json.loads(chosen.dumps())
+    assert data["unowned_shard"] == 2
+    assert chosen.digest != plan.digest
+    data["unowned_shard"] = 1
+    with pytest.raises(ValueError, match="digest"):
+        Plan.from_json(data)
+    data["unowned_shard"] = 3
+    data.pop("digest")
+    with pytest.raises(ValueError, match=r"'unowned_shard' is 3, not a shard of 1\.\.2"):
+        Plan.from_json(data)

@@ -8,11 +8,22 @@ from pathlib import Path
 import pytest
 
 from ci_shards import command as cmd
-from ci_shards.classify import FlakyResult, Policy, Report, Run, decide, merge_attempts, report_from_events
-from ci_shards.commands.run import parse_duration, parse_signal, parse_size
+from ci_shards.classify import (
+    XFAILED_TYPE,
+    XPASSED_TYPE,
+    FlakyResult,
+    Policy,
+    Report,
+    Run,
+    decide,
+    merge_attempts,
+    report_from_events,
+)
+from ci_shards.commands.run import parse_duration, parse_signal, parse_size, pytest_roots
 from ci_shards.errors import UsageError
 from ci_shards.local import auto_jobs, available_memory
 from ci_shards.model import CaseOutcome, CaseResult, ShardStatus
+from ci_shards.shard_output import tally
 from ci_shards.spool import read_tail
 
 
@@ -238,3 +249,28 @@ def test_a_collection_error_alone_is_no_unverified_shard() -> None:
     assert verdict.reason.startswith("1 collection error(s)")
     assert "name none of" not in verdict.reason
     assert verdict.not_run == ("a.py::t1",)
+
+
+def test_run_counts_every_reported_test_by_outcome_in_agreeing_words():
+    def case(outcome: CaseOutcome, type_: str = "") -> CaseResult:
+        return CaseResult(test_id="t.py::x", name="x", outcome=outcome, type=type_)
+
+    assert tally([case(CaseOutcome.PASSED), case(CaseOutcome.ERROR)]) == (
+        "2 tests run: 1 passed, 0 failed, 1 error, 0 skipped"
+    )
+    cases = [
+        case(CaseOutcome.PASSED),
+        case(CaseOutcome.PASSED, XPASSED_TYPE),
+        case(CaseOutcome.SKIPPED),
+        case(CaseOutcome.SKIPPED, XFAILED_TYPE),
+        case(CaseOutcome.FAILED, "pytest"),
+    ]
+    assert tally(cases) == "5 tests run: 1 passed, 1 failed, 0 errors, 1 skipped, 1 xfailed, 1 xpassed"
+    assert tally([case(CaseOutcome.SKIPPED)]) == "1 test run: 0 passed, 0 failed, 0 errors, 1 skipped"
+
+
+def test_pytest_roots_are_the_paths_among_the_words_after_the_separator(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("")
+    raw = ["--", "tests", "-k", "fast", "tests/test_a.py::test_x", "-p", "no:cacheprovider"]
+    assert pytest_roots(raw, tmp_path) == ["tests", "tests/test_a.py::test_x"]

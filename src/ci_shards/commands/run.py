@@ -100,7 +100,7 @@ def add_execution_options(parser: argparse.ArgumentParser, *, pytest_flag: bool 
         action="store_true",
         help="run `python -m pytest` on the shard's own files with the bundled plugin selecting its node ids; "
         "arguments after -- are extra pytest options (paths, node ids and --pyargs targets among them are dropped"
-        " and named) (default: off)",
+        " and named; the plan's unowned_shard collects the paths, to run test files no shard owns) (default: off)",
     )
     _add_run_options(parser)
 
@@ -228,6 +228,16 @@ def command_args(raw: Sequence[str]) -> list[str]:
     return args[1:] if args[:1] == ["--"] else args
 
 
+def _names_path(word: str, cwd: Path) -> bool:
+    return not word.startswith("-") and (cwd / word.split("::", 1)[0]).exists()
+
+
+def pytest_roots(raw: Sequence[str], cwd: Path) -> list[str]:
+    """The paths among the words after ``--`` (which the plugin drops from every shard): the run's test roots,
+    which the plan's unowned shard collects to find test files no shard owns."""
+    return [a for a in command_args(raw) if _names_path(a, cwd)]
+
+
 def _run_handler(args: argparse.Namespace) -> int:
     from ci_shards.console import console_for  # noqa: PLC0415
     from ci_shards.judge import FlakyResult  # noqa: PLC0415
@@ -269,6 +279,7 @@ def _run_handler(args: argparse.Namespace) -> int:
         leak_timeout=args.leak_timeout,
         cwd=cwd,
         env=env,
+        pytest_roots=tuple(pytest_roots(args.command, cwd)) if args.pytest else (),
     )
     if args.retries < 0 or args.max_rerun_failures < 0:
         msg = "--retries and --max-rerun-failures must be 0 or more"
