@@ -9,7 +9,14 @@ it packs whole files (LPT + moves/swaps) and, when that misses the lower bound b
 ``AUTO_TOLERANCE``, fills shards up to a capacity near the bound, cutting files at test boundaries
 (``packing.wrap_fill`` and ``packing.split_fill``, each followed by moves/swaps and ``rejoin``),
 for a few capacities, and keeps the plan with the fewest (file, shard) pairs among those within
-the tolerance of LB (or, when none is, of the best makespan found). Lower bound:
+the tolerance of LB (or, when none is, of the best makespan found).
+
+No balance tail: the tests are also packed one by one (what granularity ``test`` reaches, R).
+When R is far above LB (a few large tests), capacities near R are tried too; when the chosen plan
+is still more than ``TAIL_TOLERANCE`` above R, single tests are shaved out of the slowest shards
+of every candidate (``shave``) and the test-level packing itself (its needless cuts undone by
+``rejoin``) joins them, so auto's slowest shard is never more than 1 % above R while keeping the
+fewest (file, shard) pairs among the plans that meet that. Lower bound:
 LB = max(total/N, longest atom, N-th + (N+1)-th longest atom) over tests and keep-together groups
 (notes/splitting.md section 7).
 """
@@ -35,10 +42,14 @@ from ci_shards.packing import (
     make_piece,
     rejoin,
 )
+from ci_shards.shave import shave
 from ci_shards.units import MICRO, build_atoms, build_units, unmatched_rules
 
 AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
+# auto's slowest shard stays within 1 % of what test-level packing reaches (promised: 2 %)
+TAIL_TOLERANCE: Final = 0.01
+REACHED_STEPS: Final = (0.0, 0.005, 0.01)  # and test-level makespan·(1 + step) when that is far above LB
 CUT_NOTE_FILES: Final = 5
 
 
@@ -70,17 +81,59 @@ def _pack_auto(
         candidates.append((makespan, _pairs(whole), 0, whole))
     except UsageError:  # whole files cannot meet --max-items-per-shard: cutting them can
         pass
-    for step, fill in itertools.product(CAPACITY_STEPS, FILLS):
-        capacity = math.floor(lb * (1 + step))
+    reference = _test_level(units, shard_count, lb, strategy_name=strategy_name, cut_cost=cut_cost, max_items=max_items)
+    reached = max(loads(reference)) if reference is not None else lb
+    for capacity, fill in itertools.product(_capacities(lb, reached), FILLS):
         bins = fill(units, shard_count, capacity, cut_cost, max_items)
         bins = strategy.improve(bins, lb, max_items)
         bins = rejoin(bins, max(accept, *loads(bins)), cut_cost, max_items)
         candidates.append((max(loads(bins)), _pairs(bins), len(candidates), bins))
     # the fewest (file, shard) pairs among the plans within the tolerance of LB, or, when none is,
     # within the tolerance of the best makespan found
-    best_makespan = min(c[0] for c in candidates)
-    limit = max(accept, math.floor(best_makespan * (1 + AUTO_TOLERANCE)))
-    return min((c for c in candidates if c[0] <= limit), key=lambda c: (c[1], c[0], c[2]))[3]
+    limit = max(accept, math.floor(min(c[0] for c in candidates) * (1 + AUTO_TOLERANCE)))
+    chosen = _fewest_pairs(candidates, limit)
+    tail = math.floor(reached * (1 + TAIL_TOLERANCE))
+    if reference is None or chosen[0] <= tail:
+        return chosen[3]
+    # a balance tail: cutting files at test boundaries does better than every fill. Shave the
+    # fills (single tests out of their slowest shard) and, as the floor that always meets the
+    # limit, add the test-level packing with its needless cuts undone.
+    for candidate in sorted(candidates, key=lambda c: (c[1], c[0], c[2])):
+        shaved = shave(candidate[3], tail, cut_cost, max_items)
+        if shaved is not None:
+            candidates.append((max(loads(shaved)), _pairs(shaved), len(candidates), shaved))
+    bins = rejoin(reference, tail, cut_cost, max_items)
+    candidates.append((max(loads(bins)), _pairs(bins), len(candidates), bins))
+    return _fewest_pairs(candidates, max(tail, min(c[0] for c in candidates)))[3]
+
+
+def _fewest_pairs(candidates: Sequence[tuple[int, int, int, Bins]], limit: int) -> tuple[int, int, int, Bins]:
+    return min((c for c in candidates if c[0] <= limit), key=lambda c: (c[1], c[0], c[2]))
+
+
+def _capacities(lb: int, reached: int) -> list[int]:
+    """Fill capacities near LB and, when test-level packing cannot get near LB (a few large
+    tests), near what it does reach: a fill under a capacity below that overflows."""
+    near_lb = {math.floor(lb * (1 + step)) for step in CAPACITY_STEPS}
+    if reached > lb * (1 + CAPACITY_STEPS[-1]):
+        near_lb |= {math.floor(reached * (1 + step)) for step in REACHED_STEPS}
+    return sorted(near_lb)
+
+
+def _test_level(
+    units: Sequence[Piece], shard_count: int, lb: int, *, strategy_name: str, cut_cost: int, max_items: int | None
+) -> Bins | None:
+    """Tests packed one by one (what granularity ``test`` does), parts of a file in one shard
+    merged, each part beyond a file's first charged ``cut_cost``; None when ``max_items`` refuses."""
+    atoms = [make_piece(unit.unit, [atom]) for unit in units for atom in unit.atoms]
+    try:
+        bins = _merge_same_shard(STRATEGIES[strategy_name].assign(atoms, shard_count, lb, max_items))
+    except UsageError:
+        return None
+    if cut_cost:
+        first = {unit.unit: unit.key for unit in units}
+        bins = [[p if p.key == first[p.unit] else make_piece(p.unit, p.atoms, cut_cost) for p in b] for b in bins]
+    return bins
 
 
 def _merge_same_shard(bins: Bins) -> Bins:
