@@ -180,9 +180,12 @@ class Plan:
     created_at: str = ""
     files_cut: int = 0
     notes: tuple[str, ...] = ()
+    # fixed seconds every shard with work pays besides its items (start-up, collection, session
+    # fixtures), learned by aggregate; not in ``estimated_seconds``, which is the items' time
+    shard_overhead_seconds: float = 0.0
 
     def content(self) -> dict[str, Any]:
-        return {
+        content = {
             "schema": PLAN_SCHEMA,
             "total": self.total,
             "granularity": self.granularity.value,
@@ -192,6 +195,9 @@ class Plan:
             "files_cut": self.files_cut,
             "notes": list(self.notes),
         }
+        if self.shard_overhead_seconds:  # optional: plans without it keep their bytes and digest
+            content["shard_overhead_seconds"] = _round_seconds(self.shard_overhead_seconds)
+        return content
 
     @property
     def digest(self) -> str:
@@ -242,7 +248,11 @@ class Plan:
             created_at=str(data.get("created_at", "")),
             files_cut=int(data.get("files_cut", 0)),
             notes=tuple(str(n) for n in data.get("notes", ())),
+            shard_overhead_seconds=float(data.get("shard_overhead_seconds", 0.0)),
         )
+        if not (math.isfinite(plan.shard_overhead_seconds) and plan.shard_overhead_seconds >= 0):
+            msg = "'shard_overhead_seconds' must be a non-negative number of seconds"
+            raise ValueError(msg)
         stated = data.get("digest")
         if stated is not None and stated != plan.digest:
             msg = "digest does not match the plan's content (the file was edited or corrupted)"

@@ -23,11 +23,9 @@ LB = max(total/N, longest atom, N-th + (N+1)-th longest atom) over tests and kee
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Final
 
 from ci_shards.errors import UsageError
@@ -324,82 +322,3 @@ def fragmentation(plan: Plan) -> float:
     pairs = sum(len({item_file(i) for i in shard.items}) for shard in plan.shards)
     files = len({item_file(i) for i in plan.items})
     return pairs / files if files else 1.0
-
-
-@dataclass(frozen=True)
-class AutoChoice:
-    plan: Plan
-    reason: str
-
-
-def choose_shards(
-    items: Iterable[str],
-    durations: Mapping[str, float],
-    *,
-    target_seconds: float,
-    shard_overhead: float = 0.0,
-    max_shards: int,
-    **options: object,
-) -> AutoChoice:
-    """The smallest N ≤ ``max_shards`` whose predicted slowest shard plus ``shard_overhead`` fits
-    ``target_seconds`` (or ``max_shards`` when none does), with the reason in words."""
-    if not (math.isfinite(target_seconds) and target_seconds > 0):
-        msg = f"--target-seconds must be a positive number, not {target_seconds!r}"
-        raise UsageError(msg)
-    ordered = sorted(set(items))
-
-    def make(n: int) -> Plan:
-        return plan_items(ordered, durations, n, **options)  # type: ignore[arg-type]
-
-    def fits(plan: Plan) -> bool:
-        return plan.estimated_makespan + shard_overhead <= target_seconds
-
-    max_items = options.get("max_items_per_shard")
-    fewest = max(1, math.ceil(len(ordered) / max_items)) if isinstance(max_items, int) and max_items > 0 else 1
-    if fewest > max_shards:
-        msg = (
-            f"{len(ordered)} items need at least {fewest} shards of {max_items} (--max-items-per-shard) > --max-shards"
-        )
-        raise UsageError(msg)
-    first = make(fewest)
-    if fits(first) or not ordered:
-        why = f" (--max-items-per-shard {max_items})" if fewest > 1 else ""
-        reason = (
-            f"{fewest} shard{'s' if fewest > 1 else ''}{why}: the slowest is predicted at"
-            f" {first.estimated_makespan:.1f} s + {shard_overhead:g} s overhead ≤ target {target_seconds:g} s"
-        )
-        return AutoChoice(_with_note(first, reason), reason)
-    total = sum(s.estimated_seconds for s in first.shards)
-    budget = target_seconds - shard_overhead
-    low = max(fewest, min(max_shards, math.ceil(total / budget) if budget > 0 else max_shards))
-    # the makespan falls (almost always) monotonically with N: binary search for the first fit
-    lo, hi = low, max_shards
-    plans: dict[int, Plan] = {}
-    while lo < hi:
-        mid = (lo + hi) // 2
-        plans[mid] = plans.get(mid) or make(mid)
-        if fits(plans[mid]):
-            hi = mid
-        else:
-            lo = mid + 1
-    chosen = plans.get(lo) or make(lo)
-    predicted = chosen.estimated_makespan
-    if fits(chosen):
-        reason = (
-            f"{lo} shards: the slowest is predicted at {predicted:.1f} s + {shard_overhead:g} s overhead"
-            f" ≤ target {target_seconds:g} s"
-        )
-        if lo > fewest:
-            fewer = plans.get(lo - 1) or make(lo - 1)
-            reason += f"; {lo - 1} would take {fewer.estimated_makespan + shard_overhead:.1f} s"
-    else:
-        reason = (
-            f"{lo} shards (--max-shards): the target {target_seconds:g} s is not reachable; the slowest shard is"
-            f" predicted at {predicted:.1f} s + {shard_overhead:g} s overhead (lower bound"
-            f" {chosen.lower_bound_seconds:.1f} s)"
-        )
-    return AutoChoice(_with_note(chosen, reason), reason)
-
-
-def _with_note(plan: Plan, note: str) -> Plan:
-    return dataclasses.replace(plan, notes=(note, *plan.notes))

@@ -26,8 +26,10 @@ def _rows(plan: Plan) -> list[tuple[str, str, str, str]]:
 def _summary(plan: Plan) -> list[str]:
     makespan = plan.estimated_makespan
     ratio = f"{makespan / plan.lower_bound_seconds:.3f}" if plan.lower_bound_seconds else "n/a"
+    overhead = plan.shard_overhead_seconds
+    with_overhead = f" + {overhead:.1f} s per-shard overhead = {makespan + overhead:.1f} s" if overhead else ""
     return [
-        f"slowest shard {makespan:.1f} s; lower bound {plan.lower_bound_seconds:.1f} s (ratio {ratio})",
+        f"slowest shard {makespan:.1f} s{with_overhead}; lower bound {plan.lower_bound_seconds:.1f} s (ratio {ratio})",
         f"granularity {plan.granularity.value}; files cut {plan.files_cut}; unknown items {plan.unknown_items}",
         f"digest {plan.digest}",
     ]

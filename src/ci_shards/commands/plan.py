@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_shards import matrix as matrix_mod
+from ci_shards.choose import choose_shards
 from ci_shards.collect import collect_pytest, glob_items, read_items
 from ci_shards.commands import timings as timings_commands
 from ci_shards.config import Config, load_config
@@ -24,7 +25,7 @@ from ci_shards.errors import InputError, UsageError
 from ci_shards.model import Granularity, Plan, rfc3339
 from ci_shards.packing import STRATEGIES
 from ci_shards.planfile import load_plan
-from ci_shards.planner import choose_shards, plan_items
+from ci_shards.planner import plan_items
 from ci_shards.render import render_plan
 from ci_shards.timings import TimingsStore, load_timings, merge_stores
 
@@ -211,6 +212,23 @@ def first_estimates(stores: Sequence[TimingsStore], variant: str | None) -> dict
     return estimates
 
 
+def shard_overhead(
+    flag: float | None, configured: float | None, stores: Sequence[TimingsStore], variant: str | None
+) -> tuple[float, str]:
+    """(seconds, where they came from): ``--shard-overhead``, else the config, else what aggregate
+    learned into the first timings store that has it (median of recent runs), else 0."""
+    if flag is not None:
+        return flag, "--shard-overhead"
+    if configured is not None:
+        return configured, "config shard-overhead"
+    for store in stores:
+        learned = store.overhead_estimate(variant)
+        if learned is not None:
+            seconds, runs = learned
+            return seconds, f"learned: median of {runs} run{'s' if runs != 1 else ''}"
+    return 0.0, ""
+
+
 def plan_from_options(
     args: argparse.Namespace,
     *,
@@ -265,6 +283,7 @@ def plan_from_options(
         msg = "--max-items-per-shard must be at least 1"
         raise UsageError(msg)
     target = _pick(args.target_seconds, config.target_seconds)
+    overhead, overhead_source = shard_overhead(args.shard_overhead, config.shard_overhead, stores, variant)
     shards = _pick(args.shards, config.shards, "auto" if target is not None else None)
     if shards is None:
         msg = "--shards is required: a number, or auto with --target-seconds"
@@ -288,7 +307,8 @@ def plan_from_options(
             items,
             estimates,
             target_seconds=target,
-            shard_overhead=_pick(args.shard_overhead, config.shard_overhead, 0.0),
+            shard_overhead=overhead,
+            overhead_source=overhead_source,
             max_shards=max_shards,
             **options,
         )
@@ -298,6 +318,9 @@ def plan_from_options(
             msg = f"--shards must be a whole number ≥ 1 or auto, not {shards!r}"
             raise UsageError(msg)
         plan = plan_items(items, estimates, int(shards), **options)
+        if overhead:
+            note = f"every shard also pays {overhead:g} s of fixed overhead ({overhead_source})"
+            plan = dataclasses.replace(plan, shard_overhead_seconds=overhead, notes=(*plan.notes, note))
     return dataclasses.replace(plan, created_at=_created_at(env))
 
 
