@@ -21,6 +21,7 @@ from ci_shards.collect import collect_pytest, glob_items, read_items
 from ci_shards.commands import timings as timings_commands
 from ci_shards.config import Config, load_config
 from ci_shards.console import console_for
+from ci_shards.discover import discover_items, whole_files_as_items
 from ci_shards.errors import InputError, UsageError
 from ci_shards.model import Granularity, Plan, rfc3339
 from ci_shards.packing import STRATEGIES
@@ -53,7 +54,16 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
             " (default: off)",
         )
     items.add_argument(
-        "--from-timings", action="store_true", help="the items are the keys of the --durations files (default: off)"
+        "--from-timings",
+        action="store_true",
+        help="the items are the keys of the --durations files; with --glob, new files beside them and timings of"
+        " deleted files dropped (default: off)",
+    )
+    items.add_argument(
+        "--discover",
+        action="store_true",
+        help="the test files pytest's own settings (testpaths, python_files) find on disk, merged with the timings:"
+        " no test dependencies needed; path arguments after -- narrow it (default: off)",
     )
     timing = parser.add_argument_group("timings")
     timing.add_argument(
@@ -247,28 +257,42 @@ def plan_from_options(
 
     items: list[str] = []
     sources = 0
+    discovering = getattr(args, "discover", False)
+    # files on disk merged with the timings: --discover, or --glob beside --from-timings
+    discovery = None
+    discovery_notes: list[str] = []
     for source in args.items or ():
         items += read_items(source, cwd=cwd)
         sources += 1
-    if args.glob:
+    if args.glob and not (discovering or args.from_timings):
         items += glob_items(args.glob, cwd=cwd)
         sources += 1
     leftover = getattr(args, "pytest_args", None) if pytest_args is None else None
-    if leftover and not getattr(args, "pytest", False):
-        msg = f"unexpected arguments {' '.join(leftover)!r}: arguments after -- are for --pytest collection"
+    if leftover and not (getattr(args, "pytest", False) or discovering):
+        msg = f"unexpected arguments {' '.join(leftover)!r}: arguments after -- are for --pytest or --discover"
+        raise UsageError(msg)
+    extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
+    if getattr(args, "pytest", False) and discovering:
+        msg = "--pytest and --discover are two ways to find the tests: give one (docs/planning.md says which fits)"
+        raise UsageError(msg)
+    if args.from_timings and not durations_paths and not cached_paths:
+        msg = "--from-timings needs --durations FILE (or 'timings' in the config)"
         raise UsageError(msg)
     if getattr(args, "pytest", False):
-        extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
         items += collect_pytest(extra, cwd=cwd, env=env)
         sources += 1
-    if args.from_timings:
-        if not durations_paths and not cached_paths:
-            msg = "--from-timings needs --durations FILE (or 'timings' in the config)"
-            raise UsageError(msg)
+    if discovering or (args.glob and args.from_timings):
+        discovery, discovery_notes = discover_items(
+            cwd=cwd, pytest_files=discovering, pytest_args=extra, globs=args.glob or (), timings=estimates
+        )
+        items += discovery.items
+        estimates = dict(discovery.estimates)
+        sources += 1
+    elif args.from_timings:
         items += sorted(estimates)
         sources += 1
     if not sources:
-        msg = "no items: give --items FILE, --glob PATTERN, --pytest [-- ARGS] or --from-timings"
+        msg = "no items: give --items FILE, --glob PATTERN, --pytest [-- ARGS], --discover or --from-timings"
         raise UsageError(msg)
 
     options: dict[str, Any] = {
@@ -321,6 +345,12 @@ def plan_from_options(
         if overhead:
             note = f"every shard also pays {overhead:g} s of fixed overhead ({overhead_source})"
             plan = dataclasses.replace(plan, shard_overhead_seconds=overhead, notes=(*plan.notes, note))
+    if discovery is not None:
+        plan = dataclasses.replace(
+            whole_files_as_items(plan),
+            unknown_items=plan.unknown_items + len(discovery.new_files),
+            notes=(*plan.notes, *discovery_notes),
+        )
     return dataclasses.replace(plan, created_at=_created_at(env))
 
 
