@@ -11,8 +11,8 @@ same for every N, so the choice compares slowest shard + overhead:
 - never more shards than items, nor than ``MAX_SHARDS`` (GitHub's matrix limit), nor than
   ``--max-shards``.
 
-The makespan falls (almost always) monotonically with N, so both searches are binary searches
-over N; every plan made is cached, and ties go to the smaller N.
+The makespan falls (almost always) monotonically with N, so both searches gallop up from the
+least N that could do and then bisect; every plan made is cached, and ties go to the smaller N.
 """
 
 from __future__ import annotations
@@ -54,7 +54,14 @@ class _Plans:
         return plan.estimated_makespan + (self.overhead if plan.items else 0.0)
 
     def first(self, lo: int, hi: int, good: float) -> int:
-        """The smallest n in [lo, hi] with ``path(n) <= good`` (``hi`` when none is)."""
+        """The smallest n in [lo, hi] with ``path(n) <= good`` (``hi`` when none is). Galloping up
+        from ``lo`` first: the answer is usually at or just above it, and plans with many shards
+        cost the most to make."""
+        step, below = 1, lo - 1
+        probe = lo
+        while probe < hi and self.path(probe) > good:
+            below, probe, step = probe, min(hi, probe + step), step * 2
+        lo, hi = below + 1, probe
         while lo < hi:
             mid = (lo + hi) // 2
             if self.path(mid) <= good:
