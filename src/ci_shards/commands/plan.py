@@ -272,13 +272,15 @@ def plan_from_options(
         msg = f"unexpected arguments {' '.join(leftover)!r}: arguments after -- are for --pytest or --discover"
         raise UsageError(msg)
     extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
-    if getattr(args, "pytest", False) and discovering:
+    # plan/matrix: --pytest collects, so it and --discover exclude each other; local passes
+    # ``pytest_args`` because its --pytest also runs the shards: --discover then replaces collection
+    if getattr(args, "pytest", False) and discovering and pytest_args is None:
         msg = "--pytest and --discover are two ways to find the tests: give one (docs/planning.md says which fits)"
         raise UsageError(msg)
     if args.from_timings and not durations_paths and not cached_paths:
         msg = "--from-timings needs --durations FILE (or 'timings' in the config)"
         raise UsageError(msg)
-    if getattr(args, "pytest", False):
+    if getattr(args, "pytest", False) and not discovering:
         items += collect_pytest(extra, cwd=cwd, env=env)
         sources += 1
     if discovering or (args.glob and args.from_timings):
