@@ -196,36 +196,31 @@ def _own_store(data: Mapping[str, Any], source: str) -> TimingsStore:
     for name, items in raw_variants.items():
         if not isinstance(items, dict):
             raise InputError(source, f"variant {name!r} must be an object of {{item: [seconds, ...]}}")
-        target = variants.setdefault(str(name), {})
-        for item, samples in items.items():
-            if not isinstance(samples, list):
-                bad += 1
-                continue
-            good = tuple(v for v in (_usable(s) for s in samples) if v is not None)
-            bad += len(samples) - len(good)
-            if good:
-                target[str(item)] = good[-HISTORY:]
-    overhead, bad_overhead = _own_overhead(data.get("overhead", {}), source)
+        variants[str(name)], bad_here = _sample_lists(items)
+        bad += bad_here
+    raw_overhead = data.get("overhead", {})
+    if not isinstance(raw_overhead, dict):
+        raise InputError(source, "'overhead' must be an object of {variant: [seconds, ...]}")
+    overhead, bad_overhead = _sample_lists(raw_overhead)  # optional: per variant, per-shard overhead samples
     bad += bad_overhead
     warnings = (f"{source}: skipped {bad} unusable sample(s)",) if bad else ()
     return TimingsStore(variants=variants, warnings=warnings, overhead=overhead)
 
 
-def _own_overhead(raw: object, source: str) -> tuple[dict[str, Samples], int]:
-    """The optional ``overhead`` object: variant → per-shard overhead samples; bad samples counted."""
-    if not isinstance(raw, dict):
-        raise InputError(source, "'overhead' must be an object of {variant: [seconds, ...]}")
-    overhead: dict[str, Samples] = {}
+def _sample_lists(raw: Mapping[str, object]) -> tuple[dict[str, Samples], int]:
+    """``{key: [seconds, ...]}`` → the usable samples per key (the last ``HISTORY``) and how many
+    samples (or non-list values) were not usable."""
+    result: dict[str, Samples] = {}
     bad = 0
-    for name, samples in raw.items():
+    for key, samples in raw.items():
         if not isinstance(samples, list):
             bad += 1
             continue
         good = tuple(v for v in (_usable(s) for s in samples) if v is not None)
         bad += len(samples) - len(good)
         if good:
-            overhead[str(name)] = good[-HISTORY:]
-    return overhead, bad
+            result[str(key)] = good[-HISTORY:]
+    return result, bad
 
 
 def _keep_pairs(pairs: list[tuple[str, Any]]) -> Any:
