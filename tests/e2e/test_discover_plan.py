@@ -1,9 +1,10 @@
 """A plan from the timings and the files on disk, run for real: ``ci-shards local --discover``.
 
 The suite changed since its timings were recorded: one new test file, one new test in a known file,
-and one file deleted. The plan imports nothing (every test module and conftest would refuse to be
-imported by the planning process), the new tests run exactly once, and the deleted file's timings
-are dropped and counted in the plan's notes.
+a new file that matches ``python_files`` but holds no test, and one file deleted. The plan imports
+nothing (every test module and conftest would refuse to be imported by the planning process), the
+new tests run exactly once, the empty file is reported skipped (not lost), and the deleted file's
+timings are dropped and counted in the plan's notes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from ci_shards.junit import parse_junit
+from ci_shards.model import CaseOutcome, CaseResult
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")]
 
@@ -41,11 +43,15 @@ def _run_local(root: Path, shards: int) -> tuple[int, str, dict[str, object]]:
     return proc.returncode, proc.stdout + proc.stderr, plan
 
 
-def _ran(root: Path, total: int) -> list[str]:
-    ids: list[str] = []
+def _cases(root: Path, total: int) -> list[CaseResult]:
+    cases: list[CaseResult] = []
     for index in range(1, total + 1):
-        ids += [c.test_id for c in parse_junit(root / "results" / f"shard-{index}-of-{total}" / "junit.xml")]
-    return ids
+        cases += parse_junit(root / "results" / f"shard-{index}-of-{total}" / "junit.xml")
+    return cases
+
+
+def _ran(root: Path, total: int) -> list[str]:
+    return [c.test_id for c in _cases(root, total) if c.outcome is not CaseOutcome.SKIPPED]
 
 
 def _suite(root: Path, files: dict[str, str], timings: dict[str, float]) -> None:
@@ -68,6 +74,8 @@ def test_new_file_and_new_test_in_a_known_file_run_once_and_deleted_timings_are_
             "test_known.py": _tests("test_a1", "test_a2", "test_a3"),
             "test_other.py": _tests(*(f"test_b{n}" for n in range(4))),
             "test_new.py": _tests("test_n1"),
+            # matches python_files but holds no test (a base class, helpers): collected, nothing to run
+            "base_test.py": GUARD + "\nclass BaseChecks:\n    def test_shared(self):\n        pass\n",
         },
         timings,
     )
@@ -75,12 +83,16 @@ def test_new_file_and_new_test_in_a_known_file_run_once_and_deleted_timings_are_
     assert code == 0, output
     notes = "\n".join(plan["notes"])  # type: ignore[arg-type]
     assert "dropped the timings of 2 item(s) in 1 file(s) no longer on disk" in notes
-    assert "1 test file(s) without timings planned whole" in notes and "tests/test_new.py" in notes
-    assert plan["unknown_items"] == 1
+    assert "2 test file(s) without timings planned whole" in notes and "tests/test_new.py" in notes
+    assert plan["unknown_items"] == 2
     ran = _ran(tmp_path, 3)
     expected = [f"tests/test_known.py::test_a{n}" for n in (1, 2, 3)] + ["tests/test_new.py::test_n1"]
     expected += [f"tests/test_other.py::test_b{n}" for n in range(4)]
     assert sorted(ran) == sorted(expected)  # each exactly once, the two new ones included
+    empty = [c for c in _cases(tmp_path, 3) if c.outcome is CaseOutcome.SKIPPED]
+    assert [(c.file, c.message) for c in empty] == [
+        ("tests/base_test.py", "skipped at collection: the file holds no tests")
+    ]
     assert not [i for s in plan["shards"] for i in s["items"] if "test_gone" in i]  # type: ignore[index]
 
 
