@@ -3,7 +3,10 @@
 For every durations file in ../shared/data/durations and N in {2, 4, 8, 16, 32}:
 - makespan / LB, where LB = max(total/N, longest test, N-th + (N+1)-th longest test);
 - fragmentation: (file, shard) pairs per file (1.0 = no file cut; the floor is max(1, N/files));
-- planning time.
+- planning time;
+- auto vs test: the slowest shard of granularity ``auto`` over that of ``test`` (issue 10: ≤ 1.02),
+  per plan and the worst, on the real files and on seeded adversarial instances (few large tests,
+  more shards than large tests, one dominant file, many equal tests, heavy-tailed durations).
 All plans are scored with the same cost per test (the file's seconds, at least 1 ms, as the planner
 counts them). pytest-split's algorithm objects are called on the same data in the same run, with the
 items in sorted node-id order (pytest-split's own file order, close to collection order).
@@ -29,7 +32,7 @@ from pathlib import Path
 from pytest_split.algorithms import Algorithms
 
 from ci_shards.model import Granularity, item_file
-from ci_shards.planner import lower_bound, plan_items
+from ci_shards.planner import fragmentation, lower_bound, plan_items
 from ci_shards.timings import load_timings
 from ci_shards.units import MICRO, MIN_COST
 
@@ -71,10 +74,9 @@ SPLITTERS: dict[str, Splitter] = {
 
 
 def score(groups: list[list[str]], durations: Mapping[str, float], lb: int) -> tuple[float, float]:
-    makespan = max(sum(cost(durations[i]) for i in g) for g in groups)
     pairs = sum(len({item_file(i) for i in g}) for g in groups)
     files = len({item_file(i) for g in groups for i in g})
-    return makespan / lb, pairs / files
+    return makespan(groups, durations) / lb, pairs / files
 
 
 def p95(values: Sequence[float]) -> float:
@@ -82,8 +84,13 @@ def p95(values: Sequence[float]) -> float:
     return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
 
 
+def makespan(groups: list[list[str]], durations: Mapping[str, float]) -> int:
+    return max(sum(cost(durations[i]) for i in g) for g in groups)
+
+
 def balance(data: Path) -> tuple[list[str], list[str]]:
     rows: dict[str, dict[str, list[float]]] = {name: {"ratio": [], "frag": [], "ms": []} for name in SPLITTERS}
+    tails: list[tuple[float, str]] = []  # (auto / test makespan, case)
     floors: list[float] = []
     real_floors: list[float] = []  # a file longer than LB needs ceil(file / LB) shards anyway
     per_case: list[str] = []
@@ -99,18 +106,22 @@ def balance(data: Path) -> tuple[list[str], list[str]]:
                 sizes[item_file(item)] = sizes.get(item_file(item), 0) + cost(durations[item])
             real_floors.append(max(floors[-1], sum(math.ceil(s / lb) for s in sizes.values()) / files))
             cells = []
+            spans: dict[str, int] = {}
             for name, split in SPLITTERS.items():
                 start = time.perf_counter()
                 groups = split(items, durations, n)
                 elapsed = (time.perf_counter() - start) * 1000
                 assert sorted(i for g in groups for i in g) == items, (name, path.name, n)
                 ratio, frag = score(groups, durations, lb)
+                spans[name] = makespan(groups, durations)
                 rows[name]["ratio"].append(ratio)
                 rows[name]["frag"].append(frag)
                 rows[name]["ms"].append(elapsed)
                 cells.append(f"{ratio:.3f} / {frag:.2f}")
             short = path.name.split("__")[1]
-            per_case.append(f"| {short} | {len(items)} | {files} | {n} | " + " | ".join(cells) + " |")
+            tail = spans["ci-shards auto"] / spans["ci-shards test"]
+            tails.append((tail, f"{short} N={n}"))
+            per_case.append(f"| {short} | {len(items)} | {files} | {n} | " + " | ".join(cells) + f" | {tail:.4f} |")
     summary = [
         "| splitter | makespan/LB mean | p95 | worst | fragmentation mean | planning ms mean | max |",
         "|---|--:|--:|--:|--:|--:|--:|",
@@ -122,9 +133,53 @@ def balance(data: Path) -> tuple[list[str], list[str]]:
         )
     summary.append(f"| floor max(1, N/files) | | | | {statistics.mean(floors):.2f} | | |")
     summary.append(f"| floor with ceil(file/LB) shards per file | | | | {statistics.mean(real_floors):.2f} | | |")
-    header = "| suite | tests | files | N | " + " | ".join(SPLITTERS) + " |"
-    detail = [header, "|---|--:|--:|--:|" + "---|" * len(SPLITTERS), *per_case]
+    worst = max(tails)
+    summary += [
+        "",
+        f"auto vs test granularity (slowest shard, auto / test) on these files: worst **{worst[0]:.4f}**"
+        f" ({worst[1]}), mean {statistics.mean(t for t, _ in tails):.4f} (target ≤ 1.02)",
+    ]
+    header = "| suite | tests | files | N | " + " | ".join(SPLITTERS) + " | auto/test |"
+    detail = [header, "|---|--:|--:|--:|" + "---|" * len(SPLITTERS) + "--:|", *per_case]
     return summary, detail
+
+
+def adversarial(count: int = 300) -> str:
+    """Seeded instances of the shapes that used to leave a balance tail in ``auto``."""
+    rnd = random.Random(20261130)
+    tails: list[tuple[float, str]] = []
+    frags: dict[Granularity, list[float]] = {Granularity.AUTO: [], Granularity.TEST: []}
+    for case in range(count):
+        kind = ("few-large", "shards-over-large", "dominant", "equal", "heavy", "mixed")[case % 6]
+        files, shards = rnd.randint(1, 30), rnd.choice((2, 4, 8, 16, 32))
+        large = rnd.randint(1, shards - 1) if kind == "shards-over-large" and shards > 1 else rnd.randint(1, 12)
+        durations: dict[str, float] = {}
+        for n in range(rnd.randint(20, 400)):
+            file = 0 if kind == "dominant" and rnd.random() < 0.5 else rnd.randrange(files)
+            if kind == "equal":
+                seconds = 5.0
+            elif kind == "dominant":
+                seconds = rnd.uniform(10, 40) if file == 0 else rnd.uniform(0, 1)
+            elif kind == "heavy":
+                seconds = min(3600.0, rnd.paretovariate(1.1))
+            elif kind in {"few-large", "shards-over-large"}:
+                seconds = rnd.uniform(20, 40) if n < large else rnd.uniform(0, 2)
+            else:
+                seconds = rnd.uniform(20, 40) if rnd.random() < 0.5 else rnd.uniform(0.1, 3)
+            durations[f"tests/test_{file}.py::test_{n}"] = round(seconds, 3)
+        spans = {}
+        for granularity, seen in frags.items():
+            plan = plan_items(durations, durations, shards, granularity=granularity)
+            spans[granularity] = plan.estimated_makespan
+            seen.append(fragmentation(plan))
+        tails.append((spans[Granularity.AUTO] / spans[Granularity.TEST], f"{kind}, {len(durations)} tests, N={shards}"))
+    worst = max(tails)
+    return (
+        f"{count} seeded adversarial instances (6 shapes): auto / test slowest shard worst **{worst[0]:.4f}**"
+        f" ({worst[1]}), mean {statistics.mean(t for t, _ in tails):.4f};"
+        f" fragmentation mean auto {statistics.mean(frags[Granularity.AUTO]):.2f}"
+        f" vs test {statistics.mean(frags[Granularity.TEST]):.2f}"
+    )
 
 
 def large(items_count: int = 100_000, shards: int = 64, files: int = 5_000) -> str:
@@ -167,6 +222,7 @@ def main() -> int:
     print()
     print("\n".join(summary))
     print()
+    print(f"- {adversarial()}")
     print(f"- {large()}")
     print(f"- {large(files=100_000)}")
     print()

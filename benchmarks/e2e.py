@@ -1,22 +1,27 @@
-"""End-to-end sharding benchmark on a real suite from PyPI (by hand; results in docs/benchmarks.md "Runner").
+"""End-to-end sharding benchmark on real suites from PyPI (by hand; results in docs/benchmarks.md).
 
-    python benchmarks/e2e.py [--venv /tmp/ci-shards-pint] [--shards 4] [--repeat 1] [--suite pyargs]
+    python benchmarks/e2e.py [--venv /tmp/ci-shards-e2e] [--suites pint networkx pint-pyargs] [--shards 4] [--repeat 3]
 
-Installs pint (with numpy and its test plugins), pytest-split and this checkout into a throwaway
-venv, records the suite's durations with one serial run (pytest-split ``--store-durations``), then
-runs each of the N shards as its own process, one after another, alternating the two tools:
+``pint-pyargs`` runs ``--pyargs pint`` from a repository root (a folder holding a copy of the package),
+planned by ``--pytest`` collection there, with ``--pyargs pint`` also in each shard's arguments.
 
-- ci-shards: ``plan`` (the planner ``ci-shards local`` uses) once, then ``ci-shards run --pytest``
-  per shard (only the shard's own files are collected);
-- pytest-split: ``pytest --splits N --group i`` on the same durations (every shard collects all).
+Installs the suites (pint with numpy and its test plugins; networkx), pytest-split and this checkout
+into a throwaway venv. Per suite, the first serial run records the durations (pytest-split
+``--store-durations``); then every round runs, one after another and alternating the tools:
 
-``--suite testsuite`` (default) runs ``pint/testsuite`` from site-packages. ``--suite pyargs`` runs
-``--pyargs pint`` from a repository root: a folder holding a copy of the package (tests inside it),
-as a checkout is, with every command started there and ``--pyargs pint`` also in each shard's
-arguments (the natural thing to type; ``ci-shards run`` drops it and runs the shard's files).
+- a serial run (the reference: this machine's load drifts);
+- ci-shards' plan job as the action runs it — a fresh ``python -m ci_shards matrix --discover``
+  process over the files on disk and the durations, importing no test code — then each shard as
+  its own ``ci-shards run --pytest`` process (only the shard's own files are collected);
+- pytest-split: ``pytest --splits N --group i`` on the same durations (every group collects all).
 
-Reports, per tool: slowest shard / max(serial / N, longest test) (target <= 1.15) and the sum of
-shard walls / serial (target <= 1.10), plus how many tests each tool ran in total.
+Reports per round and the medians:
+- **critical path**: ci-shards' plan job + its slowest shard, over pytest-split's slowest group
+  (pytest-split has no plan job) — target ≤ 0.85;
+- **total CPU**: the sum of the shards' CPU (user + sys of each process tree; ci-shards' plan job
+  included) over the serial run's — target ≤ 1.0;
+- the critical path again on CPU seconds (robust to the other load on a shared machine);
+- slowest shard / max(serial / N, longest test) and the sum of shard walls / serial, per tool.
 """
 
 from __future__ import annotations
@@ -31,27 +36,45 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ["pint", "numpy", "pytest", "pytest-split", "pytest-benchmark", "pytest-subtests"]
+PACKAGES = ["pint", "numpy", "networkx", "pytest", "pytest-split", "pytest-benchmark", "pytest-subtests"]
 # --rootdir: pytest otherwise derives it from every path-like argument, --durations-path included,
 # and node ids (pytest-split's keys) would change with where the durations file lives
 PYTEST_OPTS = ["-p", "no:cacheprovider", "--benchmark-skip", "--rootdir=.", "-q"]
-ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "GITHUB_ACTIONS")}
-
-PLAN_SNIPPET = """
-import json, os, sys
-from pathlib import Path
-from ci_shards.cli import build_parser
-from ci_shards.commands.plan import plan_from_options
-argv = ["local", "--shards", sys.argv[1], "--durations", sys.argv[2], "--pytest", "--", *sys.argv[4:]]
-args = build_parser().parse_args(argv)
-plan = plan_from_options(args, env=dict(os.environ), cwd=Path.cwd(), pytest_args=sys.argv[4:])
-Path(sys.argv[3]).write_text(plan.dumps())
-"""
+ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "GITHUB_ACTIONS", "GITHUB_OUTPUT")}
 
 
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    module: str  # imported to find site-packages
+    tests: str  # the test path, relative to site-packages
+    # run as ``--pyargs MODULE`` from a repository root (a folder holding a copy of the package, tests
+    # inside it, as a checkout is), planned by ``--pytest`` collection, ``--pyargs`` in every command
+    pyargs: bool = False
+
+    def where(self, site: Path, work: Path) -> tuple[Path, list[str]]:
+        """The folder every command runs in and the pytest arguments that select the suite."""
+        if not self.pyargs:
+            return site, [self.tests]
+        repo = work / "repo"
+        if not (repo / self.module).is_dir():
+            shutil.copytree(site / self.module, repo / self.module, ignore=shutil.ignore_patterns("__pycache__"))
+        return repo, ["--pyargs", self.module]
+
+
+SUITES = {
+    s.name: s
+    for s in (
+        Suite("pint", "pint", "pint/testsuite"),
+        Suite("networkx", "networkx", "networkx"),
+        Suite("pint-pyargs", "pint", "pint/testsuite", pyargs=True),
+    )
+}
 CPU: list[float] = [0.0]  # CPU seconds (user + sys) of the last sh() call's process tree
 
 
@@ -67,157 +90,129 @@ def sh(argv: list[str], cwd: Path | None = None, quiet: bool = True) -> float:
     return wall
 
 
-def ensure_venv(venv: Path) -> tuple[Path, Path]:
+def ensure_venv(venv: Path) -> Path:
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", *PACKAGES], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(REPO)], check=True)
-    site = Path(
-        subprocess.run(
-            [str(python), "-c", "import pint, pathlib; print(pathlib.Path(pint.__file__).parent.parent)"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    )
-    return python, site
+    return python
 
 
-def suite_folder(suite: str, site: Path, work: Path) -> tuple[Path, list[str]]:
-    """Where every command runs and the pytest arguments that select the suite."""
-    if suite == "testsuite":
-        return site, ["pint/testsuite"]
-    repo = work / "repo"
-    if not (repo / "pint").is_dir():
-        shutil.copytree(site / "pint", repo / "pint", ignore=shutil.ignore_patterns("__pycache__"))
-    return repo, ["--pyargs", "pint"]
+def site_of(python: Path, module: str) -> Path:
+    code = f"import {module}, pathlib; print(pathlib.Path({module}.__file__).parent.parent)"
+    return Path(subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True).stdout.strip())
+
+
+def one_round(python: Path, suite: Suite, *, site: Path, work: Path, shards: int, durations: Path) -> dict[str, Any]:
+    """One alternating round after the serial run: plan job, then shard i of each tool in turn."""
+    plan_path = work / "plan.json"
+    cwd, target = suite.where(site, work)
+    how = ["--pytest"] if suite.pyargs else ["--discover"]  # discovery reads files, --pyargs names a package
+    plan_cmd = [str(python), "-m", "ci_shards", "matrix", *how, "--durations", str(durations)]
+    plan_cmd += ["--shards", str(shards), "--plan-out", str(plan_path), "--", *target]
+    plan_wall = sh(plan_cmd, cwd=cwd)
+    walls: dict[str, list[float]] = {"ci-shards": [], "pytest-split": []}
+    cpus: dict[str, list[float]] = {"ci-shards": [CPU[0]], "pytest-split": []}  # the plan job's CPU counts
+    tests = {"ci-shards": 0, "pytest-split": 0}
+    statuses = []
+    for index in range(1, shards + 1):
+        out = work / "out"
+        run = [str(python), "-m", "ci_shards", "run", "--plan", str(plan_path), "--shard", f"{index}/{shards}"]
+        # with --pyargs the natural thing to type: run drops it and runs the shard's own files
+        selection = target if suite.pyargs else []
+        walls["ci-shards"].append(
+            sh([*run, "--out", str(out), "--pytest", "--", *selection, *PYTEST_OPTS[:-1]], cwd=cwd)
+        )
+        cpus["ci-shards"].append(CPU[0])
+        outcome = json.loads((out / f"shard-{index}-of-{shards}" / "outcome.json").read_text())
+        tests["ci-shards"] += outcome["executed_tests"] + outcome["skipped"]
+        statuses.append(outcome["status"])
+        junit = work / f"split-{index}.xml"
+        split = [str(python), "-m", "pytest", *target, *PYTEST_OPTS, "--splits", str(shards), "--group"]
+        split += [str(index), "--durations-path", str(durations), f"--junitxml={junit}"]
+        walls["pytest-split"].append(sh(split, cwd=cwd))
+        cpus["pytest-split"].append(CPU[0])
+        tests["pytest-split"] += junit.read_text().count("<testcase ")
+    return {"plan_wall": plan_wall, "walls": walls, "cpus": cpus, "tests": tests, "statuses": statuses}
+
+
+def run_suite(python: Path, suite: Suite, work_root: Path, shards: int, repeat: int) -> dict[str, Any]:
+    site = site_of(python, suite.module)
+    work = work_root / suite.name
+    work.mkdir(parents=True, exist_ok=True)
+    durations = work / "durations.json"
+    durations.unlink(missing_ok=True)
+    cwd, target = suite.where(site, work)
+    serial_cmd = [str(python), "-m", "pytest", *target, *PYTEST_OPTS]
+    rounds = []
+    for round_no in range(repeat):
+        record = ["--store-durations", "--durations-path", str(durations)] if round_no == 0 else []
+        serial = sh([*serial_cmd, *record], cwd=cwd)
+        serial_cpu = CPU[0]
+        rounds.append(
+            {
+                "serial": serial,
+                "serial_cpu": serial_cpu,
+                **one_round(python, suite, site=site, work=work, shards=shards, durations=durations),
+            }
+        )
+        print(
+            f"{suite.name} round {round_no + 1}: serial {serial:.1f} s, plan {rounds[-1]['plan_wall']:.2f} s,"
+            f" shards {rounds[-1]['walls']}",
+            file=sys.stderr,
+        )
+    times = json.loads(durations.read_text())
+    longest = max(times.values())
+    per_round: dict[str, list[float]] = {
+        k: []
+        for k in ("critical", "critical_cpu", "cpu_ci", "cpu_split", "slow_ci", "slow_split", "sum_ci", "sum_split")
+    }
+    for r in rounds:
+        ideal = max(r["serial"] / shards, longest)
+        ci_walls, split_walls = r["walls"]["ci-shards"], r["walls"]["pytest-split"]
+        per_round["critical"].append((r["plan_wall"] + max(ci_walls)) / max(split_walls))
+        # the same on CPU seconds: what the critical path would be on an unloaded machine per process
+        ci_cpus, split_cpus = r["cpus"]["ci-shards"], r["cpus"]["pytest-split"]
+        per_round["critical_cpu"].append((ci_cpus[0] + max(ci_cpus[1:])) / max(split_cpus))
+        per_round["cpu_ci"].append(sum(r["cpus"]["ci-shards"]) / r["serial_cpu"])
+        per_round["cpu_split"].append(sum(r["cpus"]["pytest-split"]) / r["serial_cpu"])
+        per_round["slow_ci"].append(max(ci_walls) / ideal)
+        per_round["slow_split"].append(max(split_walls) / ideal)
+        per_round["sum_ci"].append(sum(ci_walls) / r["serial"])
+        per_round["sum_split"].append(sum(split_walls) / r["serial"])
+    return {
+        "suite": f"{suite.name} from PyPI, {len(times)} tests, longest test {longest:.2f} s",
+        "serial_s": [round(r["serial"], 1) for r in rounds],
+        "serial_cpu_s": [round(r["serial_cpu"], 1) for r in rounds],
+        "plan_job_s": [round(r["plan_wall"], 2) for r in rounds],
+        "ci_shards_walls_s": [[round(w, 1) for w in r["walls"]["ci-shards"]] for r in rounds],
+        "pytest_split_walls_s": [[round(w, 1) for w in r["walls"]["pytest-split"]] for r in rounds],
+        "tests_run": [r["tests"] for r in rounds],
+        "ci_shards_statuses": [r["statuses"] for r in rounds],
+        "per_round": {k: [round(v, 3) for v in values] for k, values in per_round.items()},
+        "median": {k: round(statistics.median(values), 3) for k, values in per_round.items()},
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--venv", type=Path, default=Path("/tmp/ci-shards-pint"), help="(default: /tmp/ci-shards-pint)")
+    parser.add_argument("--venv", type=Path, default=Path("/tmp/ci-shards-e2e"), help="(default: /tmp/ci-shards-e2e)")
+    parser.add_argument("--suites", nargs="+", choices=sorted(SUITES), default=sorted(SUITES), help="(default: all)")
     parser.add_argument("--shards", type=int, default=4, help="(default: 4)")
-    parser.add_argument("--repeat", type=int, default=1, help="rounds of both tools (default: 1)")
-    parser.add_argument(
-        "--suite", choices=["testsuite", "pyargs"], default="testsuite", help="how pint is run (default: testsuite)"
-    )
+    parser.add_argument("--repeat", type=int, default=3, help="alternating rounds (default: 3)")
     args = parser.parse_args()
-    python, site = ensure_venv(args.venv)
-    work = args.venv / "bench"
-    work.mkdir(exist_ok=True)
-    cwd, target = suite_folder(args.suite, site, work)
-    durations = work / "durations.json"
-    durations.unlink(missing_ok=True)
-    serial_cmd = [str(python), "-m", "pytest", *target, *PYTEST_OPTS]
-    serials = [sh([*serial_cmd, "--store-durations", "--durations-path", str(durations)], cwd=cwd)]
-    serial_cpus = [CPU[0]]
-    times = json.loads(durations.read_text())
-    longest = max(times.values())
-    plan_path = work / "plan.json"
-    plan_seconds = sh(
-        [
-            str(python),
-            "-c",
-            PLAN_SNIPPET,
-            str(args.shards),
-            str(durations),
-            str(plan_path),
-            *target,
-            *PYTEST_OPTS[:-1],
-        ],
-        cwd=cwd,
-        quiet=False,
-    )
-    keys = ("slowest", "sum", "cpu_slowest", "cpu_sum")
-    ratios: dict[str, dict[str, list[float]]] = {t: {k: [] for k in keys} for t in ("ci-shards", "pytest-split")}
-    tests_run: dict[str, int] = {"ci-shards": 0, "pytest-split": 0}
-    last: dict[str, list[float]] = {}
-    for round_no in range(args.repeat):
-        if round_no:  # a serial reference in every round: this machine's load drifts
-            serials.append(sh(serial_cmd, cwd=cwd))
-            serial_cpus.append(CPU[0])
-        serial, serial_cpu = serials[-1], serial_cpus[-1]
-        ideal = max(serial / args.shards, longest)
-        round_walls: dict[str, list[float]] = {"ci-shards": [], "pytest-split": []}
-        round_cpus: dict[str, list[float]] = {"ci-shards": [], "pytest-split": []}
-        for index in range(1, args.shards + 1):
-            out = work / "out"
-            round_walls["ci-shards"].append(
-                sh(
-                    [
-                        str(python),
-                        "-m",
-                        "ci_shards",
-                        "run",
-                        "--plan",
-                        str(plan_path),
-                        "--shard",
-                        f"{index}/{args.shards}",
-                        "--out",
-                        str(out),
-                        "--pytest",
-                        "--",
-                        *(target if args.suite == "pyargs" else []),
-                        *PYTEST_OPTS[:-1],
-                    ],
-                    cwd=cwd,
-                )
-            )
-            round_cpus["ci-shards"].append(CPU[0])
-            outcome = json.loads((out / f"shard-{index}-of-{args.shards}" / "outcome.json").read_text())
-            tests_run["ci-shards"] += outcome["executed_tests"] + outcome["skipped"]
-            junit = work / f"split-{index}.xml"
-            round_walls["pytest-split"].append(
-                sh(
-                    [
-                        str(python),
-                        "-m",
-                        "pytest",
-                        *target,
-                        *PYTEST_OPTS,
-                        "--splits",
-                        str(args.shards),
-                        "--group",
-                        str(index),
-                        "--durations-path",
-                        str(durations),
-                        f"--junitxml={junit}",
-                    ],
-                    cwd=cwd,
-                )
-            )
-            round_cpus["pytest-split"].append(CPU[0])
-            tests_run["pytest-split"] += junit.read_text().count("<testcase ")
-        for tool, values in round_walls.items():
-            ratios[tool]["slowest"].append(max(values) / ideal)
-            ratios[tool]["sum"].append(sum(values) / serial)
-            cpus = round_cpus[tool]
-            ratios[tool]["cpu_slowest"].append(max(cpus) / max(serial_cpu / args.shards, longest))
-            ratios[tool]["cpu_sum"].append(sum(cpus) / serial_cpu)
-        last = round_walls
-    result = {
+    python = ensure_venv(args.venv)
+    result: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.platform()}, "
-        f"Python {platform.python_version()}",
-        "suite": f"pint from PyPI ({' '.join(target)} in {cwd.name}), {len(times)} tests, longest {longest:.2f} s",
-        "serial_s_per_round": [round(v, 1) for v in serials],
-        "serial_cpu_s_per_round": [round(v, 1) for v in serial_cpus],
-        "plan_seconds": round(plan_seconds, 2),
+        "machine": f"{' '.join(platform.uname())}, nproc {os.cpu_count()}, Python {platform.python_version()},"
+        f" load {os.getloadavg()[0]:.1f} at the start",
         "shards": args.shards,
         "repeat": args.repeat,
     }
-    for tool, values in ratios.items():
-        result[tool] = {
-            "shard_walls_last_round_s": [round(w, 2) for w in last[tool]],
-            "slowest_over_ideal_per_round": [round(v, 3) for v in values["slowest"]],
-            "sum_over_serial_per_round": [round(v, 3) for v in values["sum"]],
-            "slowest_over_ideal_median": round(statistics.median(values["slowest"]), 3),
-            "sum_over_serial_median": round(statistics.median(values["sum"]), 3),
-            "cpu_slowest_over_ideal_per_round": [round(v, 3) for v in values["cpu_slowest"]],
-            "cpu_sum_over_serial_per_round": [round(v, 3) for v in values["cpu_sum"]],
-            "tests_run_total": tests_run[tool] // args.repeat,
-        }
+    for name in args.suites:
+        result[name] = run_suite(python, SUITES[name], args.venv / "bench", args.shards, args.repeat)
+    result["load_at_the_end"] = round(os.getloadavg()[0], 1)
     print(json.dumps(result, indent=2))
 
 

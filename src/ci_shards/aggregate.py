@@ -278,7 +278,8 @@ def decide(
                 status=judgement.status,
                 reason=judgement.reason,
                 verified=judgement.verified,
-                estimated_seconds=shard.estimated_seconds,
+                # what the shard's wall was expected to be: its items plus the fixed overhead
+                estimated_seconds=shard.estimated_seconds + (plan.shard_overhead_seconds if shard.items else 0.0),
                 elapsed_seconds=outcome.elapsed_seconds if outcome is not None else 0.0,
                 planned_items=len(shard.items),
                 totals=Totals.of(cases),
@@ -327,7 +328,7 @@ def decide(
         failures=tuple(failures),
         totals=totals,
         lower_bound_seconds=plan.lower_bound_seconds,
-        estimated_makespan=plan.estimated_makespan,
+        estimated_makespan=plan.estimated_makespan + (plan.shard_overhead_seconds if plan.items else 0.0),
         flaky_result=flaky_result,
         notes=tuple(stray),
         reasons=tuple(_reasons(results, accounting, totals, flaky_result, _empty(plan, results, allow_empty))),

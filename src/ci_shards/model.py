@@ -226,10 +226,13 @@ class Plan:
     rootdir: str | None = None
     # slowest shard over the lower bound counting only measured seconds, when some items were guessed
     measured_ratio: float | None = None
-
     # the shard that runs tests in files no shard owns (new test files): ``pick_unowned_shard``;
     # 0 in a plan written before the field, where the same rule is applied on use (``ownership``)
     unowned_shard: int = 0
+
+    # fixed seconds every shard with work pays besides its items (start-up, collection, session
+    # fixtures), learned by aggregate; not in ``estimated_seconds``, which is the items' time
+    shard_overhead_seconds: float = 0.0
 
     def content(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -248,6 +251,8 @@ class Plan:
             data["measured_ratio"] = round(self.measured_ratio, 3)
         if self.unowned_shard:  # absent when 0, so a plan from before the field keeps its digest
             data["unowned_shard"] = self.unowned_shard
+        if self.shard_overhead_seconds:  # optional: plans without it keep their bytes and digest
+            data["shard_overhead_seconds"] = _round_seconds(self.shard_overhead_seconds)
         return data
 
     @property
@@ -310,9 +315,13 @@ class Plan:
             rootdir=_optional_str(data, "rootdir"),
             measured_ratio=None if data.get("measured_ratio") is None else float(data["measured_ratio"]),
             unowned_shard=int(data.get("unowned_shard", 0)),
+            shard_overhead_seconds=float(data.get("shard_overhead_seconds", 0.0)),
         )
         if not 0 <= plan.unowned_shard <= total:
             msg = f"'unowned_shard' is {plan.unowned_shard}, not a shard of 1..{total}"
+            raise ValueError(msg)
+        if not (math.isfinite(plan.shard_overhead_seconds) and plan.shard_overhead_seconds >= 0):
+            msg = "'shard_overhead_seconds' must be a non-negative number of seconds"
             raise ValueError(msg)
         stated = data.get("digest")
         if stated is not None and stated != plan.digest:

@@ -12,6 +12,7 @@ from ci_shards.aggregate import Verdict
 from ci_shards.errors import InputError
 from ci_shards.junit import write_junit_suites
 from ci_shards.model import MAX_TEST_SECONDS, dumps_jsonl
+from ci_shards.overhead import run_overhead, shard_overheads
 from ci_shards.timings import TimingsStore, load_timings, write_store
 
 VERDICT_SCHEMA: Final = "ci-shards/verdict@1"
@@ -105,6 +106,10 @@ def write_timings(verdict: Verdict, path: Path, *, variant: str = "") -> tuple[s
         except InputError as err:
             warnings.append(f"{err}; starting a fresh timings store (this run's durations replace it)")
     store = store.record(durations, variant=variant or None)
+    overheads = shard_overheads(verdict.shards)
+    overhead = run_overhead(overheads)
+    if overhead is not None:
+        store = store.record_overhead(overhead, variant=variant or None)
     warnings += [w if w.startswith(f"{path}:") else f"{path}: {w}" for w in store.warnings]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -113,4 +118,9 @@ def write_timings(verdict: Verdict, path: Path, *, variant: str = "") -> tuple[s
     write_store(store, path)
     where = f" (variant {variant})" if variant else ""
     recorded = sum(1 for v in durations.values() if math.isfinite(v) and 0 <= v <= MAX_TEST_SECONDS)
-    return f"recorded {recorded} measured durations into {path}{where}", warnings
+    learned = (
+        f" and a per-shard overhead of {overhead:.2f} s (median of {len(overheads)} shards)"
+        if overhead is not None
+        else ""
+    )
+    return f"recorded {recorded} measured durations{learned} into {path}{where}", warnings

@@ -9,18 +9,23 @@ it packs whole files (LPT + moves/swaps) and, when that misses the lower bound b
 ``AUTO_TOLERANCE``, fills shards up to a capacity near the bound, cutting files at test boundaries
 (``packing.wrap_fill`` and ``packing.split_fill``, each followed by moves/swaps and ``rejoin``),
 for a few capacities, and keeps the plan with the fewest (file, shard) pairs among those within
-the tolerance of LB (or, when none is, of the best makespan found). Lower bound:
+the tolerance of LB (or, when none is, of the best makespan found).
+
+No balance tail: the tests are also packed one by one (what granularity ``test`` reaches, R).
+When R is far above LB (a few large tests), capacities near R are tried too; when the chosen plan
+is still more than ``TAIL_TOLERANCE`` above R, single tests are shaved out of the slowest shards
+of every candidate (``shave``) and the test-level packing itself (its needless cuts undone by
+``rejoin``) joins them, so auto's slowest shard is never more than 1 % above R while keeping the
+fewest (file, shard) pairs among the plans that meet that. Lower bound:
 LB = max(total/N, longest atom, N-th + (N+1)-th longest atom) over tests and keep-together groups
 (the standard P||Cmax bound: two of the N+1 longest atoms must share a shard).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from ci_shards.errors import UsageError
@@ -35,10 +40,14 @@ from ci_shards.packing import (
     make_piece,
     rejoin,
 )
+from ci_shards.shave import shave
 from ci_shards.units import MICRO, build_atoms, build_units, unmatched_rules
 
 AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
+# auto's slowest shard stays within 1 % of what test-level packing reaches (promised: 2 %)
+TAIL_TOLERANCE: Final = 0.01
+REACHED_STEPS: Final = (0.0, 0.005, 0.01)  # and test-level makespan·(1 + step) when that is far above LB
 CUT_NOTE_FILES: Final = 5
 
 
@@ -70,17 +79,59 @@ def _pack_auto(
         candidates.append((makespan, _pairs(whole), 0, whole))
     except UsageError:  # whole files cannot meet --max-items-per-shard: cutting them can
         pass
-    for step, fill in itertools.product(CAPACITY_STEPS, FILLS):
-        capacity = math.floor(lb * (1 + step))
+    reference = _test_level(units, shard_count, lb, strategy_name=strategy_name, cut_cost=cut_cost, max_items=max_items)
+    reached = max(loads(reference)) if reference is not None else lb
+    for capacity, fill in itertools.product(_capacities(lb, reached), FILLS):
         bins = fill(units, shard_count, capacity, cut_cost, max_items)
         bins = strategy.improve(bins, lb, max_items)
         bins = rejoin(bins, max(accept, *loads(bins)), cut_cost, max_items)
         candidates.append((max(loads(bins)), _pairs(bins), len(candidates), bins))
     # the fewest (file, shard) pairs among the plans within the tolerance of LB, or, when none is,
     # within the tolerance of the best makespan found
-    best_makespan = min(c[0] for c in candidates)
-    limit = max(accept, math.floor(best_makespan * (1 + AUTO_TOLERANCE)))
-    return min((c for c in candidates if c[0] <= limit), key=lambda c: (c[1], c[0], c[2]))[3]
+    limit = max(accept, math.floor(min(c[0] for c in candidates) * (1 + AUTO_TOLERANCE)))
+    chosen = _fewest_pairs(candidates, limit)
+    tail = math.floor(reached * (1 + TAIL_TOLERANCE))
+    if reference is None or chosen[0] <= tail:
+        return chosen[3]
+    # a balance tail: cutting files at test boundaries does better than every fill. Shave the
+    # fills (single tests out of their slowest shard) and, as the floor that always meets the
+    # limit, add the test-level packing with its needless cuts undone.
+    for candidate in sorted(candidates, key=lambda c: (c[1], c[0], c[2])):
+        shaved = shave(candidate[3], tail, cut_cost, max_items)
+        if shaved is not None:
+            candidates.append((max(loads(shaved)), _pairs(shaved), len(candidates), shaved))
+    bins = rejoin(reference, tail, cut_cost, max_items)
+    candidates.append((max(loads(bins)), _pairs(bins), len(candidates), bins))
+    return _fewest_pairs(candidates, max(tail, min(c[0] for c in candidates)))[3]
+
+
+def _fewest_pairs(candidates: Sequence[tuple[int, int, int, Bins]], limit: int) -> tuple[int, int, int, Bins]:
+    return min((c for c in candidates if c[0] <= limit), key=lambda c: (c[1], c[0], c[2]))
+
+
+def _capacities(lb: int, reached: int) -> list[int]:
+    """Fill capacities near LB and, when test-level packing cannot get near LB (a few large
+    tests), near what it does reach: a fill under a capacity below that overflows."""
+    near_lb = {math.floor(lb * (1 + step)) for step in CAPACITY_STEPS}
+    if reached > lb * (1 + CAPACITY_STEPS[-1]):
+        near_lb |= {math.floor(reached * (1 + step)) for step in REACHED_STEPS}
+    return sorted(near_lb)
+
+
+def _test_level(
+    units: Sequence[Piece], shard_count: int, lb: int, *, strategy_name: str, cut_cost: int, max_items: int | None
+) -> Bins | None:
+    """Tests packed one by one (what granularity ``test`` does), parts of a file in one shard
+    merged, each part beyond a file's first charged ``cut_cost``; None when ``max_items`` refuses."""
+    atoms = [make_piece(unit.unit, [atom]) for unit in units for atom in unit.atoms]
+    try:
+        bins = _merge_same_shard(STRATEGIES[strategy_name].assign(atoms, shard_count, lb, max_items))
+    except UsageError:
+        return None
+    if cut_cost:
+        first = {unit.unit: unit.key for unit in units}
+        bins = [[p if p.key == first[p.unit] else make_piece(p.unit, p.atoms, cut_cost) for p in b] for b in bins]
+    return bins
 
 
 def _merge_same_shard(bins: Bins) -> Bins:
@@ -272,96 +323,3 @@ def fragmentation(plan: Plan) -> float:
     pairs = sum(len({item_file(i) for i in shard.items}) for shard in plan.shards)
     files = len({item_file(i) for i in plan.items})
     return pairs / files if files else 1.0
-
-
-@dataclass(frozen=True)
-class AutoChoice:
-    plan: Plan
-    reason: str
-
-
-NEAR_BEST: Final = 0.02  # --shards auto, target unreachable: the fewest shards within 2 % of the best makespan
-
-
-def choose_shards(
-    items: Iterable[str],
-    durations: Mapping[str, float],
-    *,
-    target_seconds: float,
-    shard_overhead: float = 0.0,
-    max_shards: int,
-    **options: object,
-) -> AutoChoice:
-    """The smallest N ≤ ``max_shards`` whose predicted slowest shard plus ``shard_overhead`` fits
-    ``target_seconds``, with the reason in words. Never more shards than items; when no N fits (the
-    longest item bounds every plan), the smallest N whose slowest shard is within
-    ``NEAR_BEST`` of the best reachable one: more shards would cost machines and gain nothing."""
-    if not (math.isfinite(target_seconds) and target_seconds > 0):
-        msg = f"--target-seconds must be a positive number, not {target_seconds!r}"
-        raise UsageError(msg)
-    ordered = sorted(set(items))
-
-    def make(n: int) -> Plan:
-        return plan_items(ordered, durations, n, **options)  # type: ignore[arg-type]
-
-    def fits(plan: Plan) -> bool:
-        return plan.estimated_makespan + shard_overhead <= target_seconds
-
-    max_items = options.get("max_items_per_shard")
-    fewest = max(1, math.ceil(len(ordered) / max_items)) if isinstance(max_items, int) and max_items > 0 else 1
-    if fewest > max_shards:
-        msg = (
-            f"{len(ordered)} items need at least {fewest} shards of {max_items} (--max-items-per-shard) > --max-shards"
-        )
-        raise UsageError(msg)
-    cap = max(fewest, min(max_shards, len(ordered)))  # never more shards than items
-    first = make(fewest)
-    if fits(first) or not ordered:
-        why = f" (--max-items-per-shard {max_items})" if fewest > 1 else ""
-        reason = (
-            f"{fewest} shard{'s' if fewest > 1 else ''}{why}: the slowest is predicted at"
-            f" {first.estimated_makespan:.1f} s + {shard_overhead:g} s overhead ≤ target {target_seconds:g} s"
-        )
-        return AutoChoice(_with_note(first, reason), reason)
-    total = sum(s.estimated_seconds for s in first.shards)
-    budget = target_seconds - shard_overhead
-    low = max(fewest, min(cap, math.ceil(total / budget) if budget > 0 else cap))
-    plans: dict[int, Plan] = {}
-
-    def smallest(lo: int, hi: int, good: Callable[[Plan], bool]) -> int:
-        # the makespan falls (almost always) monotonically with N: binary search for the first good N
-        while lo < hi:
-            mid = (lo + hi) // 2
-            plans[mid] = plans.get(mid) or make(mid)
-            if good(plans[mid]):
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
-
-    lo = smallest(low, cap, fits)
-    chosen = plans.get(lo) or make(lo)
-    if not fits(chosen):
-        best = (plans.get(cap) or make(cap)).estimated_makespan
-        lo = smallest(fewest, cap, lambda p: p.estimated_makespan <= best * (1 + NEAR_BEST))
-        chosen = plans.get(lo) or make(lo)
-    predicted = chosen.estimated_makespan
-    if fits(chosen):
-        reason = (
-            f"{lo} shards: the slowest is predicted at {predicted:.1f} s + {shard_overhead:g} s overhead"
-            f" ≤ target {target_seconds:g} s"
-        )
-        if lo > fewest:
-            fewer = plans.get(lo - 1) or make(lo - 1)
-            reason += f"; {lo - 1} would take {fewer.estimated_makespan + shard_overhead:.1f} s"
-    else:
-        reason = (
-            f"{lo} shards: the target {target_seconds:g} s is not reachable; the slowest shard is predicted at"
-            f" {predicted:.1f} s + {shard_overhead:g} s overhead, within {NEAR_BEST:.0%} of the best reachable"
-            f" with up to {cap} shards (lower bound {chosen.lower_bound_seconds:.1f} s): more would not help"
-        )
-    return AutoChoice(_with_note(chosen, reason), reason)
-
-
-def _with_note(plan: Plan, note: str) -> Plan:
-    return dataclasses.replace(plan, notes=(note, *plan.notes))

@@ -168,6 +168,7 @@ class _ShardState:
         self.keys: dict[str, str] = {}  # nodeid -> plan-style id
         self.selected: list[str] = []
         self.skipped_collectors: dict[str, str] = {}  # plan-style prefix -> reason
+        self.collected_files: set[str] = set()  # plan-style paths of modules collected without error
         self.phases: dict[str, dict[str, Any]] = {}
         self.ids_root = Path(config.getoption("ci_shards_ids_root") or config.invocation_params.dir)
 
@@ -237,6 +238,8 @@ class _ShardState:
             )
         elif report.skipped and report.nodeid:
             self.skipped_collectors[key] = _reason(report.longrepr)
+        elif report.nodeid and "::" not in report.nodeid:
+            self.collected_files.add(key)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -269,6 +272,10 @@ class _ShardState:
                 for prefix, reason in self.skipped_collectors.items():
                     if planned_id == prefix or planned_id.startswith(prefix + "::"):
                         skipped[planned_id] = reason
+                if planned_id in self.collected_files and planned_id not in skipped:
+                    # a planned file (a discovery plan names files found on disk) that pytest
+                    # collected without error and that holds no test: nothing to run, nothing lost
+                    skipped[planned_id] = "the file holds no tests"
             event["skipped_at_collection"] = skipped
             event["not_collected"] = [p for p in missing if p not in skipped]
         self.emit(event)

@@ -30,8 +30,10 @@ def _summary(plan: Plan) -> list[str]:
         # a ratio over guesses says nothing about balance: only measured seconds count
         measured = "n/a" if plan.measured_ratio is None else f"{plan.measured_ratio:.3f}"
         ratio = f"ratio {measured} over measured items; {plan.unknown_items} of {len(plan.items)} items guessed"
+    overhead = plan.shard_overhead_seconds
+    with_overhead = f" + {overhead:.1f} s per-shard overhead = {makespan + overhead:.1f} s" if overhead else ""
     return [
-        f"slowest shard {makespan:.1f} s; lower bound {plan.lower_bound_seconds:.1f} s ({ratio})",
+        f"slowest shard {makespan:.1f} s{with_overhead}; lower bound {plan.lower_bound_seconds:.1f} s ({ratio})",
         f"granularity {plan.granularity.value}; files cut {plan.files_cut}; unknown items {plan.unknown_items}",
         f"digest {plan.digest}",
     ]

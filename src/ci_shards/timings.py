@@ -13,6 +13,7 @@ naming the file and the position.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import statistics
@@ -53,6 +54,8 @@ class TimingsStore:
 
     variants: Mapping[str, Mapping[str, Samples]] = field(default_factory=dict)
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    # per variant, each recent run's per-shard fixed overhead (docs/timings-store.md), oldest first
+    overhead: Mapping[str, Samples] = field(default_factory=dict)
 
     @property
     def items(self) -> list[str]:
@@ -101,10 +104,26 @@ class TimingsStore:
                 *warnings,
                 f"skipped {skipped} unusable duration(s) (negative, NaN, over a day or not a number)",
             )
-        return TimingsStore(variants=variants, warnings=warnings)
+        return TimingsStore(variants=variants, warnings=warnings, overhead=self.overhead)
+
+    def record_overhead(self, seconds: float, *, variant: str | None = None) -> TimingsStore:
+        """A new store with one more per-shard overhead sample (one per run) in ``variant``."""
+        value = _usable(seconds)
+        if value is None:
+            return self
+        key = DEFAULT_VARIANT if variant is None else variant
+        overhead = {**self.overhead, key: (*self.overhead.get(key, ()), value)[-HISTORY:]}
+        return dataclasses.replace(self, overhead=overhead)
+
+    def overhead_estimate(self, variant: str | None = None) -> tuple[float, int] | None:
+        """(seconds, runs): the median per-shard overhead of the recent runs in ``variant``, else of
+        all variants together; None when no run recorded one."""
+        key = DEFAULT_VARIANT if variant is None else variant
+        samples = self.overhead.get(key) or tuple(s for name in sorted(self.overhead) for s in self.overhead[name])
+        return (float(statistics.median(samples)), len(samples)) if samples else None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "schema": STORE_SCHEMA,
             "history": HISTORY,
             "variants": {
@@ -113,6 +132,9 @@ class TimingsStore:
                 if items
             },
         }
+        if self.overhead:  # optional within version 1: stores without it read as before
+            data["overhead"] = {name: [round(s, 6) for s in samples] for name, samples in sorted(self.overhead.items())}
+        return data
 
     def dumps(self) -> str:
         """The store file's bytes: sorted keys, one item per line (small diffs), trailing newline."""
@@ -123,6 +145,7 @@ def merge_stores(stores: Iterable[TimingsStore]) -> TimingsStore:
     """One store holding every sample of ``stores``: histories are concatenated in argument order
     (later stores count as more recent) and cut to the last ``HISTORY`` samples."""
     variants: dict[str, dict[str, Samples]] = {}
+    overhead: dict[str, Samples] = {}
     warnings: list[str] = []
     for store in stores:
         warnings.extend(store.warnings)
@@ -130,7 +153,9 @@ def merge_stores(stores: Iterable[TimingsStore]) -> TimingsStore:
             target = variants.setdefault(name, {})
             for item, samples in items.items():
                 target[item] = (*target.get(item, ()), *samples)[-HISTORY:]
-    return TimingsStore(variants=variants, warnings=tuple(warnings))
+        for name, samples in store.overhead.items():
+            overhead[name] = (*overhead.get(name, ()), *samples)[-HISTORY:]
+    return TimingsStore(variants=variants, warnings=tuple(warnings), overhead=overhead)
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,17 +196,31 @@ def _own_store(data: Mapping[str, Any], source: str) -> TimingsStore:
     for name, items in raw_variants.items():
         if not isinstance(items, dict):
             raise InputError(source, f"variant {name!r} must be an object of {{item: [seconds, ...]}}")
-        target = variants.setdefault(str(name), {})
-        for item, samples in items.items():
-            if not isinstance(samples, list):
-                bad += 1
-                continue
-            good = tuple(v for v in (_usable(s) for s in samples) if v is not None)
-            bad += len(samples) - len(good)
-            if good:
-                target[str(item)] = good[-HISTORY:]
+        variants[str(name)], bad_here = _sample_lists(items)
+        bad += bad_here
+    raw_overhead = data.get("overhead", {})
+    if not isinstance(raw_overhead, dict):
+        raise InputError(source, "'overhead' must be an object of {variant: [seconds, ...]}")
+    overhead, bad_overhead = _sample_lists(raw_overhead)  # optional: per variant, per-shard overhead samples
+    bad += bad_overhead
     warnings = (f"{source}: skipped {bad} unusable sample(s)",) if bad else ()
-    return TimingsStore(variants=variants, warnings=warnings)
+    return TimingsStore(variants=variants, warnings=warnings, overhead=overhead)
+
+
+def _sample_lists(raw: Mapping[str, object]) -> tuple[dict[str, Samples], int]:
+    """``{key: [seconds, ...]}`` → the usable samples per key (the last ``HISTORY``) and how many
+    samples (or non-list values) were not usable."""
+    result: dict[str, Samples] = {}
+    bad = 0
+    for key, samples in raw.items():
+        if not isinstance(samples, list):
+            bad += 1
+            continue
+        good = tuple(v for v in (_usable(s) for s in samples) if v is not None)
+        bad += len(samples) - len(good)
+        if good:
+            result[str(key)] = good[-HISTORY:]
+    return result, bad
 
 
 def _keep_pairs(pairs: list[tuple[str, Any]]) -> Any:

@@ -137,7 +137,7 @@ def test_shards_auto_says_why(capsys, monkeypatch, tmp_path):
     assert code == 0
     plan = Plan.from_json(json.loads(out))
     assert plan.estimated_makespan + 1 <= 5
-    assert f"{plan.total} shards: the slowest is predicted" in err
+    assert f"{plan.total} shards: slowest shard " in err
 
 
 def test_config_file_supplies_defaults_and_flags_override(capsys, monkeypatch, tmp_path):

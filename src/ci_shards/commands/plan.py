@@ -17,18 +17,20 @@ from typing import Any
 
 from ci_shards import matrix as matrix_mod
 from ci_shards import outfile
+from ci_shards.choose import choose_shards
 from ci_shards.collect import glob_items, read_items
 from ci_shards.commands import timings as timings_commands
 from ci_shards.commands.run import check_pytest_words
 from ci_shards.config import MAX_WEIGHT, Config, allow_empty, load_config
 from ci_shards.console import console_for
+from ci_shards.discover import discover_items, whole_files_as_items
 from ci_shards.errors import InputError, TestsFailed, UsageError
 from ci_shards.estimates import match_timings, measured_ratio, rebase_keys
 from ci_shards.judge import empty_plan_message
 from ci_shards.model import Granularity, Plan, rfc3339
 from ci_shards.packing import STRATEGIES
 from ci_shards.planfile import load_plan
-from ci_shards.planner import choose_shards, plan_items
+from ci_shards.planner import plan_items
 from ci_shards.pytest_collect import collect_pytest, portable_rootdir
 from ci_shards.render import render_plan
 from ci_shards.timings import TimingsStore, load_timings, merge_stores
@@ -57,7 +59,16 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
             " (default: off)",
         )
     items.add_argument(
-        "--from-timings", action="store_true", help="the items are the keys of the --durations files (default: off)"
+        "--from-timings",
+        action="store_true",
+        help="the items are the keys of the --durations files; with --glob, new files beside them and timings of"
+        " deleted files dropped (default: off)",
+    )
+    items.add_argument(
+        "--discover",
+        action="store_true",
+        help="the test files pytest's own settings (testpaths, python_files) find on disk, merged with the timings:"
+        " no test dependencies needed; path arguments after -- narrow it (default: off)",
     )
     timing = parser.add_argument_group("timings")
     timing.add_argument(
@@ -252,6 +263,23 @@ def first_estimates(stores: Sequence[TimingsStore], variant: str | None) -> dict
     return estimates
 
 
+def shard_overhead(
+    flag: float | None, configured: float | None, stores: Sequence[TimingsStore], variant: str | None
+) -> tuple[float, str]:
+    """(seconds, where they came from): ``--shard-overhead``, else the config, else what aggregate
+    learned into the first timings store that has it (median of recent runs), else 0."""
+    if flag is not None:
+        return flag, "--shard-overhead"
+    if configured is not None:
+        return configured, "config shard-overhead"
+    for store in stores:
+        learned = store.overhead_estimate(variant)
+        if learned is not None:
+            seconds, runs = learned
+            return seconds, f"learned: median of {runs} run{'s' if runs != 1 else ''}"
+    return 0.0, ""
+
+
 def plan_from_options(
     args: argparse.Namespace,
     *,
@@ -272,18 +300,30 @@ def plan_from_options(
     items: list[str] = []
     sources = 0
     rootdir: str | None = None
+    discovering = getattr(args, "discover", False)
+    # files on disk merged with the timings: --discover, or --glob beside --from-timings
+    discovery = None
+    discovery_notes: list[str] = []
     for source in args.items or ():
         items += read_items(source, cwd=cwd)
         sources += 1
-    if args.glob:
+    if args.glob and not (discovering or args.from_timings):
         items += glob_items(args.glob, cwd=cwd)
         sources += 1
     leftover = getattr(args, "pytest_args", None) if pytest_args is None else None
-    if leftover and not getattr(args, "pytest", False):
-        msg = f"unexpected arguments {' '.join(leftover)!r}: arguments after -- are for --pytest collection"
+    if leftover and not (getattr(args, "pytest", False) or discovering):
+        msg = f"unexpected arguments {' '.join(leftover)!r}: arguments after -- are for --pytest or --discover"
         raise UsageError(msg)
-    if getattr(args, "pytest", False):
-        extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
+    extra = list(pytest_args if pytest_args is not None else getattr(args, "pytest_args", None) or [])
+    # plan/matrix: --pytest collects, so it and --discover exclude each other; local passes
+    # ``pytest_args`` because its --pytest also runs the shards: --discover then replaces collection
+    if getattr(args, "pytest", False) and discovering and pytest_args is None:
+        msg = "--pytest and --discover are two ways to find the tests: give one (docs/planning.md says which fits)"
+        raise UsageError(msg)
+    if args.from_timings and not durations_paths and not cached_paths:
+        msg = "--from-timings needs --durations FILE (or 'timings' in the config)"
+        raise UsageError(msg)
+    if getattr(args, "pytest", False) and not discovering:
         check_pytest_words(extra, cwd)
         collection = collect_pytest(extra, cwd=cwd, env=env)
         items += collection.ids
@@ -291,14 +331,18 @@ def plan_from_options(
         sources += 1
     if getattr(args, "durations_root", None):
         estimates = rebase_keys(estimates, durations_root=args.durations_root, ids_root=rootdir or ".")
-    if args.from_timings:
-        if not durations_paths and not cached_paths:
-            msg = "--from-timings needs --durations FILE (or 'timings' in the config)"
-            raise UsageError(msg)
+    if discovering or (args.glob and args.from_timings):
+        discovery, discovery_notes = discover_items(
+            cwd=cwd, pytest_files=discovering, pytest_args=extra, globs=args.glob or (), timings=estimates
+        )
+        items += discovery.items
+        estimates = dict(discovery.estimates)
+        sources += 1
+    elif args.from_timings:
         items += sorted(estimates)
         sources += 1
     if not sources:
-        msg = "no items: give --items FILE, --glob PATTERN, --pytest [-- ARGS] or --from-timings"
+        msg = "no items: give --items FILE, --glob PATTERN, --pytest [-- ARGS], --discover or --from-timings"
         raise UsageError(msg)
     if rootdir not in (None, ".") and sources > 1:
         msg = (
@@ -322,6 +366,7 @@ def plan_from_options(
         msg = "--max-items-per-shard must be at least 1"
         raise UsageError(msg)
     target = _pick(args.target_seconds, config.target_seconds)
+    overhead, overhead_source = shard_overhead(args.shard_overhead, config.shard_overhead, stores, variant)
     shards = _pick(args.shards, config.shards, "auto" if target is not None else None)
     if shards is None:
         msg = "--shards is required: a number, or auto with --target-seconds"
@@ -345,7 +390,8 @@ def plan_from_options(
             items,
             estimates,
             target_seconds=target,
-            shard_overhead=_pick(args.shard_overhead, config.shard_overhead, 0.0),
+            shard_overhead=overhead,
+            overhead_source=overhead_source,
             max_shards=max_shards,
             **options,
         )
@@ -357,6 +403,15 @@ def plan_from_options(
             msg = f"--shards must be a whole number ≥ 1 or auto, not {shards!r}"
             raise UsageError(msg)
         plan = plan_items(items, estimates, int(shards), **options)
+        if overhead:
+            note = f"every shard also pays {overhead:g} s of fixed overhead ({overhead_source})"
+            plan = dataclasses.replace(plan, shard_overhead_seconds=overhead, notes=(*plan.notes, note))
+    if discovery is not None:
+        plan = dataclasses.replace(
+            whole_files_as_items(plan),
+            unknown_items=plan.unknown_items + len(discovery.new_files),
+            notes=(*plan.notes, *discovery_notes),
+        )
     measured = {i: estimates[i] for i in plan.items if i in estimates}
     return dataclasses.replace(
         plan,

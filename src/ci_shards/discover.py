@@ -1,0 +1,280 @@
+"""Planning without the project's dependencies: test files found on disk plus the timings store.
+
+A plan job that collects with ``pytest --collect-only`` must install the project's test
+dependencies and import every test module before the first shard can start. Discovery instead
+reads the project's own pytest settings as text (``testpaths``, ``python_files``,
+``norecursedirs`` from pytest.ini, .pytest.ini, pyproject.toml ``[tool.pytest.ini_options]``,
+tox.ini ``[pytest]`` or setup.cfg ``[tool:pytest]``, the first that has them, as pytest looks for
+them) and walks the directories — no user code is imported. Other runners name their files by
+``--glob``.
+
+The files found are then merged with the timings (``merge_with_timings``, pure):
+- a file with per-test timings contributes those test ids (so balance can cut it);
+- a file without timings is planned whole, estimated as the median of the known files' totals,
+  and counted;
+- timings of files that are no longer on disk are dropped and counted.
+After planning, ``whole_files_as_items`` names every file that landed in one shard by its path
+rather than its test ids, so tests added to it since the timings were recorded run there as
+planned items; only the files balance cut keep test ids (a new test in one is run by the shard
+that owns its file, as an unplanned test).
+"""
+
+from __future__ import annotations
+
+import configparser
+import dataclasses
+import fnmatch
+import importlib
+import os
+import shlex
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from ci_shards.collect import glob_items
+from ci_shards.errors import InputError
+from ci_shards.model import Plan, ShardPlan, item_file
+
+DEFAULT_PYTHON_FILES: Final = ("test_*.py", "*_test.py")
+DEFAULT_NORECURSE: Final = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
+ALWAYS_SKIPPED: Final = ("__pycache__",)
+FALLBACK_FILE_SECONDS: Final = 1.0  # a new file's estimate when no file has timings at all
+# pytest's own search order for its settings in one directory
+INI_SOURCES: Final = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"), ("tox.ini", "pytest"))
+
+
+@dataclass(frozen=True)
+class PytestSettings:
+    """What pytest would read for collection, and from where (``source`` is "" for defaults)."""
+
+    rootdir: Path
+    source: str = ""
+    testpaths: tuple[str, ...] = ()
+    python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
+    norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
+
+
+def _words(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return tuple(shlex.split(value))
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
+
+
+def _settings(rootdir: Path, source: str, values: Mapping[str, Any]) -> PytestSettings:
+    def words(key: str) -> tuple[str, ...] | None:
+        found = _words(values.get(key))
+        if values.get(key) is not None and found is None:
+            raise InputError(source, f"pytest setting {key!r} must be a string or a list of strings")
+        return found
+
+    return PytestSettings(
+        rootdir=rootdir,
+        source=source,
+        testpaths=words("testpaths") or (),
+        python_files=words("python_files") or DEFAULT_PYTHON_FILES,
+        norecursedirs=words("norecursedirs") or DEFAULT_NORECURSE,
+    )
+
+
+def _ini(path: Path, section: str) -> dict[str, str] | None:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(path.read_text(encoding="utf-8"), source=str(path))
+    except (OSError, UnicodeDecodeError, configparser.Error) as err:
+        raise InputError(path, f"cannot read pytest settings: {err}") from None
+    return dict(parser[section]) if parser.has_section(section) else None
+
+
+def _pyproject(path: Path) -> dict[str, Any] | None:
+    try:
+        tomllib = importlib.import_module("tomllib")  # 3.11+; the action's Python has it
+    except ModuleNotFoundError:
+        raise InputError(path, "reading pytest settings from pyproject.toml needs Python 3.11 (tomllib)") from None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise InputError(path, f"cannot read pytest settings: {err}") from None
+    tool = data.get("tool", {}).get("pytest")
+    if not isinstance(tool, dict):
+        return None
+    options = tool.get("ini_options")
+    return options if isinstance(options, dict) else tool  # pytest 9 also reads [tool.pytest] natively
+
+
+def settings_in(directory: Path) -> PytestSettings | None:
+    """The pytest settings of ``directory`` itself, the first source pytest would take."""
+    for name, section in INI_SOURCES[:2]:
+        path = directory / name
+        if path.is_file():  # pytest.ini counts even without a [pytest] section
+            return _settings(directory, str(path), _ini(path, section) or {})
+    candidates: list[tuple[Path, Callable[[Path], Mapping[str, Any] | None]]] = [
+        (directory / "pyproject.toml", _pyproject),
+        (directory / "tox.ini", lambda p: _ini(p, "pytest")),
+        (directory / "setup.cfg", lambda p: _ini(p, "tool:pytest")),
+    ]
+    for path, read in candidates:
+        if path.is_file():
+            values = read(path)
+            if values is not None:
+                return _settings(directory, str(path), values)
+    return None
+
+
+def find_settings(cwd: Path) -> PytestSettings:
+    """Settings from ``cwd`` or its nearest ancestor that has them (pytest's rootdir search for
+    runs without path arguments), else pytest's defaults with ``cwd`` as the root."""
+    for directory in (cwd, *cwd.parents):
+        found = settings_in(directory)
+        if found is not None:
+            return found
+    return PytestSettings(rootdir=cwd)
+
+
+def _skip_dir(name: str, patterns: Sequence[str], path: Path) -> bool:
+    if name in ALWAYS_SKIPPED or any(fnmatch.fnmatch(name, p) for p in patterns):
+        return True
+    return (path / "pyvenv.cfg").is_file()  # a virtualenv: pytest skips those too
+
+
+def _is_test_file(name: str, rel: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatch(rel if "/" in p else name, p) for p in patterns)
+
+
+def _walk(root: Path, cwd: Path, settings: PytestSettings, found: set[str]) -> None:
+    for directory, dirs, files in os.walk(root):
+        here = Path(directory)
+        dirs[:] = sorted(d for d in dirs if not _skip_dir(d, settings.norecursedirs, here / d))
+        for name in files:
+            path = here / name
+            rel = Path(os.path.relpath(path, cwd)).as_posix()
+            if _is_test_file(name, rel, settings.python_files):
+                found.add(rel)
+
+
+def discover_pytest_files(cwd: Path, settings: PytestSettings, paths: Sequence[str] = ()) -> list[str]:
+    """Test files pytest would collect from ``paths`` (relative to ``cwd``), else from
+    ``testpaths`` (relative to the rootdir, globs allowed), else from ``cwd``; POSIX paths relative
+    to ``cwd``. A file named directly is taken whatever its name, as pytest does."""
+    roots: list[Path] = [cwd / p for p in paths]
+    if not roots and settings.testpaths:
+        for entry in settings.testpaths:
+            roots += (
+                sorted(settings.rootdir.glob(entry)) if any(c in entry for c in "*?[") else [settings.rootdir / entry]
+            )
+    if not roots:
+        roots = [cwd]
+    found: set[str] = set()
+    for root in roots:
+        if root.is_file():
+            found.add(Path(os.path.relpath(root, cwd)).as_posix())
+        elif root.is_dir():
+            _walk(root, cwd, settings, found)
+    return sorted(found)
+
+
+def pytest_paths(args: Sequence[str], cwd: Path) -> list[str]:
+    """The words of pytest arguments that name something on disk (``tests``, ``tests/test_a.py``):
+    what pytest would collect from. Options and their values (``-p no:randomly``) name nothing."""
+    return [a for a in args if not a.startswith("-") and (cwd / a.split("::", 1)[0]).exists()]
+
+
+# --------------------------------------------------------------------------------------------
+# merging with the timings (pure)
+
+
+@dataclass(frozen=True)
+class Discovery:
+    items: tuple[str, ...]
+    estimates: Mapping[str, float]  # the timings, plus an estimate for every new file
+    new_files: tuple[str, ...]
+    dropped_items: int  # timings of files no longer on disk
+    dropped_files: int
+
+    @property
+    def notes(self) -> list[str]:
+        notes = []
+        if self.new_files:
+            seconds = self.estimates[self.new_files[0]]
+            listed = ", ".join(self.new_files[:5]) + (
+                f" and {len(self.new_files) - 5} more" if len(self.new_files) > 5 else ""
+            )
+            notes.append(
+                f"{len(self.new_files)} test file(s) without timings planned whole, each estimated at"
+                f" {seconds:.1f} s (the median known file): {listed}"
+            )
+        if self.dropped_items:
+            notes.append(
+                f"dropped the timings of {self.dropped_items} item(s) in {self.dropped_files} file(s) no longer on disk"
+            )
+        return notes
+
+
+def merge_with_timings(files: Iterable[str], timings: Mapping[str, float], on_disk: Callable[[str], bool]) -> Discovery:
+    """Items from ``files`` found on disk and the ``timings`` keys; ``on_disk(file)`` says whether
+    a timed item's file still exists (timed files outside the discovered ones are kept: they ran)."""
+    by_file: dict[str, list[str]] = {}
+    for key in timings:
+        by_file.setdefault(item_file(key), []).append(key)
+    kept: dict[str, list[str]] = {}
+    dropped_items = dropped_files = 0
+    for file, keys in sorted(by_file.items()):
+        if on_disk(file):
+            tests = [k for k in keys if k != file]
+            kept[file] = sorted(tests) or [file]  # per-test ids win over an older whole-file key
+        else:
+            dropped_items += len(keys)
+            dropped_files += 1
+    totals = [sum(timings[k] for k in keys) for keys in kept.values()]
+    file_seconds = statistics.median(totals) if totals else FALLBACK_FILE_SECONDS
+    new_files = tuple(sorted(set(files) - set(kept)))
+    estimates = {k: timings[k] for keys in kept.values() for k in keys}
+    estimates.update(dict.fromkeys(new_files, file_seconds))
+    items = tuple(sorted([k for keys in kept.values() for k in keys] + list(new_files)))
+    return Discovery(items, estimates, new_files, dropped_items, dropped_files)
+
+
+def whole_files_as_items(plan: Plan) -> Plan:
+    """The plan with every file whose items all landed in one shard named by the file itself, so
+    tests added to it since the timings were taken run as planned items of that shard."""
+    shards_of: dict[str, set[int]] = {}
+    for shard in plan.shards:
+        for item in shard.items:
+            shards_of.setdefault(item_file(item), set()).add(shard.index)
+    shards: list[ShardPlan] = []
+    for shard in plan.shards:
+        whole = {item_file(i) for i in shard.items if len(shards_of[item_file(i)]) == 1}
+        items = sorted({item_file(i) if item_file(i) in whole else i for i in shard.items})
+        shards.append(dataclasses.replace(shard, items=tuple(items)))
+    return dataclasses.replace(plan, shards=tuple(shards))
+
+
+# --------------------------------------------------------------------------------------------
+# the edge: files on disk
+
+
+def discover_items(
+    *, cwd: Path, pytest_files: bool, pytest_args: Sequence[str], globs: Sequence[str], timings: Mapping[str, float]
+) -> tuple[Discovery, list[str]]:
+    """The discovery and its notes: test files by the project's pytest settings (``pytest_files``;
+    path words of ``pytest_args`` narrow them) and/or by ``globs``, merged with ``timings``."""
+    files: list[str] = []
+    notes: list[str] = []
+    if pytest_files:
+        settings = find_settings(cwd)
+        paths = pytest_paths(pytest_args, cwd)
+        files += discover_pytest_files(cwd, settings, paths)
+        where = ", ".join(paths) if paths else " ".join(settings.testpaths) or "the working directory"
+        source = f"settings from {os.path.relpath(settings.source, cwd)}" if settings.source else "pytest's defaults"
+        notes.append(
+            f"discovered {len(files)} test files in {where} ({source}, python_files {' '.join(settings.python_files)})"
+        )
+    if globs:
+        files += glob_items(globs, cwd=cwd)
+    found = merge_with_timings(files, timings, lambda f: (cwd / f).is_file())
+    return found, notes + found.notes

@@ -1,0 +1,232 @@
+"""Discovery: test files by the project's own pytest settings (read as text, never imported),
+merged with the timings: new files planned whole and counted, deleted files' timings dropped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ci_shards.cli import main
+from ci_shards.discover import (
+    DEFAULT_PYTHON_FILES,
+    discover_pytest_files,
+    find_settings,
+    merge_with_timings,
+    pytest_paths,
+    whole_files_as_items,
+)
+from ci_shards.errors import InputError
+from ci_shards.model import Granularity, Plan, ShardPlan
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# settings
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pytest.ini", "[pytest]\ntestpaths = tests extra\npython_files = check_*.py\n"),
+        ("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests", "extra"]\npython_files = "check_*.py"\n'),
+        ("tox.ini", "[tox]\nenvlist = py\n[pytest]\ntestpaths =\n  tests\n  extra\npython_files = check_*.py\n"),
+        ("setup.cfg", "[metadata]\nname = x\n[tool:pytest]\ntestpaths = tests extra\npython_files = check_*.py\n"),
+    ],
+)
+def test_settings_are_read_from_every_file_pytest_reads(tmp_path, name, text):
+    _write(tmp_path, {name: text})
+    (tmp_path / "sub").mkdir()
+    settings = find_settings(tmp_path / "sub")  # found in an ancestor, as pytest finds its rootdir
+    assert settings.rootdir == tmp_path
+    assert settings.source == str(tmp_path / name)
+    assert settings.testpaths == ("tests", "extra")
+    assert settings.python_files == ("check_*.py",)
+
+
+def test_settings_precedence_and_defaults(tmp_path):
+    # pytest.ini wins even when empty; a pyproject.toml without a pytest table does not count
+    _write(tmp_path, {"pyproject.toml": "[project]\nname = 'x'\n", "setup.cfg": "[tool:pytest]\ntestpaths = t\n"})
+    assert find_settings(tmp_path).testpaths == ("t",)
+    _write(tmp_path, {"pytest.ini": ""})
+    empty = find_settings(tmp_path)
+    assert (empty.source, empty.testpaths, empty.python_files) == (
+        str(tmp_path / "pytest.ini"),
+        (),
+        DEFAULT_PYTHON_FILES,
+    )
+
+
+def test_unreadable_settings_name_the_file(tmp_path):
+    _write(tmp_path, {"pyproject.toml": "[tool.pytest.ini_options\n"})
+    with pytest.raises(InputError, match=r"pyproject\.toml: cannot read pytest settings"):
+        find_settings(tmp_path)
+    _write(tmp_path, {"pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = 3\n"})
+    with pytest.raises(InputError, match="'testpaths' must be a string or a list"):
+        find_settings(tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------
+# files
+
+
+def test_files_found_as_pytest_would_find_them(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests\n",
+            "tests/test_a.py": "",
+            "tests/sub/b_test.py": "",
+            "tests/helpers.py": "",
+            "tests/.hidden/test_h.py": "",
+            "tests/build/test_built.py": "",
+            "tests/__pycache__/test_a.py": "",
+            "tests/env/pyvenv.cfg": "",
+            "tests/env/lib/test_site.py": "",
+            "other/test_outside.py": "",
+        },
+    )
+    settings = find_settings(tmp_path)
+    assert discover_pytest_files(tmp_path, settings) == ["tests/sub/b_test.py", "tests/test_a.py"]
+    # path arguments replace testpaths; a file named directly is taken whatever its name
+    assert discover_pytest_files(tmp_path, settings, ["other", "tests/helpers.py"]) == [
+        "other/test_outside.py",
+        "tests/helpers.py",
+    ]
+    assert pytest_paths(["-p", "no:randomly", "other", "tests/test_a.py::test_x", "missing", "-x"], tmp_path) == [
+        "other",
+        "tests/test_a.py::test_x",
+    ]
+
+
+def test_testpaths_globs_and_norecursedirs(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["pkg*/tests"]\nnorecursedirs = ["slow"]\n',
+            "pkg1/tests/test_one.py": "",
+            "pkg2/tests/slow/test_slow.py": "",
+            "pkg2/tests/test_two.py": "",
+        },
+    )
+    assert discover_pytest_files(tmp_path, find_settings(tmp_path)) == [
+        "pkg1/tests/test_one.py",
+        "pkg2/tests/test_two.py",
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# merging with the timings
+
+
+def test_merge_plans_new_files_whole_and_drops_deleted_ones():
+    timings = {
+        "tests/test_a.py::t1": 2.0,
+        "tests/test_a.py::t2": 4.0,
+        "tests/test_a.py": 9.0,  # an older whole-file key: the per-test ids win
+        "tests/test_b.py": 10.0,
+        "tests/test_gone.py::t": 1.0,
+        "tests/test_gone.py::u": 1.0,
+        "src/pkg/mod.py::pkg.mod.f": 0.5,  # a doctest: its file exists though discovery does not find it
+    }
+    on_disk = {"tests/test_a.py", "tests/test_b.py", "tests/test_new.py", "src/pkg/mod.py"}
+    found = merge_with_timings(
+        ["tests/test_a.py", "tests/test_b.py", "tests/test_new.py"], timings, on_disk.__contains__
+    )
+    assert found.items == (
+        "src/pkg/mod.py::pkg.mod.f",
+        "tests/test_a.py::t1",
+        "tests/test_a.py::t2",
+        "tests/test_b.py",
+        "tests/test_new.py",
+    )
+    assert found.new_files == ("tests/test_new.py",)
+    assert found.estimates["tests/test_new.py"] == 6.0  # the median file: 0.5, 6 and 10 s
+    assert (found.dropped_items, found.dropped_files) == (2, 1)
+    assert found.notes == [
+        "1 test file(s) without timings planned whole, each estimated at 6.0 s (the median known file):"
+        " tests/test_new.py",
+        "dropped the timings of 2 item(s) in 1 file(s) no longer on disk",
+    ]
+    assert merge_with_timings(["t.py"], {}, bool).estimates == {"t.py": 1.0}
+
+
+def test_files_in_one_shard_are_named_whole():
+    plan = Plan(
+        total=2,
+        granularity=Granularity.AUTO,
+        shards=(
+            ShardPlan(index=1, items=("a.py::t1", "a.py::t2", "b.py::t1"), estimated_seconds=3.0),
+            ShardPlan(index=2, items=("b.py::t2", "c.py"), estimated_seconds=3.0),
+        ),
+        lower_bound_seconds=3.0,
+        unknown_items=0,
+    )
+    whole = whole_files_as_items(plan)
+    assert [s.items for s in whole.shards] == [("a.py", "b.py::t1"), ("b.py::t2", "c.py")]
+    assert [s.estimated_seconds for s in whole.shards] == [3.0, 3.0]
+
+
+# ---------------------------------------------------------------------------------------------
+# the plan command
+
+
+@pytest.fixture
+def suite(tmp_path, monkeypatch):
+    """A suite whose test modules cannot even be imported here: discovery must never import them."""
+    boom = "raise SystemExit('imported user code')\n"
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+            "tests/conftest.py": boom,
+            "tests/test_a.py": boom,
+            "tests/test_b.py": boom,
+            "tests/test_new.py": boom,
+        },
+    )
+    timings = {f"tests/test_a.py::t{n}": 3.0 for n in range(4)} | {"tests/test_b.py::t": 5.0}
+    timings |= {"tests/test_deleted.py::t": 7.0}
+    (tmp_path / "durations.json").write_text(json.dumps(timings))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_plan_discover_merges_files_on_disk_with_the_timings(suite, capsys):
+    assert main(["plan", "--discover", "--durations", "durations.json", "--shards", "2", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    plan = Plan.from_json(json.loads(out))
+    planned = sorted(plan.items)
+    assert "tests/test_new.py" in planned
+    assert not [i for i in planned if "test_deleted" in i]
+    assert plan.unknown_items == 1
+    assert "discovered 3 test files in tests (settings from pyproject.toml" in err
+    assert "dropped the timings of 1 item(s) in 1 file(s) no longer on disk" in err
+    assert "1 test file(s) without timings planned whole" in err
+    # every file is covered exactly once: whole, or by its test ids in the shards it was cut into
+    files = {i.split("::")[0] for i in planned}
+    assert files == {"tests/test_a.py", "tests/test_b.py", "tests/test_new.py"}
+    for file in files:
+        assert not (file in planned and any(i.startswith(file + "::") for i in planned))
+
+
+def test_plan_glob_beside_timings_finds_new_files(suite, capsys):
+    args = ["plan", "--from-timings", "--glob", "tests/test_*.py", "--durations", "durations.json", "--shards", "1"]
+    assert main([*args, "--format", "json"]) == 0
+    plan = Plan.from_json(json.loads(capsys.readouterr().out))
+    assert plan.items == ["tests/test_a.py", "tests/test_b.py", "tests/test_new.py"]  # one shard: all whole
+    assert plan.unknown_items == 1
+
+
+def test_discover_and_pytest_are_exclusive_and_args_need_one_of_them(suite, capsys):
+    assert main(["plan", "--discover", "--pytest", "--durations", "durations.json", "--shards", "2"]) == 2
+    assert "--pytest and --discover" in capsys.readouterr().err
+    assert main(["plan", "--from-timings", "--durations", "durations.json", "--shards", "2", "--", "tests"]) == 2
+    assert "arguments after -- are for --pytest or --discover" in capsys.readouterr().err
