@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
+from aggregate_fixtures import make_plan, write_all
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ci_shards.cli import main
 from ci_shards.config import parse_config
 from ci_shards.errors import ConfigError
 from ci_shards.history import History, Mark, RunInfo, from_json
@@ -121,3 +123,17 @@ def test_a_bad_quarantine_entry_is_one_line_naming_it(value: object, message: st
         parse_config({"quarantine": value}, "ci-shards.yml")
     assert message in str(err.value) and str(err.value).startswith("ci-shards.yml: ")
     assert "\n" not in str(err.value)
+
+
+def test_aggregate_with_a_bad_quarantine_is_exit_2_naming_the_entry(tmp_path, monkeypatch, capsys) -> None:
+    plan = make_plan([["tests/test_a.py::test_a"]])
+    (tmp_path / "plan.json").write_text(plan.dumps())
+    write_all(tmp_path / "shards", plan)
+    (tmp_path / "ci-shards.yml").write_text("quarantine:\n  - test: tests/test_a.py::test_a\n    reason: ''\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["aggregate", "--plan", "plan.json", "shards"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("ci-shards.yml: quarantine entry 1: 'reason' must be a non-empty string, not \"\"")
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert main(["aggregate", "--plan", "plan.json", "shards", "--max-base-age", "two"]) == 2
+    assert "--max-base-age: must be a whole number of days, not 'two'" in capsys.readouterr().err
