@@ -25,6 +25,7 @@ from ci_shards.quarantine import QuarantineEntry, entry_for, expired_messages
 FLAKY_RATE: Final = 0.1  # a test flaky in at least 10% of its recorded runs counts as flaky
 DEFAULT_MAX_BASE_AGE_DAYS: Final = 14
 TOP_FLAKY: Final = 10
+_FLAKY_CHARS: Final = {Mark.FLAKY.value, Mark.FAILED.value, Mark.ERROR.value}
 
 
 class FailOn(str, Enum):
@@ -182,6 +183,9 @@ def top_flaky(history: History, marks: Mapping[str, Mark], current: RunInfo, ctx
     """The ``TOP_FLAKY`` tests with the highest flaky rate (then most flaky runs, then id)."""
     rates = []
     for test_id in sorted(history.tests.keys() | marks.keys()):
+        seen = set(history.tests.get(test_id, "")) | ({marks[test_id].value} if test_id in marks else set())
+        if not seen & _FLAKY_CHARS:
+            continue  # never failed nor flaky: rate 0, and most tests are like this
         outcomes = history.outcomes(test_id)
         if test_id in marks:
             outcomes.append((current, marks[test_id]))
