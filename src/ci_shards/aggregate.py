@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from ci_shards.artifacts import ShardArtifact, read_shard_folders
@@ -254,9 +254,12 @@ def decide(
     *,
     flaky_result: FlakyResult = FlakyResult.PASS,
     allow_empty: bool = False,
+    excused: Collection[str] = frozenset(),
 ) -> Verdict:
     """The verdict of a run: pure, from the plan and what was read from the shard folders. A plan with
-    no items, or a run in which no test executed, fails unless ``allow_empty``."""
+    no items, or a run in which no test executed, fails unless ``allow_empty``. The failures of the
+    ``excused`` tests (quarantined, or known with ``--fail-on new``: ``triage.py``) are reported but
+    fail neither the run nor a shard that failed only because of them."""
     digest = plan.digest  # a property that hashes the whole plan: compute it once
     chosen, ignored, stray = _choose(plan, digest, artifacts)
     results: list[ShardResult] = []
@@ -331,7 +334,9 @@ def decide(
         estimated_makespan=plan.estimated_makespan + (plan.shard_overhead_seconds if plan.items else 0.0),
         flaky_result=flaky_result,
         notes=tuple(stray),
-        reasons=tuple(_reasons(results, accounting, totals, flaky_result, _empty(plan, results, allow_empty))),
+        reasons=tuple(
+            _reasons(results, accounting, totals, flaky_result, _empty(plan, results, allow_empty), excused=excused)
+        ),
         item_seconds=item_seconds,
     )
 
@@ -349,16 +354,32 @@ def _empty(plan: Plan, results: Sequence[ShardResult], allow_empty: bool) -> str
     return empty_run_reason(planned_items=len(plan.items), executed_tests=executed, allow_empty=allow_empty)
 
 
+def _excused_only(result: ShardResult, excused: Collection[str]) -> bool:
+    """A shard that failed only because tests failed, every one of them excused."""
+    bad = [c.test_id for c in result.cases if c.outcome.is_bad]
+    return result.status is ShardStatus.FAILED and bool(bad) and all(t in excused for t in bad)
+
+
 def _reasons(
-    results: Sequence[ShardResult], accounting: Accounting, totals: Totals, flaky_result: FlakyResult, empty: str
+    results: Sequence[ShardResult],
+    accounting: Accounting,
+    totals: Totals,
+    flaky_result: FlakyResult,
+    empty: str,
+    *,
+    excused: Collection[str] = frozenset(),
 ) -> list[str]:
     reasons: list[str] = [empty] if empty else []
     # failed and errored tests are told apart: "6166 errors" is a broken environment, not 6166 failed asserts
-    bad_tests = [f"{plural(totals.failed, 'test')} failed"] if totals.failed else []
-    bad_tests += [plural(totals.errors, "error")] if totals.errors else []
+    failed, errors = totals.failed, totals.errors
+    if excused:  # known, flaky and quarantined failures under --fail-on new do not fail the run
+        failed -= sum(1 for r in results for c in r.cases if c.outcome is CaseOutcome.FAILED and c.test_id in excused)
+        errors -= sum(1 for r in results for c in r.cases if c.outcome is CaseOutcome.ERROR and c.test_id in excused)
+    bad_tests = [f"{plural(failed, 'test')} failed"] if failed else []
+    bad_tests += [plural(errors, "error")] if errors else []
     if bad_tests:
         reasons.append(", ".join(bad_tests))
-    bad_shards = [r for r in results if not r.status.is_success]
+    bad_shards = [r for r in results if not r.status.is_success and not _excused_only(r, excused)]
     if bad_shards:
         listed = ", ".join(f"#{r.index} {r.status.value}" for r in bad_shards[:10])
         more = f" and {len(bad_shards) - 10} more" if len(bad_shards) > 10 else ""

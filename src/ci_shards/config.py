@@ -18,6 +18,7 @@ import yaml
 
 from ci_shards.errors import ConfigError, as_written, kind_of
 from ci_shards.model import Granularity
+from ci_shards.quarantine import QuarantineEntry, parse_quarantine
 
 CONFIG_FILE: Final = "ci-shards.yml"
 # a weight scales estimates; beyond this a typo (1e308) would overflow the plan's arithmetic, not weigh
@@ -41,6 +42,8 @@ class Config:
     cut_cost: float | None = None
     strategy: str | None = None
     allow_empty: bool | None = None  # --allow-empty: an empty plan / a run where no test ran passes
+    fail_on: str | None = None  # aggregate --fail-on: new | any
+    quarantine: tuple[QuarantineEntry, ...] = ()  # tests whose failures do not fail the build
 
 
 def _number(source: str, key: str, value: Any, *, integer: bool = False) -> Any:
@@ -111,6 +114,13 @@ def parse_config(data: Any, source: str) -> Config:
                 msg = f"{source}: {raw_key!r} must be true or false, not {value!r}"
                 raise ConfigError(msg)
             values[key] = value
+        elif key == "fail_on":
+            if value not in ("new", "any"):
+                msg = f"{source}: 'fail-on' must be new or any, not {as_written(value)}"
+                raise ConfigError(msg)
+            values[key] = value
+        elif key == "quarantine":
+            values[key] = parse_quarantine(source, value)
         else:
             msg = f"{source}: unknown key {raw_key!r} (see docs/configuration.md)"
             raise ConfigError(msg)

@@ -5,6 +5,7 @@ every step of the job)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -90,13 +91,16 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def write_timings(verdict: Verdict, path: Path, *, variant: str = "") -> tuple[str, list[str]]:
+def write_timings(
+    verdict: Verdict, path: Path, *, variant: str = "", sections: Mapping[str, Any] | None = None
+) -> tuple[str, list[str]]:
     """Fold this run's measured durations into the timings store at ``path`` (read first when it
     exists, in any format the planner reads; history per item kept) and write it back atomically.
 
     Returns what was recorded and the warnings: an existing file that cannot be read (a corrupt
     cache entry) is one warning and a fresh store replaces it, or it would break every later run;
-    durations the store skips (over a day, NaN) are counted in a warning."""
+    durations the store skips (over a day, NaN) are counted in a warning. ``sections`` are written
+    beside the timings (the test history)."""
     durations = verdict.durations()
     warnings: list[str] = []
     store = TimingsStore()
@@ -115,7 +119,7 @@ def write_timings(verdict: Verdict, path: Path, *, variant: str = "") -> tuple[s
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise InputError(path, f"cannot write timings: {err.strerror or err}") from None
-    write_store(store, path)
+    write_store(store, path, sections)
     where = f" (variant {variant})" if variant else ""
     recorded = sum(1 for v in durations.values() if math.isfinite(v) and 0 <= v <= MAX_TEST_SECONDS)
     learned = (

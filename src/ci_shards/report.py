@@ -19,6 +19,8 @@ from ci_shards import md
 from ci_shards.aggregate import Accounting, ShardResult, Verdict
 from ci_shards.console import fmt_seconds, strip_control
 from ci_shards.model import FailureKind, FailureRecord, ShardStatus
+from ci_shards.report_history import triage_context
+from ci_shards.triage import Triage
 
 TERMINAL_LIST_LIMIT = 10
 
@@ -294,6 +296,7 @@ def render_markdown(
     marker: str = "",
     artifacts_hint: str = "the merged JUnit and failures.jsonl artifacts",
     run_url: str = "",
+    triage: Triage | None = None,
 ) -> str:
     """The job summary (``Flavor.SUMMARY``, < 1 MiB) or PR comment (``Flavor.COMMENT``, < 65,536
     characters). Failures that do not fit are cut with a visible notice pointing to the artifacts."""
@@ -303,12 +306,17 @@ def render_markdown(
     bad = [r for r in verdict.failures if r.kind in _BAD_KINDS]
     # no report can show more than budget/60 entries: never build views for the rest
     candidates = [_failure_view(r, limits, lines.get(r.test_id)) for r in bad[: limits.budget // 60]]
+    history = triage_context(triage, list_limit=limits.list_limit, summary=flavor is Flavor.SUMMARY)
 
     def render(shown: int, with_trace: int) -> str:
         views = [dict(v, trace=v["trace"] if i < with_trace else "") for i, v in enumerate(candidates[:shown])]
         context = _context(verdict, flavor, limits, views)
         text: str = template.render(
-            **context, marker=marker, artifacts_hint=md.inline(artifacts_hint), run_url=_safe_url(run_url)
+            **context,
+            marker=marker,
+            artifacts_hint=md.inline(artifacts_hint),
+            run_url=_safe_url(run_url),
+            history=history,
         )
         return text
 

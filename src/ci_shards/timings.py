@@ -136,9 +136,11 @@ class TimingsStore:
             data["overhead"] = {name: [round(s, 6) for s in samples] for name, samples in sorted(self.overhead.items())}
         return data
 
-    def dumps(self) -> str:
-        """The store file's bytes: sorted keys, one item per line (small diffs), trailing newline."""
-        return json.dumps(self.to_json(), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+    def dumps(self, sections: Mapping[str, Any] | None = None) -> str:
+        """The store file's bytes: sorted keys, one item per line (small diffs), trailing newline.
+        ``sections``: further top-level keys kept by others, e.g. the test history (``history.py``)."""
+        data = {**(sections or {}), **self.to_json()}
+        return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 
 def merge_stores(stores: Iterable[TimingsStore]) -> TimingsStore:
@@ -289,12 +291,12 @@ def load_timings(path: str | Path) -> TimingsStore:
     return parse_timings_text(data, str(path))
 
 
-def write_store(store: TimingsStore, path: str | Path) -> None:
+def write_store(store: TimingsStore, path: str | Path, sections: Mapping[str, Any] | None = None) -> None:
     """Write atomically (a temp file renamed over ``path``) so a killed job never leaves half a store."""
     target = Path(path)
     tmp = target.with_name(target.name + ".tmp")
     try:
-        tmp.write_text(store.dumps(), encoding="utf-8")
+        tmp.write_text(store.dumps(sections), encoding="utf-8")
         tmp.replace(target)
     except OSError as err:
         raise InputError(path, f"cannot write timings: {err.strerror or err}") from None

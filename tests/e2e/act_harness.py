@@ -97,11 +97,14 @@ def make_repo(dest: Path, workflow: dict[str, object], files: dict[str, str | Pa
     return dest
 
 
-def run_act(act: str, repo: Path, work: Path, pip_cache: Path) -> ActRun:
-    """Run the repo's workflow on a push to main; returns act's exit code, its log and the artifacts folder."""
+def run_act(act: str, repo: Path, work: Path, pip_cache: Path, *, caches_of: ActRun | None = None) -> ActRun:
+    """Run the repo's workflow on a push to main; returns act's exit code, its log and the artifacts folder.
+    ``caches_of``: start with the caches an earlier run saved (a later workflow run of the same repository)."""
     action = export_project(work / "action")
     root = work / "stand-in-root"
     root.mkdir()
+    if caches_of is not None:
+        shutil.copytree(caches_of.artifacts.parent / "cache", root / "cache")
     event = work / "event.json"
     event.write_text(json.dumps({"ref": "refs/heads/main", "repository": {"default_branch": "main"}}))
     args = [

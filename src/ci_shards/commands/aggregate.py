@@ -35,6 +35,48 @@ def _junit_help(parser: argparse.ArgumentParser) -> int:
     return EXIT_USAGE
 
 
+def _positive_days(text: str) -> int:
+    if not text.isdigit():
+        msg = f"must be a whole number of days, not {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return int(text)
+
+
+def _history_arguments(agg: argparse.ArgumentParser) -> None:
+    """The test history and what fails the build (docs/aggregate.md, "Test history")."""
+    agg.add_argument(
+        "--fail-on",
+        choices=["new", "any"],
+        default=None,
+        help="which test failures fail the build: any, or only new ones (known, flaky and quarantined failures are"
+        " reported but pass) (default: config 'fail-on', else any)",
+    )
+    agg.add_argument(
+        "--history",
+        type=Path,
+        metavar="STORE",
+        help="timings store holding the base branch's test history (default: the --timings-out file)",
+    )
+    agg.add_argument(
+        "--record-history",
+        action="store_true",
+        help="record this run's outcomes into the --timings-out store on any branch (default: only on the"
+        " repository's default branch)",
+    )
+    agg.add_argument(
+        "--base-branch",
+        metavar="NAME",
+        help="branch whose history failures are compared with (default: $GITHUB_BASE_REF, else this run's branch)",
+    )
+    agg.add_argument(
+        "--max-base-age",
+        type=_positive_days,
+        default=14,
+        metavar="DAYS",
+        help="a base result older than this never makes a failure known (default: 14)",
+    )
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add this stage's subcommands."""
     agg = subparsers.add_parser(
@@ -92,6 +134,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a plan with no items, or a run in which no test ran, passes; without it that fails the verdict"
         " (default: config 'allow-empty', else off)",
     )
+    _history_arguments(agg)
     agg.add_argument(
         "--no-annotations", action="store_true", help="do not emit ::error annotations on GitHub (default: emit)"
     )

@@ -23,12 +23,15 @@ from typing import Any
 from ci_shards import comment as pr_comment
 from ci_shards import config, github, outfile, outputs
 from ci_shards.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
+from ci_shards.commands import history_work
 from ci_shards.console import Console, console_for
 from ci_shards.errors import EXIT_OK, EXIT_USAGE, InputError, UsageError
 from ci_shards.junit import JUnitError, expand_patterns, read_many, write_junit_suites
 from ci_shards.model import CommentMode
 from ci_shards.planfile import load_plan
 from ci_shards.report import comment_marker, render_comment, render_summary, render_terminal
+from ci_shards.report_history import render_triage_terminal, triage_json
+from ci_shards.triage import FailOn, Triage
 
 # --------------------------------------------------------------------------------------------
 # aggregate
@@ -55,6 +58,7 @@ def _post_comment(
     console: Console,
     body: str | None = None,
     summary: bool = True,
+    triage: Triage | None = None,
 ) -> bool:
     """Upsert the PR comment; any failure is a warning, never the build's verdict (style.md).
     True when it fell back to the job summary (no write access), so the caller makes sure the
@@ -79,7 +83,7 @@ def _post_comment(
     if body is None:
         assert verdict is not None
         body = pr_comment.with_state(
-            render_comment(verdict, key=key, run_url=ctx.run_url),
+            render_comment(verdict, key=key, run_url=ctx.run_url, triage=triage),
             pr_comment.result_state(verdict),
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
@@ -120,6 +124,7 @@ def run_aggregate(
     output_format: str,
     env: Mapping[str, str],
     allow_empty: bool = False,
+    history_opts: history_work.HistoryOptions | None = None,
 ) -> int:
     plan = load_plan(plan_path)
     console = console_for(env)
@@ -127,7 +132,17 @@ def run_aggregate(
     if github_mode and not ctx.step_summary:  # a usage error: said before anything is written
         msg = "--github: GITHUB_STEP_SUMMARY is not set (not on GitHub Actions? use --summary FILE)"
         raise UsageError(msg)
-    verdict = aggregate_dirs(plan, dirs, flaky_result=flaky_result, allow_empty=allow_empty)
+    triaged = history_work.decide_with_history(
+        plan,
+        dirs,
+        flaky_result=flaky_result,
+        allow_empty=allow_empty,
+        opts=history_opts or history_work.HistoryOptions(),
+        store=timings_out,
+        env=env,
+        console=console,
+    )
+    verdict, triage = triaged.verdict, triaged.triage
     # Every output that can be written is written: one that cannot is an error line (exit 2 at the end),
     # never a reason to skip the others. The timings are last and only warn: they are for the next run.
     unwritten: list[InputError] = []
@@ -139,7 +154,7 @@ def run_aggregate(
             console.error(str(err))
             unwritten.append(err)
 
-    summary = render_summary(verdict)
+    summary = render_summary(verdict, triage=triage)
     if junit_out:
         write(lambda: outputs.write_merged_junit(verdict, junit_out))
     if failures_out:
@@ -151,36 +166,49 @@ def run_aggregate(
     key = comment_key or ctx.comment_key
     if comment_out:
         body = pr_comment.with_state(
-            render_comment(verdict, key=key, run_url=ctx.run_url),
+            render_comment(verdict, key=key, run_url=ctx.run_url, triage=triage),
             pr_comment.result_state(verdict),
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
         )
         write(lambda: outputs.write_text(comment_out, body))
     console.untrusted(render_terminal(verdict))
+    triage_text = render_triage_terminal(triage)
+    if triage_text:
+        console.untrusted(triage_text)
     if annotations and (github_mode or ctx.actions):
         for line in github.annotation_lines(verdict, workspace=env.get("GITHUB_WORKSPACE", "")):
             console.line(line)
     if comment:
         fell_back = _post_comment(
-            verdict, ctx=_with_event(ctx, env, console), mode=comment_mode, key=key, pr=None, console=console
+            verdict,
+            ctx=_with_event(ctx, env, console),
+            mode=comment_mode,
+            key=key,
+            pr=None,
+            console=console,
+            triage=triage,
         )
         if fell_back and ctx.step_summary and not github_mode and summary_out is None:
             # "falls back to the job summary": make sure it is there even without --github / --summary
             # (with --summary FILE the caller publishes FILE itself, as the action does)
             write(lambda: outputs.append_summary(summary, Path(ctx.step_summary)))
     if output_format == "json":
-        sys.stdout.write(json.dumps(outputs.verdict_json(verdict), sort_keys=True, indent=2) + "\n")
+        payload = {**outputs.verdict_json(verdict), "triage": triage_json(triage)}
+        sys.stdout.write(json.dumps(payload, sort_keys=True, indent=2) + "\n")
     if timings_out:
-        _write_timings(verdict, timings_out, timings_variant, console)
+        history = history_work.history_section(timings_out, triaged, console)
+        _write_timings(verdict, timings_out, timings_variant, console, history)
     return EXIT_USAGE if unwritten else verdict.exit_code
 
 
-def _write_timings(verdict: Verdict, path: Path, variant: str, console: Console) -> None:
+def _write_timings(
+    verdict: Verdict, path: Path, variant: str, console: Console, sections: Mapping[str, Any] | None = None
+) -> None:
     """Fold the durations into the store; a failure is a warning: the verdict is about this run's
     tests, and a store that cannot be written costs the next plan its estimates, nothing else."""
     try:
-        recorded, warnings = outputs.write_timings(verdict, path, variant=variant)
+        recorded, warnings = outputs.write_timings(verdict, path, variant=variant, sections=sections)
     except (InputError, OSError) as err:
         console.warning(f"ci-shards: the timings were not written back: {err} (the verdict stands)")
         return
@@ -208,6 +236,21 @@ def _aggregate_handler(args: argparse.Namespace) -> int:
         output_format=args.format,
         env=os.environ,
         allow_empty=config.allow_empty(args.allow_empty, Path.cwd()),
+        history_opts=_history_options(args),
+    )
+
+
+def _history_options(args: argparse.Namespace) -> history_work.HistoryOptions:
+    """The flags of the test history, the config's ``fail-on`` and ``quarantine`` behind them."""
+    settings = config.load_config(Path.cwd())
+    return history_work.HistoryOptions(
+        fail_on=FailOn(args.fail_on or settings.fail_on or FailOn.ANY.value),
+        history=args.history,
+        record=args.record_history,
+        base_branch=args.base_branch,
+        max_base_age_days=args.max_base_age,
+        quarantine=settings.quarantine,
+        quarantine_source=settings.source,
     )
 
 
