@@ -38,6 +38,7 @@ class Config:
     max_items_per_shard: int | None = None
     cut_cost: float | None = None
     strategy: str | None = None
+    coverage: bool | None = None  # run --coverage (docs/coverage.md)
 
 
 def _number(source: str, key: str, value: Any, *, integer: bool = False) -> Any:
@@ -93,6 +94,11 @@ def parse_config(data: Any, source: str) -> Config:
             values[key] = text
         elif key in ("target_seconds", "shard_overhead", "cut_cost"):
             values[key] = _number(source, raw_key, value)
+        elif key == "coverage":
+            if not isinstance(value, bool):
+                msg = f"{source}: 'coverage' must be true or false, not {as_written(value)}"
+                raise ConfigError(msg)
+            values[key] = value
         elif key in ("max_shards", "max_items_per_shard"):
             values[key] = _number(source, raw_key, value, integer=True)
         else:

@@ -71,6 +71,10 @@ def run_argv(args: argparse.Namespace, plan_path: Path, index: int, total: int, 
         argv.append("--accept-exit-code")
     if args.pytest:
         argv.append("--pytest")
+    if args.coverage is not None:
+        argv.append("--coverage" if args.coverage else "--no-coverage")
+    if not args.coverage_map:
+        argv.append("--no-coverage-map")
     return [*argv, "--", *command]
 
 

@@ -425,6 +425,7 @@ class Outcome:
     leaked_processes: tuple[str, ...] = ()
     log_tail: str = ""
     runner: Mapping[str, Any] = field(default_factory=dict)  # OS, Python, CI run id/attempt...
+    coverage: Mapping[str, Any] | None = None  # run --coverage: tool, version, source root, data files, problem
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -451,6 +452,7 @@ class Outcome:
             "leaked_processes": list(self.leaked_processes),
             "log_tail": self.log_tail,
             "runner": dict(self.runner),
+            **({"coverage": dict(self.coverage)} if self.coverage is not None else {}),
         }
 
     def dumps(self) -> str:
@@ -488,6 +490,7 @@ class Outcome:
             leaked_processes=tuple(data.get("leaked_processes", ())),
             log_tail=str(data.get("log_tail", "")),
             runner=dict(data.get("runner", {})),
+            coverage=dict(data["coverage"]) if isinstance(data.get("coverage"), Mapping) else None,
         )
 
 

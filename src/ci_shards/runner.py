@@ -9,6 +9,7 @@ and the artifact folder (docs/run.md, "The artifact folder").
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shlex
 import shutil
@@ -24,6 +25,7 @@ from typing import Any
 from ci_shards import command as cmd
 from ci_shards.classify import FlakyResult, Policy, Report, Run, decide, report_from_events
 from ci_shards.console import Console, fmt_duration
+from ci_shards.coverage import collect as coverage_collect
 from ci_shards.errors import InputError, UsageError
 from ci_shards.globs import match_files
 from ci_shards.junit import JUnitError, parse_junit
@@ -56,6 +58,7 @@ class RunOptions:
     env: Mapping[str, str] = field(default_factory=dict)
     python: str = sys.executable
     arg_limit: int | None = None  # ARG_MAX override (tests)
+    coverage: coverage_collect.CoverageRequest | None = None  # run --coverage
 
 
 @contextlib.contextmanager
@@ -105,6 +108,10 @@ class _ShardRun:
         self.deadline = time.monotonic() + opts.timeout if opts.timeout else None
         self.total = opts.plan.total
         self.name = shard_dir_name(opts.shard_index, self.total)
+        self.coverage_tool = (
+            coverage_collect.tool_for(opts.command, pytest=opts.pytest) if opts.coverage is not None else None
+        )
+        self.coverage_dir = opts.out / self.name / coverage_collect.COVERAGE_DIR
 
     def env(self, tmpdir: Path) -> dict[str, str]:
         env = dict(self.opts.env)
@@ -118,6 +125,8 @@ class _ShardRun:
             TEST_TOTAL_SHARDS=str(self.total),
             CI_SHARDS_PLAN=str(self.opts.plan_path.resolve()),
         )
+        if self.coverage_tool is not None:
+            env.update(coverage_collect.environment(self.coverage_tool, self.coverage_dir))
         return env
 
     def stopped(self) -> bool:
@@ -160,9 +169,19 @@ class _ShardRun:
 
     def _template(self, *, rerun: int) -> list[str]:
         if not self.opts.pytest:
-            return list(self.opts.command)
-        base = [self.opts.python, "-m", "pytest", "-p", "ci_shards", "--continue-on-collection-errors"]
-        return [*base, *self.opts.command, cmd.ITEMS]
+            template = list(self.opts.command)
+        else:
+            base = [self.opts.python, "-m", "pytest", "-p", "ci_shards", "--continue-on-collection-errors"]
+            template = [*base, *self.opts.command, cmd.ITEMS]
+        if self.coverage_tool is None or self.opts.coverage is None:
+            return template
+        return coverage_collect.wrap(
+            template,
+            tool=self.coverage_tool,
+            python=self.opts.python,
+            request=self.opts.coverage,
+            pytest=self.opts.pytest,
+        )
 
     def _one(
         self,
@@ -311,6 +330,7 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         log_path.open("wb").close()  # writable? fail here, before anything runs, not mid-shard
     except OSError as err:
         raise InputError(shard_dir, f"cannot write the results folder (--out): {err.strerror or err}") from None
+    state_coverage = _prepare_coverage(opts, shard_dir)
     subreaper = become_subreaper()
     started_at, t0 = now_rfc3339(), time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="ci-shards-work-"))
@@ -357,9 +377,30 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         log_path=log_path,
         subreaper=subreaper,
     )
+    if state_coverage is not None and opts.coverage is not None:
+        entry = coverage_collect.describe(
+            state_coverage,
+            state.coverage_dir,
+            source_root=opts.cwd,
+            request=opts.coverage,
+            launched=sum(1 for a in state.attempts if not a["start_error"]),
+        )
+        outcome = dataclasses.replace(outcome, coverage=entry)
+        if entry["problem"]:
+            console.warning(f"{state.name}: coverage: {entry['problem']} (the tests' verdict is unaffected)")
     write_artifacts(shard_dir, outcome, verdict, state.name)
     print_summary(console, outcome, verdict, log_path)
     return outcome
+
+
+def _prepare_coverage(opts: RunOptions, shard_dir: Path) -> coverage_collect.Tool | None:
+    """The collector for ``--coverage`` (None without it), checked and given a fresh data folder."""
+    if opts.coverage is None:
+        return None
+    tool = coverage_collect.tool_for(opts.command, pytest=opts.pytest)
+    coverage_collect.check_available(tool)
+    coverage_collect.prepare(shard_dir)
+    return tool
 
 
 def _rerun(state: _ShardRun, env: Mapping[str, str]) -> None:

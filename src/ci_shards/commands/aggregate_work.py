@@ -18,7 +18,7 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ci_shards import comment as pr_comment
 from ci_shards import github, outfile, outputs
@@ -26,9 +26,12 @@ from ci_shards.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
 from ci_shards.console import Console, console_for
 from ci_shards.errors import EXIT_OK, InputError, UsageError
 from ci_shards.junit import JUnitError, expand_patterns, read_many, write_junit_suites
-from ci_shards.model import CommentMode
+from ci_shards.model import CommentMode, Plan
 from ci_shards.planfile import load_plan
 from ci_shards.report import comment_marker, render_comment, render_summary, render_terminal
+
+if TYPE_CHECKING:
+    from ci_shards.coverage.publish import Published
 
 # --------------------------------------------------------------------------------------------
 # aggregate
@@ -55,6 +58,7 @@ def _post_comment(
     console: Console,
     body: str | None = None,
     summary: bool = True,
+    extra: str = "",
 ) -> bool:
     """Upsert the PR comment; any failure is a warning, never the build's verdict (style.md).
     True when it fell back to the job summary (no write access), so the caller makes sure the
@@ -79,7 +83,7 @@ def _post_comment(
     if body is None:
         assert verdict is not None
         body = pr_comment.with_state(
-            render_comment(verdict, key=key, run_url=ctx.run_url),
+            render_comment(verdict, key=key, run_url=ctx.run_url) + extra,
             pr_comment.result_state(verdict),
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
@@ -119,11 +123,14 @@ def run_aggregate(
     annotations: bool,
     output_format: str,
     env: Mapping[str, str],
+    coverage: CoverageOptions | None = None,
 ) -> int:
     plan = load_plan(plan_path)
     console = console_for(env)
     ctx = github.GitHubContext.from_env(env)  # the event payload is read only for the comment
     verdict = aggregate_dirs(plan, dirs, flaky_result=flaky_result)
+    covered = _fold_coverage(plan, dirs, coverage, env, console)
+    extra = covered.markdown if covered else ""
     if junit_out:
         outputs.write_merged_junit(verdict, junit_out)
     if failures_out:
@@ -135,11 +142,11 @@ def run_aggregate(
             raise UsageError(msg)
         summary_target = Path(ctx.step_summary)
     if summary_target:
-        outputs.append_summary(render_summary(verdict), summary_target)
+        outputs.append_summary(render_summary(verdict) + extra, summary_target)
     key = comment_key or ctx.comment_key
     if comment_out:
         body = pr_comment.with_state(
-            render_comment(verdict, key=key, run_url=ctx.run_url),
+            render_comment(verdict, key=key, run_url=ctx.run_url) + extra,
             pr_comment.result_state(verdict),
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
@@ -151,12 +158,18 @@ def run_aggregate(
             console.line(line)
     if comment:
         fell_back = _post_comment(
-            verdict, ctx=_with_event(ctx, env, console), mode=comment_mode, key=key, pr=None, console=console
+            verdict,
+            ctx=_with_event(ctx, env, console),
+            mode=comment_mode,
+            key=key,
+            pr=None,
+            console=console,
+            extra=extra,
         )
         if fell_back and ctx.step_summary and summary_target is None:
             # "falls back to the job summary": make sure it is there even without --github / --summary
             # (with --summary FILE the caller publishes FILE itself, as the action does)
-            outputs.append_summary(render_summary(verdict), Path(ctx.step_summary))
+            outputs.append_summary(render_summary(verdict) + extra, Path(ctx.step_summary))
     if output_format == "json":
         sys.stdout.write(json.dumps(outputs.verdict_json(verdict), sort_keys=True, indent=2) + "\n")
     if timings_out:  # last: a timings problem must not cost the summary, annotations or comment
@@ -164,7 +177,40 @@ def run_aggregate(
         for warning in warnings:
             console.warning(warning)
         console.line(f"ci-shards: {recorded}")
-    return verdict.exit_code
+    return max(verdict.exit_code, covered.exit_code if covered else EXIT_OK)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CoverageOptions:
+    out: Path
+    fail_under: float | None = None
+    base: str | None = None
+
+
+def coverage_options(args: argparse.Namespace) -> CoverageOptions | None:
+    if args.coverage_out is None:
+        if args.fail_under is not None or args.coverage_base is not None:
+            msg = "--fail-under and --coverage-base need --coverage-out DIR (the folded coverage)"
+            raise UsageError(msg)
+        return None
+    return CoverageOptions(out=args.coverage_out, fail_under=args.fail_under, base=args.coverage_base)
+
+
+def _fold_coverage(
+    plan: Plan, dirs: Sequence[Path], options: CoverageOptions | None, env: Mapping[str, str], console: Console
+) -> Published | None:
+    """The folded coverage (docs/coverage.md); its gate joins the verdict's exit code."""
+    if options is None:
+        return None
+    from ci_shards.coverage.publish import publish  # noqa: PLC0415  (coverage.py only when asked)
+
+    result = publish(
+        plan, dirs, out=options.out, root=Path.cwd(), fail_under=options.fail_under, base=options.base, env=env
+    )
+    console.line(result.console_line())
+    if result.gate_reason:
+        console.error(f"ci-shards: {result.gate_reason}")
+    return result
 
 
 def _aggregate_handler(args: argparse.Namespace) -> int:
@@ -185,6 +231,7 @@ def _aggregate_handler(args: argparse.Namespace) -> int:
         annotations=not args.no_annotations,
         output_format=args.format,
         env=os.environ,
+        coverage=coverage_options(args),
     )
 
 

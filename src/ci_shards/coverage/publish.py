@@ -1,0 +1,81 @@
+"""Fold, write and judge: the aggregate stage's coverage step (``aggregate --coverage-out DIR``, ``local --coverage``).
+
+Writes ``coverage.json``, ``coverage.xml`` (Cobertura) and ``lcov.info`` into the output folder,
+renders the summary section and applies ``--fail-under``: the gate fails the verdict only on
+complete coverage; partial coverage with ``--fail-under`` fails with its own reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Final
+
+from ci_shards.coverage import diffcov, fold, summary, writers
+from ci_shards.coverage.artifact import CoverageArtifact
+from ci_shards.coverage.collect import INSTALL_HINT
+from ci_shards.errors import EXIT_FAILED, EXIT_OK, InputError, UsageError
+from ci_shards.model import Plan, rfc3339
+
+JSON_FILE: Final = "coverage.json"
+XML_FILE: Final = "coverage.xml"
+LCOV_FILE: Final = "lcov.info"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Published:
+    artifact: CoverageArtifact
+    markdown: str
+    gate_reason: str
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_FAILED if self.gate_reason else EXIT_OK
+
+    def console_line(self) -> str:
+        figure = f": {self.artifact.percent:.2f} %" if self.artifact.percent is not None else " (no percentage)"
+        return f"ci-shards: coverage {self.artifact.label}{figure}"
+
+
+def publish(
+    plan: Plan,
+    dirs: Sequence[Path],
+    *,
+    out: Path,
+    root: Path,
+    fail_under: float | None,
+    base: str | None,
+    env: Mapping[str, str],
+) -> Published:
+    if fail_under is not None and not 0 <= fail_under <= 100:
+        msg = f"--fail-under {fail_under:g}: expected a percentage from 0 to 100"
+        raise UsageError(msg)
+    try:
+        import coverage  # noqa: F401, PLC0415
+    except ImportError:
+        msg = f"coverage needs coverage.py here to fold the shards' data: {INSTALL_HINT}"
+        raise UsageError(msg) from None
+    commit = env.get("GITHUB_SHA") or fold.git_commit(root)
+    artifact = fold.fold_python(plan, dirs, root=root, commit=commit, created_at=rfc3339(datetime.now(timezone.utc)))
+    diff, skipped = _diff(artifact, root, diffcov.base_ref(base, env))
+    reason = summary.gate(artifact, fail_under)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / JSON_FILE).write_text(artifact.dumps(), encoding="utf-8")
+        (out / XML_FILE).write_text(writers.cobertura(artifact), encoding="utf-8")
+        (out / LCOV_FILE).write_text(writers.lcov(artifact), encoding="utf-8")
+    except OSError as err:
+        raise InputError(out, f"cannot write the coverage files: {err.strerror or err}") from None
+    markdown = summary.render_section(artifact, diff=diff, diff_skipped=skipped, gate_reason=reason)
+    return Published(artifact=artifact, markdown=markdown, gate_reason=reason)
+
+
+def _diff(artifact: CoverageArtifact, root: Path, base: str | None) -> tuple[diffcov.DiffCoverage | None, str]:
+    if base is None:
+        return None, "no base known: pass --coverage-base REF (on a pull request the base branch is used)"
+    text, problem = diffcov.git_diff(root, base)
+    if text is None:
+        return None, problem
+    return diffcov.diff_coverage(artifact, diffcov.changed_lines(text), base=base), ""
