@@ -27,6 +27,8 @@ pytestmark = [
 ]
 
 FILES = {
+    # warnings are errors: the launcher must not make pytest warn (e.g. "Module already imported")
+    "pytest.ini": "[pytest]\nfilterwarnings =\n    error\n",
     ".coveragerc": "[run]\nbranch = True\n[report]\nexclude_lines =\n    pragma: no cover\n",
     "pkg/__init__.py": "",
     "pkg/calc.py": """\

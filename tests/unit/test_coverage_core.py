@@ -21,6 +21,7 @@ from ci_shards.coverage.diffcov import base_ref, changed_lines, diff_coverage
 from ci_shards.coverage.fold import relative_to_root, shard_state
 from ci_shards.coverage.query import Answer, freshness, query_line
 from ci_shards.coverage.summary import gate, ranges, render_section
+from ci_shards.coverage.v8 import countable, script_lines
 from ci_shards.coverage.writers import cobertura, lcov
 from ci_shards.model import Outcome, ShardStatus
 
@@ -289,3 +290,38 @@ def test_base_ref() -> None:
     assert base_ref("main", {"GITHUB_BASE_REF": "dev"}) == "main"
     assert base_ref(None, {"GITHUB_BASE_REF": "dev"}) == "origin/dev"
     assert base_ref(None, {}) is None
+
+
+# V8 ranges -> lines ---------------------------------------------------------------------------
+
+JS = """// comment
+function add(a, b) {
+  if (a < 0) {
+    return 0;
+  }
+  return a + b;
+}
+
+module.exports = { add };
+"""
+
+
+def _offset(line: int, column: int = 0) -> int:
+    return sum(len(text) + 1 for text in JS.split("\n")[: line - 1]) + column
+
+
+def test_v8_ranges_become_lines_and_functions() -> None:
+    functions = [
+        {"functionName": "", "ranges": [{"startOffset": 0, "endOffset": len(JS), "count": 1}]},
+        {
+            "functionName": "add",
+            "ranges": [
+                {"startOffset": _offset(2), "endOffset": _offset(7, 1), "count": 2},
+                {"startOffset": _offset(3, 13), "endOffset": _offset(5, 3), "count": 0},  # the if block, never taken
+            ],
+        },
+    ]
+    lines = script_lines(JS, functions)
+    assert countable(JS) == [2, 3, 4, 5, 6, 7, 9]  # no blank or comment lines
+    assert dict(lines.counts) == {2: 2, 3: 2, 4: 0, 5: 0, 6: 2, 7: 2, 9: 1}
+    assert lines.functions == ((Function(name="add", start=2, end=7), True),)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import posixpath
 import re
 import subprocess
@@ -74,7 +73,7 @@ def relative_to_root(path: str, shard_root: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class _Shard:
+class FoldedShard:
     index: int
     folder: Path | None
     outcome: Outcome | None
@@ -90,17 +89,58 @@ def _read_outcome(folder: Path) -> tuple[Outcome | None, str]:
         return None, f"{OUTCOME_FILE} unreadable: {err}"
 
 
-def _shards(plan: Plan, dirs: Sequence[Path]) -> list[_Shard]:
+def _shards(plan: Plan, dirs: Sequence[Path]) -> list[FoldedShard]:
     """One entry per planned shard: its folder of this plan, the last finished when retried."""
-    best: dict[int, _Shard] = {}
+    best: dict[int, FoldedShard] = {}
     for folder in discover_shard_folders(dirs):
         outcome, problem = _read_outcome(folder)
         if outcome is None or outcome.plan_digest != plan.digest or outcome.shard_total != plan.total:
             continue
         known = best.get(outcome.shard_index)
         if known is None or (known.outcome and known.outcome.finished_at < outcome.finished_at):
-            best[outcome.shard_index] = _Shard(outcome.shard_index, folder, outcome, problem)
-    return [best.get(s.index) or _Shard(s.index, None, None, "") for s in plan.shards]
+            best[outcome.shard_index] = FoldedShard(outcome.shard_index, folder, outcome, problem)
+    return [best.get(s.index) or FoldedShard(s.index, None, None, "") for s in plan.shards]
+
+
+def shard_states(plan: Plan, dirs: Sequence[Path]) -> tuple[list[ShardCoverage], list[FoldedShard]]:
+    """Every planned shard's state, and the shards whose data is to be folded."""
+    states: list[ShardCoverage] = []
+    folded: list[FoldedShard] = []
+    for shard in _shards(plan, dirs):
+        state = shard_state(
+            index=shard.index, planned=len(plan.shard(shard.index).items), outcome=shard.outcome, problem=shard.problem
+        )
+        states.append(state)
+        if state.state is ShardState.FOLDED:
+            folded.append(shard)
+    return states, folded
+
+
+def mark_corrupt(states: Sequence[ShardCoverage], bad: Mapping[int, str]) -> list[ShardCoverage]:
+    return [
+        ShardCoverage(index=s.index, state=ShardState.CORRUPT, detail=bad[s.index]) if s.index in bad else s
+        for s in states
+    ]
+
+
+def placement_notes(relative: Sequence[str | None], root: Path) -> list[str]:
+    """What the fold left out: files measured outside the root, and files not in the source here."""
+    notes = []
+    outside = sum(rel is None for rel in relative)
+    if outside:
+        notes.append(f"{outside} measured files outside the source root were left out")
+    gone = sorted({rel for rel in relative if rel is not None and not (root / rel).is_file()})
+    if gone:
+        notes.append(f"{len(gone)} measured files are not in the source here: {', '.join(gone[:10])}")
+    return notes
+
+
+def unmeasured_digests(root: Path, measured: set[str], suffixes: Sequence[str]) -> dict[str, str] | None:
+    """sha256 of every tracked source file no shard executed (None outside a git checkout)."""
+    tracked = tracked_files(root, suffixes)
+    if tracked is None:
+        return None
+    return {p: sha256_of(root / p) for p in tracked if p not in measured and (root / p).is_file()}
 
 
 def sha256_of(path: Path) -> str:
@@ -127,7 +167,7 @@ def tracked_files(root: Path, suffixes: Sequence[str]) -> list[str] | None:
     return None
 
 
-def _combine_python(shards: Sequence[_Shard]) -> tuple[Any, dict[str, set[int]], dict[int, str]]:
+def _combine_python(shards: Sequence[FoldedShard]) -> tuple[Any, dict[str, set[int]], dict[int, str]]:
     """Every folded shard's data in one in-memory CoverageData; a shard that fails is marked corrupt."""
     from coverage import CoverageData  # noqa: PLC0415
 
@@ -209,32 +249,15 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
     coverage.py reads the project's configuration from the working directory (run from ``root``)."""
     import coverage  # noqa: PLC0415
 
-    states: list[ShardCoverage] = []
-    folded: list[_Shard] = []
-    for shard in _shards(plan, dirs):
-        state = shard_state(
-            index=shard.index, planned=len(plan.shard(shard.index).items), outcome=shard.outcome, problem=shard.problem
-        )
-        states.append(state)
-        if state.state is ShardState.FOLDED:
-            folded.append(shard)
+    states, folded = shard_states(plan, dirs)
     combined, shards_of, bad = _combine_python(folded)
-    states = [
-        ShardCoverage(index=s.index, state=ShardState.CORRUPT, detail=bad[s.index]) if s.index in bad else s
-        for s in states
-    ]
+    states = mark_corrupt(states, bad)
     cov = coverage.Coverage(data_file=None, config_file=True)
     cov.set_option("run:relative_files", True)
     cov.get_data().update(combined)
     inside = {n: relative_to_root(n, str(root)) for n in combined.measured_files()}
     present = sorted(rel for rel in inside.values() if rel is not None and (root / rel).is_file())
-    notes = []
-    outside = sum(rel is None for rel in inside.values())
-    if outside:
-        notes.append(f"{outside} measured files outside the source root were left out")
-    gone = sorted(rel for rel in inside.values() if rel is not None and not (root / rel).is_file())
-    if gone:
-        notes.append(f"{len(gone)} measured files are not in the source here: {', '.join(gone[:10])}")
+    notes = placement_notes(list(inside.values()), root)
     branch = combined.has_arcs()
     files: list[FileCoverage] = []
     if present:
@@ -257,11 +280,6 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
                     rel, data, root=root, shards=shards_by_rel.get(rel, set()), patterns=patterns, branch=branch
                 )
             )
-    measured = {f.path for f in files}
-    tracked = tracked_files(root, (".py",))
-    unmeasured = None
-    if tracked is not None:
-        unmeasured = {p: sha256_of(root / p) for p in tracked if p not in measured and (root / p).is_file()}
     return CoverageArtifact(
         created_at=created_at,
         commit=commit,
@@ -271,10 +289,6 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
         branch=branch,
         completeness=Completeness(total=plan.total, shards=tuple(states)),
         files=tuple(files),
-        unmeasured=unmeasured,
+        unmeasured=unmeasured_digests(root, {f.path for f in files}, (".py",)),
         notes=tuple(notes),
     )
-
-
-def environment_root(env: Mapping[str, str]) -> Path:
-    return Path(env.get("GITHUB_WORKSPACE") or os.getcwd())

@@ -46,6 +46,10 @@ def main(argv: Sequence[str]) -> int:
         # patch=subprocess asserts a config file, though children get the serialized settings
         # (COVERAGE_PROCESS_CONFIG) and never read it: a project without one must still be measured
         cov.config.config_file = ""
+    # pytest loads ci_shards as a plugin and wants to import it itself (to rewrite its asserts): left in
+    # sys.modules by this launcher's own import, it would warn "Module already imported" in every run
+    for name in [n for n in sys.modules if n == "ci_shards" or n.startswith("ci_shards.")]:
+        del sys.modules[name]
     sys.argv = [module, *rest]
     code: int | str | None = 0
     cov.start()

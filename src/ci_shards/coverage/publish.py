@@ -7,6 +7,7 @@ complete coverage; partial coverage with ``--fail-under`` fails with its own rea
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -15,7 +16,7 @@ from typing import Final
 
 from ci_shards.coverage import diffcov, fold, summary, writers
 from ci_shards.coverage.artifact import CoverageArtifact
-from ci_shards.coverage.collect import INSTALL_HINT
+from ci_shards.coverage.collect import INSTALL_HINT, Tool
 from ci_shards.errors import EXIT_FAILED, EXIT_OK, InputError, UsageError
 from ci_shards.model import Plan, rfc3339
 
@@ -52,13 +53,8 @@ def publish(
     if fail_under is not None and not 0 <= fail_under <= 100:
         msg = f"--fail-under {fail_under:g}: expected a percentage from 0 to 100"
         raise UsageError(msg)
-    try:
-        import coverage  # noqa: F401, PLC0415
-    except ImportError:
-        msg = f"coverage needs coverage.py here to fold the shards' data: {INSTALL_HINT}"
-        raise UsageError(msg) from None
     commit = env.get("GITHUB_SHA") or fold.git_commit(root)
-    artifact = fold.fold_python(plan, dirs, root=root, commit=commit, created_at=rfc3339(datetime.now(timezone.utc)))
+    artifact = _fold(plan, dirs, root=root, commit=commit, created_at=rfc3339(datetime.now(timezone.utc)))
     diff, skipped = _diff(artifact, root, diffcov.base_ref(base, env))
     reason = summary.gate(artifact, fail_under)
     try:
@@ -70,6 +66,20 @@ def publish(
         raise InputError(out, f"cannot write the coverage files: {err.strerror or err}") from None
     markdown = summary.render_section(artifact, diff=diff, diff_skipped=skipped, gate_reason=reason)
     return Published(artifact=artifact, markdown=markdown, gate_reason=reason)
+
+
+def _fold(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, created_at: str) -> CoverageArtifact:
+    """V8 when the shards measured Node, else coverage.py (which must then be installed here)."""
+    _states, folded = fold.shard_states(plan, dirs)
+    tools = {str((s.outcome.coverage or {}).get("tool")) for s in folded if s.outcome is not None}
+    if Tool.V8.value in tools:
+        from ci_shards.coverage.fold_node import fold_v8  # noqa: PLC0415
+
+        return fold_v8(plan, dirs, root=root, commit=commit, created_at=created_at)
+    if importlib.util.find_spec("coverage") is None:
+        msg = f"coverage needs coverage.py here to fold the shards' data: {INSTALL_HINT}"
+        raise UsageError(msg)
+    return fold.fold_python(plan, dirs, root=root, commit=commit, created_at=created_at)
 
 
 def _diff(artifact: CoverageArtifact, root: Path, base: str | None) -> tuple[diffcov.DiffCoverage | None, str]:
