@@ -162,6 +162,10 @@ def folded_lines(artifact: dict[str, Any]) -> dict[str, tuple[list[int], list[in
 
 def test_shards_fold_to_the_serial_run_line_for_line(tmp_path: Path) -> None:
     root = make_project(tmp_path)
+    # the change under review: a function no test calls
+    with (root / "pkg" / "calc.py").open("a", encoding="utf-8") as handle:
+        handle.write("\n\ndef mul(a, b):\n    return a * b\n")
+    git(root, "commit", "-qam", "mul")
     plan(root, 2)
     for index in (1, 2):
         done = run(root, index, 2, "--coverage")
@@ -181,6 +185,8 @@ def test_shards_fold_to_the_serial_run_line_for_line(tmp_path: Path) -> None:
         "summary.md",
         "--fail-under",
         "50",
+        "--coverage-base",
+        "HEAD~1",
     )
     assert done.returncode == 0, done.stderr
     artifact = json.loads((root / "cov" / "coverage.json").read_text(encoding="utf-8"))
@@ -199,6 +205,7 @@ def test_shards_fold_to_the_serial_run_line_for_line(tmp_path: Path) -> None:
     assert "<?xml" in (root / "cov" / "coverage.xml").read_text() and (root / "cov" / "lcov.info").stat().st_size
     summary = (root / "summary.md").read_text(encoding="utf-8")
     assert "### Coverage" in summary and "2/2 shards" in summary
+    assert "**Changed lines** against `HEAD~1`: **50.0 %** (1/2), not executed:\n- `pkg/calc.py`: 16" in summary
 
     # the query and status commands on the fresh artifact, then after a change and a rename
     def ask(location: str) -> dict[str, Any]:
