@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import platform
 import resource
@@ -143,9 +144,40 @@ def fold(root: Path, repeat: int) -> dict[str, float]:
             shutil.copy(path, ref / path.name)
         data = str(ref / DATA_STEM)
         combine = [PY, "-m", "coverage", "combine", "--keep", "-q", f"--rcfile={rc}", f"--data-file={data}", str(ref)]
-        xml = [PY, "-m", "coverage", "xml", "-q", f"--rcfile={rc}", f"--data-file={data}", "-o", str(root / "ref.xml")]
+        xml = [
+            PY,
+            "-m",
+            "coverage",
+            "xml",
+            "-q",
+            "-i",
+            f"--rcfile={rc}",
+            f"--data-file={data}",
+            "-o",
+            str(root / "ref.xml"),
+        ]
         times["reference"].append(timed(combine, cwd=REPO, env=env)[0] + timed(xml, cwd=REPO, env=env)[0])
     return {n: statistics.median(t) for n, t in times.items()}
+
+
+def equivalent(root: Path) -> str:
+    """Our folded lines vs coverage.py's own report of the same combined data, per file."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
+    data = str(root / "reference" / DATA_STEM)
+    out = root / "ref.json"
+    subprocess.run(
+        [PY, "-m", "coverage", "json", "-q", "-i", f"--rcfile={root / 'rc'}", f"--data-file={data}", "-o", str(out)],
+        cwd=REPO, env=env, check=False, capture_output=True,
+    )  # fmt: skip
+    theirs = {
+        name: (f["executed_lines"], f["missing_lines"])
+        for name, f in json.loads(out.read_text(encoding="utf-8"))["files"].items()
+        if not os.path.isabs(name)
+    }
+    folded = json.loads((root / "ours" / "coverage.json").read_text(encoding="utf-8"))["files"]
+    ours = {name: (f["executed_lines"], f["missed_lines"]) for name, f in folded.items()}
+    differ = sorted(n for n in set(ours) | set(theirs) if ours.get(n) != theirs.get(n))
+    return f"{len(ours)} files, identical" if not differ else f"{len(differ)} files differ: {', '.join(differ[:5])}"
 
 
 def main() -> int:
@@ -155,27 +187,35 @@ def main() -> int:
     )
     parser.add_argument("--repeat", type=int, default=2, help="runs per variant, median shown (default: 2)")
     parser.add_argument("--shards", type=int, default=64, help="shard folders for the fold (default: 64)")
+    parser.add_argument(
+        "--workdir", type=Path, help="keep the data here; when it already holds shards, only fold (default: a temp dir)"
+    )
     args = parser.parse_args()
     started = datetime.now(timezone.utc)
     with tempfile.TemporaryDirectory(prefix="ci-shards-bench-cov-") as tmp:
-        root = Path(tmp)
+        root = args.workdir or Path(tmp)
         data_dir = root / "data"
-        costs = overhead(args.suite, args.repeat, data_dir)  # the last variant (map) leaves its data
-        split_into_shards(data_dir, args.shards, root)
+        costs: dict[str, tuple[float, float]] = {}
+        if not (root / "shards").is_dir():
+            costs = overhead(args.suite, args.repeat, data_dir)  # the last variant (map) leaves its data
+            split_into_shards(data_dir, args.shards, root)
         folds = fold(root, args.repeat)
-    base_wall, base_cpu = costs["none"]
+        same = equivalent(root)
     print(f"Run {started:%Y-%m-%d %H:%M} UTC on `{' '.join(platform.uname())}`, nproc {os.cpu_count()}, "
           f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}.\n")  # fmt: skip
-    print(f"Suite: `{args.suite}` (median of {args.repeat}).\n")
-    print("| variant | wall | CPU | wall vs none | CPU vs none |\n|---|--:|--:|--:|--:|")
-    for name, (wall, cpu) in costs.items():
-        print(f"| {name} | {wall:.1f} s | {cpu:.1f} s | {wall / base_wall:.2f}x | {cpu / base_cpu:.2f}x |")
+    if costs:
+        base_wall, base_cpu = costs["none"]
+        print(f"Suite: `{args.suite}` (median of {args.repeat}).\n")
+        print("| variant | wall | CPU | wall vs none | CPU vs none |\n|---|--:|--:|--:|--:|")
+        for name, (wall, cpu) in costs.items():
+            print(f"| {name} | {wall:.1f} s | {cpu:.1f} s | {wall / base_wall:.2f}x | {cpu / base_cpu:.2f}x |")
     ratio = folds["ours"] / folds["reference"]
     print(f"\nFold of {args.shards} shards (median of {args.repeat}):\n")
     print("| method | wall |\n|---|--:|")
     print(f"| ours: fold + coverage.json + coverage.xml + lcov.info | {folds['ours']:.2f} s |")
     print(f"| reference: `coverage combine --keep && coverage xml` | {folds['reference']:.2f} s |")
     print(f"| ratio ours / reference (target ≤ 1.2) | {ratio:.2f} |")
+    print(f"\nLine for line, ours' coverage.json vs `coverage json` of the reference's combined data: {same}")
     return 0
 
 

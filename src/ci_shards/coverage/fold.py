@@ -167,31 +167,32 @@ def tracked_files(root: Path, suffixes: Sequence[str]) -> list[str] | None:
     return None
 
 
-def _combine_python(shards: Sequence[FoldedShard]) -> tuple[Any, dict[str, set[int]], dict[int, str]]:
-    """Every folded shard's data in one in-memory CoverageData; a shard that fails is marked corrupt."""
+def _combine_python(shards: Sequence[FoldedShard], target: Any) -> tuple[dict[str, set[int]], dict[int, str]]:
+    """Every folded shard's data into ``target`` (a CoverageData); a shard whose files cannot all be read
+    is marked corrupt and adds nothing."""
     from coverage import CoverageData  # noqa: PLC0415
 
-    combined = CoverageData(no_disk=True)
     shards_of: dict[str, set[int]] = {}
     corrupt: dict[int, str] = {}
     for shard in shards:
         assert shard.folder is not None and shard.outcome is not None and shard.outcome.coverage is not None
         entry = shard.outcome.coverage
-        root = str(entry.get("source_root", ""))
-        mapped = _mapper(root)
-        trial = CoverageData(no_disk=True)
+        mapped = _mapper(str(entry.get("source_root", "")))
         try:
+            parts = []
             for path in data_files(Tool.COVERAGE_PY, shard.folder / str(entry.get("data", "coverage"))):
                 one = CoverageData(basename=str(path))
                 one.read()
-                trial.update(one, map_path=mapped)
-            combined.update(trial)
+                parts.append(one)
+            for one in parts:  # update() checks line vs arc data before it writes anything
+                target.update(one, map_path=mapped)
         except Exception as err:  # DataError, sqlite3.DatabaseError, ...: only this shard is marked
             corrupt[shard.index] = f"{type(err).__name__}: {str(err)[:200]}"
             continue
-        for name in trial.measured_files():
-            shards_of.setdefault(name, set()).add(shard.index)
-    return combined, shards_of, corrupt
+        for one in parts:
+            for name in one.measured_files():
+                shards_of.setdefault(mapped(name), set()).add(shard.index)
+    return shards_of, corrupt
 
 
 def _mapper(root: str) -> Callable[[str], str]:
@@ -209,8 +210,25 @@ def _exclusion_reason(text: str, patterns: Sequence[str]) -> str:
     return "inside an excluded block (its opening line matches an exclusion pattern)"
 
 
+def _contexts(data: Any, names: Sequence[str]) -> dict[int, set[str]]:
+    """Line -> the contexts (test files, with the map) that executed it, straight from the data: asking
+    coverage.py's JSON report for them would repeat every line's list per function and class."""
+    found: dict[int, set[str]] = {}
+    for name in names:
+        for line, contexts in data.contexts_by_lineno(name).items():
+            found.setdefault(int(line), set()).update(contexts)
+    return found
+
+
 def _file_coverage(
-    path: str, report: Mapping[str, Any], *, root: Path, shards: set[int], patterns: Sequence[str], branch: bool
+    path: str,
+    report: Mapping[str, Any],
+    *,
+    root: Path,
+    shards: set[int],
+    contexts: Mapping[int, set[str]],
+    patterns: Sequence[str],
+    branch: bool,
 ) -> FileCoverage:
     source = root / path
     lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -225,10 +243,10 @@ def _file_coverage(
         start = int(region["start_line"])
         functions.append(Function(name=name, start=start, end=max([start, *body])))
     test_files: dict[str, list[int]] = {}
-    for line, contexts in report.get("contexts", {}).items():
-        for context in contexts:
+    for line, names in contexts.items():
+        for context in names:
             if context:
-                test_files.setdefault(context, []).append(int(line))
+                test_files.setdefault(context, []).append(line)
     return FileCoverage(
         path=path,
         sha256=sha256_of(source),
@@ -250,11 +268,12 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
     import coverage  # noqa: PLC0415
 
     states, folded = shard_states(plan, dirs)
-    combined, shards_of, bad = _combine_python(folded)
-    states = mark_corrupt(states, bad)
     cov = coverage.Coverage(data_file=None, config_file=True)
     cov.set_option("run:relative_files", True)
-    cov.get_data().update(combined)
+    combined = cov.get_data()
+    shards_of, bad = _combine_python(folded, combined)
+    states = mark_corrupt(states, bad)
+    mapped = any(((s.outcome and s.outcome.coverage) or {}).get("map") for s in folded)
     inside = {n: relative_to_root(n, str(root)) for n in combined.measured_files()}
     present = sorted(rel for rel in inside.values() if rel is not None and (root / rel).is_file())
     notes = placement_notes(list(inside.values()), root)
@@ -263,21 +282,26 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
     if present:
         with tempfile.TemporaryDirectory(prefix="ci-shards-cov-") as tmp:
             out = Path(tmp) / "report.json"
-            cov.json_report(
-                morfs=[str(root / p) for p in present], outfile=str(out), ignore_errors=True, show_contexts=True
-            )
+            cov.json_report(morfs=[str(root / p) for p in present], outfile=str(out), ignore_errors=True)
             report = json.loads(out.read_text(encoding="utf-8"))["files"]
         exclude = cov.get_option("report:exclude_lines")
         patterns = [str(p) for p in exclude] if isinstance(exclude, list) else []
-        shards_by_rel: dict[str, set[int]] = {}
+        names_of: dict[str, list[str]] = {}
         for name, rel in inside.items():
             if rel is not None:
-                shards_by_rel.setdefault(rel, set()).update(shards_of.get(name, set()))
+                names_of.setdefault(rel, []).append(name)
         for key, data in report.items():
             rel = relative_to_root(key, str(root.resolve())) or key
+            names = names_of.get(rel, [])
             files.append(
                 _file_coverage(
-                    rel, data, root=root, shards=shards_by_rel.get(rel, set()), patterns=patterns, branch=branch
+                    rel,
+                    data,
+                    root=root,
+                    shards={i for n in names for i in shards_of.get(n, ())},
+                    contexts=_contexts(combined, names) if mapped else {},
+                    patterns=patterns,
+                    branch=branch,
                 )
             )
     return CoverageArtifact(
