@@ -95,7 +95,16 @@ def _rmtree(path: Path) -> None:
 class _ShardRun:
     """The mutable state of one ``run_shard`` call."""
 
-    def __init__(self, opts: RunOptions, console: Console, cancel: CancelToken, work: Path, log: Any) -> None:
+    def __init__(
+        self,
+        opts: RunOptions,
+        console: Console,
+        cancel: CancelToken,
+        work: Path,
+        log: Any,
+        *,
+        coverage: coverage_collect.Collector | None = None,
+    ) -> None:
         self.opts = opts
         self.console = console
         self.cancel = cancel
@@ -108,10 +117,7 @@ class _ShardRun:
         self.deadline = time.monotonic() + opts.timeout if opts.timeout else None
         self.total = opts.plan.total
         self.name = shard_dir_name(opts.shard_index, self.total)
-        self.coverage_tool = (
-            coverage_collect.tool_for(opts.command, pytest=opts.pytest) if opts.coverage is not None else None
-        )
-        self.coverage_dir = opts.out / self.name / coverage_collect.COVERAGE_DIR
+        self.coverage = coverage
 
     def env(self, tmpdir: Path) -> dict[str, str]:
         env = dict(self.opts.env)
@@ -125,8 +131,8 @@ class _ShardRun:
             TEST_TOTAL_SHARDS=str(self.total),
             CI_SHARDS_PLAN=str(self.opts.plan_path.resolve()),
         )
-        if self.coverage_tool is not None:
-            env.update(coverage_collect.environment(self.coverage_tool, self.coverage_dir))
+        if self.coverage is not None:
+            env.update(self.coverage.environment())
         return env
 
     def stopped(self) -> bool:
@@ -173,15 +179,7 @@ class _ShardRun:
         else:
             base = [self.opts.python, "-m", "pytest", "-p", "ci_shards", "--continue-on-collection-errors"]
             template = [*base, *self.opts.command, cmd.ITEMS]
-        if self.coverage_tool is None or self.opts.coverage is None:
-            return template
-        return coverage_collect.wrap(
-            template,
-            tool=self.coverage_tool,
-            python=self.opts.python,
-            request=self.opts.coverage,
-            pytest=self.opts.pytest,
-        )
+        return self.coverage.wrap(template) if self.coverage is not None else template
 
     def _one(
         self,
@@ -330,14 +328,16 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         log_path.open("wb").close()  # writable? fail here, before anything runs, not mid-shard
     except OSError as err:
         raise InputError(shard_dir, f"cannot write the results folder (--out): {err.strerror or err}") from None
-    state_coverage = _prepare_coverage(opts, shard_dir)
+    coverage = coverage_collect.start(
+        opts.coverage, command=opts.command, pytest=opts.pytest, python=opts.python, shard_dir=shard_dir
+    )
     subreaper = become_subreaper()
     started_at, t0 = now_rfc3339(), time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="ci-shards-work-"))
     tmpdir = Path(tempfile.mkdtemp(prefix="ci-shards-tmp-"))
     try:
         with log_path.open("w+b") as log:
-            state = _ShardRun(opts, console, cancel, work, log)
+            state = _ShardRun(opts, console, cancel, work, log, coverage=coverage)
             if planned:
                 limit = fmt_duration(opts.timeout) if opts.timeout else "none"
                 console.line(f"ci-shards {state.name}: {len(planned)} items, timeout {limit}")
@@ -377,30 +377,14 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         log_path=log_path,
         subreaper=subreaper,
     )
-    if state_coverage is not None and opts.coverage is not None:
-        entry = coverage_collect.describe(
-            state_coverage,
-            state.coverage_dir,
-            source_root=opts.cwd,
-            request=opts.coverage,
-            launched=sum(1 for a in state.attempts if not a["start_error"]),
-        )
+    if coverage is not None:
+        entry = coverage.describe(source_root=opts.cwd, launched=sum(1 for a in state.attempts if not a["start_error"]))
         outcome = dataclasses.replace(outcome, coverage=entry)
         if entry["problem"]:
             console.warning(f"{state.name}: coverage: {entry['problem']} (the tests' verdict is unaffected)")
     write_artifacts(shard_dir, outcome, verdict, state.name)
     print_summary(console, outcome, verdict, log_path)
     return outcome
-
-
-def _prepare_coverage(opts: RunOptions, shard_dir: Path) -> coverage_collect.Tool | None:
-    """The collector for ``--coverage`` (None without it), checked and given a fresh data folder."""
-    if opts.coverage is None:
-        return None
-    tool = coverage_collect.tool_for(opts.command, pytest=opts.pytest)
-    coverage_collect.check_available(tool)
-    coverage_collect.prepare(shard_dir)
-    return tool
 
 
 def _rerun(state: _ShardRun, env: Mapping[str, str]) -> None:

@@ -325,3 +325,12 @@ def test_v8_ranges_become_lines_and_functions() -> None:
     assert countable(JS) == [2, 3, 4, 5, 6, 7, 9]  # no blank or comment lines
     assert dict(lines.counts) == {2: 2, 3: 2, 4: 0, 5: 0, 6: 2, 7: 2, 9: 1}
     assert lines.functions == ((Function(name="add", start=2, end=7), True),)
+
+
+def test_section_stays_small_with_many_packages_and_uncovered_lines() -> None:
+    files = tuple(_file(path=f"pkg{i}/m.py") for i in range(500))
+    artifact = _artifact(files=files)
+    changed = {f"pkg{i}/m.py": set(range(1, 5000)) for i in range(500)}
+    text = render_section(artifact, diff=diff_coverage(artifact, changed, base="main"))
+    assert "… and 400 more" in text and "… and 470 more files" in text
+    assert len(text) < 30_000

@@ -166,6 +166,37 @@ def describe(
     }
 
 
+@dataclass(frozen=True, kw_only=True)
+class Collector:
+    """One shard's coverage collection: the runner's only hook (environment, command, outcome entry)."""
+
+    tool: Tool
+    request: CoverageRequest
+    data_dir: Path
+    python: str
+    pytest: bool
+
+    def environment(self) -> dict[str, str]:
+        return environment(self.tool, self.data_dir)
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        return wrap(argv, tool=self.tool, python=self.python, request=self.request, pytest=self.pytest)
+
+    def describe(self, *, source_root: Path, launched: int) -> dict[str, Any]:
+        return describe(self.tool, self.data_dir, source_root=source_root, request=self.request, launched=launched)
+
+
+def start(
+    request: CoverageRequest | None, *, command: Sequence[str], pytest: bool, python: str, shard_dir: Path
+) -> Collector | None:
+    """The collector for ``--coverage`` (None without it), checked and given a fresh data folder."""
+    if request is None:
+        return None
+    tool = tool_for(command, pytest=pytest)
+    check_available(tool)
+    return Collector(tool=tool, request=request, data_dir=prepare(shard_dir), python=python, pytest=pytest)
+
+
 def entry_problem(entry: Mapping[str, Any] | None) -> str:
     """Why a shard's outcome entry gives no usable data ("" when it does)."""
     if not entry:

@@ -17,7 +17,10 @@ from ci_shards import md
 from ci_shards.coverage.artifact import RECOLLECT, CoverageArtifact, FileCoverage, Totals
 from ci_shards.coverage.diffcov import DiffCoverage
 
+# a PR comment holds at most 65,536 characters, shared with the verdict: the section stays well below
 MAX_UNCOVERED_FILES = 30
+MAX_PACKAGES = 100
+MAX_RANGES_CHARS = 300
 
 
 def gate(artifact: CoverageArtifact, fail_under: float | None) -> str:
@@ -56,7 +59,7 @@ def _packages(files: Sequence[FileCoverage]) -> list[dict[str, str]]:
     for f in files:
         by_package[posixpath.dirname(f.path) or "."].append(f)
     rows = []
-    for name, group in sorted(by_package.items()):
+    for name, group in sorted(by_package.items())[:MAX_PACKAGES]:
         t = Totals.of(group)
         rows.append(
             {
@@ -67,6 +70,9 @@ def _packages(files: Sequence[FileCoverage]) -> list[dict[str, str]]:
                 "percent": _pct(t),
             }
         )
+    if len(by_package) > MAX_PACKAGES:
+        more = len(by_package) - MAX_PACKAGES
+        rows.append({"name": f"… and {more} more", "files": "", "statements": "", "executed": "", "percent": ""})
     return rows
 
 
@@ -79,7 +85,9 @@ def _diff_lines(artifact: CoverageArtifact, diff: DiffCoverage | None, skipped: 
     if diff.percent is None:
         return f"**Changed lines** against {base}: no changed statements.", []
     head = f"**Changed lines** against {base}: **{diff.percent:.1f} %** ({diff.covered}/{diff.statements})"
-    items = [f"{md.code_inline(path)}: {ranges(lines)}" for path, lines in list(diff.uncovered.items())]
+    items = [
+        f"{md.code_inline(path)}: {md.cap(ranges(lines), MAX_RANGES_CHARS)}" for path, lines in diff.uncovered.items()
+    ]
     if len(items) > MAX_UNCOVERED_FILES:
         items = [*items[:MAX_UNCOVERED_FILES], f"… and {len(items) - MAX_UNCOVERED_FILES} more files"]
     return head + (", not executed:" if items else "."), items
