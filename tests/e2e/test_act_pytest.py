@@ -166,3 +166,25 @@ def test_never_started_shard_fails_the_report_although_needs_says_success(
     summary = (report(run) / "summary.md").read_text()
     assert "never-started" in summary
     assert f"2/{plan['total']}" in summary
+
+
+def test_coverage_true_publishes_complete_coverage_and_uploads_the_merged_files(
+    act: str, pip_cache: Path, tmp_path: Path
+) -> None:
+    workflow = example_workflow()
+    for job in ("test", "report"):
+        step = next(s for s in workflow["jobs"][job]["steps"] if "command" in s.get("with", {}))
+        step["with"]["coverage"] = True
+    repo = make_repo(tmp_path / "repo", workflow, demo_files())
+
+    run = run_act(act, repo, tmp_path, pip_cache)
+    print(f"act run took {run.seconds:.1f}s; log in {tmp_path / 'act.log'}")
+
+    assert run.returncode == 0, run.log[-3000:]
+    total = plan_of(run)["total"]
+    summary = (report(run) / "summary.md").read_text()
+    assert "### Coverage" in summary and f"complete \\({total}/{total} shards\\)" in summary, summary
+    artifact = json.loads((report(run) / "coverage" / "coverage.json").read_text())
+    assert artifact["state"] == "complete" and artifact["totals"]["percent"] is not None
+    assert len(artifact["files"]) == 10  # every demo test file, measured in its shard
+    assert (report(run) / "coverage" / "coverage.xml").is_file() and (report(run) / "coverage" / "lcov.info").is_file()
