@@ -29,8 +29,9 @@ pytestmark = [
 FILES = {
     # warnings are errors: the launcher must not make pytest warn (e.g. "Module already imported")
     "pytest.ini": "[pytest]\nfilterwarnings =\n    error\n",
-    ".coveragerc": "[run]\nbranch = True\n[report]\nexclude_lines =\n    pragma: no cover\n",
+    ".coveragerc": "[run]\nbranch = True\nsource = .\n[report]\nexclude_lines =\n    pragma: no cover\n",
     "pkg/__init__.py": "",
+    "pkg/unused.py": "def nobody():\n    return 'never imported'\n",  # reported at 0 % because of `source`
     "pkg/calc.py": """\
         def add(a, b):
             return a + b
@@ -200,6 +201,7 @@ def test_shards_fold_to_the_serial_run_line_for_line(tmp_path: Path) -> None:
     assert calc["excluded_lines"]["11"].startswith("matches the exclusion pattern")
     assert calc["test_files"]["tests/test_sub.py"] == [6, 8]
     assert "pkg/child.py" in artifact["files"]  # measured in a subprocess
+    assert artifact["files"]["pkg/unused.py"]["missed_lines"] == [1, 2]  # never imported, yet a source file
     assert artifact["files"]["pkg/odd name ü.py"]["executed_lines"] == [1, 2]
     assert sorted(artifact["files"]["tests/test_ünï.py"]["shards"]) in ([1], [2])
     assert "<?xml" in (root / "cov" / "coverage.xml").read_text() and (root / "cov" / "lcov.info").stat().st_size

@@ -282,7 +282,9 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
     if present:
         with tempfile.TemporaryDirectory(prefix="ci-shards-cov-") as tmp:
             out = Path(tmp) / "report.json"
-            cov.json_report(morfs=[str(root / p) for p in present], outfile=str(out), ignore_errors=True)
+            # every measured file, and with the project's `source` setting its never-imported files too
+            # (0 %, as a serial `coverage report` counts them); files outside the root are dropped below
+            cov.json_report(outfile=str(out), ignore_errors=True)
             report = json.loads(out.read_text(encoding="utf-8"))["files"]
         exclude = cov.get_option("report:exclude_lines")
         patterns = [str(p) for p in exclude] if isinstance(exclude, list) else []
@@ -291,7 +293,9 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
             if rel is not None:
                 names_of.setdefault(rel, []).append(name)
         for key, data in report.items():
-            rel = relative_to_root(key, str(root.resolve())) or key
+            rel = relative_to_root(key, str(root.resolve()))
+            if rel is None or not (root / rel).is_file():
+                continue
             names = names_of.get(rel, [])
             files.append(
                 _file_coverage(
