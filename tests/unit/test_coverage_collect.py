@@ -36,19 +36,24 @@ def test_a_command_nothing_can_measure_is_a_usage_error(command: list[str]) -> N
 
 def test_pytest_runs_under_the_launcher_with_the_map() -> None:
     template = [PY, "-m", "pytest", "-p", "ci_shards", "{items}"]
-    argv = wrap(template, tool=Tool.COVERAGE_PY, python=PY, request=CoverageRequest(), pytest=True)
+    argv = wrap(template, tool=Tool.COVERAGE_PY, python=PY, request=CoverageRequest())
     assert argv == [PY, "-m", "ci_shards.coverage.launch", "-m", "pytest", "-p", "ci_shards.coverage.pytest_map",
                     "-p", "ci_shards", "{items}"]  # fmt: skip
-    no_map = wrap(template, tool=Tool.COVERAGE_PY, python=PY, request=CoverageRequest(map=False), pytest=True)
+    no_map = wrap(template, tool=Tool.COVERAGE_PY, python=PY, request=CoverageRequest(map=False))
     assert "ci_shards.coverage.pytest_map" not in no_map
 
 
 def test_other_commands_keep_their_words() -> None:
     request = CoverageRequest()
-    assert wrap([PY, "-m", "unittest", "x"], tool=Tool.COVERAGE_PY, python=PY, request=request, pytest=False) == [
+    assert wrap([PY, "-m", "unittest", "x"], tool=Tool.COVERAGE_PY, python=PY, request=request) == [
         PY, "-m", "ci_shards.coverage.launch", "-m", "unittest", "x"
     ]  # fmt: skip
-    assert wrap(["npx", "jest"], tool=Tool.V8, python=PY, request=request, pytest=False) == ["npx", "jest"]
+    with_map = [PY, "-m", "ci_shards.coverage.launch", "-m", "pytest", "-p", "ci_shards.coverage.pytest_map", "-q"]
+    assert wrap([PY, "-m", "pytest", "-q"], tool=Tool.COVERAGE_PY, python=PY, request=request) == with_map
+    assert wrap(["pytest", "-q"], tool=Tool.COVERAGE_PY, python=PY, request=request) == with_map
+    own = wrap(["/opt/py/bin/python3", "-m", "unittest"], tool=Tool.COVERAGE_PY, python=PY, request=request)
+    assert own[:3] == ["/opt/py/bin/python3", "-m", "ci_shards.coverage.launch"]  # the project's interpreter stays
+    assert wrap(["npx", "jest"], tool=Tool.V8, python=PY, request=request) == ["npx", "jest"]
 
 
 def test_node_gets_its_own_v8_folder(tmp_path: Path) -> None:

@@ -68,19 +68,16 @@ def check_available(tool: Tool) -> None:
         raise UsageError(msg)
 
 
-def wrap(argv: Sequence[str], *, tool: Tool, python: str, request: CoverageRequest, pytest: bool) -> list[str]:
+def wrap(argv: Sequence[str], *, tool: Tool, python: str, request: CoverageRequest) -> list[str]:
     """``argv`` run under coverage.py (V8 needs no wrapper, only the environment)."""
     if tool is Tool.V8:
         return list(argv)
-    if pytest:  # [python, -m, pytest, ...]
-        rest = list(argv[3:])
-    elif PurePath(argv[0]).name == "pytest":
-        rest = list(argv[1:])
-    else:  # python -m MODULE ...
-        module = argv[2]
-        return [python, "-m", LAUNCH, "-m", module, *argv[3:]]
-    plugin = ["-p", MAP_PLUGIN] if request.map else []
-    return [python, "-m", LAUNCH, "-m", "pytest", *plugin, *rest]
+    if PurePath(argv[0]).name == "pytest":  # the console script: pytest of the Python running ci-shards
+        interpreter, module, rest = python, "pytest", list(argv[1:])
+    else:  # [python, -m, MODULE, ...]: the same interpreter (it must have ci-shards and coverage)
+        interpreter, module, rest = argv[0], argv[2], list(argv[3:])
+    plugin = ["-p", MAP_PLUGIN] if request.map and module == "pytest" else []
+    return [interpreter, "-m", LAUNCH, "-m", module, *plugin, *rest]
 
 
 def environment(tool: Tool, data_dir: Path) -> dict[str, str]:
@@ -174,13 +171,12 @@ class Collector:
     request: CoverageRequest
     data_dir: Path
     python: str
-    pytest: bool
 
     def environment(self) -> dict[str, str]:
         return environment(self.tool, self.data_dir)
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
-        return wrap(argv, tool=self.tool, python=self.python, request=self.request, pytest=self.pytest)
+        return wrap(argv, tool=self.tool, python=self.python, request=self.request)
 
     def describe(self, *, source_root: Path, launched: int) -> dict[str, Any]:
         return describe(self.tool, self.data_dir, source_root=source_root, request=self.request, launched=launched)
@@ -194,7 +190,7 @@ def start(
         return None
     tool = tool_for(command, pytest=pytest)
     check_available(tool)
-    return Collector(tool=tool, request=request, data_dir=prepare(shard_dir), python=python, pytest=pytest)
+    return Collector(tool=tool, request=request, data_dir=prepare(shard_dir), python=python)
 
 
 def entry_problem(entry: Mapping[str, Any] | None) -> str:
