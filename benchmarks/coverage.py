@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/coverage.py                       # this repository's tests/unit as the suite
     .venv/bin/python benchmarks/coverage.py --suite tests/unit --repeat 2 --shards 64
+    .venv/bin/python ../benchmarks/coverage.py --equivalence PROJECT   # 4 shards vs serial, line for line
 
 1. Overhead: the suite three ways, exactly as ``ci-shards run --pytest`` starts it (wall and CPU):
    - ``none``: ``python -m pytest SUITE``;
@@ -180,6 +181,28 @@ def equivalent(root: Path) -> str:
     return f"{len(ours)} files, identical" if not differ else f"{len(differ)} files differ: {', '.join(differ[:5])}"
 
 
+def shards_vs_serial(project: Path, shards: int) -> str:
+    """``ci-shards local --coverage`` in ``shards`` shards vs one serial ``coverage run -m pytest``, per file."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COVERAGE_", "GITHUB_"))}
+    with tempfile.TemporaryDirectory(prefix="ci-shards-bench-eq-") as tmp:
+        res, data, out = Path(tmp) / "res", Path(tmp) / "serial", Path(tmp) / "serial.json"
+        local = [PY, "-m", "ci_shards", "local", "--pytest", "--shards", str(shards), "--granularity", "test",
+                 "--coverage", "--out", str(res)]  # fmt: skip
+        t0 = time.perf_counter()
+        subprocess.run(local, cwd=project, env=env, check=False, capture_output=True)
+        sharded_seconds = time.perf_counter() - t0
+        pytest = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:ci_shards"]
+        for args in (["run", f"--data-file={data}", *pytest], ["json", "-i", f"--data-file={data}", "-o", str(out)]):
+            subprocess.run([PY, "-m", "coverage", *args], cwd=project, env=env, check=False, capture_output=True)
+        serial = {n: (f["executed_lines"], f["missing_lines"]) for n, f in json.loads(out.read_text())["files"].items()}
+        folded = json.loads((res / "coverage.json").read_text(encoding="utf-8"))
+    ours = {n: (f["executed_lines"], f["missed_lines"]) for n, f in folded["files"].items()}
+    serial = {n: v for n, v in serial.items() if not os.path.isabs(n)}
+    differ = sorted(n for n in set(ours) | set(serial) if ours.get(n) != serial.get(n))
+    verdict = f"{len(ours)} files identical" if not differ else f"{len(differ)} files differ: {', '.join(differ[:5])}"
+    return f"{folded['label']}, {verdict} (sharded run {sharded_seconds:.1f} s)"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -190,7 +213,16 @@ def main() -> int:
     parser.add_argument(
         "--workdir", type=Path, help="keep the data here; when it already holds shards, only fold (default: a temp dir)"
     )
+    parser.add_argument(
+        "--equivalence",
+        type=Path,
+        metavar="PROJECT",
+        help="only compare `ci-shards local --coverage` in 4 shards with a serial coverage run in PROJECT",
+    )
     args = parser.parse_args()
+    if args.equivalence:
+        print(f"{args.equivalence}: {shards_vs_serial(args.equivalence.resolve(), 4)}")
+        return 0
     started = datetime.now(timezone.utc)
     with tempfile.TemporaryDirectory(prefix="ci-shards-bench-cov-") as tmp:
         root = args.workdir or Path(tmp)
