@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from aggregate_fixtures import make_plan
+from aggregate_fixtures import make_plan, write_all
 
 from ci_shards.cli import main
 from ci_shards.coverage.artifact import Completeness, CoverageArtifact, FileCoverage, ShardCoverage, ShardState
@@ -67,6 +67,7 @@ def test_status_after_an_edit(repo: Path, capsys: pytest.CaptureFixture[str]) ->
         (["coverage", "query", "/elsewhere/x.py:1"], "not under the repository root"),
         (["coverage", "status", "--artifact", "pkg/a.py"], "not a ci-shards coverage artifact"),
         (["aggregate", "--plan", "p.json", ".", "--fail-under", "80"], "need --coverage-out"),
+        (["local", "--items", "p.json", "--shards", "1", "--fail-under", "80", "--", "true"], "need --coverage"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
@@ -82,3 +83,15 @@ def test_bad_input_is_one_line_and_exit_2(
 def test_coverage_without_a_subcommand_prints_help(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["coverage"]) == 2
     assert "query" in capsys.readouterr().err
+
+
+def test_a_coverage_problem_never_costs_the_verdicts_summary(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan = make_plan([["tests/test_a.py::test_one"]])
+    (repo / "plan.json").write_text(plan.dumps(), encoding="utf-8")
+    write_all(repo / "shards", plan)
+    (repo / "taken").write_text("a file where the coverage folder should go", encoding="utf-8")
+    argv = ["aggregate", "--plan", "plan.json", "shards", "--coverage-out", "taken", "--summary", "summary.md"]
+    assert main(argv) == 2
+    summary = (repo / "summary.md").read_text(encoding="utf-8")
+    assert "ci-shards: passed" in summary and ":x: not folded:" in summary
+    assert "cannot write the coverage files" in capsys.readouterr().err

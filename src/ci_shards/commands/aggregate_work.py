@@ -18,7 +18,7 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ci_shards import comment as pr_comment
 from ci_shards import github, outfile, outputs
@@ -29,9 +29,6 @@ from ci_shards.junit import JUnitError, expand_patterns, read_many, write_junit_
 from ci_shards.model import CommentMode, Plan
 from ci_shards.planfile import load_plan
 from ci_shards.report import comment_marker, render_comment, render_summary, render_terminal
-
-if TYPE_CHECKING:
-    from ci_shards.coverage.publish import Published
 
 # --------------------------------------------------------------------------------------------
 # aggregate
@@ -129,8 +126,7 @@ def run_aggregate(
     console = console_for(env)
     ctx = github.GitHubContext.from_env(env)  # the event payload is read only for the comment
     verdict = aggregate_dirs(plan, dirs, flaky_result=flaky_result)
-    covered = _fold_coverage(plan, dirs, coverage, env, console)
-    extra = covered.markdown if covered else ""
+    extra, coverage_code = _fold_coverage(plan, dirs, coverage, env, console)
     if junit_out:
         outputs.write_merged_junit(verdict, junit_out)
     if failures_out:
@@ -177,7 +173,7 @@ def run_aggregate(
         for warning in warnings:
             console.warning(warning)
         console.line(f"ci-shards: {recorded}")
-    return max(verdict.exit_code, covered.exit_code if covered else EXIT_OK)
+    return max(verdict.exit_code, coverage_code)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -198,19 +194,22 @@ def coverage_options(args: argparse.Namespace) -> CoverageOptions | None:
 
 def _fold_coverage(
     plan: Plan, dirs: Sequence[Path], options: CoverageOptions | None, env: Mapping[str, str], console: Console
-) -> Published | None:
-    """The folded coverage (docs/coverage.md); its gate joins the verdict's exit code."""
+) -> tuple[str, int]:
+    """The folded coverage's summary section and exit code (docs/coverage.md); nothing without --coverage-out."""
     if options is None:
-        return None
-    from ci_shards.coverage.publish import publish  # noqa: PLC0415  (coverage.py only when asked)
+        return "", EXIT_OK
+    from ci_shards.coverage.publish import publish_reported  # noqa: PLC0415  (coverage.py only when asked)
 
-    result = publish(
-        plan, dirs, out=options.out, root=Path.cwd(), fail_under=options.fail_under, base=options.base, env=env
+    return publish_reported(
+        plan,
+        dirs,
+        out=options.out,
+        root=Path.cwd(),
+        fail_under=options.fail_under,
+        base=options.base,
+        env=env,
+        console=console,
     )
-    console.line(result.console_line())
-    if result.gate_reason:
-        console.error(f"ci-shards: {result.gate_reason}")
-    return result
 
 
 def _aggregate_handler(args: argparse.Namespace) -> int:

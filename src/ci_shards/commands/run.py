@@ -314,6 +314,9 @@ def _local_handler(args: argparse.Namespace) -> int:
     if not args.pytest and not raw:
         msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
         raise UsageError(msg)
+    if (args.fail_under is not None or args.coverage_base is not None) and coverage_request(args, cwd) is None:
+        msg = "--fail-under and --coverage-base need --coverage (or the config key coverage: true)"
+        raise UsageError(msg)
     from ci_shards.commands.plan import plan_from_options  # noqa: PLC0415
 
     plan = plan_from_options(args, env=env, cwd=cwd, pytest_args=raw if args.pytest else None)
@@ -358,13 +361,10 @@ def _local_handler(args: argparse.Namespace) -> int:
 def _local_coverage(args: argparse.Namespace, plan: Plan, cwd: Path, env: dict[str, str], console: Console) -> int:
     """``local --coverage``: fold every shard's coverage into the results folder (docs/coverage.md)."""
     if coverage_request(args, cwd) is None:
-        if args.fail_under is not None or args.coverage_base is not None:
-            msg = "--fail-under and --coverage-base need --coverage (or the config key coverage: true)"
-            raise UsageError(msg)
         return EXIT_OK
-    from ci_shards.coverage.publish import publish  # noqa: PLC0415
+    from ci_shards.coverage.publish import publish_reported  # noqa: PLC0415
 
-    result = publish(
+    _section, code = publish_reported(
         plan,
         [args.out],
         out=args.out,
@@ -372,11 +372,9 @@ def _local_coverage(args: argparse.Namespace, plan: Plan, cwd: Path, env: dict[s
         fail_under=args.fail_under,
         base=args.coverage_base,
         env=env,
+        console=console,
     )
-    console.line(result.console_line())
-    if result.gate_reason:
-        console.error(f"ci-shards: {result.gate_reason}")
-    return result.exit_code
+    return code
 
 
 def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

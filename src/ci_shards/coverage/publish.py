@@ -14,10 +14,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Final
 
+from ci_shards import md
+from ci_shards.console import Console
 from ci_shards.coverage import diffcov, fold, summary, writers
 from ci_shards.coverage.artifact import CoverageArtifact
 from ci_shards.coverage.collect import INSTALL_HINT, Tool
-from ci_shards.errors import EXIT_FAILED, EXIT_OK, InputError, UsageError
+from ci_shards.errors import EXIT_FAILED, EXIT_OK, CiShardsError, InputError, UsageError
 from ci_shards.model import Plan, rfc3339
 
 JSON_FILE: Final = "coverage.json"
@@ -66,6 +68,32 @@ def publish(
         raise InputError(out, f"cannot write the coverage files: {err.strerror or err}") from None
     markdown = summary.render_section(artifact, diff=diff, diff_skipped=skipped, gate_reason=reason)
     return Published(artifact=artifact, markdown=markdown, gate_reason=reason)
+
+
+def publish_reported(
+    plan: Plan,
+    dirs: Sequence[Path],
+    *,
+    out: Path,
+    root: Path,
+    fail_under: float | None,
+    base: str | None,
+    env: Mapping[str, str],
+    console: Console,
+) -> tuple[str, int]:
+    """``publish`` for aggregate and local: (the summary section, the exit code to join the verdict's).
+
+    A coverage problem (no coverage.py here, an unwritable DIR) is said on the console and in the
+    section and exits 2 at the end: it never costs the verdict its summary, comment or timings."""
+    try:
+        result = publish(plan, dirs, out=out, root=root, fail_under=fail_under, base=base, env=env)
+    except CiShardsError as err:
+        console.error(f"ci-shards: coverage: {err}")
+        return f"### Coverage\n\n:x: not folded: {md.inline(str(err))}\n", err.exit_code
+    console.line(result.console_line())
+    if result.gate_reason:
+        console.error(f"ci-shards: {result.gate_reason}")
+    return result.markdown, result.exit_code
 
 
 def _fold(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, created_at: str) -> CoverageArtifact:
