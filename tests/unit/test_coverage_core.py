@@ -334,3 +334,39 @@ def test_section_stays_small_with_many_packages_and_uncovered_lines() -> None:
     text = render_section(artifact, diff=diff_coverage(artifact, changed, base="main"))
     assert "… and 400 more" in text and "… and 470 more files" in text
     assert len(text) < 30_000
+
+
+_lines = st.sets(st.integers(min_value=1, max_value=60), max_size=30)
+
+
+@given(executed=_lines, missed=_lines, line=st.integers(min_value=1, max_value=70), changed=st.booleans())
+def test_query_never_vouches_for_a_changed_file_and_answers_by_the_recorded_line(
+    executed: set[int], missed: set[int], line: int, changed: bool
+) -> None:
+    missed -= executed
+    f = _file(executed=tuple(sorted(executed)), missed=tuple(sorted(missed)), excluded={}, functions=(), test_files={})
+    answer = query_line(_artifact(files=(f,)), "pkg/a.py", line, digest=SHA_B if changed else SHA_A, lines_now=70)
+    if changed:
+        assert answer.answer is Answer.STALE and not answer.actionable
+    elif line in executed:
+        assert answer.answer is Answer.EXECUTED
+    elif line in missed:
+        assert answer.answer is Answer.NOT_EXECUTED
+    else:
+        assert answer.answer is Answer.NO_COVERAGE
+
+
+@given(st.lists(st.tuples(_lines, _lines), min_size=1, max_size=5))
+def test_cobertura_and_lcov_count_the_same_lines_as_the_artifact(pairs: list[tuple[set[int], set[int]]]) -> None:
+    files = tuple(
+        _file(path=f"p{i}/m.py", executed=tuple(sorted(e)), missed=tuple(sorted(m - e)), branches_executed=None,
+              branches_missed=None)
+        for i, (e, m) in enumerate(pairs)
+    )  # fmt: skip
+    artifact = _artifact(files=files, branch=False)
+    root = ET.fromstring(cobertura(artifact))
+    assert int(root.get("lines-valid", -1)) == artifact.totals.statements
+    assert sum(int(e.get("hits", 0)) > 0 for e in root.iter("line")) == artifact.totals.executed
+    text = lcov(artifact)
+    assert sum(int(x[3:]) for x in re.findall(r"^LF:\d+", text, re.M)) == artifact.totals.statements
+    assert sum(int(x[3:]) for x in re.findall(r"^LH:\d+", text, re.M)) == artifact.totals.executed
