@@ -107,6 +107,12 @@ def test_shard_state(planned: int, outcome: Outcome | None, state: ShardState) -
     assert shard_state(index=1, planned=planned, outcome=outcome).state is state
 
 
+def test_a_shards_problem_text_stays_one_inert_line() -> None:
+    outcome = _outcome(ShardStatus.PASSED, {"problem": "lost\n::error::injected\x1b[31m"})
+    state = shard_state(index=1, planned=1, outcome=outcome)
+    assert state.state is ShardState.LOST and state.detail == "lost ::error::injected"
+
+
 def test_outcome_keeps_its_coverage_entry_and_omits_it_without_coverage() -> None:
     entry = {"tool": "coverage.py", "problem": ""}
     with_it = _outcome(ShardStatus.PASSED, entry)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_shards.artifacts import OUTCOME_FILE, discover_shard_folders
+from ci_shards.console import strip_control
 from ci_shards.coverage.artifact import (
     Completeness,
     CoverageArtifact,
@@ -36,8 +37,15 @@ from ci_shards.model import Outcome, Plan, ShardStatus
 _INCOMPLETE = {ShardStatus.TIMED_OUT: "timed out", ShardStatus.CANCELLED: "cancelled"}
 
 
+def one_line(text: str, limit: int = 300) -> str:
+    """Text from a shard folder (untrusted) as one capped line: it reaches the console, where a line
+    starting with ``::`` would be a workflow command."""
+    return " ".join(strip_control(text).split())[:limit]
+
+
 def shard_state(*, index: int, planned: int, outcome: Outcome | None, problem: str = "") -> ShardCoverage:
     """What a planned shard can give the fold, before its data files are read."""
+    problem = one_line(problem)
     if planned == 0:
         return ShardCoverage(index=index, state=ShardState.EMPTY)
     if outcome is None or outcome.status is ShardStatus.NEVER_STARTED:
@@ -46,7 +54,7 @@ def shard_state(*, index: int, planned: int, outcome: Outcome | None, problem: s
         return ShardCoverage(index=index, state=ShardState.EMPTY)
     if outcome.coverage is None:
         return ShardCoverage(index=index, state=ShardState.NO_COVERAGE)
-    lost = entry_problem(outcome.coverage)
+    lost = one_line(entry_problem(outcome.coverage))
     if lost:
         return ShardCoverage(index=index, state=ShardState.LOST, detail=lost)
     if outcome.status in _INCOMPLETE or outcome.not_run:
@@ -187,7 +195,7 @@ def _combine_python(shards: Sequence[FoldedShard], target: Any) -> tuple[dict[st
             for one in parts:  # update() checks line vs arc data before it writes anything
                 target.update(one, map_path=mapped)
         except Exception as err:  # DataError, sqlite3.DatabaseError, ...: only this shard is marked
-            corrupt[shard.index] = f"{type(err).__name__}: {str(err)[:200]}"
+            corrupt[shard.index] = one_line(f"{type(err).__name__}: {err}", 200)
             continue
         for one in parts:
             for name in one.measured_files():

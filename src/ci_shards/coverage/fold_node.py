@@ -21,6 +21,7 @@ from ci_shards.coverage.collect import Tool, data_files
 from ci_shards.coverage.fold import (
     FoldedShard,
     mark_corrupt,
+    one_line,
     placement_notes,
     relative_to_root,
     sha256_of,
@@ -76,7 +77,7 @@ def fold_v8(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, create
         try:
             dumps = _read_dumps(shard)
         except (OSError, ValueError) as err:  # json.JSONDecodeError is a ValueError
-            bad[shard.index] = str(err)[:200]
+            bad[shard.index] = one_line(str(err), 200)
             continue
         assert shard.outcome is not None and shard.outcome.coverage is not None
         shard_root = str(shard.outcome.coverage.get("source_root", ""))
