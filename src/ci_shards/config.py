@@ -44,6 +44,7 @@ class Config:
     allow_empty: bool | None = None  # --allow-empty: an empty plan / a run where no test ran passes
     fail_on: str | None = None  # aggregate --fail-on: new | any
     quarantine: tuple[QuarantineEntry, ...] = ()  # tests whose failures do not fail the build
+    coverage: bool | None = None  # run --coverage (docs/coverage.md)
 
 
 def _number(source: str, key: str, value: Any, *, integer: bool = False) -> Any:
@@ -107,6 +108,11 @@ def parse_config(data: Any, source: str) -> Config:
             values[key] = text
         elif key in ("target_seconds", "shard_overhead", "cut_cost"):
             values[key] = _number(source, raw_key, value)
+        elif key == "coverage":
+            if not isinstance(value, bool):
+                msg = f"{source}: 'coverage' must be true or false, not {as_written(value)}"
+                raise ConfigError(msg)
+            values[key] = value
         elif key in ("max_shards", "max_items_per_shard"):
             values[key] = _number(source, raw_key, value, integer=True)
         elif key == "allow_empty":

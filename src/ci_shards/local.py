@@ -73,6 +73,10 @@ def run_argv(args: argparse.Namespace, plan_path: Path, index: int, total: int, 
         argv.append("--pytest")
     if args.allow_empty:
         argv.append("--allow-empty")
+    if args.coverage is not None:
+        argv.append("--coverage" if args.coverage else "--no-coverage")
+    if not args.coverage_map:
+        argv.append("--no-coverage-map")
     return [*argv, "--", *command]
 
 

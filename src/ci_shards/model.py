@@ -541,6 +541,7 @@ class Outcome:
     # False: --accept-exit-code without a usable report; the status comes from the exit code alone and
     # the shard's items could not be matched (judge.judge_shard lets that status stand)
     accounted: bool = True
+    coverage: Mapping[str, Any] | None = None  # run --coverage: tool, version, source root, data files, problem
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -568,6 +569,7 @@ class Outcome:
             "log_tail": self.log_tail,
             "runner": self.runner.to_json(),
             "accounted": self.accounted,
+            **({"coverage": dict(self.coverage)} if self.coverage is not None else {}),
         }
 
     def dumps(self) -> str:
@@ -606,6 +608,7 @@ class Outcome:
             log_tail=str(data.get("log_tail", "")),
             runner=RunnerFacts.from_json(data.get("runner", {})),
             accounted=data.get("accounted", True) is not False,
+            coverage=dict(data["coverage"]) if isinstance(data.get("coverage"), Mapping) else None,
         )
 
 

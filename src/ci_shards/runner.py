@@ -9,6 +9,7 @@ and the artifact folder (docs/run.md, "The artifact folder").
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shlex
@@ -25,6 +26,7 @@ from typing import Any
 from ci_shards import command as cmd
 from ci_shards.classify import FlakyResult, Policy, Report, Run, decide, report_from_events
 from ci_shards.console import Console, fmt_duration
+from ci_shards.coverage import collect as coverage_collect
 from ci_shards.errors import InputError, UsageError
 from ci_shards.globs import match_files
 from ci_shards.junit import JUnitError, parse_junit
@@ -67,6 +69,7 @@ class RunOptions:
     # with ``pytest``: the paths given after ``--`` (the run's test roots), which the plan's unowned
     # shard collects so that test files no shard owns still run; empty: the planned files' directory
     pytest_roots: tuple[str, ...] = ()
+    coverage: coverage_collect.CoverageRequest | None = None  # run --coverage
 
 
 @contextlib.contextmanager
@@ -103,7 +106,16 @@ def _rmtree(path: Path) -> None:
 class _ShardRun:
     """The mutable state of one ``run_shard`` call."""
 
-    def __init__(self, opts: RunOptions, console: Console, cancel: CancelToken, work: Path, log: Any) -> None:
+    def __init__(
+        self,
+        opts: RunOptions,
+        console: Console,
+        cancel: CancelToken,
+        work: Path,
+        log: Any,
+        *,
+        coverage: coverage_collect.Collector | None = None,
+    ) -> None:
         self.opts = opts
         self.console = console
         self.cancel = cancel
@@ -116,6 +128,7 @@ class _ShardRun:
         self.deadline = time.monotonic() + opts.timeout if opts.timeout else None
         self.total = opts.plan.total
         self.name = shard_dir_name(opts.shard_index, self.total)
+        self.coverage = coverage
         self.said_dropped = False
         self.collects_unowned = opts.pytest and opts.shard_index == opts.plan.ownership().unowned_shard
 
@@ -137,6 +150,8 @@ class _ShardRun:
             TEST_TOTAL_SHARDS=str(self.total),
             CI_SHARDS_PLAN=str(self.opts.plan_path.resolve()),
         )
+        if self.coverage is not None:
+            env.update(self.coverage.environment())
         return env
 
     def stopped(self) -> bool:
@@ -179,9 +194,11 @@ class _ShardRun:
 
     def _template(self, *, rerun: int) -> list[str]:
         if not self.opts.pytest:
-            return list(self.opts.command)
-        base = [self.opts.python, "-m", "pytest", "-p", "ci_shards", "--continue-on-collection-errors"]
-        return [*base, *self.opts.command, cmd.ITEMS]
+            template = list(self.opts.command)
+        else:
+            base = [self.opts.python, "-m", "pytest", "-p", "ci_shards", "--continue-on-collection-errors"]
+            template = [*base, *self.opts.command, cmd.ITEMS]
+        return self.coverage.wrap(template) if self.coverage is not None else template
 
     def _one(
         self,
@@ -391,13 +408,16 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         log_path.open("wb").close()  # writable? fail here, before anything runs, not mid-shard
     except OSError as err:
         raise InputError(shard_dir, f"cannot write the results folder (--out): {err.strerror or err}") from None
+    coverage = coverage_collect.start(
+        opts.coverage, command=opts.command, pytest=opts.pytest, python=opts.python, shard_dir=shard_dir
+    )
     subreaper = become_subreaper()
     started_at, t0 = now_rfc3339(), time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="ci-shards-work-"))
     tmpdir = Path(tempfile.mkdtemp(prefix="ci-shards-tmp-"))
     try:
         with log_path.open("w+b") as log:
-            state = _ShardRun(opts, console, cancel, work, log)
+            state = _ShardRun(opts, console, cancel, work, log, coverage=coverage)
             if planned:
                 limit = fmt_duration(opts.timeout) if opts.timeout else "none"
                 console.line(f"ci-shards {state.name}: {len(planned)} items, timeout {limit}")
@@ -438,6 +458,11 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         log_path=log_path,
         subreaper=subreaper,
     )
+    if coverage is not None:
+        entry = coverage.describe(source_root=opts.cwd, launched=sum(1 for a in state.attempts if not a["start_error"]))
+        outcome = dataclasses.replace(outcome, coverage=entry)
+        if entry["problem"]:
+            console.warning(f"{state.name}: coverage: {entry['problem']} (the tests' verdict is unaffected)")
     write_outcome(shard_dir, outcome, verdict.records)
     print_summary(console, outcome, verdict, log_path)
     return outcome

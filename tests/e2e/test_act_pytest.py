@@ -189,3 +189,25 @@ def test_a_filter_that_selects_nothing_fails_the_workflow_and_the_summary_says_n
     assert plan_of(run)["shards"] and not any(shard["items"] for shard in plan_of(run)["shards"])
     summary = (report(run) / "summary.md").read_text()
     assert "no tests ran: the plan has no items" in summary, summary
+
+
+def test_coverage_true_publishes_complete_coverage_and_uploads_the_merged_files(
+    act: str, pip_cache: Path, tmp_path: Path
+) -> None:
+    workflow = example_workflow()
+    for job in ("test", "report"):
+        step = next(s for s in workflow["jobs"][job]["steps"] if "command" in s.get("with", {}))
+        step["with"]["coverage"] = True
+    repo = make_repo(tmp_path / "repo", workflow, demo_files())
+
+    run = run_act(act, repo, tmp_path, pip_cache)
+    print(f"act run took {run.seconds:.1f}s; log in {tmp_path / 'act.log'}")
+
+    assert run.returncode == 0, run.log[-3000:]
+    total = plan_of(run)["total"]
+    summary = (report(run) / "summary.md").read_text()
+    assert "### Coverage" in summary and f"complete \\({total}/{total} shards\\)" in summary, summary
+    artifact = json.loads((report(run) / "coverage" / "coverage.json").read_text())
+    assert artifact["state"] == "complete" and artifact["totals"]["percent"] is not None
+    assert len(artifact["files"]) == 10  # every demo test file, measured in its shard
+    assert (report(run) / "coverage" / "coverage.xml").is_file() and (report(run) / "coverage" / "lcov.info").is_file()

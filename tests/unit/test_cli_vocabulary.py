@@ -41,6 +41,7 @@ OUTPUT_CASES: dict[tuple[str, str], list[str]] = {
     ("aggregate", "--summary"): ["aggregate", "--plan", "plan.json", "shards", "--summary", "{out}"],
     ("aggregate", "--timings-out"): ["aggregate", "--plan", "plan.json", "shards", "--timings-out", "{out}"],
     ("aggregate", "--comment-out"): ["aggregate", "--plan", "plan.json", "shards", "--comment-out", "{out}"],
+    ("aggregate", "--coverage-out"): ["aggregate", "--plan", "plan.json", "shards", "--coverage-out", "{out}"],
     ("run", "--out"): ["run", "--plan", "one.json", "--shard", "1/1", "--out", "{out}", "--", *WRITE_JUNIT],
     ("local", "--out"): [
         "local",
@@ -56,7 +57,11 @@ OUTPUT_CASES: dict[tuple[str, str], list[str]] = {
         *WRITE_JUNIT,
     ],
 }
-FOLDER_FLAGS = {("run", "--out"), ("local", "--out")}  # a results folder, not a file: `-` means nothing there
+FOLDER_FLAGS = {
+    ("run", "--out"),
+    ("local", "--out"),
+    ("aggregate", "--coverage-out"),
+}  # a results folder, not a file: `-` means nothing there
 
 
 def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[str, argparse.Action]]:

@@ -3,6 +3,6 @@ its subcommands and sets ``handler`` (a function ``(args: argparse.Namespace) ->
 
 from __future__ import annotations
 
-from ci_shards.commands import aggregate, plan, run
+from ci_shards.commands import aggregate, coverage, plan, run
 
-MODULES = (plan, run, aggregate)
+MODULES = (plan, run, aggregate, coverage)

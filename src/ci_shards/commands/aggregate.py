@@ -77,6 +77,30 @@ def _history_arguments(agg: argparse.ArgumentParser) -> None:
     )
 
 
+def add_coverage_options(parser: argparse.ArgumentParser, *, out: bool = True) -> None:
+    """The fold of every shard's coverage (docs/coverage.md); run from the repository root.
+    ``local`` passes ``out=False``: it folds into its results folder."""
+    if out:
+        parser.add_argument(
+            "--coverage-out",
+            type=Path,
+            metavar="DIR",
+            help="fold the shards' coverage into DIR/coverage.json, coverage.xml and lcov.info (default: no fold)",
+        )
+    parser.add_argument(
+        "--fail-under",
+        type=float,
+        metavar="P",
+        help="fail when complete coverage is below P percent, or when coverage is partial (default: no gate)",
+    )
+    parser.add_argument(
+        "--coverage-base",
+        metavar="REF",
+        help="git ref the change is compared with for changed-line coverage (default: origin/$GITHUB_BASE_REF "
+        "on a pull request, else skipped)",
+    )
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add this stage's subcommands."""
     agg = subparsers.add_parser(
@@ -139,6 +163,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--no-annotations", action="store_true", help="do not emit ::error annotations on GitHub (default: emit)"
     )
     agg.add_argument("--format", choices=["text", "json"], default="text", help="stdout: json verdict (default: text)")
+    add_coverage_options(agg)
     agg.set_defaults(handler=_work("_aggregate_handler"))
 
     junit = subparsers.add_parser(

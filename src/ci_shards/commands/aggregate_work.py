@@ -27,7 +27,7 @@ from ci_shards.commands import history_work
 from ci_shards.console import Console, console_for
 from ci_shards.errors import EXIT_OK, EXIT_USAGE, InputError, UsageError
 from ci_shards.junit import JUnitError, expand_patterns, read_many, write_junit_suites
-from ci_shards.model import CommentMode
+from ci_shards.model import CommentMode, Plan
 from ci_shards.planfile import load_plan
 from ci_shards.report import comment_marker, render_comment, render_summary, render_terminal
 from ci_shards.report_history import render_triage_terminal, triage_json
@@ -59,6 +59,7 @@ def _post_comment(
     body: str | None = None,
     summary: bool = True,
     triage: Triage | None = None,
+    extra: str = "",
 ) -> bool:
     """Upsert the PR comment; any failure is a warning, never the build's verdict (style.md).
     True when it fell back to the job summary (no write access), so the caller makes sure the
@@ -83,7 +84,7 @@ def _post_comment(
     if body is None:
         assert verdict is not None
         body = pr_comment.with_state(
-            render_comment(verdict, key=key, run_url=ctx.run_url, triage=triage),
+            render_comment(verdict, key=key, run_url=ctx.run_url, triage=triage) + extra,
             pr_comment.result_state(verdict),
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
@@ -125,6 +126,7 @@ def run_aggregate(
     env: Mapping[str, str],
     allow_empty: bool = False,
     history_opts: history_work.HistoryOptions | None = None,
+    coverage: CoverageOptions | None = None,
 ) -> int:
     plan = load_plan(plan_path)
     console = console_for(env)
@@ -143,6 +145,7 @@ def run_aggregate(
         console=console,
     )
     verdict, triage = triaged.verdict, triaged.triage
+    extra, coverage_code = _fold_coverage(plan, dirs, coverage, env, console)
     # Every output that can be written is written: one that cannot is an error line (exit 2 at the end),
     # never a reason to skip the others. The timings are last and only warn: they are for the next run.
     unwritten: list[InputError] = []
@@ -154,7 +157,7 @@ def run_aggregate(
             console.error(str(err))
             unwritten.append(err)
 
-    summary = render_summary(verdict, triage=triage)
+    summary = render_summary(verdict, triage=triage) + extra
     if junit_out:
         write(lambda: outputs.write_merged_junit(verdict, junit_out))
     if failures_out:
@@ -166,7 +169,7 @@ def run_aggregate(
     key = comment_key or ctx.comment_key
     if comment_out:
         body = pr_comment.with_state(
-            render_comment(verdict, key=key, run_url=ctx.run_url, triage=triage),
+            render_comment(verdict, key=key, run_url=ctx.run_url, triage=triage) + extra,
             pr_comment.result_state(verdict),
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
@@ -188,6 +191,7 @@ def run_aggregate(
             pr=None,
             console=console,
             triage=triage,
+            extra=extra,
         )
         if fell_back and ctx.step_summary and not github_mode and summary_out is None:
             # "falls back to the job summary": make sure it is there even without --github / --summary
@@ -199,7 +203,7 @@ def run_aggregate(
     if timings_out:
         history = history_work.history_section(timings_out, triaged, console)
         _write_timings(verdict, timings_out, timings_variant, console, history)
-    return EXIT_USAGE if unwritten else verdict.exit_code
+    return max(EXIT_USAGE if unwritten else verdict.exit_code, coverage_code)
 
 
 def _write_timings(
@@ -215,6 +219,42 @@ def _write_timings(
     for warning in warnings:
         console.warning(warning)
     console.line(f"ci-shards: {recorded}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CoverageOptions:
+    out: Path
+    fail_under: float | None = None
+    base: str | None = None
+
+
+def coverage_options(args: argparse.Namespace) -> CoverageOptions | None:
+    if args.coverage_out is None:
+        if args.fail_under is not None or args.coverage_base is not None:
+            msg = "--fail-under and --coverage-base need --coverage-out DIR (the folded coverage)"
+            raise UsageError(msg)
+        return None
+    return CoverageOptions(out=args.coverage_out, fail_under=args.fail_under, base=args.coverage_base)
+
+
+def _fold_coverage(
+    plan: Plan, dirs: Sequence[Path], options: CoverageOptions | None, env: Mapping[str, str], console: Console
+) -> tuple[str, int]:
+    """The folded coverage's summary section and exit code (docs/coverage.md); nothing without --coverage-out."""
+    if options is None:
+        return "", EXIT_OK
+    from ci_shards.coverage.publish import publish_reported  # noqa: PLC0415  (coverage.py only when asked)
+
+    return publish_reported(
+        plan,
+        dirs,
+        out=options.out,
+        root=Path.cwd(),
+        fail_under=options.fail_under,
+        base=options.base,
+        env=env,
+        console=console,
+    )
 
 
 def _aggregate_handler(args: argparse.Namespace) -> int:
@@ -237,6 +277,7 @@ def _aggregate_handler(args: argparse.Namespace) -> int:
         env=os.environ,
         allow_empty=config.allow_empty(args.allow_empty, Path.cwd()),
         history_opts=_history_options(args),
+        coverage=coverage_options(args),
     )
 
 

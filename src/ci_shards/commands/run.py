@@ -10,9 +10,15 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, UsageError
 from ci_shards.model import RESULTS_DIR
+
+if TYPE_CHECKING:
+    from ci_shards.console import Console
+    from ci_shards.coverage.collect import CoverageRequest
+    from ci_shards.model import Plan
 
 # the run stage's modules are imported by the handlers, not here: every ci-shards command builds this
 # parser, and the runner's imports (XML, subprocess, ...) would cost each of them start-up time
@@ -169,6 +175,22 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         default=0.5,
         help="how long processes may outlive the command before they are reported and killed (default: 500ms)",
     )
+    cover = parser.add_mutually_exclusive_group()
+    cover.add_argument(
+        "--coverage",
+        dest="coverage",
+        action="store_true",
+        default=None,
+        help="measure coverage into the shard folder's coverage/ (coverage.py for pytest and `python -m`, "
+        "V8 for node); needs ci-shards[coverage] for Python (default: the config key `coverage`, else off)",
+    )
+    cover.add_argument("--no-coverage", dest="coverage", action="store_false", help="no coverage (default: off)")
+    parser.add_argument(
+        "--coverage-map",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with --coverage under pytest: record which test files executed each line (default: on)",
+    )
     parser.add_argument(
         "command",
         nargs=argparse.REMAINDER,
@@ -280,6 +302,7 @@ def _run_handler(args: argparse.Namespace) -> int:
         cwd=cwd,
         env=env,
         pytest_roots=tuple(pytest_roots(args.command, cwd)) if args.pytest else (),
+        coverage=coverage_request(args, cwd),
     )
     if args.retries < 0 or args.max_rerun_failures < 0:
         msg = "--retries and --max-rerun-failures must be 0 or more"
@@ -293,6 +316,18 @@ def _run_handler(args: argparse.Namespace) -> int:
     # after the folder is written: aggregate fails the same empty plan, and says so in its report
     check_not_empty(plan, allowed=allow_empty(args.allow_empty, cwd), what=str(args.plan))
     return EXIT_OK if outcome.status.is_success else EXIT_FAILED
+
+
+def coverage_request(args: argparse.Namespace, cwd: Path) -> CoverageRequest | None:
+    """``--coverage`` / ``--no-coverage``, else the config key ``coverage``."""
+    from ci_shards.coverage.collect import CoverageRequest  # noqa: PLC0415
+
+    enabled = args.coverage
+    if enabled is None:
+        from ci_shards.config import load_config  # noqa: PLC0415
+
+        enabled = bool(load_config(cwd).coverage)
+    return CoverageRequest(map=args.coverage_map) if enabled else None
 
 
 def _local_handler(args: argparse.Namespace) -> int:
@@ -316,6 +351,9 @@ def _local_handler(args: argparse.Namespace) -> int:
         check_pytest_words(raw, cwd)
     if not args.pytest and not raw:
         msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
+        raise UsageError(msg)
+    if (args.fail_under is not None or args.coverage_base is not None) and coverage_request(args, cwd) is None:
+        msg = "--fail-under and --coverage-base need --coverage (or the config key coverage: true)"
         raise UsageError(msg)
     from ci_shards.commands.plan import check_not_empty, plan_from_options  # noqa: PLC0415
     from ci_shards.config import allow_empty  # noqa: PLC0415
@@ -357,7 +395,27 @@ def _local_handler(args: argparse.Namespace) -> int:
     text, code = aggregate_results(plan, args.out, flaky_result=args.flaky_result, allow_empty=allowed)
     sys.stdout.write(text)
     sys.stdout.flush()
+    code = max(code, _local_coverage(args, plan, cwd, env, console))
     return EXIT_INTERRUPTED if cancel.cancelled else code
+
+
+def _local_coverage(args: argparse.Namespace, plan: Plan, cwd: Path, env: dict[str, str], console: Console) -> int:
+    """``local --coverage``: fold every shard's coverage into the results folder (docs/coverage.md)."""
+    if coverage_request(args, cwd) is None:
+        return EXIT_OK
+    from ci_shards.coverage.publish import publish_reported  # noqa: PLC0415
+
+    _section, code = publish_reported(
+        plan,
+        [args.out],
+        out=args.out,
+        root=cwd,
+        fail_under=args.fail_under,
+        base=args.coverage_base,
+        env=env,
+        console=console,
+    )
+    return code
 
 
 def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -387,4 +445,7 @@ def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         help="memory budget per job for --jobs auto (default: 1G)",
     )
     add_execution_options(local, pytest_flag=False)
+    from ci_shards.commands.aggregate import add_coverage_options  # noqa: PLC0415
+
+    add_coverage_options(local, out=False)
     local.set_defaults(handler=_local_handler)

@@ -1,0 +1,200 @@
+"""The run stage's side of coverage: how a shard's command is wrapped, and what its data amounted to.
+
+Python (``--pytest``, or a ``pytest`` / ``python -m MODULE`` command): the command runs under
+``ci_shards.coverage.launch`` (coverage.py with ``relative_files``, ``parallel`` and subprocess
+patching, the project's own configuration otherwise honoured). Node (``node``, ``npx``, ``npm``,
+``jest``, ``vitest``...): ``NODE_V8_COVERAGE`` points at the shard's folder, and every Node process
+dumps its raw V8 coverage there at exit.
+
+The data goes to ``<shard folder>/coverage/``; ``describe`` turns what is there into outcome.json's
+``coverage`` entry. Missing or unreadable data is said there (``problem``), never in the tests'
+verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import importlib.util
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path, PurePath
+from typing import Any, Final
+
+from ci_shards.coverage.launch import DATA_DIR_ENV, DATA_STEM, SAVED_STEM
+from ci_shards.errors import UsageError
+
+COVERAGE_DIR: Final = "coverage"
+LAUNCH: Final = "ci_shards.coverage.launch"
+MAP_PLUGIN: Final = "ci_shards.coverage.pytest_map"
+INSTALL_HINT: Final = "pip install 'ci-shards[coverage]'"
+_NODE_COMMANDS: Final = frozenset({"node", "npx", "npm", "pnpm", "yarn", "jest", "vitest", "bun"})
+
+
+class Tool(Enum):
+    COVERAGE_PY = "coverage.py"
+    V8 = "v8"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CoverageRequest:
+    """``run --coverage`` (and ``--coverage-map``, on by default for pytest)."""
+
+    map: bool = True
+
+
+def tool_for(command: Sequence[str], *, pytest: bool) -> Tool:
+    """Which collector fits the shard's command; a usage error when none does."""
+    if pytest:
+        return Tool.COVERAGE_PY
+    name = PurePath(command[0]).name if command else ""
+    if name in _NODE_COMMANDS:
+        return Tool.V8
+    if name == "pytest" or (name.startswith("python") and command[1:2] == ["-m"] and len(command) > 2):
+        return Tool.COVERAGE_PY
+    msg = (
+        f"--coverage: cannot measure {name or 'an empty command'!r}: use --pytest, a `pytest ...` or "
+        "`python -m MODULE ...` command (coverage.py), or a node/npx/npm/jest/vitest command (V8)"
+    )
+    raise UsageError(msg)
+
+
+def check_available(tool: Tool) -> None:
+    if tool is Tool.COVERAGE_PY and importlib.util.find_spec("coverage") is None:
+        msg = f"--coverage needs coverage.py in this Python: {INSTALL_HINT}"
+        raise UsageError(msg)
+
+
+def wrap(argv: Sequence[str], *, tool: Tool, python: str, request: CoverageRequest) -> list[str]:
+    """``argv`` run under coverage.py (V8 needs no wrapper, only the environment)."""
+    if tool is Tool.V8:
+        return list(argv)
+    if PurePath(argv[0]).name == "pytest":  # the console script: pytest of the Python running ci-shards
+        interpreter, module, rest = python, "pytest", list(argv[1:])
+    else:  # [python, -m, MODULE, ...]: the same interpreter (it must have ci-shards and coverage)
+        interpreter, module, rest = argv[0], argv[2], list(argv[3:])
+    plugin = ["-p", MAP_PLUGIN] if request.map and module == "pytest" else []
+    return [interpreter, "-m", LAUNCH, "-m", module, *plugin, *rest]
+
+
+def environment(tool: Tool, data_dir: Path) -> dict[str, str]:
+    if tool is Tool.V8:
+        return {"NODE_V8_COVERAGE": str(data_dir.resolve())}
+    return {DATA_DIR_ENV: str(data_dir.resolve())}
+
+
+def prepare(shard_dir: Path) -> Path:
+    """A fresh ``coverage/`` folder: data from an earlier run in the same place must not be folded."""
+    data_dir = shard_dir / COVERAGE_DIR
+    if data_dir.exists():
+        shutil.rmtree(data_dir)
+    data_dir.mkdir(parents=True)
+    return data_dir
+
+
+def _version(tool: Tool) -> str:
+    if tool is Tool.V8:
+        return ""
+    try:
+        return importlib.metadata.version("coverage")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def _python_problem(files: Sequence[Path]) -> str:
+    from coverage import CoverageData  # noqa: PLC0415
+
+    bad = []
+    for path in files:
+        try:
+            data = CoverageData(basename=str(path))
+            data.read()
+            data.measured_files()
+        except Exception:
+            bad.append(path.name)
+    return f"unreadable coverage data: {', '.join(bad)}" if bad else ""
+
+
+def _v8_problem(files: Sequence[Path]) -> str:
+    bad = []
+    for path in files:
+        try:
+            json.loads(path.read_text(encoding="utf-8"))["result"]
+        except (OSError, ValueError, KeyError, TypeError):
+            bad.append(path.name)
+    return f"unreadable V8 coverage: {', '.join(bad)}" if bad else ""
+
+
+def data_files(tool: Tool, data_dir: Path) -> list[Path]:
+    if not data_dir.is_dir():
+        return []
+    pattern = f"{DATA_STEM}*" if tool is Tool.COVERAGE_PY else "coverage-*.json"
+    return sorted(p for p in data_dir.glob(pattern) if p.is_file())
+
+
+def describe(
+    tool: Tool, data_dir: Path, *, source_root: Path, request: CoverageRequest, launched: int
+) -> dict[str, Any]:
+    """outcome.json's ``coverage`` entry for what the run left in ``data_dir`` after ``launched`` test processes."""
+    files = data_files(tool, data_dir)
+    saved = len(list(data_dir.glob(f"{SAVED_STEM}*"))) if tool is Tool.COVERAGE_PY and data_dir.is_dir() else launched
+    problem = ""
+    with contextlib.suppress(OSError):
+        if not files:
+            problem = "no coverage data was written (the test process ended before saving it, or never started)"
+        elif saved < launched:
+            problem = (
+                f"no coverage data was written by {launched - saved} of {launched} test processes "
+                "(ended before coverage.py saved it: killed at the deadline?)"
+            )
+        else:
+            problem = _python_problem(files) if tool is Tool.COVERAGE_PY else _v8_problem(files)
+    return {
+        "tool": tool.value,
+        "version": _version(tool),
+        "source_root": str(source_root.resolve()),
+        "data": COVERAGE_DIR,
+        "files": [p.name for p in files],
+        "map": request.map and tool is Tool.COVERAGE_PY,
+        "problem": problem,
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Collector:
+    """One shard's coverage collection: the runner's only hook (environment, command, outcome entry)."""
+
+    tool: Tool
+    request: CoverageRequest
+    data_dir: Path
+    python: str
+
+    def environment(self) -> dict[str, str]:
+        return environment(self.tool, self.data_dir)
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        return wrap(argv, tool=self.tool, python=self.python, request=self.request)
+
+    def describe(self, *, source_root: Path, launched: int) -> dict[str, Any]:
+        return describe(self.tool, self.data_dir, source_root=source_root, request=self.request, launched=launched)
+
+
+def start(
+    request: CoverageRequest | None, *, command: Sequence[str], pytest: bool, python: str, shard_dir: Path
+) -> Collector | None:
+    """The collector for ``--coverage`` (None without it), checked and given a fresh data folder."""
+    if request is None:
+        return None
+    tool = tool_for(command, pytest=pytest)
+    check_available(tool)
+    return Collector(tool=tool, request=request, data_dir=prepare(shard_dir), python=python)
+
+
+def entry_problem(entry: Mapping[str, Any] | None) -> str:
+    """Why a shard's outcome entry gives no usable data ("" when it does)."""
+    if not entry:
+        return "ran without --coverage"
+    return str(entry.get("problem") or "")

@@ -1,0 +1,330 @@
+"""Fold every shard's coverage data into one ``CoverageArtifact`` (the aggregate stage's side).
+
+The edge: reads the shard folders, combines coverage.py's data files with its own API
+(``CoverageData.update``, each shard's recorded source root mapped away so runners' absolute paths
+never matter), analyses the result against the source here (coverage.py's JSON report: statements,
+exclusions, branches, functions, contexts) and hashes each file. ``shard_state`` (pure) decides what
+each planned shard contributes; only files under the source root are kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import posixpath
+import re
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ci_shards.artifacts import OUTCOME_FILE, discover_shard_folders
+from ci_shards.console import strip_control
+from ci_shards.coverage.artifact import (
+    Completeness,
+    CoverageArtifact,
+    FileCoverage,
+    Function,
+    ShardCoverage,
+    ShardState,
+)
+from ci_shards.coverage.collect import Tool, data_files, entry_problem
+from ci_shards.model import Outcome, Plan, ShardStatus
+
+_INCOMPLETE = {ShardStatus.TIMED_OUT: "timed out", ShardStatus.CANCELLED: "cancelled"}
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """Text from a shard folder (untrusted) as one capped line: it reaches the console, where a line
+    starting with ``::`` would be a workflow command."""
+    return " ".join(strip_control(text).split())[:limit]
+
+
+def shard_state(*, index: int, planned: int, outcome: Outcome | None, problem: str = "") -> ShardCoverage:
+    """What a planned shard can give the fold, before its data files are read."""
+    problem = one_line(problem)
+    if planned == 0:
+        return ShardCoverage(index=index, state=ShardState.EMPTY)
+    if outcome is None or outcome.status is ShardStatus.NEVER_STARTED:
+        return ShardCoverage(index=index, state=ShardState.NEVER_STARTED, detail=problem)
+    if outcome.status in (ShardStatus.EMPTY, ShardStatus.SKIPPED_BY_DIFF):
+        return ShardCoverage(index=index, state=ShardState.EMPTY)
+    if outcome.coverage is None:
+        return ShardCoverage(index=index, state=ShardState.NO_COVERAGE)
+    lost = one_line(entry_problem(outcome.coverage))
+    if lost:
+        return ShardCoverage(index=index, state=ShardState.LOST, detail=lost)
+    if outcome.status in _INCOMPLETE or outcome.not_run:
+        why = _INCOMPLETE.get(outcome.status) or f"{len(outcome.not_run)} planned items never ran"
+        return ShardCoverage(index=index, state=ShardState.INCOMPLETE, detail=why)
+    return ShardCoverage(index=index, state=ShardState.FOLDED)
+
+
+def relative_to_root(path: str, shard_root: str) -> str | None:
+    """A measured path as POSIX relative to the source root, or None when it lies outside it.
+
+    Relative paths (``relative_files``) are already relative; absolute ones under the shard's own
+    root lose that prefix (another runner's checkout path means nothing here)."""
+    text = path.replace("\\", "/")
+    root = shard_root.replace("\\", "/").rstrip("/") + "/"
+    if text.startswith(root):
+        text = text[len(root) :]
+    elif posixpath.isabs(text) or re.match(r"^[A-Za-z]:/", text):
+        return None
+    normal = posixpath.normpath(text)
+    if normal in {".", ".."} or normal.startswith("../"):
+        return None
+    return normal
+
+
+@dataclass(frozen=True)
+class FoldedShard:
+    index: int
+    folder: Path | None
+    outcome: Outcome | None
+    problem: str
+
+
+def _read_outcome(folder: Path) -> tuple[Outcome | None, str]:
+    try:
+        return Outcome.from_json(json.loads((folder / OUTCOME_FILE).read_text(encoding="utf-8"))), ""
+    except FileNotFoundError:
+        return None, f"no {OUTCOME_FILE}"
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        return None, f"{OUTCOME_FILE} unreadable: {err}"
+
+
+def _shards(plan: Plan, dirs: Sequence[Path]) -> list[FoldedShard]:
+    """One entry per planned shard: its folder of this plan, the last finished when retried."""
+    best: dict[int, FoldedShard] = {}
+    for folder in discover_shard_folders(dirs):
+        outcome, problem = _read_outcome(folder)
+        if outcome is None or outcome.plan_digest != plan.digest or outcome.shard_total != plan.total:
+            continue
+        known = best.get(outcome.shard_index)
+        if known is None or (known.outcome and known.outcome.finished_at < outcome.finished_at):
+            best[outcome.shard_index] = FoldedShard(outcome.shard_index, folder, outcome, problem)
+    return [best.get(s.index) or FoldedShard(s.index, None, None, "") for s in plan.shards]
+
+
+def shard_states(plan: Plan, dirs: Sequence[Path]) -> tuple[list[ShardCoverage], list[FoldedShard]]:
+    """Every planned shard's state, and the shards whose data is to be folded."""
+    states: list[ShardCoverage] = []
+    folded: list[FoldedShard] = []
+    for shard in _shards(plan, dirs):
+        state = shard_state(
+            index=shard.index, planned=len(plan.shard(shard.index).items), outcome=shard.outcome, problem=shard.problem
+        )
+        states.append(state)
+        if state.state is ShardState.FOLDED:
+            folded.append(shard)
+    return states, folded
+
+
+def mark_corrupt(states: Sequence[ShardCoverage], bad: Mapping[int, str]) -> list[ShardCoverage]:
+    return [
+        ShardCoverage(index=s.index, state=ShardState.CORRUPT, detail=bad[s.index]) if s.index in bad else s
+        for s in states
+    ]
+
+
+def placement_notes(relative: Sequence[str | None], root: Path) -> list[str]:
+    """What the fold left out: files measured outside the root, and files not in the source here."""
+    notes = []
+    outside = sum(rel is None for rel in relative)
+    if outside:
+        notes.append(f"{outside} measured files outside the source root were left out")
+    gone = sorted({rel for rel in relative if rel is not None and not (root / rel).is_file()})
+    if gone:
+        notes.append(f"{len(gone)} measured files are not in the source here: {', '.join(gone[:10])}")
+    return notes
+
+
+def unmeasured_digests(root: Path, measured: set[str], suffixes: Sequence[str]) -> dict[str, str] | None:
+    """sha256 of every tracked source file no shard executed (None outside a git checkout)."""
+    tracked = tracked_files(root, suffixes)
+    if tracked is None:
+        return None
+    return {p: sha256_of(root / p) for p in tracked if p not in measured and (root / p).is_file()}
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def git_commit(root: Path) -> str:
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=False, timeout=30
+        )
+        if done.returncode == 0:
+            return done.stdout.strip()
+    return ""
+
+
+def tracked_files(root: Path, suffixes: Sequence[str]) -> list[str] | None:
+    """Files git tracks under ``root`` with these suffixes (None outside a git checkout)."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        done = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=False, timeout=60)
+        if done.returncode == 0:
+            names = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+            return sorted(n for n in names if n.endswith(tuple(suffixes)))
+    return None
+
+
+def _combine_python(shards: Sequence[FoldedShard], target: Any) -> tuple[dict[str, set[int]], dict[int, str]]:
+    """Every folded shard's data into ``target`` (a CoverageData); a shard whose files cannot all be read
+    is marked corrupt and adds nothing."""
+    from coverage import CoverageData  # noqa: PLC0415
+
+    shards_of: dict[str, set[int]] = {}
+    corrupt: dict[int, str] = {}
+    for shard in shards:
+        assert shard.folder is not None and shard.outcome is not None and shard.outcome.coverage is not None
+        entry = shard.outcome.coverage
+        mapped = _mapper(str(entry.get("source_root", "")))
+        try:
+            parts = []
+            for path in data_files(Tool.COVERAGE_PY, shard.folder / str(entry.get("data", "coverage"))):
+                one = CoverageData(basename=str(path))
+                one.read()
+                parts.append(one)
+            for one in parts:  # update() checks line vs arc data before it writes anything
+                target.update(one, map_path=mapped)
+        except Exception as err:  # DataError, sqlite3.DatabaseError, ...: only this shard is marked
+            corrupt[shard.index] = one_line(f"{type(err).__name__}: {err}", 200)
+            continue
+        for one in parts:
+            for name in one.measured_files():
+                shards_of.setdefault(mapped(name), set()).add(shard.index)
+    return shards_of, corrupt
+
+
+def _mapper(root: str) -> Callable[[str], str]:
+    def mapped(path: str) -> str:
+        return relative_to_root(path, root) or path
+
+    return mapped
+
+
+def _exclusion_reason(text: str, patterns: Sequence[str]) -> str:
+    for pattern in patterns:
+        with contextlib.suppress(re.error):
+            if re.search(pattern, text):
+                return f"matches the exclusion pattern {pattern!r}"
+    return "inside an excluded block (its opening line matches an exclusion pattern)"
+
+
+def _contexts(data: Any, names: Sequence[str]) -> dict[int, set[str]]:
+    """Line -> the contexts (test files, with the map) that executed it, straight from the data: asking
+    coverage.py's JSON report for them would repeat every line's list per function and class."""
+    found: dict[int, set[str]] = {}
+    for name in names:
+        for line, contexts in data.contexts_by_lineno(name).items():
+            found.setdefault(int(line), set()).update(contexts)
+    return found
+
+
+def _file_coverage(
+    path: str,
+    report: Mapping[str, Any],
+    *,
+    root: Path,
+    shards: set[int],
+    contexts: Mapping[int, set[str]],
+    patterns: Sequence[str],
+    branch: bool,
+) -> FileCoverage:
+    source = root / path
+    lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
+    excluded = {
+        n: _exclusion_reason(lines[n - 1] if 0 < n <= len(lines) else "", patterns) for n in report["excluded_lines"]
+    }
+    functions = []
+    for name, region in report.get("functions", {}).items():
+        if not name:
+            continue
+        body = [*region["executed_lines"], *region["missing_lines"], *region["excluded_lines"]]
+        start = int(region["start_line"])
+        functions.append(Function(name=name, start=start, end=max([start, *body])))
+    test_files: dict[str, list[int]] = {}
+    for line, names in contexts.items():
+        for context in names:
+            if context:
+                test_files.setdefault(context, []).append(line)
+    return FileCoverage(
+        path=path,
+        sha256=sha256_of(source),
+        executed=tuple(sorted(report["executed_lines"])),
+        missed=tuple(sorted(report["missing_lines"])),
+        excluded=excluded,
+        branches_executed=tuple(tuple(a) for a in report.get("executed_branches", ())) if branch else None,
+        branches_missed=tuple(tuple(a) for a in report.get("missing_branches", ())) if branch else None,
+        functions=tuple(sorted(functions, key=lambda f: (f.start, f.name))),
+        test_files={t: tuple(sorted(set(ls))) for t, ls in test_files.items()},
+        shards=tuple(sorted(shards)),
+    )
+
+
+def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, created_at: str) -> CoverageArtifact:
+    """The folded coverage.py data of every shard under ``dirs``, analysed against the source in ``root``.
+
+    coverage.py reads the project's configuration from the working directory (run from ``root``)."""
+    import coverage  # noqa: PLC0415
+
+    states, folded = shard_states(plan, dirs)
+    cov = coverage.Coverage(data_file=None, config_file=True)
+    cov.set_option("run:relative_files", True)
+    combined = cov.get_data()
+    shards_of, bad = _combine_python(folded, combined)
+    states = mark_corrupt(states, bad)
+    mapped = any(((s.outcome and s.outcome.coverage) or {}).get("map") for s in folded)
+    inside = {n: relative_to_root(n, str(root)) for n in combined.measured_files()}
+    present = sorted(rel for rel in inside.values() if rel is not None and (root / rel).is_file())
+    notes = placement_notes(list(inside.values()), root)
+    branch = combined.has_arcs()
+    files: list[FileCoverage] = []
+    if present:
+        with tempfile.TemporaryDirectory(prefix="ci-shards-cov-") as tmp:
+            out = Path(tmp) / "report.json"
+            # every measured file, and with the project's `source` setting its never-imported files too
+            # (0 %, as a serial `coverage report` counts them); files outside the root are dropped below
+            cov.json_report(outfile=str(out), ignore_errors=True)
+            report = json.loads(out.read_text(encoding="utf-8"))["files"]
+        exclude = cov.get_option("report:exclude_lines")
+        patterns = [str(p) for p in exclude] if isinstance(exclude, list) else []
+        names_of: dict[str, list[str]] = {}
+        for name, rel in inside.items():
+            if rel is not None:
+                names_of.setdefault(rel, []).append(name)
+        for key, data in report.items():
+            rel = relative_to_root(key, str(root.resolve()))
+            if rel is None or not (root / rel).is_file():
+                continue
+            names = names_of.get(rel, [])
+            files.append(
+                _file_coverage(
+                    rel,
+                    data,
+                    root=root,
+                    shards={i for n in names for i in shards_of.get(n, ())},
+                    contexts=_contexts(combined, names) if mapped else {},
+                    patterns=patterns,
+                    branch=branch,
+                )
+            )
+    return CoverageArtifact(
+        created_at=created_at,
+        commit=commit,
+        plan_digest=plan.digest,
+        tool="coverage.py",
+        tool_version=coverage.__version__,
+        branch=branch,
+        completeness=Completeness(total=plan.total, shards=tuple(states)),
+        files=tuple(files),
+        unmeasured=unmeasured_digests(root, {f.path for f in files}, (".py",)),
+        notes=tuple(notes),
+    )
