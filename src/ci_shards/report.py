@@ -266,7 +266,7 @@ def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict
         "unplanned": [md.code_inline(i) for i in acc.unplanned[: limits.list_limit]],
         "unplanned_total": len(acc.unplanned),
         "unverified": list(acc.unverified_shards),
-        "slowest": [{"id": md.code_inline(c.test_id), "time": fmt_seconds(c.time)} for c in slowest],
+        "slowest": [{"id": md.code_inline(c.test_id, table=True), "time": fmt_seconds(c.time)} for c in slowest],
         "plan": {
             "lower": fmt_seconds(lower),
             "estimated": fmt_seconds(verdict.estimated_makespan),
@@ -327,8 +327,9 @@ def _hard_cut(text: str, limits: _Limits) -> str:
     data = text.encode()[:room].decode(errors="ignore") if limits.in_bytes else text[:room]
     cut = data.rfind("\n\n")
     data = data[:cut] if cut > 0 else data
-    if data.count("```") % 2:
-        data += "\n```"
+    fence = md.open_fence(data)
+    if fence:
+        data += "\n" + fence
     return data + notice
 
 

@@ -144,9 +144,11 @@ def test_injection_in_names_and_messages_stays_inert(tmp_path, evil):
     assert verdict.totals.failed == 1
     for text in (render_summary(verdict), render_comment(verdict, key="CI/test")):
         body = text.split("\n", 1)[1] if text.startswith("<!--") else text
-        assert "<!-- ci-shards:" not in body  # our marker cannot be faked
-        assert "@octocat" not in text
-        rendered = _outside_code(text)
+        rendered = _outside_code(body)
+        # our marker cannot be faked: rendered text never holds it, and only the first line counts
+        # (comment.find_comments); inside code it is shown as written
+        assert "<!-- ci-shards:" not in rendered
+        assert "@octocat" not in rendered  # mentions fire outside code only; code keeps them as written
         assert "<img" not in rendered
         assert "<script" not in rendered
         assert "</details></summary>" not in rendered
@@ -167,6 +169,7 @@ def test_md_helpers():
     assert md.inline("a|b") == "a\\|b"
     assert md.inline("@x") == "@\u200bx"
     assert "``" in md.code_inline("a`b")
+    assert md.code_inline("a|b @x", table=True) == "`a\\|b @x`"
     block = md.code_block("```\nx\n```")
     assert block.startswith("````text\n")
     assert block.endswith("\n````")
@@ -221,3 +224,16 @@ def test_comment_links_the_run_and_drops_odd_urls(tmp_path):
     for odd in ("javascript:alert(1)", "https://x.example/a) [evil](https://y", ""):
         assert "Full report" not in render_comment(verdict, key="k", run_url=odd)
     assert "Full report" not in render_summary(verdict, run_url=url)  # the summary is the full report
+
+
+def test_traces_stay_code_in_summary_and_comment(tmp_path):
+    from markdown_it import MarkdownIt  # noqa: PLC0415
+
+    trace = "    def test_x(self):\n>       assert q('@octocat | x') == '```'\nE   AssertionError: <!-- no -->"
+    test_id = "tests/test_a.py::test_x"
+    plan = make_plan([[test_id]])
+    write_shard(tmp_path, plan, 1, [case_for(test_id, CaseOutcome.FAILED, message="AssertionError", text=trace)])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    for text in (render_summary(verdict), render_comment(verdict, key="k")):
+        fences = [t.content for t in MarkdownIt("commonmark").parse(text) if t.type == "fence" and t.info == "text"]
+        assert fences == [trace + "\n"]
