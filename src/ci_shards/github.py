@@ -19,6 +19,7 @@ from ci_shards.aggregate import Verdict
 from ci_shards.console import escape_data, escape_property, strip_control
 from ci_shards.errors import InputError
 from ci_shards.model import FailureKind, FailureRecord
+from ci_shards.report_failures import plural
 
 ANNOTATIONS_PER_TYPE: Final = 10  # GitHub shows 10 per type per step; the rest are silently dropped
 DEFAULT_API_URL: Final = "https://api.github.com"
@@ -185,7 +186,9 @@ def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, 
             out.append(
                 f"::notice title={escape_property('ci-shards')}::"
                 + escape_data(
-                    f"{len(records) - per_type} more {kind}s are not annotated (GitHub shows {per_type} per type); "
+                    f"{plural(len(records) - per_type, 'more ' + kind)} "
+                    f"{'is' if len(records) - per_type == 1 else 'are'} not annotated "
+                    f"(GitHub shows {per_type} per type); "
                     "see the job summary and the merged failures.jsonl"
                 )
             )

@@ -8,7 +8,7 @@ Pure: a ``Verdict`` in, a string out. Markdown comes from the jinja2 templates i
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
@@ -19,7 +19,9 @@ import jinja2
 from ci_shards import md
 from ci_shards.aggregate import ShardResult, Verdict
 from ci_shards.console import fmt_seconds, strip_control
-from ci_shards.model import FailureKind, FailureRecord, ShardStatus
+from ci_shards.groups import FailureGroup, group_failures
+from ci_shards.model import CaseResult, FailureKind, FailureRecord, ShardStatus
+from ci_shards.report_failures import Detail, Location, failure_counts, fit, group_view
 
 TERMINAL_LIST_LIMIT = 10
 
@@ -107,13 +109,14 @@ class _Limits:
     trace_chars: int
     message_chars: int
     list_limit: int  # flaky / missing / slowest entries shown
-    failure_details: int  # failures shown with their trace
+    failure_details: int  # failure groups shown with their trace
     shard_rows: int  # beyond this many shards, only those that did not pass get a row
+    ids_per_group: int  # test ids listed under a group of identical failures
 
 
 _LIMITS: Final = {
-    Flavor.SUMMARY: _Limits(SUMMARY_BUDGET_BYTES, True, 4000, 500, 100, 500, 1000),
-    Flavor.COMMENT: _Limits(COMMENT_BUDGET_CHARS, False, 1200, 300, 20, 20, 30),
+    Flavor.SUMMARY: _Limits(SUMMARY_BUDGET_BYTES, True, 4000, 500, 100, 500, 1000, 100),
+    Flavor.COMMENT: _Limits(COMMENT_BUDGET_CHARS, False, 1200, 300, 20, 20, 30, 10),
 }
 
 
@@ -158,22 +161,7 @@ def _shard_row(shard: ShardResult, total: int) -> dict[str, Any]:
         "actual": fmt_seconds(shard.elapsed_seconds),
         "estimated": fmt_seconds(shard.estimated_seconds),
         "delta": _pct(shard.elapsed_seconds, shard.estimated_seconds) if shard.source else "–",
-        "note": md.inline(note, 300),
-    }
-
-
-def _failure_view(record: FailureRecord, limits: _Limits, line: int | None) -> dict[str, Any]:
-    first, _, rest = record.message.strip().partition("\n")
-    location = record.file or ""
-    if location and line:
-        location += f":{line}"
-    return {
-        "shard": record.shard,
-        "kind": record.kind.value,
-        "id": md.summary_text(record.test_id, 300),
-        "message": md.summary_text(first or record.kind.value, limits.message_chars),
-        "location": md.code_inline(location) if location else "",
-        "trace": md.code_block(record.text or record.message, limits.trace_chars) if (record.text or rest) else "",
+        "note": md.inline(_ONE_PLURAL.sub(r"1 \1", note), 300),
     }
 
 
@@ -200,33 +188,10 @@ def _size(text: str, limits: _Limits) -> int:
     return len(text.encode()) if limits.in_bytes else len(text)
 
 
-def _fit(views: list[dict[str, Any]], room: int, limits: _Limits) -> tuple[int, int]:
-    """(shown, with_trace): how many failure entries fit in ``room``, traces for the first ones.
-
-    Traces go to the first failures while they take at most 60% of the room; then one-line
-    entries fill the rest. Sizes are estimates (the template adds ~60 characters per entry);
-    ``render_markdown`` re-checks the real size and shrinks further if needed."""
-    unit = (lambda s: len(s.encode())) if limits.in_bytes else len
-    used = with_trace = 0
-    for view in views[: limits.failure_details]:
-        cost = unit(view["id"]) + unit(view["message"]) + unit(view["trace"]) + unit(view["location"]) + 120
-        if used + cost > room * 0.6:
-            break
-        used += cost
-        with_trace += 1
-    shown = with_trace
-    for view in views[with_trace:]:
-        cost = unit(view["id"]) + unit(view["message"]) + 60
-        if used + cost > room:
-            break
-        used += cost
-        shown += 1
-    return shown, with_trace
-
-
-def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict[str, Any]]) -> dict[str, Any]:
+def _context(
+    verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict[str, Any]], groups: list[FailureGroup]
+) -> dict[str, Any]:
     acc = verdict.accounting
-    bad_total = sum(r.kind in _BAD_KINDS for r in verdict.failures)
     shard_level = [r for r in verdict.failures if r.kind is FailureKind.SHARD]
     cases = verdict.cases
     slowest = sorted(cases, key=lambda c: c.time, reverse=True)[: min(10, limits.list_limit)]
@@ -240,7 +205,7 @@ def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict
     return {
         "flavor": flavor.value,
         "passed": verdict.passed,
-        "headline_reasons": [md.inline(r, 400) for r in verdict.reasons],
+        "headline_reasons": [md.inline(r, 400) for r in headline_reasons(verdict)],
         "totals": t,
         "wall": fmt_seconds(actual),
         "shard_count": verdict.total_shards,
@@ -248,8 +213,11 @@ def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict
         "shards_hidden": len(verdict.shards) - len(shown_shards),
         "chart": _mermaid(verdict) if flavor is Flavor.SUMMARY else "",
         "failures": views,
-        "failures_total": bad_total,
-        "failures_cut": bad_total - len(views),
+        "failures_heading": failure_counts(t),
+        "groups_total": len(groups),
+        "failures_total": sum(g.count for g in groups),
+        "failures_cut": sum(g.count for g in groups[len(views) :]),
+        "groups_cut": len(groups) - len(views),
         "shard_failures": [
             {"shard": r.shard, "message": md.inline(r.message, 400)} for r in shard_level[: limits.list_limit]
         ],
@@ -291,21 +259,25 @@ def render_markdown(
     characters). Failures that do not fit are cut with a visible notice pointing to the artifacts."""
     limits = _LIMITS[flavor]
     template = _environment().get_template("verdict.md.j2")
-    lines = {c.test_id: c.line for c in verdict.cases if c.line is not None}
-    bad = [r for r in verdict.failures if r.kind in _BAD_KINDS]
+    cases = {c.test_id: c for c in verdict.cases}
+    types = {test_id: c.type for test_id, c in cases.items() if c.type}
+    groups = group_failures((r for r in verdict.failures if r.kind in _BAD_KINDS), types)
+    detail = Detail(limits.trace_chars, limits.message_chars, limits.ids_per_group)
     # no report can show more than budget/60 entries: never build views for the rest
-    candidates = [_failure_view(r, limits, lines.get(r.test_id)) for r in bad[: limits.budget // 60]]
+    candidates = [group_view(g, detail, _location(g.first, cases)) for g in groups[: limits.budget // 60]]
 
     def render(shown: int, with_trace: int) -> str:
         views = [dict(v, trace=v["trace"] if i < with_trace else "") for i, v in enumerate(candidates[:shown])]
-        context = _context(verdict, flavor, limits, views)
+        context = _context(verdict, flavor, limits, views, groups)
         text: str = template.render(
             **context, marker=marker, artifacts_hint=md.inline(artifacts_hint), run_url=_safe_url(run_url)
         )
         return text
 
     skeleton = _size(render(0, 0), limits)
-    shown, with_trace = _fit(candidates, limits.budget - skeleton - 500, limits)
+    shown, with_trace = fit(
+        candidates, limits.budget - skeleton - 500, in_bytes=limits.in_bytes, details=limits.failure_details
+    )
     text = render(shown, with_trace)
     while _size(text, limits) > limits.budget and shown > 0:  # the estimate was short: shrink and re-check
         with_trace //= 2
@@ -314,6 +286,29 @@ def render_markdown(
     if _size(text, limits) > limits.budget:  # pathological (e.g. a million shards): hard cut, still valid
         text = _hard_cut(text, limits)
     return text
+
+
+# aggregate states the test count in its own words ("9 tests failed"); the reports say it the one
+# way they share (failure_counts), from the same totals
+_TESTS_FAILED_REASON: Final = re.compile(r"\d+ tests? failed")
+_ONE_PLURAL: Final = re.compile(r"(?<![\d.,])\b1 ((?:planned )?(?:test|file|item|shard))s\b")
+
+
+def headline_reasons(verdict: Verdict) -> list[str]:
+    """The verdict's reasons as the reports word them: the test count as ``7 failed, 2 errors``,
+    and "1 planned test" rather than "1 planned tests"."""
+    return [
+        failure_counts(verdict.totals) if _TESTS_FAILED_REASON.fullmatch(r) else _ONE_PLURAL.sub(r"1 \1", r)
+        for r in verdict.reasons
+    ]
+
+
+def _location(record: FailureRecord, cases: Mapping[str, CaseResult]) -> Location:
+    case = cases.get(record.test_id)
+    if not record.file:
+        return Location()
+    line = case.line if case is not None else None
+    return Location(test=f"{record.file}:{line}" if line else record.file)
 
 
 def _safe_url(url: str) -> str:
