@@ -18,6 +18,7 @@ from ci_shards import md
 from ci_shards.aggregate import Verdict
 from ci_shards.console import escape_data, escape_property, strip_control
 from ci_shards.errors import InputError
+from ci_shards.frames import failing_line
 from ci_shards.model import FailureKind, FailureRecord
 from ci_shards.report_failures import plural
 
@@ -144,6 +145,17 @@ def repo_relative(file: str | None, workspace: str) -> str | None:
     return None
 
 
+def _where(record: FailureRecord, test_line: int | None, workspace: str) -> dict[str, Any]:
+    """``file``/``line`` of an annotation: the failing line the trace names (deepest frame in the
+    test's file, else in the repository), else the test's own line; none for a never-run item."""
+    if record.kind is FailureKind.NOT_RUN:
+        return {"file": None, "line": None}
+    frame = failing_line(record.text, record.file, workspace=workspace)
+    if frame is not None:
+        return {"file": frame.path, "line": frame.line}
+    return {"file": repo_relative(record.file, workspace), "line": test_line}
+
+
 def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, workspace: str = "") -> list[str]:
     """At most ``per_type`` ``::error``s and ``::warning``s, the most useful first, then one ``::notice``
     per type saying how many more there are and where to find them. ``workspace`` is
@@ -178,8 +190,7 @@ def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, 
                     kind,
                     f"{first_line}\n\n{detail}" if detail else first_line,
                     title=f"{prefix}{record.test_id} (shard {record.shard})",
-                    file=repo_relative(record.file, workspace) if record.kind is not FailureKind.NOT_RUN else None,
-                    line=lines_by_id.get(record.test_id),
+                    **_where(record, lines_by_id.get(record.test_id), workspace),
                 )
             )
         if len(records) > per_type:

@@ -19,6 +19,7 @@ import jinja2
 from ci_shards import md
 from ci_shards.aggregate import ShardResult, Verdict
 from ci_shards.console import fmt_seconds, strip_control
+from ci_shards.frames import failing_line
 from ci_shards.groups import FailureGroup, group_failures
 from ci_shards.model import CaseResult, FailureKind, FailureRecord, ShardStatus
 from ci_shards.report_failures import Detail, Location, failure_counts, fit, group_view
@@ -304,11 +305,12 @@ def headline_reasons(verdict: Verdict) -> list[str]:
 
 
 def _location(record: FailureRecord, cases: Mapping[str, CaseResult]) -> Location:
+    """The failing line from the trace; the test's own (``def``) line from the report."""
     case = cases.get(record.test_id)
-    if not record.file:
-        return Location()
     line = case.line if case is not None else None
-    return Location(test=f"{record.file}:{line}" if line else record.file)
+    test = f"{record.file}:{line}" if record.file and line else (record.file or "")
+    frame = failing_line(record.text, record.file)
+    return Location(failing=str(frame) if frame else "", test=test)
 
 
 def _safe_url(url: str) -> str:

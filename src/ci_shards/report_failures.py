@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ci_shards import md
+from ci_shards.frames import restore_first_indent
 from ci_shards.groups import FailureGroup, round_robin
 from ci_shards.verdict import Totals
 
@@ -62,7 +63,9 @@ def group_view(group: FailureGroup, detail: Detail, location: Location) -> dict[
     first = record.message.strip().partition("\n")[0]
     sample = round_robin(group.records, detail.ids_per_group) if group.count > 1 else []
     where = location.failing or location.test
-    also = f" (test at {location.test})" if location.test and location.failing and location.test != where else ""
+    also = ""
+    if location.failing and location.test not in ("", where):
+        also = f" (test at {md.code_inline(location.test)})"
     return {
         "count": group.count,
         "where": _shards(group),
@@ -70,8 +73,8 @@ def group_view(group: FailureGroup, detail: Detail, location: Location) -> dict[
         "id": md.summary_text(record.test_id, 300),
         "first_id": md.code_inline(record.test_id, 300),
         "message": md.summary_text(first or record.kind.value, detail.message_chars),
-        "location": md.code_inline(where) + md.inline(also) if where else "",
-        "trace": md.code_block(record.text, detail.trace_chars) if record.text.strip() else "",
+        "location": md.code_inline(where) + also if where else "",
+        "trace": md.code_block(restore_first_indent(record.text), detail.trace_chars) if record.text.strip() else "",
         "members": [md.code_inline(r.test_id, 300) for r in sample],
         "members_more": group.count - len(sample) if sample else 0,
     }
