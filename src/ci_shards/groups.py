@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
 from ci_shards.model import FailureRecord
+
+T = TypeVar("T")
 
 KEY_CHARS: Final = 1000  # messages that agree this far are the same failure
 
@@ -80,16 +82,20 @@ def group_failures(records: Iterable[FailureRecord], types: Mapping[str, str] | 
     return [groups[key[-1]] for key in sorted(order)]
 
 
+def interleave(queues: Sequence[Sequence[T]], limit: int) -> list[T]:
+    """At most ``limit`` items: the first of each queue, then the second of each, and so on."""
+    sample: list[T] = []
+    depth = 0
+    while len(sample) < limit and any(depth < len(q) for q in queues):
+        sample += [q[depth] for q in queues if depth < len(q)][: limit - len(sample)]
+        depth += 1
+    return sample
+
+
 def round_robin(records: Sequence[FailureRecord], limit: int) -> list[FailureRecord]:
     """At most ``limit`` records, taken in turn from each shard (in shard order), each shard's in
     report order: a fair sample when not all can be shown."""
     by_shard: dict[int, list[FailureRecord]] = {}
     for record in records:
         by_shard.setdefault(record.shard, []).append(record)
-    queues = [by_shard[s] for s in sorted(by_shard)]
-    sample: list[FailureRecord] = []
-    depth = 0
-    while len(sample) < limit and any(depth < len(q) for q in queues):
-        sample += [q[depth] for q in queues if depth < len(q)][: limit - len(sample)]
-        depth += 1
-    return sample
+    return interleave([by_shard[s] for s in sorted(by_shard)], limit)

@@ -72,7 +72,7 @@ def code_inline(text: str, limit: int = 200, *, table: bool = False) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def code_block(text: str, limit: int = 5000) -> str:
+def code_block(text: str, limit: int = 5000, lang: str = "text") -> str:
     """A fenced block of literal text (a trace or output) that nothing inside can close: the fence
     is longer than any backtick run in it (CommonMark §4.5). Lines are kept as written, indentation
     included; only control characters go."""
@@ -80,7 +80,7 @@ def code_block(text: str, limit: int = 5000) -> str:
     text = cap(text, limit)
     longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{text}\n{fence}"
+    return f"{fence}{lang}\n{text}\n{fence}"
 
 
 _FENCE_LINE = re.compile(r" {0,3}(`{3,})(.*)")

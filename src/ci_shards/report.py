@@ -22,7 +22,7 @@ from ci_shards.console import fmt_seconds, strip_control
 from ci_shards.frames import failing_line
 from ci_shards.groups import FailureGroup, group_failures
 from ci_shards.model import CaseResult, FailureKind, FailureRecord, ShardStatus
-from ci_shards.report_failures import Detail, Location, failure_counts, fit, group_view
+from ci_shards.report_failures import Detail, Location, failure_counts, fit, group_view, pytest_command
 
 TERMINAL_LIST_LIMIT = 10
 
@@ -113,11 +113,13 @@ class _Limits:
     failure_details: int  # failure groups shown with their trace
     shard_rows: int  # beyond this many shards, only those that did not pass get a row
     ids_per_group: int  # test ids listed under a group of identical failures
+    reproduce_ids: int  # test ids in the copy-paste pytest command
+    reproduce_chars: int  # … and its size
 
 
 _LIMITS: Final = {
-    Flavor.SUMMARY: _Limits(SUMMARY_BUDGET_BYTES, True, 4000, 500, 100, 500, 1000, 100),
-    Flavor.COMMENT: _Limits(COMMENT_BUDGET_CHARS, False, 1200, 300, 20, 20, 30, 10),
+    Flavor.SUMMARY: _Limits(SUMMARY_BUDGET_BYTES, True, 4000, 500, 100, 500, 1000, 100, 100, 8000),
+    Flavor.COMMENT: _Limits(COMMENT_BUDGET_CHARS, False, 1200, 300, 20, 20, 30, 10, 20, 2000),
 }
 
 
@@ -255,9 +257,11 @@ def render_markdown(
     marker: str = "",
     artifacts_hint: str = "the merged JUnit and failures.jsonl artifacts",
     run_url: str = "",
+    shard_links: Mapping[int, str] | None = None,
 ) -> str:
     """The job summary (``Flavor.SUMMARY``, < 1 MiB) or PR comment (``Flavor.COMMENT``, < 65,536
-    characters). Failures that do not fit are cut with a visible notice pointing to the artifacts."""
+    characters). Failures that do not fit are cut with a visible notice pointing to the artifacts.
+    ``shard_links``: shard index → its job log (joblinks.job_links), for the shards that did not pass."""
     limits = _LIMITS[flavor]
     template = _environment().get_template("verdict.md.j2")
     cases = {c.test_id: c for c in verdict.cases}
@@ -267,11 +271,17 @@ def render_markdown(
     # no report can show more than budget/60 entries: never build views for the rest
     candidates = [group_view(g, detail, _location(g.first, cases)) for g in groups[: limits.budget // 60]]
 
+    reproduce = _reproduce(groups, shard_links or {}, limits)
+
     def render(shown: int, with_trace: int) -> str:
         views = [dict(v, trace=v["trace"] if i < with_trace else "") for i, v in enumerate(candidates[:shown])]
         context = _context(verdict, flavor, limits, views, groups)
         text: str = template.render(
-            **context, marker=marker, artifacts_hint=md.inline(artifacts_hint), run_url=_safe_url(run_url)
+            **context,
+            **reproduce,
+            marker=marker,
+            artifacts_hint=md.inline(artifacts_hint),
+            run_url=_safe_url(run_url),
         )
         return text
 
@@ -311,6 +321,17 @@ def _location(record: FailureRecord, cases: Mapping[str, CaseResult]) -> Locatio
     test = f"{record.file}:{line}" if record.file and line else (record.file or "")
     frame = failing_line(record.text, record.file)
     return Location(failing=str(frame) if frame else "", test=test)
+
+
+def _reproduce(groups: list[FailureGroup], shard_links: Mapping[int, str], limits: _Limits) -> dict[str, Any]:
+    """The "Reproduce" section: a pytest command for the failing tests, and each failing shard's job log."""
+    command, left_out = pytest_command(groups, max_ids=limits.reproduce_ids, max_chars=limits.reproduce_chars)
+    links = [{"shard": i, "url": _safe_url(url)} for i, url in sorted(shard_links.items()) if _safe_url(url)]
+    return {
+        "reproduce": md.code_block(command, limits.reproduce_chars + 100, lang="sh") if command else "",
+        "reproduce_more": left_out,
+        "job_links": links,
+    }
 
 
 def _safe_url(url: str) -> str:

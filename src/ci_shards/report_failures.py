@@ -6,16 +6,18 @@ Also the words for counts that every report shares ("7 failed, 2 errors", "1 tes
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ci_shards import md
 from ci_shards.frames import restore_first_indent
-from ci_shards.groups import FailureGroup, round_robin
+from ci_shards.groups import FailureGroup, interleave, round_robin
 from ci_shards.verdict import Totals
 
 SHARDS_NAMED = 10  # a group names at most this many of its shards, then "…"
+_PYTEST_ID = re.compile(r"[^\s:]+\.py(?:::|$)")
 
 
 def plural(count: int, word: str, words: str = "") -> str:
@@ -106,3 +108,35 @@ def fit(views: Sequence[dict[str, Any]], room: int, *, in_bytes: bool, details: 
         used += cost
         shown += 1
     return shown, with_trace
+
+
+_SEPARATOR = " \\\n    "  # one id per line: readable, and a shell reads it as one command
+
+
+def _quote(word: str) -> str:
+    """Always single-quoted (``shlex.quote`` leaves some words bare): inside single quotes a POSIX
+    shell expands nothing, and a ``'`` in the word is written as ``'"'"'``."""
+    return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def pytest_command(groups: Sequence[FailureGroup], *, max_ids: int, max_chars: int) -> tuple[str, int]:
+    """(``pytest 'id' …``, how many failing tests it leaves out). The ids are taken in turn from
+    each group (every distinct failure is in it), each single-quoted so that no id can
+    end its quotes, substitute or chain a command; whole ids only, never one cut in half. ("", 0)
+    when the failures are not all pytest node ids: no command is better than a wrong one."""
+    everything = [r.test_id for g in groups for r in g.records]
+    if not everything or not all(_PYTEST_ID.match(test_id) for test_id in everything):
+        return "", 0
+    unique = len(set(everything))
+    chosen = list(dict.fromkeys(interleave([[r.test_id for r in g.records] for g in groups], max_ids)))
+    words: list[str] = []
+    size = len("pytest")
+    for test_id in chosen:
+        word = _quote(test_id)
+        if size + len(_SEPARATOR) + len(word) > max_chars:
+            if words:
+                break
+            continue  # one id longer than the whole budget: skipped, never cut
+        words.append(word)
+        size += len(_SEPARATOR) + len(word)
+    return _SEPARATOR.join(["pytest", *words]), unique - len(words)

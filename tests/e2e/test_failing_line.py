@@ -1,5 +1,5 @@
-"""The failing line from real pytest output: pytest's JUnit read back, the summary and annotations
-point at the line that failed, and the test's own line stays its location."""
+"""Reports on real output: pytest's JUnit read back, the summary and annotations point at the line
+that failed (the test's own line stays its location); the reproduce command pasted into a real shell."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import pytest
 from ci_shards import github
 from ci_shards.aggregate import decide
 from ci_shards.artifacts import ShardArtifact
+from ci_shards.groups import group_failures
 from ci_shards.junit_read import parse_junit
-from ci_shards.model import Granularity, Outcome, Plan, ShardPlan, ShardStatus
+from ci_shards.model import FailureKind, FailureRecord, Granularity, Outcome, Plan, ShardPlan, ShardStatus
 from ci_shards.report import render_summary
+from ci_shards.report_failures import pytest_command
 
 pytestmark = pytest.mark.e2e
 
@@ -80,3 +82,34 @@ def test_summary_and_annotations_point_at_the_failing_line(tmp_path: Path) -> No
     annotations = [line for line in github.annotation_lines(verdict) if line.startswith("::error ")]
     assert any(line.startswith("::error file=tests/test_lines.py,line=8,") for line in annotations)
     assert any(line.startswith("::error file=tests/test_lines.py,line=13,") for line in annotations)
+
+
+def test_reproduce_command_is_inert_in_a_real_shell(tmp_path: Path) -> None:
+    """The summary's pytest command, pasted into sh, passes each hostile id as one argument and runs nothing else."""
+    ids = [
+        "tests/test_a.py::test_x[it's]",
+        "tests/test_a.py::test_y[$(touch pwned)]",
+        'tests/test_a.py::test_z[`touch pwned2`;touch pwned3 & echo \\ " > out]',
+        "tests/test_a.py::test_w[${HOME}*?~ {a,b} !!]",
+        "tests/test_b.py::test_v[\nnext line]",
+    ]
+    records = (FailureRecord(shard=1, test_id=i, kind=FailureKind.FAILED, message="m") for i in ids)
+    command, left_out = pytest_command(group_failures(records), max_ids=10, max_chars=4000)
+    assert left_out == 0
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake_pytest = bin_dir / "pytest"  # prints its arguments, NUL-separated
+    fake_pytest.write_text(f"#!{sys.executable}\nimport sys\nsys.stdout.write('\\0'.join(sys.argv[1:]))\n")
+    fake_pytest.chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    result = subprocess.run(
+        ["sh", "-c", command],
+        cwd=work,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.split("\0") == ids
+    assert list(work.iterdir()) == []  # nothing was created: no substitution, no second command

@@ -62,7 +62,7 @@ def _stable(text: str, tmp_path: Path) -> str:
 
 def _outside_code(text: str) -> str:
     """The parts of a Markdown text that GitHub renders as Markdown/HTML (fenced blocks and code spans removed)."""
-    text = re.sub(r"^(`{3,})(?:text|mermaid)\n.*?\n\1$", "", text, flags=re.M | re.S)
+    text = re.sub(r"^(`{3,})(?:text|mermaid|sh)\n.*?\n\1$", "", text, flags=re.M | re.S)
     return re.sub(r"(`+) ?.*? ?\1", "", text)
 
 

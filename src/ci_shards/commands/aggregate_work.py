@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_shards import comment as pr_comment
-from ci_shards import github, outputs
+from ci_shards import github, joblinks, outputs
 from ci_shards.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
 from ci_shards.console import Console, console_for
 from ci_shards.errors import EXIT_OK, InputError, UsageError
@@ -53,6 +53,7 @@ def _post_comment(
     console: Console,
     body: str | None = None,
     summary: bool = True,
+    shard_links: Mapping[int, str] | None = None,
 ) -> bool:
     """Upsert the PR comment; any failure is a warning, never the build's verdict (style.md).
     True when it fell back to the job summary (no write access), so the caller makes sure the
@@ -77,7 +78,7 @@ def _post_comment(
     if body is None:
         assert verdict is not None
         body = pr_comment.with_state(
-            render_comment(verdict, key=key, run_url=ctx.run_url),
+            render_comment(verdict, key=key, run_url=ctx.run_url, shard_links=shard_links),
             pr_comment.result_state(verdict),
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
@@ -97,6 +98,12 @@ def _post_comment(
         return True
     console.line(f"ci-shards: PR comment {result.action.value} {result.url or result.detail}".rstrip())
     return False
+
+
+def _job_links(verdict: Verdict, ctx: github.GitHubContext) -> dict[int, str]:
+    """Each failing shard's job log (its run's page without a token); {} off GitHub Actions."""
+    failing = [s.index for s in verdict.shards if not s.status.is_success]
+    return joblinks.job_links(ctx, failing, verdict.total_shards) if failing and ctx.run_url else {}
 
 
 def run_aggregate(
@@ -122,6 +129,7 @@ def run_aggregate(
     console = console_for(env)
     ctx = github.GitHubContext.from_env(env)  # the event payload is read only for the comment
     verdict = aggregate_dirs(plan, dirs, flaky_result=flaky_result)
+    links = _job_links(verdict, ctx)
     if junit_out:
         outputs.write_merged_junit(verdict, junit_out)
     if failures_out:
@@ -133,11 +141,11 @@ def run_aggregate(
             raise UsageError(msg)
         summary_target = Path(ctx.step_summary)
     if summary_target:
-        outputs.append_summary(render_summary(verdict), summary_target)
+        outputs.append_summary(render_summary(verdict, shard_links=links), summary_target)
     key = comment_key or ctx.comment_key
     if comment_out:
         body = pr_comment.with_state(
-            render_comment(verdict, key=key, run_url=ctx.run_url),
+            render_comment(verdict, key=key, run_url=ctx.run_url, shard_links=links),
             pr_comment.result_state(verdict),
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
@@ -149,12 +157,18 @@ def run_aggregate(
             console.line(line)
     if comment:
         fell_back = _post_comment(
-            verdict, ctx=_with_event(ctx, env, console), mode=comment_mode, key=key, pr=None, console=console
+            verdict,
+            ctx=_with_event(ctx, env, console),
+            mode=comment_mode,
+            key=key,
+            pr=None,
+            console=console,
+            shard_links=links,
         )
         if fell_back and ctx.step_summary and summary_target is None:
             # "falls back to the job summary": make sure it is there even without --github / --summary
             # (with --summary FILE the caller publishes FILE itself, as the action does)
-            outputs.append_summary(render_summary(verdict), Path(ctx.step_summary))
+            outputs.append_summary(render_summary(verdict, shard_links=links), Path(ctx.step_summary))
     if output_format == "json":
         sys.stdout.write(json.dumps(outputs.verdict_json(verdict), sort_keys=True, indent=2) + "\n")
     if timings_out:  # last: a timings problem must not cost the summary, annotations or comment
