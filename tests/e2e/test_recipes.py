@@ -1,4 +1,5 @@
-"""The jest recipe in README.md and docs/run.md, run as written with real jest and jest-junit from npm.
+"""The jest recipe in README.md and docs/run.md, run as written with real jest and jest-junit from npm,
+and the go recipe of examples/workflows/go.yml with go and gotestsum (Debian's golang-go, gotestsum).
 
 The commands are read from the documents themselves (not copied here), so a recipe that breaks in
 the docs breaks this test. Each shard runs the documented command; the aggregate must account for
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -118,3 +120,64 @@ def test_documented_jest_command_runs_every_planned_file(jest_project: Path, doc
     assert "never ran" not in text  # every planned file ran…
     assert "more than once" not in text  # …exactly once (paths, not regular expressions)
     assert "`src/fail.test.js:3`" in text  # the failing expect, from jest's stack
+
+
+GO_TESTS = {
+    "go.mod": "module example.com/recipe\n\ngo 1.19\n",
+    "calc/calc_test.go": 'package calc\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {}\n',
+    "strs/strs_test.go": (
+        'package strs\n\nimport "testing"\n\nfunc TestUpper(t *testing.T) {}\nfunc TestLower(t *testing.T) {}\n'
+    ),
+    "broken/broken_test.go": (
+        'package broken\n\nimport "testing"\n\nfunc TestBroken(t *testing.T) {\n'
+        '\tgot := 1 + 1\n\tif got != 3 {\n\t\tt.Errorf("got %d, want 3", got)\n\t}\n}\n'
+    ),
+}
+
+
+def _go_test_command() -> list[str]:
+    """The test-command of examples/workflows/go.yml, with the gotestsum on this machine instead of
+    `go run gotest.tools/gotestsum@vX` (which needs a newer Go than a distribution's and the module
+    proxy): the arguments after it are the recipe's own."""
+    workflow = yaml.safe_load((REPO / "examples" / "workflows" / "go.yml").read_text())
+    steps = workflow["jobs"]["test"]["steps"]
+    (command,) = [s["with"]["test-command"] for s in steps if s.get("with", {}).get("command") == "run"]
+    argv = shlex.split(command)
+    assert argv[:2] == ["go", "run"] and argv[2].startswith("gotest.tools/gotestsum@"), argv
+    return ["gotestsum", *argv[3:]]
+
+
+def test_go_recipe_with_gotestsum(tmp_path: Path) -> None:
+    missing = [tool for tool in ("go", "gotestsum") if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"{' and '.join(missing)} not installed (apt-get install golang-go gotestsum)")
+    for name, text in GO_TESTS.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    env = {"GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOCACHE": str(tmp_path / ".gocache"), "HOME": str(tmp_path)}
+    env = {**os.environ, **env}
+    packages = subprocess.run(
+        ["go", "list", "./..."], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    )
+    (tmp_path / "packages.txt").write_text(packages.stdout)
+    assert (
+        _ci_shards("plan", "--items", "packages.txt", "--shards", "2", "-o", "plan.json", cwd=tmp_path).returncode == 0
+    )
+    codes = [
+        _ci_shards("run", "--plan", "plan.json", "--shard", f"{i}/2", "--", *_go_test_command(), cwd=tmp_path, env=env)
+        for i in (1, 2)
+    ]
+    assert sorted(c.returncode for c in codes) == [0, 1], [c.stderr for c in codes]
+    result = _ci_shards("aggregate", "--plan", "plan.json", "ci-shards-results", "--format", "json", cwd=tmp_path)
+    verdict = json.loads(result.stdout)
+    assert verdict["totals"]["tests"] == 4
+    assert verdict["totals"]["failed"] == 1
+    assert (
+        _ci_shards(
+            "aggregate", "--plan", "plan.json", "ci-shards-results", "--summary", "s.md", cwd=tmp_path
+        ).returncode
+        == 1
+    )
+    text = (tmp_path / "s.md").read_text()
+    assert "never ran" not in text
+    assert "example.com/recipe/broken::TestBroken" in text
