@@ -313,10 +313,12 @@ def _local_handler(args: argparse.Namespace) -> int:
         )
     if never:
         console.warning(f"never started (interrupted): shards {', '.join(map(str, never))}")
-    text, code = aggregate_results(plan, args.out, flaky_result=args.flaky_result)
-    sys.stdout.write(text)
+    result = aggregate_results(plan, args.out, flaky_result=args.flaky_result)
+    if result.failures:
+        console.untrusted(result.failures)  # test output: on GitHub it cannot issue workflow commands
+    sys.stdout.write(result.table)
     sys.stdout.flush()
-    return EXIT_INTERRUPTED if cancel.cancelled else code
+    return EXIT_INTERRUPTED if cancel.cancelled else result.exit_code
 
 
 def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
