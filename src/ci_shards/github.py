@@ -19,6 +19,7 @@ from ci_shards.aggregate import Verdict
 from ci_shards.console import escape_data, escape_property, strip_control
 from ci_shards.errors import InputError
 from ci_shards.frames import failing_line
+from ci_shards.groups import message_of
 from ci_shards.model import FailureKind, FailureRecord
 from ci_shards.report_failures import plural
 
@@ -182,7 +183,7 @@ def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, 
     for kind, records in (("error", errors), ("warning", warnings)):
         for record in records[:per_type]:
             prefix = "flaky: " if record.kind is FailureKind.FLAKY else ""
-            first_line = (record.message.strip().splitlines() or [record.kind.value])[0]
+            first_line = (message_of(record).splitlines() or [record.kind.value])[0]
             # shard-level records repeat their reason in the text: say it once
             detail = record.text if record.text.strip() and record.text.strip() not in first_line else ""
             out.append(

@@ -33,6 +33,32 @@ _MASKS: Final = (
 )
 
 
+# what producers put in the message attribute when the words are only in the text
+# (jest-junit: "", gotestsum: "Failed")
+_GENERIC_MESSAGES: Final = frozenset({"", "failed", "failure", "error"})
+# go test's progress lines around its messages; stack frames end the error's own lines
+_NOISE_LINE: Final = re.compile(r"\s*(?:=== (?:RUN|CONT|PAUSE|NAME)\b|--- (?:FAIL|PASS|SKIP):)")
+_FRAME_LINE: Final = re.compile(r"\s+at |\s*File \"")
+MESSAGE_LINES: Final = 5
+
+
+def message_of(record: FailureRecord) -> str:
+    """The failure's own words: its message, or, when the producer left that empty or generic,
+    the error lines at the start of its text (up to the first stack frame, without go's progress lines)."""
+    message = record.message.strip()
+    if message.lower() not in _GENERIC_MESSAGES:
+        return message
+    lines: list[str] = []
+    for line in record.text.splitlines():
+        if _FRAME_LINE.match(line):
+            break
+        if line.strip() and not _NOISE_LINE.match(line):
+            lines.append(line.strip())
+        if len(lines) == MESSAGE_LINES:
+            break
+    return "\n".join(lines) or message
+
+
 def normalise(message: str) -> str:
     """The message with what varies between runs and tests masked, whitespace collapsed."""
     text = " ".join(message.split())[:KEY_CHARS]
@@ -70,7 +96,7 @@ def group_failures(records: Iterable[FailureRecord], types: Mapping[str, str] | 
     types = types or {}
     members: dict[tuple[str, str, str], list[FailureRecord]] = {}
     for record in records:
-        key = (record.kind.value, types.get(record.test_id, ""), normalise(record.message))
+        key = (record.kind.value, types.get(record.test_id, ""), normalise(message_of(record)))
         members.setdefault(key, []).append(record)
     groups = [FailureGroup(tuple(rs)) for rs in members.values()]
     rank: dict[int, int] = {}

@@ -318,9 +318,9 @@ def _location(record: FailureRecord, cases: Mapping[str, CaseResult]) -> Locatio
     """The failing line from the trace; the test's own (``def``) line from the report."""
     case = cases.get(record.test_id)
     line = case.line if case is not None else None
-    test = f"{record.file}:{line}" if record.file and line else (record.file or "")
+    test = f"{record.file}:{line}" if record.file and line else ""
     frame = failing_line(record.text, record.file)
-    return Location(failing=str(frame) if frame else "", test=test)
+    return Location(failing=str(frame) if frame else "", test=test, file=record.file or "")
 
 
 def _reproduce(groups: list[FailureGroup], shard_links: Mapping[int, str], limits: _Limits) -> dict[str, Any]:

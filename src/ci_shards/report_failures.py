@@ -13,7 +13,7 @@ from typing import Any
 
 from ci_shards import md
 from ci_shards.frames import restore_first_indent
-from ci_shards.groups import FailureGroup, interleave, round_robin
+from ci_shards.groups import FailureGroup, interleave, message_of, round_robin
 from ci_shards.verdict import Totals
 
 SHARDS_NAMED = 10  # a group names at most this many of its shards, then "…"
@@ -46,10 +46,11 @@ class Detail:
 
 @dataclass(frozen=True)
 class Location:
-    """Where a failure points: the failing line, and the test's own ``def`` line when different."""
+    """Where a failure points: the failing line, and the test's own (``def``) line when known."""
 
     failing: str = ""  # "tests/test_a.py:12"
     test: str = ""  # "tests/test_a.py:8"
+    file: str = ""  # the test's file (or item) when no line is known
 
 
 def _shards(group: FailureGroup) -> str:
@@ -62,9 +63,9 @@ def group_view(group: FailureGroup, detail: Detail, location: Location) -> dict[
     """What the template needs for one group, every text made inert. A group of one is shown as
     that test; a larger one by its count, with its first test's trace and a fair sample of its ids."""
     record = group.first
-    first = record.message.strip().partition("\n")[0]
+    first = message_of(record).partition("\n")[0]
     sample = round_robin(group.records, detail.ids_per_group) if group.count > 1 else []
-    where = location.failing or location.test
+    where = location.failing or location.test or location.file
     also = ""
     if location.failing and location.test not in ("", where):
         also = f" (test at {md.code_inline(location.test)})"

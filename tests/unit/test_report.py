@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
 
-from ci_shards import md
+from ci_shards import github, md
 from ci_shards.aggregate import aggregate_dirs, decide
 from ci_shards.artifacts import ShardArtifact
+from ci_shards.junit_read import parse_junit
 from ci_shards.model import CaseOutcome, FailureKind, FailureRecord, Outcome, ShardStatus
 from ci_shards.report import (
     COMMENT_BUDGET_CHARS,
@@ -309,3 +310,26 @@ def test_traces_stay_code_in_summary_and_comment(tmp_path):
     for text in (render_summary(verdict), render_comment(verdict, key="k")):
         fences = [t.content for t in MarkdownIt("commonmark").parse(text) if t.type == "fence" and t.info == "text"]
         assert fences == [trace + "\n"]
+
+
+PRODUCERS = Path(__file__).resolve().parent.parent / "data" / "junit"
+
+
+@pytest.mark.parametrize("producer", ["pytest", "jest", "go"])
+def test_golden_real_junit_from_producers(producer):
+    """Real reports (tests/data/SOURCES.md): identical failures grouped, the failing line from each
+    producer's own trace format, the reproduce command only for pytest ids."""
+    cases = parse_junit(PRODUCERS / f"{producer}.xml")
+    plan = make_plan([[c.test_id for c in cases]])
+    outcome = Outcome(
+        plan_digest=plan.digest, shard_index=1, shard_total=1, status=ShardStatus.FAILED, elapsed_seconds=12
+    )
+    artifact = ShardArtifact(path=Path("shard-1-of-1"), index=1, total=1, outcome=outcome, cases=tuple(cases))
+    verdict = decide(plan, [artifact])
+    summary = render_summary(verdict)
+    _check_golden(f"producers/{producer}.summary.md", summary)
+    _check_golden(f"producers/{producer}.comment.md", render_comment(verdict, key="CI/test"))
+    _check_golden(f"producers/{producer}.annotations.txt", "\n".join(github.annotation_lines(verdict)) + "\n")
+    groups = re.findall(r"<b>× (\d+) tests</b>", summary)
+    assert groups == {"pytest": ["3", "2"], "jest": ["3"], "go": ["3"]}[producer]
+    assert ("pytest \\\n" in summary) == (producer == "pytest")
