@@ -9,8 +9,10 @@ from ci_shards.groups import group_failures, message_of, normalise, round_robin
 from ci_shards.model import FailureKind, FailureRecord
 
 
-def _record(test_id: str, message: str, shard: int = 1, kind: FailureKind = FailureKind.FAILED) -> FailureRecord:
-    return FailureRecord(shard=shard, test_id=test_id, kind=kind, message=message)
+def _record(
+    test_id: str, message: str, shard: int = 1, kind: FailureKind = FailureKind.FAILED, text: str = ""
+) -> FailureRecord:
+    return FailureRecord(shard=shard, test_id=test_id, kind=kind, message=message, text=text)
 
 
 def test_normalise_masks_numbers_addresses_and_tmp_paths_but_not_names():
@@ -57,24 +59,14 @@ def test_round_robin_is_fair(shards, limit):
 
 
 def test_message_of_reads_the_text_when_the_message_says_nothing():
-    jest = FailureRecord(
-        shard=1,
-        test_id="t",
-        kind=FailureKind.FAILED,
-        message="",
-        text="Error: expect(received).toBe(expected)\n\nExpected: 9\nReceived: 10\n    at toBe (/r/src/a.test.js:7:3)",
-    )
+    jest_text = "Error: expect(received).toBe(expected)\n\nExpected: 9\nReceived: 10\n    at toBe (/r/src/a.test.js:7:3)"
+    jest = _record("t", "", text=jest_text)
     assert message_of(jest) == "Error: expect(received).toBe(expected)\nExpected: 9\nReceived: 10"
-    go = FailureRecord(
-        shard=1,
-        test_id="g",
-        kind=FailureKind.FAILED,
-        message="Failed",
-        text="=== RUN   TestPush/size1\n    queue_test.go:12: len = 2, want 1\n    --- FAIL: TestPush/size1 (0.00s)\n",
-    )
+    go_text = "=== RUN   TestPush/size1\n    queue_test.go:12: len = 2, want 1\n    --- FAIL: TestPush/size1 (0.00s)\n"
+    go = _record("g", "Failed", text=go_text)
     assert message_of(go) == "queue_test.go:12: len = 2, want 1"
     assert message_of(_record("p", "assert 1 == 2")) == "assert 1 == 2"
-    other = FailureRecord(shard=1, test_id="h", kind=FailureKind.FAILED, message="Failed", text="=== RUN   TestX\n")
+    other = _record("h", "Failed", text="=== RUN   TestX\n")
     assert message_of(other) == "Failed"
     # two go failures with different messages are different failures, whatever gotestsum's message says
     assert len(group_failures([go, other])) == 2
