@@ -59,7 +59,7 @@ def test_round_robin_is_fair(shards, limit):
 
 
 def test_message_of_reads_the_text_when_the_message_says_nothing():
-    jest_text = "Error: expect(received).toBe(expected)\n\nExpected: 9\nReceived: 10\n    at toBe (/r/src/a.test.js:7:3)"
+    jest_text = "Error: expect(received).toBe(expected)\n\nExpected: 9\nReceived: 10\n    at toBe (/r/a.test.js:7:3)"
     jest = _record("t", "", text=jest_text)
     assert message_of(jest) == "Error: expect(received).toBe(expected)\nExpected: 9\nReceived: 10"
     go_text = "=== RUN   TestPush/size1\n    queue_test.go:12: len = 2, want 1\n    --- FAIL: TestPush/size1 (0.00s)\n"
