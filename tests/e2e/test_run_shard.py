@@ -33,7 +33,7 @@ def write_plan(path: Path, shards: list[list[str]]) -> Path:
 
 
 def ci_shards(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "CI")}  # CI would turn on --live
     return subprocess.run(
         [sys.executable, "-m", "ci_shards", *args],
         cwd=cwd,

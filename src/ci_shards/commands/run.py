@@ -190,7 +190,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         dest="live",
         action="store_true",
         default=None,
-        help="stream output to the console (default: on when stderr is a terminal)",
+        help="stream output to the console, each batch and re-run in a ::group:: on GitHub "
+        "(default: on when stderr is a terminal or CI/GITHUB_ACTIONS is set)",
     )
     live.add_argument(
         "--no-live", dest="live", action="store_false", help="only spool output to output.log (default: off)"
@@ -212,7 +213,7 @@ def pytest_extra_args(raw: Sequence[str], cwd: Path) -> list[str]:
 
 def _run_handler(args: argparse.Namespace) -> int:
     from ci_shards.classify import FlakyResult  # noqa: PLC0415
-    from ci_shards.console import console_for  # noqa: PLC0415
+    from ci_shards.console import console_for, is_ci  # noqa: PLC0415
     from ci_shards.planfile import load_plan  # noqa: PLC0415
     from ci_shards.process import CancelToken  # noqa: PLC0415
     from ci_shards.runner import RunOptions, cancel_on_signals, run_shard  # noqa: PLC0415
@@ -228,7 +229,8 @@ def _run_handler(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     console = console_for(env)
     command = pytest_extra_args(args.command, cwd) if args.pytest else command_args(args.command)
-    live = args.live if args.live is not None else sys.stderr.isatty()
+    # live by default on a terminal and in CI (where a log nobody watches live is read afterwards)
+    live = args.live if args.live is not None else (sys.stderr.isatty() or is_ci(env))
     options = RunOptions(
         plan=plan,
         plan_path=args.plan,
