@@ -219,15 +219,42 @@ class LocalResult:
     exit_code: int
 
 
-def aggregate_results(plan: Plan, out: Path, *, flaky_result: str) -> LocalResult:
-    """The aggregate stage's verdict over the shard folders: terminal table, failures and exit code."""
+@dataclass(frozen=True, kw_only=True)
+class ReportFiles:
+    """What ``local`` writes besides its console output, as ``aggregate`` does (None: not written)."""
+
+    merged_junit: Path | None = None
+    summary: Path | None = None
+    failures: Path | None = None
+    timings_out: Path | None = None
+    timings_variant: str = ""
+
+
+def aggregate_results(
+    plan: Plan, out: Path, *, flaky_result: str, files: ReportFiles | None = None, console: Console | None = None
+) -> LocalResult:
+    """The aggregate stage's verdict over the shard folders: terminal table, failures and exit code;
+    ``files`` are written as ``aggregate`` writes them (timings last, their warnings on ``console``)."""
+    from ci_shards import outputs  # noqa: PLC0415
     from ci_shards.aggregate import FlakyResult, aggregate_dirs  # noqa: PLC0415
-    from ci_shards.report import render_terminal  # noqa: PLC0415
+    from ci_shards.report import render_summary, render_terminal  # noqa: PLC0415
 
     # only the folders that exist: a shard Ctrl-C kept from starting has none, and is then
     # "never-started" in the verdict rather than an unreadable input that hides the whole table
     dirs = [d for d in (out / shard_dir_name(s.index, plan.total) for s in plan.shards) if d.is_dir()]
     verdict = aggregate_dirs(plan, dirs, flaky_result=FlakyResult(flaky_result))
+    files = files or ReportFiles()
+    if files.merged_junit:
+        outputs.write_merged_junit(verdict, files.merged_junit)
+    if files.failures:
+        outputs.write_failures(verdict, files.failures)
+    if files.summary:
+        outputs.append_summary(render_summary(verdict), files.summary)
+    if files.timings_out:
+        recorded, warnings = outputs.write_timings(verdict, files.timings_out, variant=files.timings_variant)
+        for warning in warnings:
+            (console or Console()).warning(warning)
+        (console or Console()).line(f"ci-shards: {recorded}")
     return LocalResult(render_terminal(verdict), failure_details(verdict, out), verdict.exit_code)
 
 

@@ -264,6 +264,7 @@ def _run_handler(args: argparse.Namespace) -> int:
 def _local_handler(args: argparse.Namespace) -> int:
     from ci_shards.console import console_for, fmt_seconds  # noqa: PLC0415
     from ci_shards.local import (  # noqa: PLC0415
+        ReportFiles,
         aggregate_results,
         auto_jobs,
         available_memory,
@@ -315,7 +316,14 @@ def _local_handler(args: argparse.Namespace) -> int:
         )
     if never:
         console.warning(f"never started (interrupted): shards {', '.join(map(str, never))}")
-    result = aggregate_results(plan, args.out, flaky_result=args.flaky_result)
+    files = ReportFiles(
+        merged_junit=args.merged_junit,
+        summary=args.summary,
+        failures=args.failures,
+        timings_out=args.timings_out,
+        timings_variant=args.timings_variant,
+    )
+    result = aggregate_results(plan, args.out, flaky_result=args.flaky_result, files=files, console=console)
     if result.failures:
         console.untrusted(result.failures)  # test output: on GitHub it cannot issue workflow commands
     sys.stdout.write(result.table)
@@ -347,4 +355,16 @@ def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         help="memory budget per job for --jobs auto (default: 1G)",
     )
     add_execution_options(local, pytest_flag=False)
+    # what `aggregate` writes; --junit already says where each shard's command writes its report
+    reports = local.add_argument_group("reports (as aggregate writes them)")
+    for flag, what in (
+        ("--merged-junit", "write the merged JUnit XML to FILE"),
+        ("--summary", "append the Markdown summary to FILE"),
+        ("--failures", "write every failure record to FILE as JSON lines"),
+        ("--timings-out", "fold measured durations into the timings file FILE"),
+    ):
+        reports.add_argument(flag, type=Path, metavar="FILE", help=f"{what} (default: not written)")
+    reports.add_argument(
+        "--timings-variant", default="", metavar="KEY", help="timings variant, e.g. OS/Python (default: none)"
+    )
     local.set_defaults(handler=_local_handler)
