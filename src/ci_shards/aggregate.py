@@ -51,7 +51,7 @@ from ci_shards.model import (
     item_file,
     owning_item,
 )
-from ci_shards.verdict import Accounting, ShardResult, Totals, Verdict
+from ci_shards.verdict import Accounting, ShardResult, Totals, Verdict, count_failures
 
 # the verdict types live in verdict.py, the shard rules in judge.py; they are re-exported here, where
 # callers look for them
@@ -370,15 +370,12 @@ def _reasons(
     excused: Collection[str] = frozenset(),
 ) -> list[str]:
     reasons: list[str] = [empty] if empty else []
-    # failed and errored tests are told apart: "6166 errors" is a broken environment, not 6166 failed asserts
     failed, errors = totals.failed, totals.errors
     if excused:  # known, flaky and quarantined failures under --fail-on new do not fail the run
         failed -= sum(1 for r in results for c in r.cases if c.outcome is CaseOutcome.FAILED and c.test_id in excused)
         errors -= sum(1 for r in results for c in r.cases if c.outcome is CaseOutcome.ERROR and c.test_id in excused)
-    bad_tests = [f"{plural(failed, 'test')} failed"] if failed else []
-    bad_tests += [plural(errors, "error")] if errors else []
-    if bad_tests:
-        reasons.append(", ".join(bad_tests))
+    if failed or errors:
+        reasons.append(count_failures(failed, errors))
     bad_shards = [r for r in results if not r.status.is_success and not _excused_only(r, excused)]
     if bad_shards:
         listed = ", ".join(f"#{r.index} {r.status.value}" for r in bad_shards[:10])

@@ -73,6 +73,11 @@ def is_github_actions(env: Mapping[str, str]) -> bool:
     return env.get("GITHUB_ACTIONS") == "true"
 
 
+def is_ci(env: Mapping[str, str]) -> bool:
+    """On a CI machine: ``CI`` set (GitHub, GitLab, CircleCI, Buildkite and most others set it) or GitHub Actions."""
+    return is_github_actions(env) or env.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
 @dataclass
 class Console:
     """Writes human output. ``github`` turns on workflow-command syntax (groups, annotations)."""

@@ -19,7 +19,10 @@ from ci_shards import md
 from ci_shards.aggregate import Verdict
 from ci_shards.console import escape_data, escape_property, strip_control
 from ci_shards.errors import InputError
+from ci_shards.frames import failing_line
+from ci_shards.groups import message_of
 from ci_shards.model import FailureKind, FailureRecord
+from ci_shards.report_failures import plural
 
 ANNOTATIONS_PER_TYPE: Final = 10  # GitHub shows 10 per type per step; the rest are silently dropped
 DEFAULT_API_URL: Final = "https://api.github.com"
@@ -144,6 +147,17 @@ def repo_relative(file: str | None, workspace: str) -> str | None:
     return None
 
 
+def _where(record: FailureRecord, test_line: int | None, workspace: str) -> dict[str, Any]:
+    """``file``/``line`` of an annotation: the failing line the trace names (deepest frame in the
+    test's file, else in the repository), else the test's own line; none for a never-run item."""
+    if record.kind is FailureKind.NOT_RUN:
+        return {"file": None, "line": None}
+    frame = failing_line(record.text, record.file, workspace=workspace)
+    if frame is not None:
+        return {"file": frame.path, "line": frame.line}
+    return {"file": repo_relative(record.file, workspace), "line": test_line}
+
+
 def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, workspace: str = "") -> list[str]:
     """At most ``per_type`` ``::error``s and ``::warning``s, the most useful first, then one ``::notice``
     per type saying how many more there are and where to find them. ``workspace`` is
@@ -170,7 +184,7 @@ def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, 
     for kind, records in (("error", errors), ("warning", warnings)):
         for record in records[:per_type]:
             prefix = "flaky: " if record.kind is FailureKind.FLAKY else ""
-            first_line = (record.message.strip().splitlines() or [record.kind.value])[0]
+            first_line = (message_of(record).splitlines() or [record.kind.value])[0]
             # shard-level records repeat their reason in the text: say it once
             detail = record.text if record.text.strip() and record.text.strip() not in first_line else ""
             out.append(
@@ -178,15 +192,16 @@ def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, 
                     kind,
                     f"{first_line}\n\n{detail}" if detail else first_line,
                     title=f"{prefix}{record.test_id} (shard {record.shard})",
-                    file=repo_relative(record.file, workspace) if record.kind is not FailureKind.NOT_RUN else None,
-                    line=lines_by_id.get(record.test_id),
+                    **_where(record, lines_by_id.get(record.test_id), workspace),
                 )
             )
         if len(records) > per_type:
             out.append(
                 f"::notice title={escape_property('ci-shards')}::"
                 + escape_data(
-                    f"{len(records) - per_type} more {kind}s are not annotated (GitHub shows {per_type} per type); "
+                    f"{plural(len(records) - per_type, 'more ' + kind)} "
+                    f"{'is' if len(records) - per_type == 1 else 'are'} not annotated "
+                    f"(GitHub shows {per_type} per type); "
                     "see the job summary and the merged failures.jsonl"
                 )
             )

@@ -18,11 +18,14 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from ci_shards.console import Console, fmt_seconds
+from ci_shards.console import Console, fmt_seconds, strip_control
 from ci_shards.model import Plan, shard_dir_name
 from ci_shards.process import CancelToken, become_subreaper, kill_tree
+
+if TYPE_CHECKING:
+    from ci_shards.verdict import Verdict
 
 
 def available_memory(proc: Path = Path("/proc"), cgroup_root: Path = Path("/sys/fs/cgroup")) -> int | None:
@@ -88,9 +91,48 @@ class _Job:
     log: IO[bytes]
 
 
-def fmt_eta(seconds: float) -> str:
-    """An ETA; past the plan's estimate a running shard is 'overdue' rather than '0.0 s'."""
-    return fmt_seconds(seconds) if seconds >= 0.05 else "overdue (past the estimates)"
+@dataclass(frozen=True)
+class Eta:
+    """Time until every shard is done. ``open_ended``: a running shard is already past its (paced)
+    estimate, so nobody knows its end: ``seconds`` is then only what is surely left."""
+
+    seconds: float
+    open_ended: bool = False
+
+
+def fmt_eta(eta: Eta) -> str:
+    """Never "overdue" or "0.0s" while work remains: past the estimates the ETA says so, with the
+    time that is surely left (the queued shards) when there is any."""
+    if not eta.open_ended:
+        return fmt_seconds(eta.seconds) if eta.seconds >= 0.05 else "< 0.1s"
+    if eta.seconds >= 0.05:
+        return f"at least {fmt_seconds(eta.seconds)} (running past the estimates)"
+    return "unknown (running past the estimates)"
+
+
+def estimate_eta(
+    now: float,
+    started: Mapping[int, float],
+    queue: Sequence[int],
+    estimates: Mapping[int, float],
+    *,
+    jobs: int,
+    finished: Sequence[tuple[float, float]] = (),
+) -> Eta:
+    """The ETA from the plan's estimates, paced by the shards that ``finished`` (estimated, actual
+    seconds): a fresh plan (no timings: every item a default guess) is off by a common factor,
+    which the first finished shards reveal. ``started``: running shard → its start time."""
+    paced = [(e, a) for e, a in finished if e >= 0.1]  # a near-zero estimate says nothing about pace
+    estimated = sum(e for e, _a in paced)
+    pace = sum(a for _e, a in paced) / estimated if estimated > 0 else 1.0
+    left = []
+    open_ended = False
+    for index, start in started.items():
+        remaining = estimates[index] * pace - (now - start)
+        open_ended |= remaining <= 0
+        left.append(max(0.0, remaining))
+    pending = sum(estimates[i] for i in queue) * pace
+    return Eta(max(max(left, default=0.0), (sum(left) + pending) / max(1, jobs)), open_ended)
 
 
 def run_local(
@@ -101,6 +143,7 @@ def run_local(
     queue = [s.index for s in plan.shards]
     estimates = {s.index: s.estimated_seconds for s in plan.shards}
     running: dict[int, _Job] = {}
+    finished: list[tuple[float, float]] = []  # (estimated, actual) seconds of each finished shard
     done = 0
     t0 = time.monotonic()
     tty = console.stream.isatty()
@@ -140,14 +183,15 @@ def run_local(
             done += 1
             status = _status_of(out / shard_dir_name(index, plan.total))
             now = time.monotonic()
-            eta = _eta(now, running, queue, estimates, jobs)
+            finished.append((estimates[index], now - job.started))
+            eta = estimate_eta(now, _starts(running), queue, estimates, jobs=jobs, finished=finished)
             say(
                 f"[{done}/{plan.total}] shard {index}/{plan.total} {status} in {fmt_seconds(now - job.started)}"
                 + (f", ETA {fmt_eta(eta)}" if queue or running else f", all done in {fmt_seconds(now - t0)}")
             )
         if tty and running and time.monotonic() - status_at >= 0.5:
             status_at = time.monotonic()
-            eta = _eta(status_at, running, queue, estimates, jobs)
+            eta = estimate_eta(status_at, _starts(running), queue, estimates, jobs=jobs, finished=finished)
             names = " ".join(str(i) for i in running)
             console.stream.write(f"\r  running: {names} | queued: {len(queue)} | ETA {fmt_eta(eta)}   \r")
             console.stream.flush()
@@ -159,12 +203,8 @@ def run_local(
     return queue
 
 
-def _eta(
-    now: float, running: Mapping[int, _Job], queue: Sequence[int], estimates: Mapping[int, float], jobs: int
-) -> float:
-    left = [max(0.0, estimates[i] - (now - j.started)) for i, j in running.items()]
-    pending = sum(estimates[i] for i in queue)
-    return max(max(left, default=0.0), (sum(left) + pending) / max(1, jobs))
+def _starts(running: Mapping[int, _Job]) -> dict[int, float]:
+    return {index: job.started for index, job in running.items()}
 
 
 def _status_of(shard_dir: Path) -> str:
@@ -174,13 +214,87 @@ def _status_of(shard_dir: Path) -> str:
         return "never-started (no outcome.json)"
 
 
-def aggregate_results(plan: Plan, out: Path, *, flaky_result: str, allow_empty: bool = False) -> tuple[str, int]:
-    """The aggregate stage's verdict over the shard folders: terminal table and exit code."""
+TRACE_LINES = 40  # per failure printed by `local`: the end of the trace, where the error is
+FAILURES_PRINTED = 20  # distinct failures printed by `local`; the rest are in the shards' failures.jsonl
+
+
+@dataclass(frozen=True)
+class LocalResult:
+    table: str  # the verdict table (stdout)
+    failures: str  # each distinct failure's trace and its shard's output.log (stderr; from tests: untrusted)
+    exit_code: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportFiles:
+    """What ``local`` writes besides its console output, as ``aggregate`` does (None: not written)."""
+
+    merged_junit: Path | None = None
+    summary: Path | None = None
+    failures: Path | None = None
+    timings_out: Path | None = None
+    timings_variant: str = ""
+
+
+def aggregate_results(
+    plan: Plan,
+    out: Path,
+    *,
+    flaky_result: str,
+    allow_empty: bool = False,
+    files: ReportFiles | None = None,
+    console: Console | None = None,
+) -> LocalResult:
+    """The aggregate stage's verdict over the shard folders: terminal table, failures and exit code;
+    ``files`` are written as ``aggregate`` writes them (timings last, their warnings on ``console``)."""
+    from ci_shards import outputs  # noqa: PLC0415
     from ci_shards.aggregate import FlakyResult, aggregate_dirs  # noqa: PLC0415
-    from ci_shards.report import render_terminal  # noqa: PLC0415
+    from ci_shards.report import render_summary, render_terminal  # noqa: PLC0415
 
     # only the folders that exist: a shard Ctrl-C kept from starting has none, and is then
     # "never-started" in the verdict rather than an unreadable input that hides the whole table
     dirs = [d for d in (out / shard_dir_name(s.index, plan.total) for s in plan.shards) if d.is_dir()]
     verdict = aggregate_dirs(plan, dirs, flaky_result=FlakyResult(flaky_result), allow_empty=allow_empty)
-    return render_terminal(verdict), verdict.exit_code
+    files = files or ReportFiles()
+    if files.merged_junit:
+        outputs.write_merged_junit(verdict, files.merged_junit)
+    if files.failures:
+        outputs.write_failures(verdict, files.failures)
+    if files.summary:
+        outputs.write_text(files.summary, render_summary(verdict))  # a named file: written, not appended
+    if files.timings_out:
+        recorded, warnings = outputs.write_timings(verdict, files.timings_out, variant=files.timings_variant)
+        for warning in warnings:
+            (console or Console()).warning(warning)
+        (console or Console()).line(f"ci-shards: {recorded}")
+    return LocalResult(render_terminal(verdict), failure_details(verdict, out), verdict.exit_code)
+
+
+def failure_details(verdict: Verdict, out: Path) -> str:
+    """Each distinct failure (identical ones grouped): where it failed, the end of its trace, and
+    the shard's full output.log, so a local run leads to the fix without opening JUnit files."""
+    from ci_shards.artifacts import LOG_FILE  # noqa: PLC0415
+    from ci_shards.frames import failing_line, restore_first_indent  # noqa: PLC0415
+    from ci_shards.groups import group_failures  # noqa: PLC0415
+    from ci_shards.report import failure_lines  # noqa: PLC0415
+
+    groups = group_failures(failure_lines(verdict))
+    lines: list[str] = []
+    for number, group in enumerate(groups[:FAILURES_PRINTED], 1):
+        record = group.first
+        frame = failing_line(record.text, record.file)
+        where = f" at {frame}" if frame else (f" at {record.file}" if record.file else "")
+        more = f", and {group.count - 1} more like it" if group.count > 1 else ""
+        lines.append(
+            f"── failure {number}/{len(groups)}: {record.test_id} "
+            f"(shard {record.shard}/{verdict.total_shards}, {record.kind.value}){where}{more}"
+        )
+        trace = strip_control(restore_first_indent(record.text or record.message)).rstrip().splitlines()
+        if len(trace) > TRACE_LINES:
+            lines.append(f"    … {len(trace) - TRACE_LINES} lines above")
+            trace = trace[-TRACE_LINES:]
+        lines += [f"    {line}" for line in trace]
+        lines.append(f"    output: {out / shard_dir_name(record.shard, verdict.total_shards) / LOG_FILE}")
+    if len(groups) > FAILURES_PRINTED:
+        lines.append(f"… and {len(groups) - FAILURES_PRINTED} more distinct failures: {out}/*/failures.jsonl")
+    return "".join(f"{line}\n" for line in lines)

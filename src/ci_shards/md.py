@@ -6,7 +6,10 @@ people with ``@mentions``, close our ``<details>``/code fences, fake our hidden 
 or carry control characters; and each piece is capped so one huge message cannot crowd out the
 report. GitHub renders Markdown with HTML (GFM + a sanitiser): escaping ``& < >`` as entities
 and backslash-escaping Markdown punctuation keeps inline text literal; code blocks use a fence
-longer than any backtick run inside them (CommonMark §4.5).
+longer than any backtick run inside them (CommonMark §4.5). Code stays code: nothing renders
+inside a code span or block, so there the text is kept exactly (no zero-width characters that
+would break copy-paste of a trace); our hidden marker is safe there too, since it only counts as
+a comment's first line (comment.find_comments).
 """
 
 from __future__ import annotations
@@ -54,26 +57,51 @@ def inline(text: str, limit: int = 300) -> str:
     return defuse_links(_MENTION.sub("@" + ZWSP, text))
 
 
-def code_inline(text: str, limit: int = 200) -> str:
-    """Literal text in an inline code span, in a table cell (``|`` cannot end the cell)."""
+def code_inline(text: str, limit: int = 200, *, table: bool = False) -> str:
+    """Literal text in an inline code span. Code is shown as written: no zero-width characters
+    (mentions, links and HTML do not work in code; the characters would only break copy-paste).
+    ``table``: the span sits in a table cell, where GFM splits cells on ``|`` before it parses code
+    spans; ``\\|`` is the cell's own escape and shows as ``|`` (github.github.com/gfm/#tables-extension-)."""
     text = " ".join(strip_control(text).split())
-    text = cap(text, limit).replace("|", "¦")
+    text = cap(text, limit)
+    if table:
+        text = text.replace("|", "\\|")
     longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text else ""
-    # code spans are literal (no HTML, no mentions); defusing anyway costs nothing and keeps the
-    # marker and @names out of the raw body that other tools may grep
-    return f"{fence}{pad}{defuse(text)}{pad}{fence}"
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def code_block(text: str, limit: int = 5000) -> str:
-    """A fenced block of literal text (a trace or output) that nothing inside can close."""
-    text = strip_control(text).rstrip("\n")
+def code_block(text: str, limit: int = 5000, lang: str = "text") -> str:
+    """A fenced block of literal text (a trace or output) that nothing inside can close: the fence
+    is longer than any backtick run in it (CommonMark §4.5). Lines are kept as written, indentation
+    included; only control characters go."""
+    text = strip_control(text).rstrip()
     text = cap(text, limit)
-    text = defuse(text)
     longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{text}\n{fence}"
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+_FENCE_LINE = re.compile(r" {0,3}(`{3,})(.*)")
+
+
+def open_fence(text: str) -> str:
+    """The fence of a code block still open at the end of ``text`` ("" when none is): what a cut
+    must append to stay valid Markdown. Follows CommonMark §4.5: a backtick fence closes only on a
+    line of at least as many backticks and nothing else."""
+    current = ""
+    for line in text.split("\n"):
+        match = _FENCE_LINE.fullmatch(line)
+        if not match:
+            continue
+        run, rest = match.groups()
+        if not current:
+            if "`" not in rest:
+                current = run
+        elif len(run) >= len(current) and not rest.strip():
+            current = ""
+    return current
 
 
 def summary_text(text: str, limit: int = 200) -> str:

@@ -8,6 +8,7 @@ Pure: a ``Verdict`` in, a string out. Markdown comes from the jinja2 templates i
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
@@ -18,7 +19,10 @@ import jinja2
 from ci_shards import md
 from ci_shards.aggregate import Accounting, ShardResult, Verdict
 from ci_shards.console import fmt_seconds, strip_control
-from ci_shards.model import FailureKind, FailureRecord, ShardStatus
+from ci_shards.frames import failing_line
+from ci_shards.groups import FailureGroup, group_failures
+from ci_shards.model import CaseResult, FailureKind, FailureRecord, ShardStatus
+from ci_shards.report_failures import Detail, Location, failure_counts, fit, group_view, pytest_command
 from ci_shards.report_history import triage_context
 from ci_shards.triage import Triage
 
@@ -114,13 +118,16 @@ class _Limits:
     trace_chars: int
     message_chars: int
     list_limit: int  # flaky / missing / slowest entries shown
-    failure_details: int  # failures shown with their trace
+    failure_details: int  # failure groups shown with their trace
     shard_rows: int  # beyond this many shards, only those that did not pass get a row
+    ids_per_group: int  # test ids listed under a group of identical failures
+    reproduce_ids: int  # test ids in the copy-paste pytest command
+    reproduce_chars: int  # … and its size
 
 
 _LIMITS: Final = {
-    Flavor.SUMMARY: _Limits(SUMMARY_BUDGET_BYTES, True, 4000, 500, 100, 500, 1000),
-    Flavor.COMMENT: _Limits(COMMENT_BUDGET_CHARS, False, 1200, 300, 20, 20, 30),
+    Flavor.SUMMARY: _Limits(SUMMARY_BUDGET_BYTES, True, 4000, 500, 100, 500, 1000, 100, 100, 8000),
+    Flavor.COMMENT: _Limits(COMMENT_BUDGET_CHARS, False, 1200, 300, 20, 20, 30, 10, 20, 2000),
 }
 
 
@@ -165,22 +172,7 @@ def _shard_row(shard: ShardResult, total: int) -> dict[str, Any]:
         "actual": fmt_seconds(shard.elapsed_seconds),
         "estimated": fmt_seconds(shard.estimated_seconds),
         "delta": _pct(shard.elapsed_seconds, shard.estimated_seconds) if shard.source else "–",
-        "note": md.inline(note, 300),
-    }
-
-
-def _failure_view(record: FailureRecord, limits: _Limits, line: int | None) -> dict[str, Any]:
-    first, _, rest = record.message.strip().partition("\n")
-    location = record.file or ""
-    if location and line:
-        location += f":{line}"
-    return {
-        "shard": record.shard,
-        "kind": record.kind.value,
-        "id": md.summary_text(record.test_id, 300),
-        "message": md.summary_text(first or record.kind.value, limits.message_chars),
-        "location": md.code_inline(location) if location else "",
-        "trace": md.code_block(record.text or record.message, limits.trace_chars) if (record.text or rest) else "",
+        "note": md.inline(_ONE_PLURAL.sub(r"1 \1", note), 300),
     }
 
 
@@ -207,33 +199,10 @@ def _size(text: str, limits: _Limits) -> int:
     return len(text.encode()) if limits.in_bytes else len(text)
 
 
-def _fit(views: list[dict[str, Any]], room: int, limits: _Limits) -> tuple[int, int]:
-    """(shown, with_trace): how many failure entries fit in ``room``, traces for the first ones.
-
-    Traces go to the first failures while they take at most 60% of the room; then one-line
-    entries fill the rest. Sizes are estimates (the template adds ~60 characters per entry);
-    ``render_markdown`` re-checks the real size and shrinks further if needed."""
-    unit = (lambda s: len(s.encode())) if limits.in_bytes else len
-    used = with_trace = 0
-    for view in views[: limits.failure_details]:
-        cost = unit(view["id"]) + unit(view["message"]) + unit(view["trace"]) + unit(view["location"]) + 120
-        if used + cost > room * 0.6:
-            break
-        used += cost
-        with_trace += 1
-    shown = with_trace
-    for view in views[with_trace:]:
-        cost = unit(view["id"]) + unit(view["message"]) + 60
-        if used + cost > room:
-            break
-        used += cost
-        shown += 1
-    return shown, with_trace
-
-
-def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict[str, Any]]) -> dict[str, Any]:
+def _context(
+    verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict[str, Any]], groups: list[FailureGroup]
+) -> dict[str, Any]:
     acc = verdict.accounting
-    bad_total = sum(r.kind in _BAD_KINDS for r in verdict.failures)
     shard_level = [r for r in verdict.failures if r.kind is FailureKind.SHARD]
     cases = verdict.cases
     slowest = sorted(cases, key=lambda c: c.time, reverse=True)[: min(10, limits.list_limit)]
@@ -247,7 +216,7 @@ def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict
     return {
         "flavor": flavor.value,
         "passed": verdict.passed,
-        "headline_reasons": [md.inline(r, 400) for r in verdict.reasons],
+        "headline_reasons": [md.inline(r, 400) for r in headline_reasons(verdict)],
         "totals": t,
         "wall": fmt_seconds(actual),
         "shard_count": verdict.total_shards,
@@ -255,8 +224,11 @@ def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict
         "shards_hidden": len(verdict.shards) - len(shown_shards),
         "chart": _mermaid(verdict) if flavor is Flavor.SUMMARY else "",
         "failures": views,
-        "failures_total": bad_total,
-        "failures_cut": bad_total - len(views),
+        "failures_heading": failure_counts(t),
+        "groups_total": len(groups),
+        "failures_total": sum(g.count for g in groups),
+        "failures_cut": sum(g.count for g in groups[len(views) :]),
+        "groups_cut": len(groups) - len(views),
         "shard_failures": [
             {"shard": r.shard, "message": md.inline(r.message, 400)} for r in shard_level[: limits.list_limit]
         ],
@@ -276,7 +248,7 @@ def _context(verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict
         ],
         "unplanned_total": len(acc.unplanned),
         "unverified": list(acc.unverified_shards),
-        "slowest": [{"id": md.code_inline(c.test_id), "time": fmt_seconds(c.time)} for c in slowest],
+        "slowest": [{"id": md.code_inline(c.test_id, table=True), "time": fmt_seconds(c.time)} for c in slowest],
         "plan": {
             "lower": fmt_seconds(lower),
             "estimated": fmt_seconds(verdict.estimated_makespan),
@@ -297,22 +269,29 @@ def render_markdown(
     artifacts_hint: str = "the merged JUnit and failures.jsonl artifacts",
     run_url: str = "",
     triage: Triage | None = None,
+    shard_links: Mapping[int, str] | None = None,
 ) -> str:
     """The job summary (``Flavor.SUMMARY``, < 1 MiB) or PR comment (``Flavor.COMMENT``, < 65,536
-    characters). Failures that do not fit are cut with a visible notice pointing to the artifacts."""
+    characters). Failures that do not fit are cut with a visible notice pointing to the artifacts.
+    ``shard_links``: shard index → its job log (joblinks.job_links), for the shards that did not pass."""
     limits = _LIMITS[flavor]
     template = _environment().get_template("verdict.md.j2")
-    lines = {c.test_id: c.line for c in verdict.cases if c.line is not None}
-    bad = [r for r in verdict.failures if r.kind in _BAD_KINDS]
+    cases = {c.test_id: c for c in verdict.cases}
+    types = {test_id: c.type for test_id, c in cases.items() if c.type}
+    groups = group_failures((r for r in verdict.failures if r.kind in _BAD_KINDS), types)
+    detail = Detail(limits.trace_chars, limits.message_chars, limits.ids_per_group)
     # no report can show more than budget/60 entries: never build views for the rest
-    candidates = [_failure_view(r, limits, lines.get(r.test_id)) for r in bad[: limits.budget // 60]]
+    candidates = [group_view(g, detail, _location(g.first, cases)) for g in groups[: limits.budget // 60]]
+
+    reproduce = _reproduce(groups, shard_links or {}, limits)
     history = triage_context(triage, list_limit=limits.list_limit, summary=flavor is Flavor.SUMMARY)
 
     def render(shown: int, with_trace: int) -> str:
         views = [dict(v, trace=v["trace"] if i < with_trace else "") for i, v in enumerate(candidates[:shown])]
-        context = _context(verdict, flavor, limits, views)
+        context = _context(verdict, flavor, limits, views, groups)
         text: str = template.render(
             **context,
+            **reproduce,
             marker=marker,
             artifacts_hint=md.inline(artifacts_hint),
             run_url=_safe_url(run_url),
@@ -321,7 +300,9 @@ def render_markdown(
         return text
 
     skeleton = _size(render(0, 0), limits)
-    shown, with_trace = _fit(candidates, limits.budget - skeleton - 500, limits)
+    shown, with_trace = fit(
+        candidates, limits.budget - skeleton - 500, in_bytes=limits.in_bytes, details=limits.failure_details
+    )
     text = render(shown, with_trace)
     while _size(text, limits) > limits.budget and shown > 0:  # the estimate was short: shrink and re-check
         with_trace //= 2
@@ -330,6 +311,36 @@ def render_markdown(
     if _size(text, limits) > limits.budget:  # pathological (e.g. a million shards): hard cut, still valid
         text = _hard_cut(text, limits)
     return text
+
+
+# aggregate words the test count the one way every report shares (verdict.count_failures: under
+# --fail-on new it counts only the failures that fail the build); older wording is mended here
+_ONE_PLURAL: Final = re.compile(r"(?<![\d.,])\b1 ((?:planned )?(?:test|file|item|shard))s\b")
+
+
+def headline_reasons(verdict: Verdict) -> list[str]:
+    """The verdict's reasons as the reports word them: "1 planned test" rather than "1 planned tests"."""
+    return [_ONE_PLURAL.sub(r"1 \1", r) for r in verdict.reasons]
+
+
+def _location(record: FailureRecord, cases: Mapping[str, CaseResult]) -> Location:
+    """The failing line from the trace; the test's own (``def``) line from the report."""
+    case = cases.get(record.test_id)
+    line = case.line if case is not None else None
+    test = f"{record.file}:{line}" if record.file and line else ""
+    frame = failing_line(record.text, record.file)
+    return Location(failing=str(frame) if frame else "", test=test, file=record.file or "")
+
+
+def _reproduce(groups: list[FailureGroup], shard_links: Mapping[int, str], limits: _Limits) -> dict[str, Any]:
+    """The "Reproduce" section: a pytest command for the failing tests, and each failing shard's job log."""
+    command, left_out = pytest_command(groups, max_ids=limits.reproduce_ids, max_chars=limits.reproduce_chars)
+    links = [{"shard": i, "url": _safe_url(url)} for i, url in sorted(shard_links.items()) if _safe_url(url)]
+    return {
+        "reproduce": md.code_block(command, limits.reproduce_chars + 100, lang="sh") if command else "",
+        "reproduce_more": left_out,
+        "job_links": links,
+    }
 
 
 def _safe_url(url: str) -> str:
@@ -343,8 +354,9 @@ def _hard_cut(text: str, limits: _Limits) -> str:
     data = text.encode()[:room].decode(errors="ignore") if limits.in_bytes else text[:room]
     cut = data.rfind("\n\n")
     data = data[:cut] if cut > 0 else data
-    if data.count("```") % 2:
-        data += "\n```"
+    fence = md.open_fence(data)
+    if fence:
+        data += "\n" + fence
     return data + notice
 
 
@@ -354,3 +366,9 @@ def render_summary(verdict: Verdict, **kwargs: Any) -> str:
 
 def render_comment(verdict: Verdict, *, key: str, **kwargs: Any) -> str:
     return render_markdown(verdict, flavor=Flavor.COMMENT, marker=comment_marker(key), **kwargs)
+
+
+def failure_lines(verdict: Verdict) -> list[FailureRecord]:
+    """The failure records a reader acts on (failed, errored, timed out, shard-level): what ``local``
+    prints after its table."""
+    return [r for r in verdict.failures if r.kind in _BAD_KINDS]

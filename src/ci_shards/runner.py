@@ -254,8 +254,9 @@ class _ShardRun:
         )
         self.log.write(header.encode(errors="replace"))
         self.log.flush()
-        if batch[1] > 1 or rerun:
-            self.console.line(header.rstrip()[:300])
+        title = header.rstrip()[:300]
+        if (batch[1] > 1 or rerun) and not self.opts.live:
+            self.console.line(title)
         stale_before = self._report_mtimes()
         started = time.time()
         offset = self.log.tell()
@@ -266,8 +267,7 @@ class _ShardRun:
             cancel_grace=min(self.opts.grace, 5.0),
             leak_timeout=self.opts.leak_timeout,
         )
-        live = LiveTail(Path(self.log.name), self.console, offset) if self.opts.live else contextlib.nullcontext()
-        with live:
+        with _live_output(self.console, Path(self.log.name), title, offset, live=self.opts.live):
             result = run_process(argv, env=env, cwd=self.opts.cwd, spool=self.log, limits=limits, cancel=self.cancel)
         self.log.seek(0, 2)
         self.leaked.extend(result.leaked)
@@ -383,6 +383,19 @@ def _failing_ids(runs: Sequence[Run]) -> list[str]:
             if run.rerun == 0 or case.test_id in latest:
                 latest[case.test_id] = case.outcome
     return [t for t, o in latest.items() if o.is_bad]
+
+
+def _live_output(
+    console: Console, log: Path, title: str, offset: int, *, live: bool
+) -> contextlib.AbstractContextManager[object]:
+    """Live output of one batch or re-run: under its header, which on GitHub is a collapsible
+    ``::group::`` around output fenced against workflow commands (LiveTail); nothing when not live."""
+    if not live:
+        return contextlib.nullcontext()
+    stack = contextlib.ExitStack()
+    stack.enter_context(console.group(title.removeprefix("==> ")))
+    stack.enter_context(LiveTail(log, console, offset))
+    return stack
 
 
 def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Outcome:

@@ -109,3 +109,47 @@ def test_ctrl_c_stops_every_shard_and_still_reports(tmp_path: Path) -> None:
         ["pgrep", "-f", str(tmp_path / "local-marker")], capture_output=True, text=True, check=False
     )
     assert leftover.stdout.strip() == ""
+
+
+@pytest.mark.slow
+def test_local_prints_each_failure_with_its_trace_and_output_log(tmp_path: Path) -> None:
+    """A fresh plan (no timings): the failures are printed with their trace, failing line and the
+    shard's output.log, the ETA never says "overdue" while shards are still running, and the
+    reports aggregate writes are written."""
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_ok.py").write_text("def test_ok():\n    assert True\n")
+    (tests / "test_bad.py").write_text(
+        textwrap.dedent(
+            """
+            import time
+
+
+            def test_bad():
+                time.sleep(1.5)  # longer than the fresh plan's guess
+                print("@octocat ::error::from the test")
+                value = 41
+                assert value == 42
+            """
+        )
+    )
+    argv = [sys.executable, "-m", "ci_shards", "local", "--shards", "2", "--jobs", "1", "--out", "out"]
+    argv += ["--merged-junit", "m.xml", "--summary", "s.md", "--failures", "f.jsonl", "--timings-out", "t.json"]
+    argv += ["--pytest", "--", "tests"]
+    proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_env(), check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    err = proc.stderr
+    assert "overdue" not in err
+    header = next(line for line in err.splitlines() if line.startswith("── failure 1/1: tests/test_bad.py::test_bad"))
+    assert header.endswith(" at tests/test_bad.py:9")  # the failing assert, not the def line
+    assert "    >       assert value == 42" in err
+    assert "    E       assert 41 == 42" in err
+    log = next(line.strip().removeprefix("output: ") for line in err.splitlines() if line.strip().startswith("output:"))
+    assert "from the test" in (tmp_path / log).read_text()
+    assert "ci-shards: FAILED" in proc.stdout  # the verdict table stays on stdout
+    # what aggregate writes, written by local too
+    assert (tmp_path / "m.xml").read_text().count("<testcase") == 2
+    assert "### ❌ 1 test failed" in (tmp_path / "s.md").read_text()
+    records = [json.loads(line) for line in (tmp_path / "f.jsonl").read_text().splitlines()]
+    assert [r["test_id"] for r in records if r["kind"] == "failed"] == ["tests/test_bad.py::test_bad"]
+    assert "tests/test_ok.py::test_ok" in (tmp_path / "t.json").read_text()

@@ -1,4 +1,5 @@
-"""A real HTTP server on 127.0.0.1 implementing GitHub's issue-comment endpoints, for the tests.
+"""A real HTTP server on 127.0.0.1 implementing GitHub's issue-comment endpoints and the jobs of a
+workflow run attempt, for the tests.
 
 List (paginated with Link headers, ``page_size`` per page whatever ``per_page`` asks), create,
 update, delete; ``script`` holds canned answers (status, headers, body) served first, in order, to
@@ -28,6 +29,7 @@ class FakeGitHub:
     url: str = ""
     race: str | None = None  # a body another job "creates" just before our POST lands
     token_user: str | None = None  # GET /user answers this login; None: 403 as for GITHUB_TOKEN
+    jobs: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)  # (run id, attempt) → jobs
 
     def add(self, body: str, login: str = "github-actions[bot]") -> dict[str, Any]:
         self.clock += 1
@@ -73,6 +75,10 @@ def _handler(state: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             url = urlparse(self.path)
             listing = re.fullmatch(r"/api/v3/repos/([^/]+/[^/]+)/issues/(\d+)/comments", url.path)
             single = re.fullmatch(r"/api/v3/repos/([^/]+/[^/]+)/issues/comments/(\d+)", url.path)
+            jobs = re.fullmatch(r"/api/v3/repos/[^/]+/[^/]+/actions/runs/(\d+)/attempts/(\d+)/jobs", url.path)
+            if jobs and method == "GET":
+                self._jobs(state.jobs.get((jobs.group(1), jobs.group(2))), url)
+                return
             if listing and method == "GET":
                 page = int(parse_qs(url.query).get("page", ["1"])[0])
                 start = (page - 1) * state.page_size
@@ -111,6 +117,18 @@ def _handler(state: FakeGitHub) -> type[BaseHTTPRequestHandler]:
                     self.end_headers()
             else:
                 self._send(404, {"message": "Not Found"})
+
+        def _jobs(self, jobs: list[dict[str, Any]] | None, url: Any) -> None:
+            """List jobs for a workflow run attempt: ``{"total_count", "jobs"}``, paginated like comments."""
+            if jobs is None:
+                self._send(404, {"message": "Not Found"})
+                return
+            page = int(parse_qs(url.query).get("page", ["1"])[0])
+            start = (page - 1) * state.page_size
+            headers = {}
+            if start + state.page_size < len(jobs):
+                headers["Link"] = f'<{state.url}{url.path}?per_page=100&page={page + 1}>; rel="next"'
+            self._send(200, {"total_count": len(jobs), "jobs": jobs[start : start + state.page_size]}, headers)
 
         def do_GET(self) -> None:
             self._handle("GET")

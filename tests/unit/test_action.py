@@ -247,3 +247,43 @@ def test_the_minimal_workflow_in_the_docs_is_valid(tmp_path: Path) -> None:
     jobs = load(path)["jobs"]
     assert jobs["report"]["if"] == "${{ !cancelled() }}"
     assert jobs["test"]["strategy"]["fail-fast"] is False
+
+
+RELEASE = REPO / ".github" / "workflows" / "release.yml"
+
+
+def test_release_workflow_is_valid_pinned_and_publishes_through_trusted_publishing() -> None:
+    code, output = schema_check("vendor.github-workflows", RELEASE)
+    assert code == 0, output
+    workflow = load(RELEASE)
+    assert list(workflow[True]["push"]) == ["tags"]  # PyYAML reads the key `on` as True
+    assert workflow["permissions"] == {"contents": "read"}
+    jobs = workflow["jobs"]
+    build = "\n".join(step.get("run", "") for step in jobs["build"]["steps"])
+    assert "python -m build" in build
+    assert "twine check --strict dist/*" in build
+    publish = jobs["publish"]
+    assert publish["permissions"] == {"id-token": "write"}  # the only job that may mint an OIDC token
+    assert publish["needs"] == "build"
+    (pypi,) = [s["uses"] for s in publish["steps"] if "gh-action-pypi-publish" in s.get("uses", "")]
+    assert "with" not in next(s for s in publish["steps"] if s.get("uses") == pypi)  # no password: trusted publishing
+    move = jobs["move-major-tag"]
+    assert move["needs"] == "publish"  # the action's tag moves only once the release is out
+    assert move["permissions"] == {"contents": "write"}
+    assert 'git push --force origin "refs/tags/$major"' in move["steps"][-1]["run"]
+    for job in jobs.values():
+        assert job.get("permissions", {}).get("id-token") != "write" or job is publish
+        for step in job["steps"]:
+            assert "${{" not in step.get("run", ""), step
+            if "run" in step:
+                assert step.get("shell") == "bash", step
+            if "uses" in step:
+                assert SHA_PIN.match(step["uses"]), f"{step['uses']} is not pinned by a full commit SHA"
+
+
+def test_other_ci_installs_what_exists_today() -> None:
+    """ci-shards is not on PyPI before the first release: the docs install from a tag of this repository."""
+    text = OTHER_CI.read_text()
+    assert not re.search(r"pip install ci-shards\b", text)
+    installs = re.findall(r'pip install "ci-shards @ git\+https://github\.com/ci-shards/ci-shards@v1"', text)
+    assert len(installs) >= 7

@@ -503,8 +503,8 @@ def test_headline_tells_errors_from_failures_in_agreeing_numbers(tmp_path, plan)
     write_shard(tmp_path, plan, 2, [case_for(ITEMS[1][0], CaseOutcome.FAILED), case_for(ITEMS[1][1])])
     write_shard(tmp_path, plan, 3)
     verdict = aggregate_dirs(plan, [tmp_path])
-    assert verdict.reasons[0] == "1 test failed, 2 errors"
-    assert verdict.headline.startswith("FAILED: 1 test failed, 2 errors; 2 of 3 shards did not pass")
+    assert verdict.reasons[0] == "1 failed, 2 errors"
+    assert verdict.headline.startswith("FAILED: 1 failed, 2 errors; 2 of 3 shards did not pass")
     assert verdict.headline.endswith("(5 tests, 2 passed, 1 failed, 2 errors, 0 skipped)")
 
     only_errors = tmp_path / "errors"

@@ -393,7 +393,9 @@ def test_annotations_capped_escaped_and_noticed(tmp_path):
     notices = [line for line in lines if line.startswith("::notice ")]
     assert len(errors) == 10
     assert len(notices) == 1
-    assert "more errors are not annotated" in notices[0]
+    assert "7 more errors are not annotated" in notices[0]  # 15 failed, the shard, 1 never ran; 10 shown
+    one_more = github.annotation_lines(aggregate_dirs(plan, [tmp_path]), per_type=16)
+    assert "1 more error is not annotated" in one_more[-1]
     assert all("\n" not in line for line in lines)
     # the message is data after "::": percent-escaped, one physical line, cannot start a command
     assert any(

@@ -13,9 +13,10 @@ import pytest
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
 from golden import check_golden
 
-from ci_shards import md
+from ci_shards import github, md
 from ci_shards.aggregate import aggregate_dirs, decide
 from ci_shards.artifacts import ShardArtifact
+from ci_shards.junit_read import parse_junit
 from ci_shards.model import CaseOutcome, FailureKind, FailureRecord, Outcome, ShardStatus
 from ci_shards.report import (
     COMMENT_BUDGET_CHARS,
@@ -57,7 +58,7 @@ def _stable(text: str, tmp_path: Path) -> str:
 
 def _outside_code(text: str) -> str:
     """The parts of a Markdown text that GitHub renders as Markdown/HTML (fenced blocks and code spans removed)."""
-    text = re.sub(r"^(`{3,})(?:text|mermaid)\n.*?\n\1$", "", text, flags=re.M | re.S)
+    text = re.sub(r"^(`{3,})(?:text|mermaid|sh)\n.*?\n\1$", "", text, flags=re.M | re.S)
     return re.sub(r"(`+) ?.*? ?\1", "", text)
 
 
@@ -76,7 +77,7 @@ def test_golden_mixed(tmp_path):
     _check_golden("mixed.comment.md", _stable(render_comment(verdict, key="CI/test"), tmp_path))
     _check_golden("mixed.terminal.txt", _stable(render_terminal(verdict), tmp_path))
     # the verdict comes first, then the details
-    assert summary.index("ci-shards: failed") < summary.index("Failed tests") < summary.index("### Shards")
+    assert summary.index("ci-shards: failed") < summary.index("### ❌ 1 test failed") < summary.index("### Shards")
     assert "xychart-beta" in summary
     assert "never-started" in summary
     a1, a2 = (tmp_path / f"ci-shards-shard-2-of-3-a{n}" / "shard-2-of-3" for n in (1, 2))
@@ -85,29 +86,101 @@ def test_golden_mixed(tmp_path):
     assert f"| {md.inline(note)} |" in render_summary(verdict)
 
 
-def _many_failures(n: int, trace: str = "frame\n" * 40):
-    plan = make_plan([[f"tests/test_{i // 1000}.py::test_{i}" for i in range(n)]])
-    cases = [case_for(i, CaseOutcome.FAILED, message=f"boom {i}", text=trace) for i in plan.shards[0].items]
-    outcome = Outcome(
-        plan_digest=plan.digest, shard_index=1, shard_total=1, status=ShardStatus.FAILED, elapsed_seconds=60
-    )
-    artifact = ShardArtifact(path=Path("shard-1-of-1"), index=1, total=1, outcome=outcome, cases=tuple(cases))
-    return decide(plan, [artifact])
+def test_golden_grouped(tmp_path):
+    """Identical failures (numbers, addresses, tmp paths differ) are one entry, listed across shards."""
+    items = [[f"tests/test_g.py::test_{s}_{i}" for i in range(4)] for s in range(3)]
+    plan = make_plan(items)
+    for index, shard_items in enumerate(items, 1):
+        cases = []
+        for i, test_id in enumerate(shard_items):
+            if i == 3:
+                cases.append(case_for(test_id))
+                continue
+            message = f"ValueError: bad value {index * 10 + i} at 0x7f{index}a{i} in /tmp/pytest-of-u/pytest-{i}/x"
+            cases.append(case_for(test_id, CaseOutcome.FAILED, message=message, text=f"trace {i}\n{message}"))
+        if index == 2:
+            cases[1] = case_for(shard_items[1], CaseOutcome.ERROR, message="fixture 'db' not found", text="E  nope")
+        write_shard(tmp_path, plan, index, cases)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    summary = render_summary(verdict)
+    _check_golden("grouped.summary.md", summary)
+    _check_golden("grouped.comment.md", render_comment(verdict, key="CI/test"))
+    assert "### ❌ 8 failed, 1 error (2 distinct)" in summary
+    assert summary.count("<b>× 8 tests</b> (shards 1, 2, 3, failed)") == 1
+    assert "- **8 failed, 1 error**" in summary  # one vocabulary: never "9 tests failed"
+    assert "9 tests failed" not in summary
 
 
-@pytest.mark.slow
-def test_50000_failures_fit_under_limits_with_visible_notice():
-    verdict = _many_failures(50_000)
+def _many_failures(n: int, trace: str = "frame\n" * 40, *, shards: int = 1, kinds: int = 0):
+    """``n`` failing tests dealt over ``shards`` shards; ``kinds`` > 0: only that many distinct
+    failures (messages differ in numbers only), else every message is distinct."""
+    items = [f"tests/test_{i // 1000}.py::test_{i}" for i in range(n)]
+    plan = make_plan([items[s::shards] for s in range(shards)])
+    artifacts = []
+    for shard in plan.shards:
+        cases = []
+        for item in shard.items:
+            number = int(item.rsplit("_", 1)[1])
+            word = "".join(chr(97 + int(d)) for d in str(number))  # distinct even with numbers masked
+            kind = (number // shards) % kinds if kinds else 0  # each kind fails in every shard
+            message = f"Error{kind}: boom {number}" if kinds else f"boom {word} {number}"
+            cases.append(case_for(item, CaseOutcome.FAILED, message=message, text=trace))
+        outcome = Outcome(
+            plan_digest=plan.digest,
+            shard_index=shard.index,
+            shard_total=shards,
+            status=ShardStatus.FAILED,
+            elapsed_seconds=60,
+        )
+        path = Path(f"shard-{shard.index}-of-{shards}")
+        artifacts.append(ShardArtifact(path=path, index=shard.index, total=shards, outcome=outcome, cases=tuple(cases)))
+    return decide(plan, artifacts)
+
+
+def _assert_valid_and_within_limits(verdict):
     summary = render_summary(verdict)
     assert len(summary.encode()) <= SUMMARY_BUDGET_BYTES < 1024 * 1024
-    assert "more failed tests are not shown here" in summary
-    assert "failures.jsonl" in summary
-    assert summary.count("```") % 2 == 0
+    assert md.open_fence(summary) == ""
     assert summary.count("<details>") == summary.count("</details>")
     assert "### Shards" in summary  # the table survives the cut
     comment = render_comment(verdict, key="k")
     assert len(comment) <= COMMENT_BUDGET_CHARS < 65_536
-    assert "more failed tests are not shown here" in comment
+    assert md.open_fence(comment) == ""
+    return summary, comment
+
+
+@pytest.mark.slow
+def test_50000_distinct_failures_fit_under_limits_with_visible_notice():
+    summary, comment = _assert_valid_and_within_limits(_many_failures(50_000))
+    for text in (summary, comment):
+        assert re.search(r"\d+ more failures are not shown here", text)
+        assert "failures.jsonl" in text
+
+
+@pytest.mark.slow
+def test_50000_failures_in_3_groups_show_every_group():
+    summary, comment = _assert_valid_and_within_limits(_many_failures(50_000, kinds=3))
+    for text in (summary, comment):
+        assert "### ❌ 50000 tests failed (3 distinct)" in text
+        assert "not shown here" not in text
+        assert len(re.findall(r"<b>× 1666\d tests</b>", text)) == 3
+    assert "and 16657 more" in comment  # 10 ids listed per group in the comment
+
+
+def test_5000_failures_the_comment_shows_every_group_and_every_shard():
+    verdict = _many_failures(5_000, shards=4, kinds=40)
+    comment = render_comment(verdict, key="k")
+    assert len(re.findall(r"<b>× 12[48] tests</b> \(shards 1, 2, 3, 4, failed\)", comment)) == 40
+    # each group lists ids from every shard in turn, not the first ones of shard 1 (test_0, test_160, …)
+    for kind in (0, 39):
+        for shard in range(4):
+            assert f"`tests/test_0.py::test_{4 * kind + shard}`" in comment
+    distinct = _many_failures(5_000, shards=4)
+    comment = render_comment(distinct, key="k")
+    shown = [int(n) for n in re.findall(r"<b>tests/test&#95;\d+\.py::test&#95;(\d+)</b>", comment)]
+    assert 20 < len(shown) < 5_000
+    # round-robin by shard: the shown tests come from every shard in turn (item i is in shard i % 4 + 1)
+    assert [n % 4 for n in shown[:8]] == [0, 1, 2, 3, 0, 1, 2, 3]
 
 
 def test_huge_single_messages_are_capped():
@@ -139,9 +212,11 @@ def test_injection_in_names_and_messages_stays_inert(tmp_path, evil):
     assert verdict.totals.failed == 1
     for text in (render_summary(verdict), render_comment(verdict, key="CI/test")):
         body = text.split("\n", 1)[1] if text.startswith("<!--") else text
-        assert "<!-- ci-shards:" not in body  # our marker cannot be faked
-        assert "@octocat" not in text
-        rendered = _outside_code(text)
+        rendered = _outside_code(body)
+        # our marker cannot be faked: rendered text never holds it, and only the first line counts
+        # (comment.find_comments); inside code it is shown as written
+        assert "<!-- ci-shards:" not in rendered
+        assert "@octocat" not in rendered  # mentions fire outside code only; code keeps them as written
         assert "<img" not in rendered
         assert "<script" not in rendered
         assert "</details></summary>" not in rendered
@@ -162,6 +237,7 @@ def test_md_helpers():
     assert md.inline("a|b") == "a\\|b"
     assert md.inline("@x") == "@\u200bx"
     assert "``" in md.code_inline("a`b")
+    assert md.code_inline("a|b @x", table=True) == "`a\\|b @x`"
     block = md.code_block("```\nx\n```")
     assert block.startswith("````text\n")
     assert block.endswith("\n````")
@@ -216,3 +292,39 @@ def test_comment_links_the_run_and_drops_odd_urls(tmp_path):
     for odd in ("javascript:alert(1)", "https://x.example/a) [evil](https://y", ""):
         assert "Full report" not in render_comment(verdict, key="k", run_url=odd)
     assert "Full report" not in render_summary(verdict, run_url=url)  # the summary is the full report
+
+
+def test_traces_stay_code_in_summary_and_comment(tmp_path):
+    from markdown_it import MarkdownIt  # noqa: PLC0415
+
+    trace = "    def test_x(self):\n>       assert q('@octocat | x') == '```'\nE   AssertionError: <!-- no -->"
+    test_id = "tests/test_a.py::test_x"
+    plan = make_plan([[test_id]])
+    write_shard(tmp_path, plan, 1, [case_for(test_id, CaseOutcome.FAILED, message="AssertionError", text=trace)])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    for text in (render_summary(verdict), render_comment(verdict, key="k")):
+        fences = [t.content for t in MarkdownIt("commonmark").parse(text) if t.type == "fence" and t.info == "text"]
+        assert fences == [trace + "\n"]
+
+
+PRODUCERS = Path(__file__).resolve().parent.parent / "data" / "producers"
+
+
+@pytest.mark.parametrize("producer", ["pytest", "jest", "go"])
+def test_golden_real_junit_from_producers(producer):
+    """Real reports (tests/data/SOURCES.md): identical failures grouped, the failing line from each
+    producer's own trace format, the reproduce command only for pytest ids."""
+    cases = parse_junit(PRODUCERS / f"{producer}.xml")
+    plan = make_plan([[c.test_id for c in cases]])
+    outcome = Outcome(
+        plan_digest=plan.digest, shard_index=1, shard_total=1, status=ShardStatus.FAILED, elapsed_seconds=12
+    )
+    artifact = ShardArtifact(path=Path("shard-1-of-1"), index=1, total=1, outcome=outcome, cases=tuple(cases))
+    verdict = decide(plan, [artifact])
+    summary = render_summary(verdict)
+    _check_golden(f"producers/{producer}.summary.md", summary)
+    _check_golden(f"producers/{producer}.comment.md", render_comment(verdict, key="CI/test"))
+    _check_golden(f"producers/{producer}.annotations.txt", "\n".join(github.annotation_lines(verdict)) + "\n")
+    groups = re.findall(r"<b>× (\d+) tests</b>", summary)
+    assert groups == {"pytest": ["3", "2"], "jest": ["3"], "go": ["3"]}[producer]
+    assert ("pytest \\\n" in summary) == (producer == "pytest")

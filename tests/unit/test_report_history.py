@@ -97,7 +97,7 @@ def test_golden_triage_sections_lead_with_new_failures() -> None:
     check_golden(GOLDEN / "triage.terminal.txt", render_triage_terminal(triage))
     order = ["Expired quarantine", "New failures", "Known failures", "Flaky failures", "Quarantined tests"]
     positions = [summary.index(title) for title in order]
-    assert positions == sorted(positions) and positions[-1] < summary.index("Failed tests")
+    assert positions == sorted(positions) and positions[-1] < summary.index("### ❌ ")  # the failures, after the triage
     assert "Flaky rates" in summary and "Flaky rates" not in comment  # the table is the summary's
 
 
@@ -126,7 +126,10 @@ def test_injected_ids_and_reasons_stay_inert(evil: str) -> None:
         commit="", base_branch=f"main{evil}", now=NOW, quarantine=(QuarantineEntry(test="nothing", reason=evil),)
     )
     triage = classify([test_id], marks_of(verdict.cases), History(), ctx)
-    outside_code = re.sub(r"(`+) ?.*? ?\1", "", render_summary(verdict, triage=triage))
+    summary = render_summary(verdict, triage=triage)
+    # code is inert wherever it stands: fenced blocks first (as long as their opening fence), then spans
+    outside_blocks = re.sub(r"^(`{3,}|~{3,})[^\n]*\n.*?^\1`*[ \t]*$", "", summary, flags=re.S | re.M)
+    outside_code = re.sub(r"(`+) ?.*? ?\1", "", outside_blocks)
     assert "<img" not in outside_code and "\n# H" not in outside_code and "@octocat" not in outside_code
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_shards import comment as pr_comment
-from ci_shards import config, github, outfile, outputs
+from ci_shards import config, github, joblinks, outfile, outputs
 from ci_shards.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
 from ci_shards.commands import history_work
 from ci_shards.console import Console, console_for
@@ -60,6 +60,7 @@ def _post_comment(
     summary: bool = True,
     triage: Triage | None = None,
     extra: str = "",
+    shard_links: Mapping[int, str] | None = None,
 ) -> bool:
     """Upsert the PR comment; any failure is a warning, never the build's verdict (style.md).
     True when it fell back to the job summary (no write access), so the caller makes sure the
@@ -84,7 +85,7 @@ def _post_comment(
     if body is None:
         assert verdict is not None
         body = pr_comment.with_state(
-            render_comment(verdict, key=key, run_url=ctx.run_url, triage=triage) + extra,
+            render_comment(verdict, key=key, run_url=ctx.run_url, triage=triage, shard_links=shard_links) + extra,
             pr_comment.result_state(verdict),
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
@@ -104,6 +105,12 @@ def _post_comment(
         return True
     console.line(f"ci-shards: PR comment {result.action.value} {result.url or result.detail}".rstrip())
     return False
+
+
+def _job_links(verdict: Verdict, ctx: github.GitHubContext) -> dict[int, str]:
+    """Each failing shard's job log (its run's page without a token); {} off GitHub Actions."""
+    failing = [s.index for s in verdict.shards if not s.status.is_success]
+    return joblinks.job_links(ctx, failing, verdict.total_shards) if failing and ctx.run_url else {}
 
 
 def run_aggregate(
@@ -146,6 +153,7 @@ def run_aggregate(
     )
     verdict, triage = triaged.verdict, triaged.triage
     extra, coverage_code = _fold_coverage(plan, dirs, coverage, env, console)
+    links = _job_links(verdict, ctx)
     # Every output that can be written is written: one that cannot is an error line (exit 2 at the end),
     # never a reason to skip the others. The timings are last and only warn: they are for the next run.
     unwritten: list[InputError] = []
@@ -157,7 +165,7 @@ def run_aggregate(
             console.error(str(err))
             unwritten.append(err)
 
-    summary = render_summary(verdict, triage=triage) + extra
+    summary = render_summary(verdict, triage=triage, shard_links=links) + extra
     if junit_out:
         write(lambda: outputs.write_merged_junit(verdict, junit_out))
     if failures_out:
@@ -169,7 +177,7 @@ def run_aggregate(
     key = comment_key or ctx.comment_key
     if comment_out:
         body = pr_comment.with_state(
-            render_comment(verdict, key=key, run_url=ctx.run_url, triage=triage) + extra,
+            render_comment(verdict, key=key, run_url=ctx.run_url, triage=triage, shard_links=links) + extra,
             pr_comment.result_state(verdict),
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
@@ -192,6 +200,7 @@ def run_aggregate(
             console=console,
             triage=triage,
             extra=extra,
+            shard_links=links,
         )
         if fell_back and ctx.step_summary and not github_mode and summary_out is None:
             # "falls back to the job summary": make sure it is there even without --github / --summary

@@ -213,7 +213,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         dest="live",
         action="store_true",
         default=None,
-        help="stream output to the console (default: on when stderr is a terminal)",
+        help="stream output to the console, each batch and re-run in a ::group:: on GitHub "
+        "(default: on when stderr is a terminal or CI/GITHUB_ACTIONS is set)",
     )
     live.add_argument(
         "--no-live", dest="live", action="store_false", help="only spool output to output.log (default: off)"
@@ -261,7 +262,7 @@ def pytest_roots(raw: Sequence[str], cwd: Path) -> list[str]:
 
 
 def _run_handler(args: argparse.Namespace) -> int:
-    from ci_shards.console import console_for  # noqa: PLC0415
+    from ci_shards.console import console_for, is_ci  # noqa: PLC0415
     from ci_shards.judge import FlakyResult  # noqa: PLC0415
     from ci_shards.planfile import load_plan  # noqa: PLC0415
     from ci_shards.process import CancelToken  # noqa: PLC0415
@@ -280,7 +281,8 @@ def _run_handler(args: argparse.Namespace) -> int:
     if args.pytest:
         check_pytest_words(command_args(args.command), cwd)
     command = command_args(args.command)
-    live = args.live if args.live is not None else sys.stderr.isatty()
+    # live by default on a terminal and in CI (where a log nobody watches live is read afterwards)
+    live = args.live if args.live is not None else (sys.stderr.isatty() or is_ci(env))
     options = RunOptions(
         plan=plan,
         plan_path=args.plan,
@@ -333,6 +335,7 @@ def coverage_request(args: argparse.Namespace, cwd: Path) -> CoverageRequest | N
 def _local_handler(args: argparse.Namespace) -> int:
     from ci_shards.console import console_for, fmt_seconds  # noqa: PLC0415
     from ci_shards.local import (  # noqa: PLC0415
+        ReportFiles,
         aggregate_results,
         auto_jobs,
         available_memory,
@@ -392,10 +395,21 @@ def _local_handler(args: argparse.Namespace) -> int:
         )
     if never:
         console.warning(f"never started (interrupted): shards {', '.join(map(str, never))}")
-    text, code = aggregate_results(plan, args.out, flaky_result=args.flaky_result, allow_empty=allowed)
-    sys.stdout.write(text)
+    files = ReportFiles(
+        merged_junit=args.merged_junit,
+        summary=args.summary,
+        failures=args.failures,
+        timings_out=args.timings_out,
+        timings_variant=args.variant or "",  # the variant the plan read (--variant), written back
+    )
+    result = aggregate_results(
+        plan, args.out, flaky_result=args.flaky_result, allow_empty=allowed, files=files, console=console
+    )
+    if result.failures:
+        console.untrusted(result.failures)  # test output: on GitHub it cannot issue workflow commands
+    sys.stdout.write(result.table)
     sys.stdout.flush()
-    code = max(code, _local_coverage(args, plan, cwd, env, console))
+    code = max(result.exit_code, _local_coverage(args, plan, cwd, env, console))
     return EXIT_INTERRUPTED if cancel.cancelled else code
 
 
@@ -448,4 +462,14 @@ def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     from ci_shards.commands.aggregate import add_coverage_options  # noqa: PLC0415
 
     add_coverage_options(local, out=False)
+
+    # what `aggregate` writes; --junit already says where each shard's command writes its report
+    reports = local.add_argument_group("reports (as aggregate writes them)")
+    for flag, what in (
+        ("--merged-junit", "write the merged JUnit XML to FILE"),
+        ("--summary", "write the Markdown summary to FILE"),
+        ("--failures", "write every failure record to FILE as JSON lines"),
+        ("--timings-out", "fold measured durations into the timings file FILE"),
+    ):
+        reports.add_argument(flag, type=Path, metavar="FILE", help=f"{what} (default: not written)")
     local.set_defaults(handler=_local_handler)

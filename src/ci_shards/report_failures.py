@@ -1,0 +1,138 @@
+"""The failures section of the Markdown reports: identical failures grouped, each group a view
+the template renders, and how many of them fit GitHub's size limit. Pure.
+
+Also the words for counts that every report shares ("7 failed, 2 errors", "1 test failed").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ci_shards import md
+from ci_shards.frames import restore_first_indent
+from ci_shards.groups import FailureGroup, interleave, message_of, round_robin
+from ci_shards.verdict import Totals, count_failures
+
+SHARDS_NAMED = 10  # a group names at most this many of its shards, then "…"
+_PYTEST_ID = re.compile(r"[^\s:]+\.py(?:::|$)")
+
+
+def plural(count: int, word: str, words: str = "") -> str:
+    """``1 test``, ``2 tests`` (``words`` for an irregular plural)."""
+    return f"{count} {word if count == 1 else (words or word + 's')}"
+
+
+def failure_counts(totals: Totals) -> str:
+    """How many tests went wrong, as every report says it (``verdict.count_failures``)."""
+    return count_failures(totals.failed, totals.errors)
+
+
+@dataclass(frozen=True)
+class Detail:
+    """How much of each failure a report shows."""
+
+    trace_chars: int
+    message_chars: int
+    ids_per_group: int  # test ids listed under a group, sampled across shards
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a failure points: the failing line, and the test's own (``def``) line when known."""
+
+    failing: str = ""  # "tests/test_a.py:12"
+    test: str = ""  # "tests/test_a.py:8"
+    file: str = ""  # the test's file (or item) when no line is known
+
+
+def _shards(group: FailureGroup) -> str:
+    shards = group.shards
+    named = ", ".join(str(s) for s in shards[:SHARDS_NAMED]) + (", …" if len(shards) > SHARDS_NAMED else "")
+    return f"{'shard' if len(shards) == 1 else 'shards'} {named}"
+
+
+def group_view(group: FailureGroup, detail: Detail, location: Location) -> dict[str, Any]:
+    """What the template needs for one group, every text made inert. A group of one is shown as
+    that test; a larger one by its count, with its first test's trace and a fair sample of its ids."""
+    record = group.first
+    first = message_of(record).partition("\n")[0]
+    sample = round_robin(group.records, detail.ids_per_group) if group.count > 1 else []
+    where = location.failing or location.test or location.file
+    also = ""
+    if location.failing and location.test not in ("", where):
+        also = f" (test at {md.code_inline(location.test)})"
+    return {
+        "count": group.count,
+        "where": _shards(group),
+        "kind": record.kind.value,
+        "id": md.summary_text(record.test_id, 300),
+        "first_id": md.code_inline(record.test_id, 300),
+        "message": md.summary_text(first or record.kind.value, detail.message_chars),
+        "location": md.code_inline(where) + also if where else "",
+        "trace": md.code_block(restore_first_indent(record.text), detail.trace_chars) if record.text.strip() else "",
+        "members": [md.code_inline(r.test_id, 300) for r in sample],
+        "members_more": group.count - len(sample) if sample else 0,
+    }
+
+
+def fit(views: Sequence[dict[str, Any]], room: int, *, in_bytes: bool, details: int) -> tuple[int, int]:
+    """(shown, with_trace): how many groups fit in ``room``, traces for the first ones.
+
+    Traces go to the first groups (at most ``details``) while they take at most 60% of the room;
+    then one-line entries fill the rest. Sizes are estimates (the template adds ~60 characters
+    per entry and ~6 per listed id); the caller re-checks the real size and shrinks if needed."""
+    unit: Callable[[str], int] = (lambda s: len(s.encode())) if in_bytes else len
+
+    def base(view: dict[str, Any]) -> int:
+        return unit(view["id"]) + unit(view["message"]) + sum(unit(m) + 6 for m in view["members"]) + 60
+
+    used = with_trace = 0
+    for view in views[:details]:
+        cost = base(view) + unit(view["trace"]) + unit(view["location"]) + unit(view["first_id"]) + 60
+        if used + cost > room * 0.6:
+            break
+        used += cost
+        with_trace += 1
+    shown = with_trace
+    for view in views[with_trace:]:
+        cost = base(view)
+        if used + cost > room:
+            break
+        used += cost
+        shown += 1
+    return shown, with_trace
+
+
+_SEPARATOR = " \\\n    "  # one id per line: readable, and a shell reads it as one command
+
+
+def _quote(word: str) -> str:
+    """Always single-quoted (``shlex.quote`` leaves some words bare): inside single quotes a POSIX
+    shell expands nothing, and a ``'`` in the word is written as ``'"'"'``."""
+    return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def pytest_command(groups: Sequence[FailureGroup], *, max_ids: int, max_chars: int) -> tuple[str, int]:
+    """(``pytest 'id' …``, how many failing tests it leaves out). The ids are taken in turn from
+    each group (every distinct failure is in it), each single-quoted so that no id can
+    end its quotes, substitute or chain a command; whole ids only, never one cut in half. ("", 0)
+    when the failures are not all pytest node ids: no command is better than a wrong one."""
+    everything = [r.test_id for g in groups for r in g.records]
+    if not everything or not all(_PYTEST_ID.match(test_id) for test_id in everything):
+        return "", 0
+    unique = len(set(everything))
+    chosen = list(dict.fromkeys(interleave([[r.test_id for r in g.records] for g in groups], max_ids)))
+    words: list[str] = []
+    size = len("pytest")
+    for test_id in chosen:
+        word = _quote(test_id)
+        if size + len(_SEPARATOR) + len(word) > max_chars:
+            if words:
+                break
+            continue  # one id longer than the whole budget: skipped, never cut
+        words.append(word)
+        size += len(_SEPARATOR) + len(word)
+    return _SEPARATOR.join(["pytest", *words]), unique - len(words)
