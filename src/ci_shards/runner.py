@@ -254,9 +254,10 @@ class _ShardRun:
         )
         self.log.write(header.encode(errors="replace"))
         self.log.flush()
-        title = header.rstrip()[:300]
+        # without the command: its arguments hold test ids (untrusted), and a group title is not fenced
+        title = f"ci-shards {self.name}: {label}, batch {batch[0]}/{batch[1]}, {len(items)} items"
         if (batch[1] > 1 or rerun) and not self.opts.live:
-            self.console.line(title)
+            self.console.line(header.rstrip()[:300])
         stale_before = self._report_mtimes()
         started = time.time()
         offset = self.log.tell()
@@ -393,7 +394,7 @@ def _live_output(
     if not live:
         return contextlib.nullcontext()
     stack = contextlib.ExitStack()
-    stack.enter_context(console.group(title.removeprefix("==> ")))
+    stack.enter_context(console.group(title))
     stack.enter_context(LiveTail(log, console, offset))
     return stack
 
