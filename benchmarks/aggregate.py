@@ -38,13 +38,13 @@ from pathlib import Path
 from junitparser import JUnitXml, xunit2
 from junitparser import junitparser as jp
 
-from ci_shards.aggregate import aggregate_dirs
 from ci_shards.junit import read_many, write_junit, write_junit_suites
-from ci_shards.junit_read import clean_text
+from ci_shards.junit.read import clean_text
 from ci_shards.model import CaseOutcome, CaseResult, Granularity, Outcome, Plan, ShardPlan, ShardStatus
-from ci_shards.outputs import write_merged_junit
 from ci_shards.planfile import load_plan
-from ci_shards.report import render_summary
+from ci_shards.report.aggregate import aggregate_dirs
+from ci_shards.report.outputs import write_merged_junit
+from ci_shards.report.render import render_summary
 
 
 def _cases(prefix: str, count: int) -> list[CaseResult]:

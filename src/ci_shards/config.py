@@ -18,7 +18,7 @@ import yaml
 
 from ci_shards.errors import ConfigError, as_written, kind_of
 from ci_shards.model import Granularity
-from ci_shards.quarantine import QuarantineEntry, parse_quarantine
+from ci_shards.report.quarantine import QuarantineEntry, parse_quarantine
 
 CONFIG_FILE: Final = "ci-shards.yml"
 # a weight scales estimates; beyond this a typo (1e308) would overflow the plan's arithmetic, not weigh

@@ -20,7 +20,7 @@ suffix, so they match whatever rootdir pytest picks. ``--ci-shards-args`` makes 
 only collection arguments (what else was given is dropped and reported).
 
 ``--ci-shards-collect-to`` is ``ci-shards plan --pytest``'s side: it records every collected node id
-in-process (ci_shards.pytest_collect reads it), never through pytest's text output.
+in-process (ci_shards.plan.pytest_collect reads it), never through pytest's text output.
 """
 
 from __future__ import annotations

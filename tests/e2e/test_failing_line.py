@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards import github
-from ci_shards.aggregate import decide
-from ci_shards.artifacts import ShardArtifact
-from ci_shards.groups import group_failures
-from ci_shards.junit_read import parse_junit
+from ci_shards.junit.read import parse_junit
 from ci_shards.model import FailureKind, FailureRecord, Granularity, Outcome, Plan, ShardPlan, ShardStatus
-from ci_shards.report import render_summary
-from ci_shards.report_failures import pytest_command
+from ci_shards.report import github
+from ci_shards.report.aggregate import decide
+from ci_shards.report.artifacts import ShardArtifact
+from ci_shards.report.failures import pytest_command
+from ci_shards.report.groups import group_failures
+from ci_shards.report.render import render_summary
 
 pytestmark = pytest.mark.e2e
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.process import CancelToken, Limits, become_subreaper, run_process
+from ci_shards.run.process import CancelToken, Limits, become_subreaper, run_process
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_run_shard import ci_shards, pid_alive, write_plan
 
-from ci_shards.process import CancelToken, Limits, run_process
+from ci_shards.run.process import CancelToken, Limits, run_process
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")]
 

@@ -21,7 +21,7 @@ from ci_shards.model import (
     ShardStatus,
     shard_dir_name,
 )
-from ci_shards.shard_output import write_outcome
+from ci_shards.run.shard_output import write_outcome
 
 
 def make_plan(shards: Sequence[Sequence[str]], granularity: Granularity = Granularity.TEST) -> Plan:

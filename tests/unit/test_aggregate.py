@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
 
-from ci_shards.aggregate import FlakyResult, aggregate_dirs
 from ci_shards.errors import InputError
 from ci_shards.model import CaseOutcome, CaseResult, FailureKind, Granularity, ShardStatus, owning_item
-from ci_shards.report import render_summary, render_terminal
+from ci_shards.report.aggregate import FlakyResult, aggregate_dirs
+from ci_shards.report.render import render_summary, render_terminal
 
 ITEMS = [
     ["tests/test_a.py::test_one", "tests/test_a.py::test_two"],

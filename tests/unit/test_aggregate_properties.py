@@ -10,9 +10,9 @@ from aggregate_fixtures import case_for, make_plan
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_shards.aggregate import decide
-from ci_shards.artifacts import ShardArtifact
 from ci_shards.model import Outcome, ShardStatus
+from ci_shards.report.aggregate import decide
+from ci_shards.report.artifacts import ShardArtifact
 
 TESTS = [f"tests/test_{f}.py::test_{t}" for f in range(4) for t in range(5)]
 

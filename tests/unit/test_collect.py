@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from ci_shards.collect import glob_items, parse_item_lines, read_items
 from ci_shards.errors import InputError
+from ci_shards.plan.collect import glob_items, parse_item_lines, read_items
 
 
 def test_parse_item_lines():

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from ci_shards.cli import main
-from ci_shards.discover import (
+from ci_shards.errors import InputError
+from ci_shards.model import Granularity, Plan, ShardPlan
+from ci_shards.plan.discover import (
     DEFAULT_PYTHON_FILES,
     discover_pytest_files,
     find_settings,
@@ -17,8 +19,6 @@ from ci_shards.discover import (
     pytest_paths,
     whole_files_as_items,
 )
-from ci_shards.errors import InputError
-from ci_shards.model import Granularity, Plan, ShardPlan
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

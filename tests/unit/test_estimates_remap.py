@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ci_shards.errors import UsageError
-from ci_shards.estimates import (
+from ci_shards.plan.estimates import (
     describe_suffix_matches,
     match_by_suffix,
     match_timings,

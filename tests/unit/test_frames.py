@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ci_shards.frames import Frame, failing_line, frames, restore_first_indent
+from ci_shards.report.frames import Frame, failing_line, frames, restore_first_indent
 
 PYTEST_DIRECT = """def test_direct():
         x = 1

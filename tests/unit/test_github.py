@@ -9,14 +9,14 @@ import requests
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
 from github_server import FakeGitHub, ServerThread
 
-from ci_shards import comment, github
-from ci_shards.aggregate import aggregate_dirs
 from ci_shards.cli import main
-from ci_shards.comment import CommentAction, CommentClient, CommentMode, GitHubError
 from ci_shards.errors import InputError
-from ci_shards.github import GitHubContext
 from ci_shards.model import CaseOutcome, FailureKind, FailureRecord, dumps_jsonl
-from ci_shards.report import comment_marker
+from ci_shards.report import comment, github
+from ci_shards.report.aggregate import aggregate_dirs
+from ci_shards.report.comment import CommentAction, CommentClient, CommentMode, GitHubError
+from ci_shards.report.github import GitHubContext
+from ci_shards.report.render import comment_marker
 
 TOKEN = "ghs_SECRETtoken1234567890"
 MARKER = comment_marker("CI/test")

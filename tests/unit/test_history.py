@@ -13,8 +13,8 @@ from ci_shards.cli import main
 from ci_shards.config import parse_config
 from ci_shards.errors import ConfigError
 from ci_shards.history import History, Mark, RunInfo, from_json
-from ci_shards.quarantine import QuarantineEntry
-from ci_shards.triage import Ancestry, FailOn, Kind, TriageContext, classify
+from ci_shards.report.quarantine import QuarantineEntry
+from ci_shards.report.triage import Ancestry, FailOn, Kind, TriageContext, classify
 
 T0 = datetime(2026, 11, 1, tzinfo=timezone.utc)
 

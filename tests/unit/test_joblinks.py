@@ -8,10 +8,10 @@ from aggregate_fixtures import case_for, make_plan, write_shard
 from github_server import FakeGitHub, ServerThread
 
 from ci_shards.cli import main
-from ci_shards.comment import CommentClient
-from ci_shards.github import GitHubContext
-from ci_shards.joblinks import job_links, match_jobs
 from ci_shards.model import CaseOutcome
+from ci_shards.report.comment import CommentClient
+from ci_shards.report.github import GitHubContext
+from ci_shards.report.joblinks import job_links, match_jobs
 
 TOKEN = "ghs_SECRETtoken1234567890"
 RUN = "https://github.example/o/r/actions/runs/42"

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from aggregate_fixtures import case_for, make_plan
 
-from ci_shards.artifacts import read_shard_folder
 from ci_shards.errors import InputError
 from ci_shards.facts import RunnerFacts
 from ci_shards.judge import (
@@ -20,13 +19,14 @@ from ci_shards.judge import (
 )
 from ci_shards.model import Attempt, CaseOutcome, FailureKind, Outcome, ShardStatus
 from ci_shards.planfile import load_plan
-from ci_shards.shard_output import runner_facts, write_outcome
+from ci_shards.report.artifacts import read_shard_folder
+from ci_shards.run.shard_output import runner_facts, write_outcome
 
 
 def test_flaky_result_and_the_shard_classname_are_defined_once() -> None:
-    import ci_shards.aggregate as aggregate_mod  # noqa: PLC0415
-    import ci_shards.classify as classify_mod  # noqa: PLC0415
-    import ci_shards.verdict as verdict_mod  # noqa: PLC0415
+    import ci_shards.report.aggregate as aggregate_mod  # noqa: PLC0415
+    import ci_shards.report.verdict as verdict_mod  # noqa: PLC0415
+    import ci_shards.run.classify as classify_mod  # noqa: PLC0415
 
     assert classify_mod.FlakyResult is FlakyResult is verdict_mod.FlakyResult is aggregate_mod.FlakyResult
     assert not hasattr(classify_mod, "SHARD_CLASSNAME")

@@ -16,11 +16,11 @@ from aggregate_fixtures import make_plan
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_shards.aggregate import decide as aggregate
-from ci_shards.artifacts import read_shard_folder
-from ci_shards.classify import Policy, Report, Run, decide
 from ci_shards.model import CaseOutcome, CaseResult, shard_dir_name
-from ci_shards.shard_output import build_outcome, write_outcome, write_report
+from ci_shards.report.aggregate import decide as aggregate
+from ci_shards.report.artifacts import read_shard_folder
+from ci_shards.run.classify import Policy, Report, Run, decide
+from ci_shards.run.shard_output import build_outcome, write_outcome, write_report
 
 # name parts as test ids really look, and the characters that break naive matchers (strategies built once:
 # building them inside the draw costs more than the whole check)

@@ -7,7 +7,6 @@ import pytest
 from junitparser.xunit2 import JUnitXml
 from lxml import etree
 
-from ci_shards.aggregate import Totals
 from ci_shards.junit import (
     JUnitError,
     expand_patterns,
@@ -19,6 +18,7 @@ from ci_shards.junit import (
     write_junit_suites,
 )
 from ci_shards.model import Attempt, CaseOutcome, CaseResult
+from ci_shards.report.aggregate import Totals
 
 P = "EnricoMi__publish-unit-test-result-action__python__test__files__"
 # file -> (tests, passed, failed, errors, skipped, flaky). Counted by hand from the files, and

@@ -11,10 +11,9 @@ from junitparser.xunit2 import JUnitXml
 from lxml import etree
 from test_junit import EXPECTED, EXPECTED_ERRORS
 
-from ci_shards import safe_xml
-from ci_shards.aggregate import Totals
-from ci_shards.junit import JUnitError, parse_junit, parse_junit_bytes
+from ci_shards.junit import JUnitError, parse_junit, parse_junit_bytes, safe_xml
 from ci_shards.model import CaseOutcome
+from ci_shards.report.aggregate import Totals
 
 
 def _read(data: bytes, parser: str) -> object:

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from ci_shards import md
 from ci_shards.console import strip_control
+from ci_shards.report import md
 
 PARSER = MarkdownIt("commonmark").enable("table")
 # what a hostile trace may hold: fences of every length, tildes, HTML, mentions, pipes, indentation

@@ -11,14 +11,14 @@ import json
 import pytest
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_shard
 
-from ci_shards.aggregate import aggregate_dirs
-from ci_shards.choose import MAX_SHARDS, choose_shards
 from ci_shards.cli import main
 from ci_shards.errors import UsageError
 from ci_shards.model import CaseOutcome, Plan, ShardStatus
-from ci_shards.overhead import run_overhead, shard_overheads
+from ci_shards.plan.choose import MAX_SHARDS, choose_shards
+from ci_shards.report.aggregate import aggregate_dirs
+from ci_shards.report.overhead import run_overhead, shard_overheads
+from ci_shards.report.verdict import ShardResult
 from ci_shards.timings import HISTORY, TimingsStore, load_timings, merge_stores, parse_timings_text
-from ci_shards.verdict import ShardResult
 
 ITEMS = [["tests/test_a.py::one", "tests/test_a.py::two"], ["tests/test_b.py::t"], ["tests/test_c.py::t"]]
 

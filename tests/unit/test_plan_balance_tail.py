@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ci_shards.model import Granularity
-from ci_shards.packing import Atom, make_piece
-from ci_shards.planner import plan_items
-from ci_shards.shave import shave
+from ci_shards.plan.packing import Atom, make_piece
+from ci_shards.plan.planner import plan_items
+from ci_shards.plan.shave import shave
 
 TAIL: float = 1.02  # the promise (issue 10); the planner aims at 1 %
 

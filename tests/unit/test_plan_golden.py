@@ -17,7 +17,7 @@ import pytest
 from golden import regenerating
 
 from ci_shards.model import Granularity
-from ci_shards.planner import fragmentation, plan_items
+from ci_shards.plan.planner import fragmentation, plan_items
 from ci_shards.timings import load_timings
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "plan_golden.json"

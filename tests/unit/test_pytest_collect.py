@@ -8,7 +8,7 @@ import pytest
 
 from ci_shards.errors import CollectionError
 from ci_shards.model import Granularity, Plan, ShardPlan
-from ci_shards.pytest_collect import Collection, error_line, portable_rootdir, read_collection
+from ci_shards.plan.pytest_collect import Collection, error_line, portable_rootdir, read_collection
 
 
 def _record(*items: tuple[str, str], errors: list[dict[str, str]] | None = None) -> dict[str, object]:

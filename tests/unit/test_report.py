@@ -13,12 +13,12 @@ import pytest
 from aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard
 from golden import check_golden
 
-from ci_shards import github, md
-from ci_shards.aggregate import aggregate_dirs, decide
-from ci_shards.artifacts import ShardArtifact
-from ci_shards.junit_read import parse_junit
+from ci_shards.junit.read import parse_junit
 from ci_shards.model import CaseOutcome, FailureKind, FailureRecord, Outcome, ShardStatus
-from ci_shards.report import (
+from ci_shards.report import github, md
+from ci_shards.report.aggregate import aggregate_dirs, decide
+from ci_shards.report.artifacts import ShardArtifact
+from ci_shards.report.render import (
     COMMENT_BUDGET_CHARS,
     SUMMARY_BUDGET_BYTES,
     comment_marker,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ci_shards.groups import group_failures
 from ci_shards.model import FailureKind, FailureRecord
-from ci_shards.report_failures import failure_counts, plural, pytest_command
-from ci_shards.verdict import Totals
+from ci_shards.report.failures import failure_counts, plural, pytest_command
+from ci_shards.report.groups import group_failures
+from ci_shards.report.verdict import Totals
 
 HOSTILE = [
     "tests/test_a.py::test_x[it's]",

@@ -16,15 +16,15 @@ import pytest
 from aggregate_fixtures import case_for, flaky_case, make_plan
 from golden import check_golden
 
-from ci_shards.aggregate import decide
-from ci_shards.artifacts import ShardArtifact
 from ci_shards.history import History, Mark, RunInfo, marks_of
 from ci_shards.model import CaseOutcome, Outcome, ShardStatus
-from ci_shards.quarantine import QuarantineEntry
-from ci_shards.report import COMMENT_BUDGET_CHARS, SUMMARY_BUDGET_BYTES, render_comment, render_summary
-from ci_shards.report_history import render_triage_terminal
-from ci_shards.triage import Ancestry, FailOn, TriageContext, classify
-from ci_shards.verdict import Verdict
+from ci_shards.report.aggregate import decide
+from ci_shards.report.artifacts import ShardArtifact
+from ci_shards.report.quarantine import QuarantineEntry
+from ci_shards.report.render import COMMENT_BUDGET_CHARS, SUMMARY_BUDGET_BYTES, render_comment, render_summary
+from ci_shards.report.triage import Ancestry, FailOn, TriageContext, classify
+from ci_shards.report.triage_view import render_triage_terminal
+from ci_shards.report.verdict import Verdict
 
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "report"
 NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)

@@ -7,8 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards import command as cmd
-from ci_shards.classify import (
+from ci_shards.commands.run import parse_duration, parse_signal, parse_size, pytest_roots
+from ci_shards.errors import UsageError
+from ci_shards.local import auto_jobs, available_memory
+from ci_shards.model import CaseOutcome, CaseResult, ShardStatus
+from ci_shards.run import command as cmd
+from ci_shards.run.classify import (
     XFAILED_TYPE,
     XPASSED_TYPE,
     FlakyResult,
@@ -19,12 +23,8 @@ from ci_shards.classify import (
     merge_attempts,
     report_from_events,
 )
-from ci_shards.commands.run import parse_duration, parse_signal, parse_size, pytest_roots
-from ci_shards.errors import UsageError
-from ci_shards.local import auto_jobs, available_memory
-from ci_shards.model import CaseOutcome, CaseResult, ShardStatus
-from ci_shards.shard_output import tally
-from ci_shards.spool import read_tail
+from ci_shards.run.shard_output import tally
+from ci_shards.run.spool import read_tail
 
 
 def case(test_id: str, outcome: CaseOutcome = CaseOutcome.PASSED, time: float = 0.1) -> CaseResult:

@@ -20,18 +20,19 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ci_shards import comment as pr_comment
-from ci_shards import config, github, joblinks, outfile, outputs
-from ci_shards.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
+from ci_shards import config, outfile
 from ci_shards.commands import history_work
 from ci_shards.console import Console, console_for
 from ci_shards.errors import EXIT_OK, EXIT_USAGE, InputError, UsageError
 from ci_shards.junit import JUnitError, expand_patterns, read_many, write_junit_suites
 from ci_shards.model import CommentMode, Plan
 from ci_shards.planfile import load_plan
-from ci_shards.report import comment_marker, render_comment, render_summary, render_terminal
-from ci_shards.report_history import render_triage_terminal, triage_json
-from ci_shards.triage import FailOn, Triage
+from ci_shards.report import comment as pr_comment
+from ci_shards.report import github, joblinks, outputs
+from ci_shards.report.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
+from ci_shards.report.render import comment_marker, render_comment, render_summary, render_terminal
+from ci_shards.report.triage import FailOn, Triage
+from ci_shards.report.triage_view import render_triage_terminal, triage_json
 
 # --------------------------------------------------------------------------------------------
 # aggregate

@@ -14,16 +14,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ci_shards import github
-from ci_shards.aggregate import FlakyResult, decide
-from ci_shards.artifacts import read_shard_folders
 from ci_shards.console import Console
 from ci_shards.errors import InputError
 from ci_shards.history import SECTION, History, RunInfo, format_date, marks_of, read_history
 from ci_shards.model import FailureKind, Plan
-from ci_shards.quarantine import QuarantineEntry
-from ci_shards.triage import DEFAULT_MAX_BASE_AGE_DAYS, Ancestry, FailOn, Triage, TriageContext, classify
-from ci_shards.verdict import Verdict
+from ci_shards.report import github
+from ci_shards.report.aggregate import FlakyResult, decide
+from ci_shards.report.artifacts import read_shard_folders
+from ci_shards.report.quarantine import QuarantineEntry
+from ci_shards.report.triage import DEFAULT_MAX_BASE_AGE_DAYS, Ancestry, FailOn, Triage, TriageContext, classify
+from ci_shards.report.verdict import Verdict
 
 _TEST_KINDS = (FailureKind.FAILED, FailureKind.ERROR, FailureKind.TIMED_OUT)
 _GIT_SECONDS = 10.0

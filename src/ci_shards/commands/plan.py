@@ -15,24 +15,24 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ci_shards import matrix as matrix_mod
 from ci_shards import outfile
-from ci_shards.choose import choose_shards
-from ci_shards.collect import glob_items, read_items
 from ci_shards.commands import timings as timings_commands
 from ci_shards.commands.run import check_pytest_words
 from ci_shards.config import MAX_WEIGHT, Config, allow_empty, load_config
 from ci_shards.console import console_for
-from ci_shards.discover import discover_items, whole_files_as_items
 from ci_shards.errors import InputError, TestsFailed, UsageError
-from ci_shards.estimates import match_timings, measured_ratio, rebase_keys
 from ci_shards.judge import empty_plan_message
 from ci_shards.model import Granularity, Plan, rfc3339
-from ci_shards.packing import STRATEGIES
+from ci_shards.plan import matrix as matrix_mod
+from ci_shards.plan.choose import choose_shards
+from ci_shards.plan.collect import glob_items, read_items
+from ci_shards.plan.discover import discover_items, whole_files_as_items
+from ci_shards.plan.estimates import match_timings, measured_ratio, rebase_keys
+from ci_shards.plan.packing import STRATEGIES
+from ci_shards.plan.planner import plan_items
+from ci_shards.plan.pytest_collect import collect_pytest, portable_rootdir
+from ci_shards.plan.render import render_plan
 from ci_shards.planfile import load_plan
-from ci_shards.planner import plan_items
-from ci_shards.pytest_collect import collect_pytest, portable_rootdir
-from ci_shards.render import render_plan
 from ci_shards.timings import TimingsStore, load_timings, merge_stores
 
 DEFAULT_MAX_SHARDS = matrix_mod.GITHUB_MATRIX_MAX

@@ -265,12 +265,12 @@ def _run_handler(args: argparse.Namespace) -> int:
     from ci_shards.console import console_for, is_ci  # noqa: PLC0415
     from ci_shards.judge import FlakyResult  # noqa: PLC0415
     from ci_shards.planfile import load_plan  # noqa: PLC0415
-    from ci_shards.process import CancelToken  # noqa: PLC0415
-    from ci_shards.runner import RunOptions, cancel_on_signals, run_shard  # noqa: PLC0415
+    from ci_shards.run.process import CancelToken  # noqa: PLC0415
+    from ci_shards.run.runner import RunOptions, cancel_on_signals, run_shard  # noqa: PLC0415
 
     env = dict(os.environ)
     cwd = Path.cwd()
-    from ci_shards.matrix import resolve_shard  # noqa: PLC0415
+    from ci_shards.plan.matrix import resolve_shard  # noqa: PLC0415
 
     index, total = resolve_shard(args.shard, env)
     plan = load_plan(args.plan)
@@ -343,8 +343,8 @@ def _local_handler(args: argparse.Namespace) -> int:
         run_argv,
         run_local,
     )
-    from ci_shards.process import CancelToken  # noqa: PLC0415
-    from ci_shards.runner import cancel_on_signals  # noqa: PLC0415
+    from ci_shards.run.process import CancelToken  # noqa: PLC0415
+    from ci_shards.run.runner import cancel_on_signals  # noqa: PLC0415
 
     env = dict(os.environ)
     cwd = Path.cwd()

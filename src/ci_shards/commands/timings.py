@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ci_shards import outfile
-from ci_shards.collect import expand_files
 from ci_shards.console import console_for
 from ci_shards.errors import UsageError
+from ci_shards.plan.collect import expand_files
 from ci_shards.timings import TimingsStore, load_timings, merge_stores, write_store
 
 

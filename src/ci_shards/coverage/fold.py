@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ci_shards.artifacts import OUTCOME_FILE, discover_shard_folders
 from ci_shards.console import strip_control
 from ci_shards.coverage.artifact import (
     Completeness,
@@ -33,6 +32,7 @@ from ci_shards.coverage.artifact import (
 )
 from ci_shards.coverage.collect import Tool, data_files, entry_problem
 from ci_shards.model import Outcome, Plan, ShardStatus
+from ci_shards.report.artifacts import OUTCOME_FILE, discover_shard_folders
 
 _INCOMPLETE = {ShardStatus.TIMED_OUT: "timed out", ShardStatus.CANCELLED: "cancelled"}
 

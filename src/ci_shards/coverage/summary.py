@@ -13,9 +13,9 @@ from collections.abc import Iterable, Sequence
 
 import jinja2
 
-from ci_shards import md
 from ci_shards.coverage.artifact import RECOLLECT, CoverageArtifact, FileCoverage, Totals
 from ci_shards.coverage.diffcov import DiffCoverage
+from ci_shards.report import md
 
 # a PR comment holds at most 65,536 characters, shared with the verdict: the section stays well below
 MAX_UNCOVERED_FILES = 30
@@ -100,7 +100,7 @@ def render_section(
     branches = f", branches {t.branches_executed}/{t.branches}" if artifact.branch else ""
     diff_line, uncovered = _diff_lines(artifact, diff, diff_skipped)
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ci_shards", "templates"),
+        loader=jinja2.PackageLoader("ci_shards.report", "templates"),
         autoescape=False,  # Markdown; values are made inert by md.py
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

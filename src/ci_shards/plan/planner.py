@@ -29,9 +29,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from ci_shards.errors import UsageError
-from ci_shards.estimates import apply_weights, estimate
 from ci_shards.model import Granularity, Plan, ShardPlan, item_file, pick_unowned_shard
-from ci_shards.packing import (
+from ci_shards.plan.estimates import apply_weights, estimate
+from ci_shards.plan.packing import (
     FILLS,
     STRATEGIES,
     Bins,
@@ -40,8 +40,8 @@ from ci_shards.packing import (
     make_piece,
     rejoin,
 )
-from ci_shards.shave import shave
-from ci_shards.units import MICRO, build_atoms, build_units, unmatched_rules
+from ci_shards.plan.shave import shave
+from ci_shards.plan.units import MICRO, build_atoms, build_units, unmatched_rules
 
 AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final
 
-from ci_shards import md
 from ci_shards.console import strip_control
 from ci_shards.model import CommentMode
-from ci_shards.report import MARKER_PREFIX
-from ci_shards.verdict import Verdict
+from ci_shards.report import md
+from ci_shards.report.render import MARKER_PREFIX
+from ci_shards.report.verdict import Verdict
 
 if TYPE_CHECKING:
     import requests

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from ci_shards import __version__
-from ci_shards.classify import XFAILED_TYPE, XPASSED_TYPE, Run, Verdict, judged
 from ci_shards.console import Console, plural
 from ci_shards.facts import RunnerFacts
 from ci_shards.judge import SYNTHESISED_TYPES
 from ci_shards.junit import JUnitError, parse_junit, write_junit
 from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Outcome, Plan, dumps_jsonl, rfc3339
-from ci_shards.process import ProcessResult
-from ci_shards.spool import OUTCOME_TAIL_BYTES, TAIL_BYTES, read_tail
+from ci_shards.run.classify import XFAILED_TYPE, XPASSED_TYPE, Run, Verdict, judged
+from ci_shards.run.process import ProcessResult
+from ci_shards.run.spool import OUTCOME_TAIL_BYTES, TAIL_BYTES, read_tail
 
 
 def now_rfc3339() -> str:

@@ -1,6 +1,6 @@
 """Reading, normalising and writing JUnit XML.
 
-Reading (``ci_shards.junit_read``, re-exported here) turns any producer's JUnit into ``CaseResult``
+Reading (``ci_shards.junit.read``, re-exported here) turns any producer's JUnit into ``CaseResult``
 values through junitparser: nested suites flattened, totals recounted from the test cases
 (``tests=``/``failures=`` are never trusted), several result elements in one case reduced to the
 most severe, Surefire's flaky*/rerun* elements kept as attempts. A file that cannot be read raises
@@ -22,7 +22,7 @@ from typing import Final
 from ci_shards.console import strip_ansi
 from ci_shards.errors import InputError
 from ci_shards.globs import has_magic, match_files
-from ci_shards.junit_read import (
+from ci_shards.junit.read import (
     INVALID_XML,
     MAX_TEXT_CHARS,
     TEST_ID_ATTR,

@@ -9,11 +9,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards.aggregate import Verdict
 from ci_shards.errors import InputError
 from ci_shards.junit import write_junit_suites
 from ci_shards.model import MAX_TEST_SECONDS, dumps_jsonl
-from ci_shards.overhead import run_overhead, shard_overheads
+from ci_shards.report.aggregate import Verdict
+from ci_shards.report.overhead import run_overhead, shard_overheads
 from ci_shards.timings import TimingsStore, load_timings, write_store
 
 VERDICT_SCHEMA: Final = "ci-shards/verdict@1"

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Final
 
 from ci_shards.model import ShardStatus
-from ci_shards.verdict import ShardResult
+from ci_shards.report.verdict import ShardResult
 
 RAN_TO_THE_END: Final = frozenset({ShardStatus.PASSED, ShardStatus.FAILED})
 

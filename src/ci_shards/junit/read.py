@@ -18,7 +18,7 @@ goes through ``parse_time``), the walk over suites (``TestSuite.__iter__`` yield
 cases before its nested suites', recursively, and skips cases directly under ``<testsuites>``),
 and the parser itself.
 
-The XML underneath is parsed by ``ci_shards.safe_xml`` (lxml when installed, expat otherwise, no
+The XML underneath is parsed by ``ci_shards.junit.safe_xml`` (lxml when installed, expat otherwise, no
 entity ever expanded), handed to junitparser as its ``parse_func``.
 """
 
@@ -38,8 +38,8 @@ from junitparser import xunit2
 
 from ci_shards.console import strip_ansi
 from ci_shards.errors import InputError
+from ci_shards.junit.safe_xml import EntityDeclared, parse_tree
 from ci_shards.model import JUNIT_IDENTITY_ATTRS, MAX_TEST_SECONDS, Attempt, CaseOutcome, CaseResult
-from ci_shards.safe_xml import EntityDeclared, parse_tree
 
 MAX_TEXT_CHARS = 64 * 1024  # per message/trace kept in memory; GitHub caps annotation text at 64 KB too
 INVALID_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -16,15 +16,15 @@ from typing import Any, Final
 
 import jinja2
 
-from ci_shards import md
-from ci_shards.aggregate import Accounting, ShardResult, Verdict
 from ci_shards.console import fmt_seconds, strip_control
-from ci_shards.frames import failing_line
-from ci_shards.groups import FailureGroup, group_failures
 from ci_shards.model import CaseResult, FailureKind, FailureRecord, ShardStatus
-from ci_shards.report_failures import Detail, Location, failure_counts, fit, group_view, pytest_command
-from ci_shards.report_history import triage_context
-from ci_shards.triage import Triage
+from ci_shards.report import md
+from ci_shards.report.aggregate import Accounting, ShardResult, Verdict
+from ci_shards.report.failures import Detail, Location, failure_counts, fit, group_view, pytest_command
+from ci_shards.report.frames import failing_line
+from ci_shards.report.groups import FailureGroup, group_failures
+from ci_shards.report.triage import Triage
+from ci_shards.report.triage_view import triage_context
 
 TERMINAL_LIST_LIMIT = 10
 
@@ -134,7 +134,7 @@ _LIMITS: Final = {
 @cache
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("ci_shards", "templates"),
+        loader=jinja2.PackageLoader("ci_shards.report", "templates"),
         autoescape=False,  # Markdown, not HTML: every untrusted value is made inert by md.py first
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

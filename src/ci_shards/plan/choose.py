@@ -25,7 +25,7 @@ from typing import Final
 
 from ci_shards.errors import UsageError
 from ci_shards.model import Plan
-from ci_shards.planner import plan_items
+from ci_shards.plan.planner import plan_items
 
 MAX_SHARDS: Final = 256  # GitHub's matrix limit (matrix.GITHUB_MATRIX_MAX)
 PAYS_OFF: Final = 0.02  # a shard more must shorten the best critical path by more than this

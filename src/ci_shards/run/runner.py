@@ -23,16 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_shards import command as cmd
-from ci_shards.classify import FlakyResult, Policy, Report, Run, decide, report_from_events
 from ci_shards.console import Console, fmt_duration
 from ci_shards.coverage import collect as coverage_collect
 from ci_shards.errors import InputError, UsageError
 from ci_shards.globs import match_files
 from ci_shards.junit import JUnitError, parse_junit
 from ci_shards.model import CaseOutcome, Outcome, Plan, item_file, shard_dir_name
-from ci_shards.process import CancelToken, Limits, ProcessResult, become_subreaper, run_process
-from ci_shards.shard_output import (
+from ci_shards.run import command as cmd
+from ci_shards.run.classify import FlakyResult, Policy, Report, Run, decide, report_from_events
+from ci_shards.run.process import CancelToken, Limits, ProcessResult, become_subreaper, run_process
+from ci_shards.run.shard_output import (
     attempt_entry,
     build_outcome,
     now_rfc3339,
@@ -40,7 +40,7 @@ from ci_shards.shard_output import (
     write_outcome,
     write_report,
 )
-from ci_shards.spool import LiveTail
+from ci_shards.run.spool import LiveTail
 
 
 @dataclass(frozen=True, kw_only=True)

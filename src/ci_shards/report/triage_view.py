@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ci_shards import md
 from ci_shards.console import strip_control
-from ci_shards.triage import Classified, Kind, Triage
+from ci_shards.report import md
+from ci_shards.report.triage import Classified, Kind, Triage
 
 COMMENT_LIST_LIMIT: Final = 10  # entries per section in the PR comment (65,536 characters for everything)
 _MARK_WORDS: Final = {"p": "passed", "f": "failed", "e": "error", "k": "flaky", "s": "skipped"}

@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ci_shards.comment import CommentClient, GitHubError
-from ci_shards.github import GitHubContext
+from ci_shards.report.comment import CommentClient, GitHubError
+from ci_shards.report.github import GitHubContext
 
 MAX_PAGES: Final = 10  # 1,000 jobs: far beyond any matrix (GitHub caps a matrix at 256)
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from ci_shards.model import item_file
-from ci_shards.packing import Atom, Piece
+from ci_shards.plan.packing import Atom, Piece
 
 MICRO: Final = 1_000_000  # costs are integer microseconds: sums do not depend on their order
 MIN_COST: Final = 1_000  # 1 ms: no item is free (plan.json's resolution), so counts still matter

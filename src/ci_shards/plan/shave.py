@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ci_shards.packing import Atom, Bins, Piece, loads, make_piece
+from ci_shards.plan.packing import Atom, Bins, Piece, loads, make_piece
 
 MOVES_PER_SHARD: Final = 4  # move budget: a fixed count, never a clock
 

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
-from ci_shards import md
-from ci_shards.aggregate import Verdict
 from ci_shards.console import escape_data, escape_property, strip_control
 from ci_shards.errors import InputError
-from ci_shards.frames import failing_line
-from ci_shards.groups import message_of
 from ci_shards.model import FailureKind, FailureRecord
-from ci_shards.report_failures import plural
+from ci_shards.report import md
+from ci_shards.report.aggregate import Verdict
+from ci_shards.report.failures import plural
+from ci_shards.report.frames import failing_line
+from ci_shards.report.groups import message_of
 
 ANNOTATIONS_PER_TYPE: Final = 10  # GitHub shows 10 per type per step; the rest are silently dropped
 DEFAULT_API_URL: Final = "https://api.github.com"

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards.collect import glob_items
 from ci_shards.errors import InputError
 from ci_shards.model import Plan, ShardPlan, item_file
+from ci_shards.plan.collect import glob_items
 
 DEFAULT_PYTHON_FILES: Final = ("test_*.py", "*_test.py")
 DEFAULT_NORECURSE: Final = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")

@@ -28,7 +28,6 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
-from ci_shards.artifacts import ShardArtifact, read_shard_folders
 from ci_shards.console import plural
 from ci_shards.judge import (
     SHARD_CASE_CLASSNAME,
@@ -51,7 +50,8 @@ from ci_shards.model import (
     item_file,
     owning_item,
 )
-from ci_shards.verdict import Accounting, ShardResult, Totals, Verdict, count_failures
+from ci_shards.report.artifacts import ShardArtifact, read_shard_folders
+from ci_shards.report.verdict import Accounting, ShardResult, Totals, Verdict, count_failures
 
 # the verdict types live in verdict.py, the shard rules in judge.py; they are re-exported here, where
 # callers look for them
