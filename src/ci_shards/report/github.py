@@ -10,6 +10,7 @@ get a read-only token, docs.github.com/en/actions/reference/github_token-referen
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -155,7 +156,20 @@ def _where(record: FailureRecord, test_line: int | None, workspace: str) -> dict
     frame = failing_line(record.text, record.file, workspace=workspace)
     if frame is not None:
         return {"file": frame.path, "line": frame.line}
+    if not _looks_like_path(record.file):  # a class name standing in for a file (Surefire): no file to point at
+        return {"file": None, "line": None}
     return {"file": repo_relative(record.file, workspace), "line": test_line}
+
+
+_SOURCE_SUFFIX: Final = re.compile(
+    r"\.(py|pyi|[cm]?[jt]sx?|go|rs|java|kt|kts|scala|rb|cs|fs|php|swift|c|cc|cpp|h|hpp|m|ex|exs)$"
+)
+
+
+def _looks_like_path(file: str) -> bool:
+    """A file path, not a dotted class name such as ``org.example.FooTest`` that a producer without
+    file attributes leaves as the test's only location."""
+    return bool(file) and ("/" in file or "\\" in file or bool(_SOURCE_SUFFIX.search(file)))
 
 
 def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, workspace: str = "") -> list[str]:
