@@ -169,7 +169,9 @@ _SOURCE_SUFFIX: Final = re.compile(
 def _looks_like_path(file: str | None) -> bool:
     """A file path, not a dotted class name such as ``org.example.FooTest`` that a producer without
     file attributes leaves as the test's only location."""
-    return bool(file) and ("/" in file or "\\" in file or bool(_SOURCE_SUFFIX.search(file)))
+    if not file:
+        return False
+    return "/" in file or "\\" in file or bool(_SOURCE_SUFFIX.search(file))
 
 
 def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, workspace: str = "") -> list[str]:
