@@ -308,13 +308,20 @@ def test_traces_stay_code_in_summary_and_comment(tmp_path):
 
 
 PRODUCERS = Path(__file__).resolve().parent.parent / "data" / "producers"
+# surefire's report is maven-surefire's own test fixture, vendored with the other JUnit files
+SUREFIRE = (
+    PRODUCERS.parent
+    / "junit"
+    / "apache__maven-surefire__surefire-report-parser__src__test__resources__fixture__testsuitexmlparser__"
+    "TEST-org.apache.maven.surefire.test.FailingTest.xml"
+)
 
 
-@pytest.mark.parametrize("producer", ["pytest", "jest", "go"])
+@pytest.mark.parametrize("producer", ["pytest", "jest", "surefire", "go"])
 def test_golden_real_junit_from_producers(producer):
     """Real reports (tests/data/SOURCES.md): identical failures grouped, the failing line from each
     producer's own trace format, the reproduce command only for pytest ids."""
-    cases = parse_junit(PRODUCERS / f"{producer}.xml")
+    cases = parse_junit(SUREFIRE if producer == "surefire" else PRODUCERS / f"{producer}.xml")
     plan = make_plan([[c.test_id for c in cases]])
     outcome = Outcome(
         plan_digest=plan.digest, shard_index=1, shard_total=1, status=ShardStatus.FAILED, elapsed_seconds=12
@@ -326,5 +333,5 @@ def test_golden_real_junit_from_producers(producer):
     _check_golden(f"producers/{producer}.comment.md", render_comment(verdict, key="CI/test"))
     _check_golden(f"producers/{producer}.annotations.txt", "\n".join(github.annotation_lines(verdict)) + "\n")
     groups = re.findall(r"<b>× (\d+) tests</b>", summary)
-    assert groups == {"pytest": ["3", "2"], "jest": ["3"], "go": ["3"]}[producer]
+    assert groups == {"pytest": ["3", "2"], "jest": ["3"], "surefire": [], "go": ["3"]}[producer]
     assert ("pytest \\\n" in summary) == (producer == "pytest")
