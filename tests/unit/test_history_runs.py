@@ -134,7 +134,8 @@ def test_new_then_known_and_fail_on_new_passes_only_known_failures(repo: Repo) -
     assert (code, _classes(verdict)) == (1, {C: "new", B: "known"})
     known = verdict["triage"]["failures"][1]["why"]
     assert known.startswith(f"failing on main since {repo.commits['c2'][:10]}") and "run 102.1" in known
-    assert summary.index("New failures") < summary.index("Known failures") < summary.index("Failed tests")
+    # the triage sections lead; the full failure list ("### ❌ 2 tests failed": the headings now count) follows them
+    assert summary.index("New failures") < summary.index("Known failures") < summary.index("### ❌ 2 tests failed")
     # C only fails the run, and shard 2 (C's) is the only one that did not pass; shard 1 failed only by B
     tests_failed, shards_failed = verdict["reasons"]
     assert tests_failed.startswith("1 ") and "(#2 failed)" in shards_failed and "#1" not in shards_failed

@@ -4,6 +4,8 @@ repository, and every ``docs/*.md`` named in the sources exists."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,3 +38,21 @@ def test_every_docs_page_named_in_the_sources_exists():
     }
     assert named
     assert sorted(n for n in named if not (REPO / n).is_file()) == []
+
+
+def test_every_benchmark_command_in_the_docs_is_accepted_by_its_script():
+    # docs/benchmarks.md said `benchmarks/e2e.py --suite pyargs` after the suite was renamed `pint-pyargs`:
+    # a reader re-running a figure got an argparse error. Each command's options are parsed by the script
+    # itself (`--help` last: it stops before any work, but only after every option before it was parsed).
+    shown = re.finditer(r"benchmarks/([a-z0-9_]+\.py)((?: [^`\s][^`]*)?)`", (REPO / "docs/benchmarks.md").read_text())
+    commands = {m.group(1, 2) for m in shown if m.group(2).strip()}
+    assert commands
+    for script, args in sorted(commands):
+        argv = [a.strip("[]") for a in args.split()]
+        done = subprocess.run(
+            [sys.executable, str(REPO / "benchmarks" / script), *argv, "--help"],
+            capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, f"{script}{args}: {done.stderr.strip().splitlines()[-1:]}"
+        for option in (a for a in argv if a.startswith("--")):
+            assert re.search(rf"{re.escape(option)}\b(?!-)", done.stdout), f"{script}{args}: {option} is not an option"
