@@ -1,7 +1,7 @@
 """Reading, normalising and writing JUnit XML.
 
 Reading (``ci_shards.junit.read``, re-exported here) turns any producer's JUnit into ``CaseResult``
-values through junitparser: nested suites flattened, totals recounted from the test cases
+values (expat, walked directly): nested suites flattened, totals recounted from the test cases
 (``tests=``/``failures=`` are never trusted), several result elements in one case reduced to the
 most severe, Surefire's flaky*/rerun* elements kept as attempts. A file that cannot be read raises
 ``JUnitError`` naming the file; callers that must keep going (aggregate) catch it and report it as
@@ -9,7 +9,7 @@ a value. No XML entity is ever expanded.
 
 Writing produces one ``<testsuites>`` with one ``<testcase>`` per logical test, flaky tests
 marked the Surefire way (``flakyFailure``), permanent failures with ``failure`` + ``rerunFailure``.
-It streams text rather than building junitparser elements: half the time and memory (see
+It streams text rather than building an element tree: half the time and memory (see
 ``write_junit_suites``).
 """
 
