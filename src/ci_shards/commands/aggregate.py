@@ -20,7 +20,8 @@ def _modes() -> list[str]:
 
 
 def _work(name: str) -> Callable[[argparse.Namespace], int]:
-    """A handler that imports the (heavy) work module only when the subcommand runs."""
+    """A handler that imports the work module only when the subcommand runs: with the report package and
+    jinja2 it costs every other subcommand's start-up ~50-90 ms (docs/benchmarks.md)."""
 
     def handler(args: argparse.Namespace) -> int:
         from ci_shards.commands import aggregate_work  # noqa: PLC0415
