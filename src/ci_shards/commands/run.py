@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci_shards.commands.aggregate import add_coverage_options
+from ci_shards.commands.aggregate import add_coverage_options, add_flaky_result
 from ci_shards.config import allow_empty, load_config
 from ci_shards.console import Console, console_for, fmt_seconds, is_ci
 from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, UsageError
@@ -156,12 +156,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         default=10,
         help="skip re-runs above this many failures (default: 10)",
     )
-    parser.add_argument(
-        "--flaky-result",
-        choices=["pass", "fail"],
-        default="pass",
-        help="whether a failed-then-passed test lets the shard pass (default: pass; always reported)",
-    )
+    add_flaky_result(parser)
     parser.add_argument(
         "--max-test-seconds",
         metavar="S",

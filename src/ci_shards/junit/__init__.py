@@ -35,7 +35,7 @@ from ci_shards.junit.read import (
     parse_time,
     pytest_nodeid,
 )
-from ci_shards.model import CaseOutcome, CaseResult
+from ci_shards.model import CaseOutcome, CaseResult, Totals
 
 __all__ = [
     "MAX_TEXT_CHARS",
@@ -145,21 +145,13 @@ def _case_xml(case: CaseResult) -> str:
     return f"{head}>\n{''.join(body)}    </testcase>\n" if body else f"{head} />\n"
 
 
-def _counts(cases: Iterable[CaseResult]) -> list[tuple[str, str]]:
-    tests = failures = errors = skipped = 0
-    time = 0.0
-    for case in cases:
-        tests += 1
-        failures += case.outcome is CaseOutcome.FAILED
-        errors += case.outcome is CaseOutcome.ERROR
-        skipped += case.outcome is CaseOutcome.SKIPPED
-        time += case.time
+def _counts(totals: Totals) -> list[tuple[str, str]]:
     return [
-        ("tests", str(tests)),
-        ("failures", str(failures)),
-        ("errors", str(errors)),
-        ("skipped", str(skipped)),
-        ("time", _fmt_time(time)),
+        ("tests", str(totals.tests)),
+        ("failures", str(totals.failed)),
+        ("errors", str(totals.errors)),
+        ("skipped", str(totals.skipped)),
+        ("time", _fmt_time(totals.time)),
     ]
 
 
@@ -174,14 +166,14 @@ def write_junit_suites(
     quadratic (docs/benchmarks.md: 23 to 33 s for 300 files x 200 cases).
     """
     suite_list = list(suites)
-    totals = [kv for kv in _counts(c for _n, cases in suite_list for c in cases) if kv[0] != "skipped"]
+    totals = [kv for kv in _counts(Totals.of(c for _n, cases in suite_list for c in cases)) if kv[0] != "skipped"]
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)  # `junit merge -o new/dir/x.xml` as `aggregate --junit`
     with target.open("w", encoding="utf-8", newline="\n") as out:
         out.write('<?xml version="1.0" encoding="utf-8"?>\n')
         out.write(_open("testsuites", [("name", name), *totals]) + ">\n")  # xunit: no skipped on the root
         for suite_name, cases in suite_list:
-            head = "  " + _open("testsuite", [("name", suite_name), *_counts(cases)])
+            head = "  " + _open("testsuite", [("name", suite_name), *_counts(Totals.of(cases))])
             if not cases:
                 out.write(head + " />\n")
                 continue
