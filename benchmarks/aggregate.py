@@ -229,11 +229,11 @@ def main() -> int:
     if args.child:
         child(*args.child)
         return 0
-    lxml = "lxml" if _has_lxml() else "stdlib ElementTree (expat)"
+    lxml = "lxml" if _has_lxml() else "expat"
     print(f"date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
     cpus = f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
     python = f"Python {platform.python_version()}"
-    print(f"machine: {platform.platform()}, {cpus}, {python}, ci-shards' reader and junitparser on {lxml}")
+    print(f"machine: {platform.platform()}, {cpus}, {python}, ci-shards' reader on expat, junitparser on {lxml}")
     print()
     print("| scenario | method | tests | time (s) | peak RSS (MiB) |")
     print("|---|---|---:|---:|---:|")

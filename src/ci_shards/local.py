@@ -18,14 +18,18 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from ci_shards.console import Console, fmt_seconds, strip_control
 from ci_shards.model import Plan, shard_dir_name
+from ci_shards.report import outputs
+from ci_shards.report.aggregate import FlakyResult, aggregate_dirs
+from ci_shards.report.artifacts import LOG_FILE
+from ci_shards.report.frames import failing_line, restore_first_indent
+from ci_shards.report.groups import group_failures
+from ci_shards.report.render import failure_lines, render_summary, render_terminal
+from ci_shards.report.verdict import Verdict
 from ci_shards.run.process import CancelToken, become_subreaper, kill_tree
-
-if TYPE_CHECKING:
-    from ci_shards.report.verdict import Verdict
 
 
 def available_memory(proc: Path = Path("/proc"), cgroup_root: Path = Path("/sys/fs/cgroup")) -> int | None:
@@ -247,10 +251,6 @@ def aggregate_results(
 ) -> LocalResult:
     """The aggregate stage's verdict over the shard folders: terminal table, failures and exit code;
     ``files`` are written as ``aggregate`` writes them (timings last, their warnings on ``console``)."""
-    from ci_shards.report import outputs  # noqa: PLC0415
-    from ci_shards.report.aggregate import FlakyResult, aggregate_dirs  # noqa: PLC0415
-    from ci_shards.report.render import render_summary, render_terminal  # noqa: PLC0415
-
     # only the folders that exist: a shard Ctrl-C kept from starting has none, and is then
     # "never-started" in the verdict rather than an unreadable input that hides the whole table
     dirs = [d for d in (out / shard_dir_name(s.index, plan.total) for s in plan.shards) if d.is_dir()]
@@ -273,11 +273,6 @@ def aggregate_results(
 def failure_details(verdict: Verdict, out: Path) -> str:
     """Each distinct failure (identical ones grouped): where it failed, the end of its trace, and
     the shard's full output.log, so a local run leads to the fix without opening JUnit files."""
-    from ci_shards.report.artifacts import LOG_FILE  # noqa: PLC0415
-    from ci_shards.report.frames import failing_line, restore_first_indent  # noqa: PLC0415
-    from ci_shards.report.groups import group_failures  # noqa: PLC0415
-    from ci_shards.report.render import failure_lines  # noqa: PLC0415
-
     groups = group_failures(failure_lines(verdict))
     lines: list[str] = []
     for number, group in enumerate(groups[:FAILURES_PRINTED], 1):

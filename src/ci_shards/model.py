@@ -447,6 +447,53 @@ class CaseResult:
         return self.outcome is CaseOutcome.PASSED and any(a.outcome.is_bad for a in self.attempts)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Totals:
+    """The counts of a set of test cases, one per logical test (never per result element): the one
+    counting shared by the shard's outcome.json, the JUnit writer's attributes and the verdict."""
+
+    tests: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    flaky: int = 0
+    time: float = 0.0
+
+    @classmethod
+    def of(cls, cases: Iterable[CaseResult]) -> Totals:
+        counts = dict.fromkeys(CaseOutcome, 0)
+        flaky = 0
+        time = 0.0
+        tests = 0
+        for case in cases:
+            tests += 1
+            counts[case.outcome] += 1
+            flaky += case.flaky
+            time += case.time
+        return cls(
+            tests=tests,
+            passed=counts[CaseOutcome.PASSED],
+            failed=counts[CaseOutcome.FAILED],
+            errors=counts[CaseOutcome.ERROR],
+            skipped=counts[CaseOutcome.SKIPPED],
+            flaky=flaky,
+            time=time,
+        )
+
+    def to_json(self) -> dict[str, int | float]:
+        """The totals as written to JSON (``junit summary --format json``, the verdict file)."""
+        return {
+            "tests": self.tests,
+            "passed": self.passed,
+            "failed": self.failed,
+            "errors": self.errors,
+            "skipped": self.skipped,
+            "flaky": self.flaky,
+            "time": round(self.time, 3),
+        }
+
+
 # --------------------------------------------------------------------------------------------
 # failures.jsonl
 

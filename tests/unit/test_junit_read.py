@@ -1,41 +1,39 @@
-"""The junitparser-based reader: both parsers underneath (lxml when installed, expat otherwise) give
-the same cases and the same errors, and the places where junitparser's own reading would be wrong
+"""The reader on its one parser path (expat, via safe_xml): every real file in tests/data/junit reads
+to the same cases as the golden file recorded from the earlier junitparser-on-lxml reader, variants and
+errors give cases or one clear message, and the places where junitparser's own reading would be wrong
 stay ours."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from pathlib import Path
+
 import pytest
+from golden import check_golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from junitparser.xunit2 import JUnitXml
-from lxml import etree
 from test_junit import EXPECTED, EXPECTED_ERRORS
 
 from ci_shards.junit import JUnitError, parse_junit, parse_junit_bytes, safe_xml
 from ci_shards.model import CaseOutcome
 from ci_shards.report.aggregate import Totals
 
-
-def _read(data: bytes, parser: str) -> object:
-    """The cases, or the error message, with ``parser`` underneath ("lxml" or "expat")."""
-    with pytest.MonkeyPatch.context() as patch:
-        if parser == "expat":
-            patch.setattr(safe_xml, "lxml_etree", None)
-        try:
-            return parse_junit_bytes(data, "s.xml")
-        except JUnitError as err:
-            return str(err)
+GOLDEN_CASES = Path(__file__).parents[1] / "data" / "junit_cases_golden.json"
 
 
-def _both(data: bytes) -> object:
-    with_lxml = _read(data, "lxml")
-    assert _read(data, "expat") == with_lxml
-    return with_lxml
+def _read(data: bytes) -> object:
+    """The cases, or the error message."""
+    try:
+        return parse_junit_bytes(data, "s.xml")
+    except JUnitError as err:
+        return str(err)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED) + sorted(EXPECTED_ERRORS))
-def test_both_parsers_agree_on_every_shared_file(real_data, name):
-    result = _both((real_data / "junit" / name).read_bytes())
+def test_every_shared_file_counts_as_expected(real_data, name):
+    result = _read((real_data / "junit" / name).read_bytes())
     if name in EXPECTED:
         t = Totals.of(result)
         assert (t.tests, t.passed, t.failed, t.errors, t.skipped, t.flaky) == EXPECTED[name]
@@ -43,13 +41,26 @@ def test_both_parsers_agree_on_every_shared_file(real_data, name):
         assert EXPECTED_ERRORS[name] in result
 
 
-def test_lxml_is_used_when_installed_and_expat_takes_what_libxml2_refuses():
-    tree = safe_xml.parse_tree(b'<testsuite><testcase name="t"/></testsuite>')
-    assert isinstance(tree.getroot(), etree._Element)
+def test_every_real_file_reads_to_the_golden_cases(real_data):
+    """Every field of every case of every real file (or its error), recorded from the junitparser-on-lxml
+    reader this one replaced: the switch to one parser path changed nothing."""
+    folder = real_data / "junit"
+    read = {}
+    for path in sorted(folder.iterdir()):
+        result = _read(path.read_bytes())
+        read[path.name] = result if isinstance(result, str) else [_plain(case) for case in result]
+    check_golden(GOLDEN_CASES, json.dumps(read, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+def _plain(case: object) -> object:
+    return json.loads(json.dumps(dataclasses.asdict(case), default=str))  # type: ignore[call-overload]
+
+
+def test_expat_reads_what_libxml2_refuses():
     deep = b"<testsuites>" + b"<testsuite>" * 3000 + b"<testcase/>" + b"</testsuite>" * 3000 + b"</testsuites>"
-    assert not isinstance(safe_xml.parse_tree(deep).getroot(), etree._Element)  # libxml2 stops at 2048 levels
-    doctype = b'<!DOCTYPE testsuite SYSTEM "x.dtd"><testsuite/>'
-    assert not isinstance(safe_xml.parse_tree(doctype).getroot(), etree._Element)
+    assert safe_xml.parse_xml(deep).tag == "testsuites"  # libxml2 stops at 2048 levels
+    (case,) = _read(deep)
+    assert case.outcome is CaseOutcome.PASSED
 
 
 VARIANTS = [
@@ -81,30 +92,29 @@ VARIANTS = [
 
 
 @pytest.mark.parametrize("data", VARIANTS, ids=range(len(VARIANTS)))
-def test_both_parsers_agree_on_variants_and_errors(data):
-    result = _both(data)
+def test_variants_and_errors_read_to_cases_or_one_message(data):
+    result = _read(data)
     assert result  # every variant gives cases or an error message, never an empty success
 
 
-def test_both_parsers_agree_on_truncated_reports(real_data):
+def test_truncated_reports_are_errors(real_data):
     data = (real_data / "junit" / "mikepenz__action-junit-report__test_results__nested__junit.xml").read_bytes()
     for end in range(1, len(data), max(1, len(data) // 60)):
-        result = _both(data[:end])
+        result = _read(data[:end])
         assert isinstance(result, str), "a truncated report must be an error, not fewer tests"
 
 
-@pytest.mark.parametrize("parser", ["lxml", "expat"])
-def test_entity_declarations_refused_by_either_parser(parser):
+def test_entity_declarations_refused():
     for doctype in (
         '<!DOCTYPE x [<!ENTITY % p SYSTEM "http://127.0.0.1:9/x.dtd"> %p;]>',  # libxml2 parses this one
         '<!DOCTYPE x [<!ENTITY a "a"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>',
         '<!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>',
     ):
         data = f'<?xml version="1.0"?>{doctype}<testsuite><testcase name="n"/></testsuite>'.encode()
-        assert "refusing a DOCTYPE that declares entities" in _read(data, parser)
+        assert "refusing a DOCTYPE that declares entities" in _read(data)
 
 
-BIG = "y" * (11 * 1024 * 1024)  # libxml2's limit without huge_tree is 10 MB
+BIG = "y" * (11 * 1024 * 1024)  # over libxml2's 10 MB text node limit: expat has none
 HUGE = {
     "text": f"<testsuite><testcase name='t'><system-out>{BIG}</system-out></testcase></testsuite>",
     "cdata": f"<testsuite><testcase name='t'><system-out><![CDATA[{BIG}]]></system-out></testcase></testsuite>",
@@ -113,10 +123,9 @@ HUGE = {
 
 
 @pytest.mark.parametrize("kind", sorted(HUGE))
-def test_huge_nodes_read_by_either_parser(kind):
+def test_huge_nodes_read(kind):
     data = HUGE[kind].encode()
-    assert isinstance(safe_xml.parse_tree(data).getroot(), etree._Element)  # lxml itself, not the fallback
-    (case,) = _both(data)
+    (case,) = _read(data)
     assert "characters cut" in (case.message if kind == "attribute" else case.system_out)
 
 
@@ -141,7 +150,7 @@ def test_only_the_cases_own_children_count():
         b"<failure>nested</failure><system-out>nested out</system-out></rerunFailure>"
         b"<system-out>first</system-out><system-out>last</system-out></testcase></testsuite>"
     )
-    (case,) = _both(xml)
+    (case,) = _read(xml)
     assert case.outcome is CaseOutcome.PASSED  # the failure inside the rerun element is not the case's
     assert case.system_out == "last"
     (attempt,) = case.attempts
@@ -150,7 +159,7 @@ def test_only_the_cases_own_children_count():
 
 # --------------------------------------------------------------------------------------------
 # property: any nesting of suites and cases with any mix of result elements is read the same way
-# by both parsers, one case per <testcase>, the most severe result winning
+# as written, one case per <testcase>, the most severe result winning
 
 RESULTS = ["failure", "error", "skipped", "flakyFailure", "rerunError", "system-out", "properties"]
 SEVERITY = {"skipped": 0, "failure": 2, "error": 3}
@@ -194,9 +203,9 @@ def _suite(draw, depth=0):
 
 @settings(max_examples=120, deadline=None)
 @given(_suite())
-def test_any_report_is_read_alike_by_both_parsers(suite):
+def test_any_report_is_read_one_case_per_testcase(suite):
     xml, wants = suite
-    cases = _both(f'<?xml version="1.0" encoding="utf-8"?><testsuites>{xml}</testsuites>'.encode())
+    cases = _read(f'<?xml version="1.0" encoding="utf-8"?><testsuites>{xml}</testsuites>'.encode())
     outcomes = {"passed": CaseOutcome.PASSED, "failure": CaseOutcome.FAILED, "error": CaseOutcome.ERROR}
     outcomes["skipped"] = CaseOutcome.SKIPPED
     assert [c.outcome for c in cases] == [outcomes[w] for w in wants]
@@ -208,7 +217,7 @@ def test_any_report_is_read_alike_by_both_parsers(suite):
 def test_invalid_utf8_is_replaced_not_a_lost_shard(head):
     data = head + b'<testsuite><testcase name="bin\xff\xfeary"><failure message="x\xc3">t\x80</failure></testcase>'
     data += b'<testcase name="ok \xe2\x98\x83"/></testsuite>'
-    bad, good = _both(data)
+    bad, good = _read(data)
     assert (bad.name, bad.outcome, bad.message, bad.text) == (
         "bin\ufffd\ufffdary",
         CaseOutcome.FAILED,
@@ -218,7 +227,6 @@ def test_invalid_utf8_is_replaced_not_a_lost_shard(head):
     assert good.name == "ok \u2603"
 
 
-@pytest.mark.parametrize("parser", ["lxml", "expat"])
-def test_invalid_utf8_does_not_let_entity_declarations_through(parser):
+def test_invalid_utf8_does_not_let_entity_declarations_through():
     data = b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "\xff">]><testsuite><testcase name="&a;"/></testsuite>'
-    assert "refusing a DOCTYPE that declares entities" in _read(data, parser)
+    assert "refusing a DOCTYPE that declares entities" in _read(data)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ci_shards.commands.aliases import add_deprecated_alias
 from ci_shards.errors import EXIT_USAGE
+from ci_shards.judge import FlakyResult
 from ci_shards.model import CommentMode
 
 
@@ -20,7 +21,8 @@ def _modes() -> list[str]:
 
 
 def _work(name: str) -> Callable[[argparse.Namespace], int]:
-    """A handler that imports the (heavy) work module only when the subcommand runs."""
+    """A handler that imports the work module only when the subcommand runs: with the report package and
+    jinja2 it costs every other subcommand's start-up ~50-90 ms (docs/benchmarks.md)."""
 
     def handler(args: argparse.Namespace) -> int:
         from ci_shards.commands import aggregate_work  # noqa: PLC0415
@@ -74,6 +76,16 @@ def _history_arguments(agg: argparse.ArgumentParser) -> None:
         default=14,
         metavar="DAYS",
         help="a base result older than this never makes a failure known (default: 14)",
+    )
+
+
+def add_flaky_result(parser: argparse.ArgumentParser) -> None:
+    """``--flaky-result``, the one definition for ``run``, ``local``, ``aggregate`` and ``comment``."""
+    parser.add_argument(
+        "--flaky-result",
+        choices=[r.value for r in FlakyResult],
+        default=FlakyResult.PASS.value,
+        help="whether a flaky test (failed, then passed on a re-run; always reported) fails the run (default: pass)",
     )
 
 
@@ -146,12 +158,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     agg.add_argument("--comment-key", help="comment identity (default: $GITHUB_WORKFLOW/$GITHUB_JOB)")
     agg.add_argument("--comment-out", type=Path, help="also write the comment body to FILE (default: none)")
-    agg.add_argument(
-        "--flaky-result",
-        choices=["pass", "fail"],
-        default="pass",
-        help="whether flaky tests fail the run (default: pass)",
-    )
+    add_flaky_result(agg)
     agg.add_argument(
         "--allow-empty",
         action="store_true",
@@ -222,7 +229,5 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_deprecated_alias(com, "--key", new="--comment-key", dest="key")
     com.add_argument("--pr", type=int, help="pull request number (default: from $GITHUB_EVENT_PATH)")
     com.add_argument("--repo", help="owner/name (default: $GITHUB_REPOSITORY)")
-    com.add_argument(
-        "--flaky-result", choices=["pass", "fail"], default="pass", help="whether flaky tests fail (default: pass)"
-    )
+    add_flaky_result(com)
     com.set_defaults(handler=_work("_comment_handler"))

@@ -1,7 +1,8 @@
 """The work behind the aggregate stage's subcommands: ``aggregate``, ``junit merge|summary``, ``comment``.
 
 Imported only when one of them runs (``commands.aggregate`` holds the light parser), so the
-reporting dependencies (jinja2, junitparser, requests) cost nothing to ``plan``, ``matrix`` or ``run``.
+reporting work (jinja2, the report package: ~50-90 ms of imports, docs/benchmarks.md) costs nothing to
+``plan``, ``matrix`` or ``run``.
 
 Each handler unpacks the Namespace into keyword arguments of one stage function here; the stage
 functions read the environment only through the ``env`` mapping they are given.

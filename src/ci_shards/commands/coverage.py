@@ -7,7 +7,10 @@ coverage.py (the artifact is plain JSON), so it answers anywhere the repository 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import posixpath
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -59,6 +62,7 @@ def _help(parser: argparse.ArgumentParser) -> int:
 
 
 def _load(path: Path) -> CoverageArtifact:
+    # the coverage modules load only for `coverage query|status` (~5 ms every other subcommand would pay)
     from ci_shards.coverage.artifact import CoverageArtifact  # noqa: PLC0415
 
     try:
@@ -74,8 +78,6 @@ def _load(path: Path) -> CoverageArtifact:
 
 def _digest(root: Path, path: str) -> tuple[str | None, int]:
     """sha256 and line count of the file today, (None, 0) when it is gone."""
-    import hashlib  # noqa: PLC0415
-
     try:
         raw = (root / path).read_bytes()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
@@ -87,9 +89,6 @@ def _digest(root: Path, path: str) -> tuple[str | None, int]:
 
 def _relative(root: Path, text: str) -> str:
     """The FILE argument as the artifact spells it: POSIX, relative to the root."""
-    import os  # noqa: PLC0415
-    import posixpath  # noqa: PLC0415
-
     given = Path(text)
     if given.is_absolute():
         try:

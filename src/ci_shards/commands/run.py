@@ -12,16 +12,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ci_shards.commands.aggregate import add_coverage_options, add_flaky_result
+from ci_shards.config import allow_empty, load_config
+from ci_shards.console import Console, console_for, fmt_seconds, is_ci
 from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, UsageError
-from ci_shards.model import RESULTS_DIR
+from ci_shards.judge import FlakyResult
+from ci_shards.model import RESULTS_DIR, Plan
+from ci_shards.plan.matrix import resolve_shard
+from ci_shards.planfile import load_plan
 
 if TYPE_CHECKING:
-    from ci_shards.console import Console
     from ci_shards.coverage.collect import CoverageRequest
-    from ci_shards.model import Plan
 
-# the run stage's modules are imported by the handlers, not here: every ci-shards command builds this
-# parser, and the runner's imports (XML, subprocess, ...) would cost each of them start-up time
+# Imported inside the handlers, and only these (docs/benchmarks.md, "Start-up time per subcommand"):
+# the runner (run.runner, run.process: ~25 ms), ci_shards.local and coverage (coverage.py: ~15-30 ms),
+# which every other subcommand would otherwise pay at start-up; and commands.plan, which imports this
+# module (check_pytest_words), so a top-level import would be a cycle.
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(ms|s|m|h)?\s*$")
 DEFAULT_JOB_MEMORY = 1 << 30
@@ -150,12 +156,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         default=10,
         help="skip re-runs above this many failures (default: 10)",
     )
-    parser.add_argument(
-        "--flaky-result",
-        choices=["pass", "fail"],
-        default="pass",
-        help="whether a failed-then-passed test lets the shard pass (default: pass; always reported)",
-    )
+    add_flaky_result(parser)
     parser.add_argument(
         "--max-test-seconds",
         metavar="S",
@@ -262,16 +263,11 @@ def pytest_roots(raw: Sequence[str], cwd: Path) -> list[str]:
 
 
 def _run_handler(args: argparse.Namespace) -> int:
-    from ci_shards.console import console_for, is_ci  # noqa: PLC0415
-    from ci_shards.judge import FlakyResult  # noqa: PLC0415
-    from ci_shards.planfile import load_plan  # noqa: PLC0415
     from ci_shards.run.process import CancelToken  # noqa: PLC0415
     from ci_shards.run.runner import RunOptions, cancel_on_signals, run_shard  # noqa: PLC0415
 
     env = dict(os.environ)
     cwd = Path.cwd()
-    from ci_shards.plan.matrix import resolve_shard  # noqa: PLC0415
-
     index, total = resolve_shard(args.shard, env)
     plan = load_plan(args.plan)
     if plan.total != total:
@@ -312,8 +308,7 @@ def _run_handler(args: argparse.Namespace) -> int:
     cancel = CancelToken()
     with cancel_on_signals(cancel):
         outcome = run_shard(options, console=console, cancel=cancel)
-    from ci_shards.commands.plan import check_not_empty  # noqa: PLC0415
-    from ci_shards.config import allow_empty  # noqa: PLC0415
+    from ci_shards.commands.plan import check_not_empty  # noqa: PLC0415 - cycle (above)
 
     # after the folder is written: aggregate fails the same empty plan, and says so in its report
     check_not_empty(plan, allowed=allow_empty(args.allow_empty, cwd), what=str(args.plan))
@@ -326,14 +321,11 @@ def coverage_request(args: argparse.Namespace, cwd: Path) -> CoverageRequest | N
 
     enabled = args.coverage
     if enabled is None:
-        from ci_shards.config import load_config  # noqa: PLC0415
-
         enabled = bool(load_config(cwd).coverage)
     return CoverageRequest(map=args.coverage_map) if enabled else None
 
 
 def _local_handler(args: argparse.Namespace) -> int:
-    from ci_shards.console import console_for, fmt_seconds  # noqa: PLC0415
     from ci_shards.local import (  # noqa: PLC0415
         ReportFiles,
         aggregate_results,
@@ -358,8 +350,7 @@ def _local_handler(args: argparse.Namespace) -> int:
     if (args.fail_under is not None or args.coverage_base is not None) and coverage_request(args, cwd) is None:
         msg = "--fail-under and --coverage-base need --coverage (or the config key coverage: true)"
         raise UsageError(msg)
-    from ci_shards.commands.plan import check_not_empty, plan_from_options  # noqa: PLC0415
-    from ci_shards.config import allow_empty  # noqa: PLC0415
+    from ci_shards.commands.plan import check_not_empty, plan_from_options  # noqa: PLC0415 - cycle (above)
 
     plan = plan_from_options(args, env=env, cwd=cwd, pytest_args=raw if args.pytest else None)
     plan_path = args.out / "plan.json"
@@ -439,11 +430,9 @@ def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         description="Plan the suite, run every shard on this machine (each a real `ci-shards run`), then aggregate. "
         "Ctrl-C stops every shard and still reports what finished; a second Ctrl-C kills them.",
     )
-    from ci_shards.commands.plan import add_plan_options  # noqa: PLC0415
+    from ci_shards.commands.plan import add_allow_empty, add_plan_options  # noqa: PLC0415 - cycle (above)
 
     add_plan_options(local)
-    from ci_shards.commands.plan import add_allow_empty  # noqa: PLC0415
-
     add_allow_empty(local)
     local.add_argument(
         "--jobs",
@@ -459,8 +448,6 @@ def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         help="memory budget per job for --jobs auto (default: 1G)",
     )
     add_execution_options(local, pytest_flag=False)
-    from ci_shards.commands.aggregate import add_coverage_options  # noqa: PLC0415
-
     add_coverage_options(local, out=False)
 
     # what `aggregate` writes; --junit already says where each shard's command writes its report

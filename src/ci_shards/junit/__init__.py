@@ -1,7 +1,7 @@
 """Reading, normalising and writing JUnit XML.
 
 Reading (``ci_shards.junit.read``, re-exported here) turns any producer's JUnit into ``CaseResult``
-values through junitparser: nested suites flattened, totals recounted from the test cases
+values (expat, walked directly): nested suites flattened, totals recounted from the test cases
 (``tests=``/``failures=`` are never trusted), several result elements in one case reduced to the
 most severe, Surefire's flaky*/rerun* elements kept as attempts. A file that cannot be read raises
 ``JUnitError`` naming the file; callers that must keep going (aggregate) catch it and report it as
@@ -9,7 +9,7 @@ a value. No XML entity is ever expanded.
 
 Writing produces one ``<testsuites>`` with one ``<testcase>`` per logical test, flaky tests
 marked the Surefire way (``flakyFailure``), permanent failures with ``failure`` + ``rerunFailure``.
-It streams text rather than building junitparser elements: half the time and memory (see
+It streams text rather than building an element tree: half the time and memory (see
 ``write_junit_suites``).
 """
 
@@ -35,7 +35,7 @@ from ci_shards.junit.read import (
     parse_time,
     pytest_nodeid,
 )
-from ci_shards.model import CaseOutcome, CaseResult
+from ci_shards.model import CaseOutcome, CaseResult, Totals
 
 __all__ = [
     "MAX_TEXT_CHARS",
@@ -145,21 +145,13 @@ def _case_xml(case: CaseResult) -> str:
     return f"{head}>\n{''.join(body)}    </testcase>\n" if body else f"{head} />\n"
 
 
-def _counts(cases: Iterable[CaseResult]) -> list[tuple[str, str]]:
-    tests = failures = errors = skipped = 0
-    time = 0.0
-    for case in cases:
-        tests += 1
-        failures += case.outcome is CaseOutcome.FAILED
-        errors += case.outcome is CaseOutcome.ERROR
-        skipped += case.outcome is CaseOutcome.SKIPPED
-        time += case.time
+def _counts(totals: Totals) -> list[tuple[str, str]]:
     return [
-        ("tests", str(tests)),
-        ("failures", str(failures)),
-        ("errors", str(errors)),
-        ("skipped", str(skipped)),
-        ("time", _fmt_time(time)),
+        ("tests", str(totals.tests)),
+        ("failures", str(totals.failed)),
+        ("errors", str(totals.errors)),
+        ("skipped", str(totals.skipped)),
+        ("time", _fmt_time(totals.time)),
     ]
 
 
@@ -174,14 +166,14 @@ def write_junit_suites(
     quadratic (docs/benchmarks.md: 23 to 33 s for 300 files x 200 cases).
     """
     suite_list = list(suites)
-    totals = [kv for kv in _counts(c for _n, cases in suite_list for c in cases) if kv[0] != "skipped"]
+    totals = [kv for kv in _counts(Totals.of(c for _n, cases in suite_list for c in cases)) if kv[0] != "skipped"]
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)  # `junit merge -o new/dir/x.xml` as `aggregate --junit`
     with target.open("w", encoding="utf-8", newline="\n") as out:
         out.write('<?xml version="1.0" encoding="utf-8"?>\n')
         out.write(_open("testsuites", [("name", name), *totals]) + ">\n")  # xunit: no skipped on the root
         for suite_name, cases in suite_list:
-            head = "  " + _open("testsuite", [("name", suite_name), *_counts(cases)])
+            head = "  " + _open("testsuite", [("name", suite_name), *_counts(Totals.of(cases))])
             if not cases:
                 out.write(head + " />\n")
                 continue

@@ -1,4 +1,4 @@
-"""Reading JUnit XML into ``CaseResult`` values, through junitparser.
+"""Reading JUnit XML into ``CaseResult`` values, walking the standard library's element tree.
 
 Any producer's JUnit (pytest, jest-junit, Surefire, go-junit-report, gotestsum, nextest, Bazel,
 Playwright...) becomes one ``CaseResult`` per ``<testcase>``: nested suites flattened in document
@@ -6,54 +6,33 @@ order, several result elements in one case reduced to the most severe, Surefire'
 elements kept as attempts. A file that cannot be read raises ``JUnitError`` naming the file and,
 for bad XML, the position.
 
-What junitparser does here: ``JUnitXml.fromfile(..., parse_func=...)`` builds the report from our
-parser's tree (a bare ``<testsuite>`` root wrapped into ``<testsuites>``, any other root refused),
-and the ``junitparser.xunit2`` classes sort a case's children into final results (``Failure``,
-``Error``, ``Skipped``), interim results (``FlakyFailure``, ``RerunError``... with their
-``<stackTrace>``) and ``system-out``/``system-err``. What stays ours, and why (docs/aggregate.md,
-"What junitparser does, and what stays ours"): every count (junitparser's ``update_statistics``
-counts result elements, not test cases, and writes attributes into the document when a count is
-read, so we never read one), ``time`` (its ``FloatAttr`` reads ``0,5`` as 5.0: the raw attribute
-goes through ``parse_time``), the walk over suites (``TestSuite.__iter__`` yields a suite's own
-cases before its nested suites', recursively, and skips cases directly under ``<testsuites>``),
-and the parser itself.
-
-The XML underneath is parsed by ``ci_shards.junit.safe_xml`` (lxml when installed, expat otherwise, no
-entity ever expanded), handed to junitparser as its ``parse_func``.
+The XML is parsed by ``ci_shards.junit.safe_xml`` (expat, no entity ever expanded) and walked here
+directly, not through junitparser: its public API gets the counts, ``time``, the walk over suites
+and a case's children wrong for a merger, and reading our own hyphenated attributes would need
+its private ``_elem`` (docs/aggregate.md, "Why the reader walks the XML itself", with the figures).
 """
 
 from __future__ import annotations
 
-import io
 import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path, PurePath
-from typing import IO, Any, Final, TypeVar, cast
-
-from junitparser import junitparser as jp
-from junitparser import xunit2
+from typing import Final
 
 from ci_shards.console import strip_ansi
 from ci_shards.errors import InputError
-from ci_shards.junit.safe_xml import EntityDeclared, parse_tree
+from ci_shards.junit.safe_xml import EntityDeclared, parse_xml
 from ci_shards.model import JUNIT_IDENTITY_ATTRS, MAX_TEST_SECONDS, Attempt, CaseOutcome, CaseResult
 
 MAX_TEXT_CHARS = 64 * 1024  # per message/trace kept in memory; GitHub caps annotation text at 64 KB too
 INVALID_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_E = TypeVar("_E", bound=jp.Element)
-_FINAL: Final[dict[type[jp.FinalResult], CaseOutcome]] = {
-    jp.Failure: CaseOutcome.FAILED,
-    jp.Error: CaseOutcome.ERROR,
-    jp.Skipped: CaseOutcome.SKIPPED,
-}
 
 
 # ours, on a <testcase>: write_junit's mark of an implausible time written as 0, so the shard's
-# report carries it to aggregate and the timings store skips the test (junitparser's metaclass
-# names attributes after the Python field, so a hyphenated one is read with ``_elem.get``)
+# report carries it to aggregate and the timings store skips the test
 TIME_INVALID_ATTR: Final = "time-invalid"
 # ours: the id ci-shards accounted a case under and its 1-based line, written with each case it writes,
 # beside the producer's own classname/name/file/line, which are kept exactly as written: a shard's
@@ -140,200 +119,114 @@ def _module_of(file: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# junitparser, wrapped (subclasses, as its README shows for custom attributes; never patched)
+# the walk over the element tree
 
-
-class _Attr(jp.Attr):
-    """junitparser's string attribute, read with ``elem.get``: lxml's ``elem.attrib`` (what
-    ``Attr`` reads) builds a proxy object on every access (with ``_wrap``, a fifth of the time
-    it takes to read 60,000 cases)."""
-
-    def __get__(self, instance: jp.Element, cls: object) -> str | None:
-        value: str | None = instance._elem.get(self.name)
-        return value
-
-
-def _wrap(kind: type[_E], elem: Any) -> _E:
-    """``kind.fromelem(elem)`` without the throwaway element junitparser's constructors build."""
-    wrapper = kind.__new__(kind)
-    wrapper._elem = elem
-    return wrapper
-
-
-class _Attempt(xunit2.InterimResult):
-    """An interim (flaky or rerun) result, with its own ``time`` read raw (like ``_Case.time``)."""
-
-    time = _Attr()
-
-    def trace(self) -> str | None:
-        """The ``<stackTrace>`` child's text (Surefire, Playwright), None without one (nextest
-        writes plain text instead). ``stack_trace`` cannot tell an empty trace from none."""
-        elem = self.child(xunit2.StackTrace)  # type: ignore[no-untyped-call]
-        return None if elem is None else (elem.text or "")
-
-
-class _FlakyFailure(_Attempt, xunit2.FlakyFailure):
-    pass
-
-
-class _FlakyError(_Attempt, xunit2.FlakyError):
-    pass
-
-
-class _RerunFailure(_Attempt, xunit2.RerunFailure):
-    pass
-
-
-class _RerunError(_Attempt, xunit2.RerunError):
-    pass
-
-
-_INTERIM: Final[dict[type[_Attempt], CaseOutcome]] = {
-    _FlakyFailure: CaseOutcome.FAILED,
-    _FlakyError: CaseOutcome.ERROR,
-    _RerunFailure: CaseOutcome.FAILED,
-    _RerunError: CaseOutcome.ERROR,
+_FINAL: Final = {"failure": CaseOutcome.FAILED, "error": CaseOutcome.ERROR, "skipped": CaseOutcome.SKIPPED}
+# Surefire's interim results (a flaky or rerun attempt): kept as ``Attempt`` values
+_INTERIM: Final = {
+    "flakyFailure": CaseOutcome.FAILED,
+    "flakyError": CaseOutcome.ERROR,
+    "rerunFailure": CaseOutcome.FAILED,
+    "rerunError": CaseOutcome.ERROR,
 }
+_SUITE_TAGS: Final = ("testsuite", "testsuites")
 
 
-# xunit2.TestCase's children, with the interim results read through _Attempt
-_CHILD_TYPES: Final[dict[str, type[jp.Result] | type[jp.System]]] = {
-    **xunit2.TestCase.ITER_TYPES,
-    "flakyFailure": _FlakyFailure,
-    "flakyError": _FlakyError,
-    "rerunFailure": _RerunFailure,
-    "rerunError": _RerunError,
-}
+def _cases(root: ET.Element) -> Iterator[tuple[ET.Element, str, str]]:
+    """Every ``<testcase>`` at any depth in document order, with the nearest suite's ``file`` and
+    ``name``. Iterative (a stack of iterators), so deep nesting cannot overflow."""
+    stack = [(iter(root), root.get("file") or "", root.get("name") or "")]
+    while stack:
+        children, suite_file, suite_name = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+        elif child.tag == "testcase":
+            yield child, suite_file, suite_name
+        elif child.tag in _SUITE_TAGS:
+            stack.append((iter(child), child.get("file") or suite_file, child.get("name") or suite_name))
 
 
-class _Case(xunit2.TestCase):
-    """A ``<testcase>`` as junitparser.xunit2 reads it, with the attributes producers really write."""
-
-    name = _Attr()
-    classname = _Attr()
-    time = _Attr()  # raw text: FloatAttr reads "0,5" as 5.0
-    duration = _Attr()  # Bazel
-    file = _Attr()
-    line = _Attr()
-    status = _Attr()  # Bazel: "run" | "disabled"
-
-    @property
-    def class_(self) -> str | None:
-        """The ``class`` attribute some producers write instead of ``classname`` (a Python keyword,
-        so it cannot be a junitparser ``Attr``)."""
-        value: str | None = self._elem.get("class")
-        return value
-
-    def __iter__(self) -> Iterator[jp.Result | jp.System]:
-        """The case's own results and output: direct children only, in document order (xunit2's
-        ``TestCase`` walks every descendant, so a ``system-out`` inside a ``rerunFailure`` would
-        pass for the case's own)."""
-        kinds = _CHILD_TYPES
-        for elem in self._elem:
-            kind = kinds.get(elem.tag)
-            if kind is not None:
-                yield _wrap(kind, elem)
+def _is_pytest(root: ET.Element) -> bool:
+    """pytest's report: ``<testsuites name="pytest tests">`` or a top-level suite named ``pytest``."""
+    if root.tag == "testsuite":
+        return root.get("name") == "pytest"
+    return root.get("name") == "pytest tests" or any(s.get("name") == "pytest" for s in root.iterfind("testsuite"))
 
 
-class _Suite(xunit2.TestSuite):
-    testcase = _Case
-    name = _Attr()
-    file = _Attr()
+def _attempt(elem: ET.Element, outcome: CaseOutcome) -> Attempt:
+    """An interim result; its trace is the ``<stackTrace>`` child (Surefire, Playwright), else its
+    own text (nextest writes plain text)."""
+    trace = elem.find("stackTrace")
+    return Attempt(
+        outcome=outcome,
+        message=clean_text(elem.get("message"), 4096),
+        type=elem.get("type") or "",
+        text=clean_text(elem.text if trace is None else (trace.text or "")),
+        time=parse_time(elem.get("time")),
+    )
 
 
-class _Report(xunit2.JUnitXml):
-    """The whole report. Counts are never read from it (see the module docstring)."""
-
-    testsuite = _Suite
-    file = _Attr()
-
-    def cases(self) -> Iterator[tuple[_Case, str, str]]:
-        """Every ``<testcase>`` at any depth in document order, with the nearest suite's ``file`` and
-        ``name``. Iterative (a stack of iterators), so deep nesting cannot overflow."""
-        stack = [(iter(self._elem), self.file or "", self.name or "")]
-        while stack:
-            children, suite_file, suite_name = stack[-1]
-            child = next(children, None)
-            if child is None:
-                stack.pop()
-            elif child.tag == "testcase":
-                yield _wrap(_Case, child), suite_file, suite_name
-            elif child.tag in ("testsuite", "testsuites"):
-                suite = _wrap(_Suite, child)
-                stack.append((iter(child), suite.file or suite_file, suite.name or suite_name))
-
-    def is_pytest(self) -> bool:
-        return self.name == "pytest tests" or any(suite.name == "pytest" for suite in self)
-
-
-def _case_result(case: _Case, suite_file: str, suite_name: str, *, pytest_ids: bool) -> CaseResult:
-    name: str = case.name or ""
-    classname: str = case.classname or case.class_ or ""
-    file: str | None = case.file or suite_file or None
-    line_raw: str | None = case.line
+def _case_result(case: ET.Element, suite_file: str, suite_name: str, *, pytest_ids: bool) -> CaseResult:
+    name = case.get("name") or ""
+    classname = case.get("classname") or case.get("class") or ""  # some producers write ``class``
+    file = case.get("file") or suite_file or None
     outcome = CaseOutcome.PASSED
-    message = type_ = text = ""
+    final: ET.Element | None = None
     attempts: list[Attempt] = []
     system_out = system_err = ""
-    for entry in case:
-        if isinstance(entry, jp.FinalResult):
-            entry_outcome = _FINAL[type(entry)]
+    # direct children only: a system-out or failure nested in a rerunFailure is the attempt's, not the case's
+    for child in case:
+        tag = child.tag
+        if tag in _FINAL:
+            child_outcome = _FINAL[tag]
             # PASSED is only the default: any result element replaces it; otherwise the most severe wins
-            if outcome is CaseOutcome.PASSED or entry_outcome.severity > outcome.severity:
-                outcome = entry_outcome
-                message = entry.message or ""
-                type_ = entry.type or ""
-                text = entry.text or ""
-        elif isinstance(entry, _Attempt):
-            trace = entry.trace()
-            attempts.append(
-                Attempt(
-                    outcome=_INTERIM[type(entry)],
-                    message=clean_text(entry.message, 4096),
-                    type=entry.type or "",
-                    text=clean_text(entry.text if trace is None else trace),
-                    time=parse_time(entry.time),
-                )
-            )
-        elif isinstance(entry, jp.SystemOut):
-            system_out = entry.text or ""
-        elif isinstance(entry, jp.SystemErr):
-            system_err = entry.text or ""
-    if case.status == "disabled" and outcome is CaseOutcome.PASSED:
+            if outcome is CaseOutcome.PASSED or child_outcome.severity > outcome.severity:
+                outcome, final = child_outcome, child
+        elif tag in _INTERIM:
+            attempts.append(_attempt(child, _INTERIM[tag]))
+        elif tag == "system-out":
+            system_out = child.text or ""
+        elif tag == "system-err":
+            system_err = child.text or ""
+    if case.get("status") == "disabled" and outcome is CaseOutcome.PASSED:  # Bazel
         outcome = CaseOutcome.SKIPPED
-    seconds = _seconds(case.time or case.duration)
-    elem = case._elem
-    module = _module_of(file) if file else ""
-    stated_id: str | None = elem.get(TEST_ID_ATTR)
-    if stated_id:  # a report ci-shards wrote: the id it accounted the test under
-        test_id = stated_id
-    elif pytest_ids or (module and classname.startswith(module)):
-        # pytest's layout (also what write_junit produces from pytest ids, so ids survive a round trip)
-        test_id = pytest_nodeid(classname, name, file)
-    else:
-        # without a classname (jest-junit, gotestsum's TestMain, nested suites) the suite tells
-        # same-named tests apart: <testsuite name="TestA"><testcase name="A"/> vs TestB's "A"
-        # (but with a file attribute the file already scopes it: ``file::name`` is a module-level test)
-        scope = classname or ("" if file else suite_name)
-        test_id = "::".join(p for p in (file, scope, name) if p)
+    seconds = _seconds(case.get("time") or case.get("duration"))  # Bazel writes ``duration``
     return CaseResult(
-        test_id=test_id,
+        test_id=_test_id(case, name, classname, file, suite_name, pytest_ids=pytest_ids),
         name=name,
         classname=classname,
         file=file,
-        line=_line(line_raw, elem.get(TEST_LINE_ATTR), pytest_ids=pytest_ids),
+        line=_line(case.get("line"), case.get(TEST_LINE_ATTR), pytest_ids=pytest_ids),
         outcome=outcome,
         time=seconds if _plausible(seconds) else 0.0,
         # an unusable or implausible time is 0 in totals and skipped (and counted) by the timings store
-        time_invalid=not _plausible(seconds) or case._elem.get(TIME_INVALID_ATTR) == "true",
-        message=clean_text(message, 4096),
-        type=type_,
-        text=clean_text(text),
+        time_invalid=not _plausible(seconds) or case.get(TIME_INVALID_ATTR) == "true",
+        message=clean_text(None if final is None else final.get("message"), 4096),
+        type=("" if final is None else final.get("type")) or "",
+        text=clean_text(None if final is None else final.text),
         system_out=clean_text(system_out),
         system_err=clean_text(system_err),
         attempts=tuple(attempts),
-        junit_attrs=tuple((k, v) for k in JUNIT_IDENTITY_ATTRS if (v := elem.get(k)) is not None),
+        junit_attrs=tuple((k, v) for k in JUNIT_IDENTITY_ATTRS if (v := case.get(k)) is not None),
     )
+
+
+def _test_id(
+    case: ET.Element, name: str, classname: str, file: str | None, suite_name: str, *, pytest_ids: bool
+) -> str:
+    stated_id = case.get(TEST_ID_ATTR)
+    if stated_id:  # a report ci-shards wrote: the id it accounted the test under
+        return stated_id
+    module = _module_of(file) if file else ""
+    if pytest_ids or (module and classname.startswith(module)):
+        # pytest's layout (also what write_junit produces from pytest ids, so ids survive a round trip)
+        return pytest_nodeid(classname, name, file)
+    # without a classname (jest-junit, gotestsum's TestMain, nested suites) the suite tells
+    # same-named tests apart: <testsuite name="TestA"><testcase name="A"/> vs TestB's "A"
+    # (but with a file attribute the file already scopes it: ``file::name`` is a module-level test)
+    scope = classname or ("" if file else suite_name)
+    return "::".join(p for p in (file, scope, name) if p)
 
 
 def _line(written: str | None, ours: str | None, *, pytest_ids: bool) -> int | None:
@@ -349,25 +242,26 @@ def parse_junit_bytes(data: bytes, source: str) -> list[CaseResult]:
     """Parse JUnit from bytes; ``source`` names it in errors."""
     if not data.strip():
         raise JUnitError(source, "empty file (the runner may have been killed while writing it)")
-
-    def parse_func(file: IO[bytes]) -> Any:
-        tree = parse_tree(file.read())
-        tag = tree.getroot().tag
-        if tag not in ("testsuites", "testsuite"):  # checked here to name the root; fromroot only says "Invalid format"
-            raise JUnitError(source, f"not a JUnit report (root element <{tag}>)")
-        return tree
-
     try:
-        # fromroot builds the report with cls(), so it is a _Report
-        report = cast("_Report", _Report.fromfile(io.BytesIO(data), parse_func=parse_func))
+        root = parse_xml(data)
     except EntityDeclared:
         raise JUnitError(source, "refusing a DOCTYPE that declares entities (XML entity expansion)") from None
     except ET.ParseError as err:
         line, column = err.position
         reason = str(err).split(":", 1)[0]
         raise JUnitError(source, f"not valid XML at line {line}, column {column + 1} ({reason})") from None
-    pytest_ids = report.is_pytest()
-    return [_case_result(c, f, n, pytest_ids=pytest_ids) for c, f, n in report.cases()]
+    if root.tag not in _SUITE_TAGS:
+        raise JUnitError(source, f"not a JUnit report (root element <{root.tag}>)")
+    pytest_ids = _is_pytest(root)
+    if root.tag == "testsuite":  # a bare suite: walked as the one child of an unnamed <testsuites>
+        return [_case_result(c, f, n, pytest_ids=pytest_ids) for c, f, n in _cases(_wrap_suite(root))]
+    return [_case_result(c, f, n, pytest_ids=pytest_ids) for c, f, n in _cases(root)]
+
+
+def _wrap_suite(suite: ET.Element) -> ET.Element:
+    wrapper = ET.Element("testsuites")
+    wrapper.append(suite)
+    return wrapper
 
 
 def parse_junit(path: str | Path) -> list[CaseResult]:

@@ -1,16 +1,10 @@
 """Parsing untrusted XML (JUnit reports from any producer) into an element tree, safely.
 
-The parser is lxml when it is importable (``huge_tree`` for megabyte-sized text nodes), else the
-standard library's expat, and the result is the same either way (tests/unit/test_junit_read.py).
-
-No entity is ever expanded. expat refuses any entity declaration as it reads it (as defusedxml
-does). lxml runs with ``resolve_entities=False``, no network and no DTD loading, and any document
-with a DOCTYPE (rare in JUnit) is handed to expat: libxml2 silently keeps the undeclared entities of
-an unread external DTD as empty references where expat reports them, and junitparser's wrapping of
-a bare ``<testsuite>`` root (``fromroot``) once crashed the interpreter in lxml on a tree holding
-entity references. expat also decides whenever libxml2 rejects a document: nesting deeper than
-libxml2's 2048 levels is read, and an unreadable document raises the same ``ParseError`` (line,
-column, reason) whichever parser is installed.
+One parser, in production and in the tests alike: the standard library's expat (ElementTree), so
+ci-shards needs no XML library of its own. No entity is ever expanded: any entity declaration is
+refused as expat reads it (as defusedxml does), which rules out "billion laughs", and expat never
+fetches external entities. Comments and processing instructions are dropped, so text around them
+joins up. Nesting has no depth limit (libxml2 stops at 2048 levels).
 
 Control characters XML forbids (raw ESC from an ANSI-colouring producer, ``&#27;``) are removed and
 the document parsed again, so one coloured message does not lose a whole shard's report; bytes that
@@ -21,13 +15,6 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from typing import Any
-
-try:  # optional: junitparser itself uses lxml whenever it is importable
-    from lxml import etree as lxml_etree  # type: ignore[import-untyped,import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - the test extra installs lxml (docs/benchmarks.md has runs without)
-    lxml_etree = None
-
 
 _ILLEGAL_BYTES = re.compile(
     rb"(?:\x1b|&#(?:x0*1[bB]|0*27);)\[[0-9;?]*[ -/]*[@-~]"  # an ANSI colour sequence, raw or escaped
@@ -93,7 +80,9 @@ def _parse_expat(data: bytes) -> ET.Element:
     return parser.close()
 
 
-def _read_expat(data: bytes) -> ET.Element:
+def parse_xml(data: bytes) -> ET.Element:
+    """The document's root element. Raises ``EntityDeclared``, or ``xml.etree.ElementTree.ParseError``
+    (line, column, reason) for anything unreadable even once repaired."""
     try:
         return _parse_expat(data)
     except ET.ParseError:
@@ -101,37 +90,3 @@ def _read_expat(data: bytes) -> ET.Element:
         if cleaned == data:
             raise
         return _parse_expat(cleaned)  # raw ESC/NUL from an ANSI-colouring producer: recover, not fail
-
-
-def _parse_lxml(data: bytes) -> Any:
-    """An lxml tree, or None for expat to decide (see the module docstring). Comments and processing
-    instructions are dropped so that text around them joins up as it does in ElementTree."""
-    parser = lxml_etree.XMLParser(
-        huge_tree=True,  # text nodes over 10 MB, refused by libxml2 otherwise ("huge text node", junitparser#67)
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        remove_comments=True,
-        remove_pis=True,
-    )
-    try:
-        root = lxml_etree.fromstring(data, parser)
-    except lxml_etree.XMLSyntaxError:
-        cleaned = _recover(data)
-        if cleaned == data:
-            return None
-        try:
-            root = lxml_etree.fromstring(cleaned, parser)  # raw ESC/NUL from an ANSI-colouring producer
-        except lxml_etree.XMLSyntaxError:
-            return None
-    tree = root.getroottree()
-    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
-        return None  # any DOCTYPE: expat decides (entity declarations refused, undeclared entities reported)
-    return tree
-
-
-def parse_tree(data: bytes) -> Any:
-    """The document's tree (lxml's or ElementTree's: see the module docstring for which and why).
-    Raises ``EntityDeclared``, or ``xml.etree.ElementTree.ParseError`` for anything unreadable."""
-    tree = _parse_lxml(data) if lxml_etree is not None else None
-    return tree if tree is not None else ET.ElementTree(_read_expat(data))

@@ -47,11 +47,12 @@ from ci_shards.model import (
     Granularity,
     Plan,
     ShardStatus,
+    Totals,
     item_file,
     owning_item,
 )
 from ci_shards.report.artifacts import ShardArtifact, read_shard_folders
-from ci_shards.report.verdict import Accounting, ShardResult, Totals, Verdict, count_failures
+from ci_shards.report.verdict import Accounting, ShardResult, Verdict, count_failures
 
 # the verdict types live in verdict.py, the shard rules in judge.py; they are re-exported here, where
 # callers look for them

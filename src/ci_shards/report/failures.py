@@ -11,10 +11,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ci_shards.model import Totals
 from ci_shards.report import md
 from ci_shards.report.frames import restore_first_indent
 from ci_shards.report.groups import FailureGroup, interleave, message_of, round_robin
-from ci_shards.report.verdict import Totals, count_failures
+from ci_shards.report.verdict import count_failures
 
 SHARDS_NAMED = 10  # a group names at most this many of its shards, then "…"
 _PYTEST_ID = re.compile(r"[^\s:]+\.py(?:::|$)")

@@ -6,14 +6,13 @@ Frozen and plain, so reports, the CLI and ``ci-shards local`` can share them wit
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ci_shards.console import plural
 from ci_shards.errors import EXIT_FAILED, EXIT_OK
 from ci_shards.judge import FlakyResult
-from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Granularity, ShardStatus
+from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Granularity, ShardStatus, Totals
 
 
 def count_failures(failed: int, errors: int) -> str:
@@ -25,50 +24,6 @@ def count_failures(failed: int, errors: int) -> str:
     if errors:
         return plural(errors, "error")
     return f"{plural(failed, 'test')} failed"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Totals:
-    tests: int = 0
-    passed: int = 0
-    failed: int = 0
-    errors: int = 0
-    skipped: int = 0
-    flaky: int = 0
-    time: float = 0.0
-
-    @classmethod
-    def of(cls, cases: Iterable[CaseResult]) -> Totals:
-        counts: Counter[CaseOutcome] = Counter()
-        flaky = 0
-        time = 0.0
-        tests = 0
-        for case in cases:
-            tests += 1
-            counts[case.outcome] += 1
-            flaky += case.flaky
-            time += case.time
-        return cls(
-            tests=tests,
-            passed=counts[CaseOutcome.PASSED],
-            failed=counts[CaseOutcome.FAILED],
-            errors=counts[CaseOutcome.ERROR],
-            skipped=counts[CaseOutcome.SKIPPED],
-            flaky=flaky,
-            time=time,
-        )
-
-    def to_json(self) -> dict[str, int | float]:
-        """The totals as written to JSON (``junit summary --format json``, the verdict file)."""
-        return {
-            "tests": self.tests,
-            "passed": self.passed,
-            "failed": self.failed,
-            "errors": self.errors,
-            "skipped": self.skipped,
-            "flaky": self.flaky,
-            "time": round(self.time, 3),
-        }
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,7 +20,7 @@ from ci_shards.console import Console, plural
 from ci_shards.facts import RunnerFacts
 from ci_shards.judge import SYNTHESISED_TYPES
 from ci_shards.junit import JUnitError, parse_junit, write_junit
-from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Outcome, Plan, dumps_jsonl, rfc3339
+from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Outcome, Plan, Totals, dumps_jsonl, rfc3339
 from ci_shards.run.classify import XFAILED_TYPE, XPASSED_TYPE, Run, Verdict, judged
 from ci_shards.run.process import ProcessResult
 from ci_shards.run.spool import OUTCOME_TAIL_BYTES, TAIL_BYTES, read_tail
@@ -76,6 +76,7 @@ def build_outcome(
     bad_rc = next((r for r in first if r.exit_code not in (0, None) or r.signal is not None), None)
     rc_run = bad_rc or (first[0] if first else None)
     reported = reported_cases(verdict)
+    totals = Totals.of(verdict.cases)
     return Outcome(
         plan_digest=plan.digest,
         shard_index=shard_index,
@@ -89,10 +90,10 @@ def build_outcome(
         elapsed_seconds=elapsed,
         planned_items=len(planned),
         executed_tests=sum(c.outcome is not CaseOutcome.SKIPPED for c in reported),
-        passed=sum(c.outcome is CaseOutcome.PASSED for c in verdict.cases),
-        failed=sum(c.outcome is CaseOutcome.FAILED for c in verdict.cases),
-        errors=sum(c.outcome is CaseOutcome.ERROR for c in verdict.cases),
-        skipped=sum(c.outcome is CaseOutcome.SKIPPED for c in verdict.cases),
+        passed=totals.passed,
+        failed=totals.failed,
+        errors=totals.errors,
+        skipped=totals.skipped,
         attempts=tuple(attempts),
         flaky_tests=verdict.flaky,
         not_run=verdict.not_run,
