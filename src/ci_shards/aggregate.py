@@ -49,6 +49,7 @@ from ci_shards.model import (
     item_file,
     owning_item,
 )
+from ci_shards.select.report import selection_report
 from ci_shards.verdict import Accounting, ShardResult, Totals, Verdict
 
 # the verdict types live in verdict.py, the shard rules in judge.py; they are re-exported here, where
@@ -119,6 +120,9 @@ def _judge_shard(plan: Plan, digest: str, index: int, artifact: ShardArtifact | 
     this plan), then the shared rules of ``judge.judge_shard``, the same ones ``run`` ended with."""
     planned = plan.shard(index).items
     if artifact is None:
+        if not planned and plan.skipped_by_diff:
+            reason = f"the change selected no items for it ({len(plan.skipped_by_diff)} skipped by the diff)"
+            return Judgement(status=ShardStatus.SKIPPED_BY_DIFF, reason=reason)
         if not planned:
             # nothing was planned, so nothing can be lost: a leg skipped on an empty plan is not a failure
             return Judgement(status=ShardStatus.EMPTY, reason="no items planned (no artifact needed)")
@@ -329,6 +333,7 @@ def decide(
         notes=tuple(stray),
         reasons=tuple(_reasons(results, accounting, totals, flaky_result, _empty(plan, results, allow_empty))),
         item_seconds=item_seconds,
+        selection=selection_report(plan, (c for r in results if r.verified for c in r.cases)),
     )
 
 
@@ -336,6 +341,8 @@ _UNVERIFIED_MISSING = "planned but never reported: shard {index}'s results could
 
 
 def _empty(plan: Plan, results: Sequence[ShardResult], allow_empty: bool) -> str:
+    if not plan.items and plan.skipped_by_diff:
+        return ""  # the change selected nothing: every item is accounted for as skipped-by-diff
     executed = sum(
         1
         for result in results

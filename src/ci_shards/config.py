@@ -18,6 +18,7 @@ import yaml
 
 from ci_shards.errors import ConfigError, as_written, kind_of
 from ci_shards.model import Granularity
+from ci_shards.select.settings import SelectionSettings, SelectMode, parse_mode, parse_selection
 
 CONFIG_FILE: Final = "ci-shards.yml"
 # a weight scales estimates; beyond this a typo (1e308) would overflow the plan's arithmetic, not weigh
@@ -41,6 +42,8 @@ class Config:
     cut_cost: float | None = None
     strategy: str | None = None
     allow_empty: bool | None = None  # --allow-empty: an empty plan / a run where no test ran passes
+    select: SelectMode | None = None  # plan --select (docs/selection.md)
+    selection: SelectionSettings = field(default_factory=SelectionSettings)  # keys touchfiles and selection
 
 
 def _number(source: str, key: str, value: Any, *, integer: bool = False) -> Any:
@@ -75,6 +78,7 @@ def parse_config(data: Any, source: str) -> Config:
         msg = f"{source}: expected a mapping of settings, found {kind_of(data)}"
         raise ConfigError(msg)
     values: dict[str, Any] = {"source": source}
+    selection: dict[str, Any] = {}
     for raw_key, value in data.items():
         key = str(raw_key).replace("-", "_")
         if key in ("timings", "variant", "strategy"):
@@ -111,9 +115,15 @@ def parse_config(data: Any, source: str) -> Config:
                 msg = f"{source}: {raw_key!r} must be true or false, not {value!r}"
                 raise ConfigError(msg)
             values[key] = value
+        elif key == "select":
+            values[key] = parse_mode(source, value)
+        elif key in ("touchfiles", "selection"):
+            selection[key] = value
         else:
             msg = f"{source}: unknown key {raw_key!r} (see docs/configuration.md)"
             raise ConfigError(msg)
+    if selection:
+        values["selection"] = parse_selection(source, selection.get("selection"), selection.get("touchfiles"))
     return Config(**values)
 
 

@@ -226,6 +226,12 @@ class Plan:
     rootdir: str | None = None
     # slowest shard over the lower bound counting only measured seconds, when some items were guessed
     measured_ratio: float | None = None
+    # change-based selection (docs/selection.md), each written only when non-empty so a plan from before
+    # these fields keeps its digest: items left out by the diff → the rule that skipped each; in shadow
+    # mode the items that would have been skipped (they are planned and run); the decision's lines
+    skipped_by_diff: Mapping[str, str] = field(default_factory=dict)
+    would_skip: Mapping[str, str] = field(default_factory=dict)
+    selection: tuple[str, ...] = ()
 
     def content(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -242,6 +248,11 @@ class Plan:
             data["rootdir"] = self.rootdir
         if self.measured_ratio is not None:
             data["measured_ratio"] = round(self.measured_ratio, 3)
+        for key, value in (("skipped_by_diff", self.skipped_by_diff), ("would_skip", self.would_skip)):
+            if value:
+                data[key] = dict(sorted(value.items()))
+        if self.selection:
+            data["selection"] = list(self.selection)
         return data
 
     @property
@@ -300,12 +311,28 @@ class Plan:
             notes=tuple(str(n) for n in data.get("notes", ())),
             rootdir=_optional_str(data, "rootdir"),
             measured_ratio=None if data.get("measured_ratio") is None else float(data["measured_ratio"]),
+            skipped_by_diff=_rules(data, "skipped_by_diff"),
+            would_skip=_rules(data, "would_skip"),
+            selection=tuple(str(line) for line in data.get("selection", ())),
         )
+        both = sorted(set(plan.skipped_by_diff) & set(plan.items))
+        if both:
+            msg = f"item {both[0]!r} is both planned and in 'skipped_by_diff'"
+            raise ValueError(msg)
         stated = data.get("digest")
         if stated is not None and stated != plan.digest:
             msg = "digest does not match the plan's content (the file was edited or corrupted)"
             raise ValueError(msg)
         return plan
+
+
+def _rules(data: Mapping[str, Any], key: str) -> dict[str, str]:
+    """``{item: rule}`` (``skipped_by_diff``, ``would_skip``); absent: empty."""
+    value = data.get(key, {})
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        msg = f"{key!r} must map items to the rule that skipped them"
+        raise ValueError(msg)
+    return dict(value)
 
 
 def _check_items_unique(shards: Sequence[ShardPlan]) -> None:

@@ -19,6 +19,7 @@ from ci_shards import md
 from ci_shards.aggregate import ShardResult, Verdict
 from ci_shards.console import fmt_seconds, strip_control
 from ci_shards.model import FailureKind, FailureRecord, ShardStatus
+from ci_shards.select import report as select_report
 
 TERMINAL_LIST_LIMIT = 10
 
@@ -69,6 +70,8 @@ def render_terminal(verdict: Verdict) -> str:
         block = _listing(title, names)
         if block:
             lines += ["", *block]
+    if verdict.selection is not None:
+        lines += ["", *(_one_line(line, 400) for line in select_report.terminal_lines(verdict.selection))]
     return "\n".join(lines) + "\n"
 
 
@@ -333,9 +336,13 @@ def _hard_cut(text: str, limits: _Limits) -> str:
     return data + notice
 
 
+def _selection(verdict: Verdict) -> str:
+    return select_report.markdown(verdict.selection) if verdict.selection is not None else ""
+
+
 def render_summary(verdict: Verdict, **kwargs: Any) -> str:
-    return render_markdown(verdict, flavor=Flavor.SUMMARY, **kwargs)
+    return render_markdown(verdict, flavor=Flavor.SUMMARY, **kwargs) + _selection(verdict)
 
 
 def render_comment(verdict: Verdict, *, key: str, **kwargs: Any) -> str:
-    return render_markdown(verdict, flavor=Flavor.COMMENT, marker=comment_marker(key), **kwargs)
+    return render_markdown(verdict, flavor=Flavor.COMMENT, marker=comment_marker(key), **kwargs) + _selection(verdict)
