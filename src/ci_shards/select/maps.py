@@ -65,7 +65,7 @@ class CoverageMap:
 
 
 def coverage_entries(data: Any) -> tuple[dict[str, tuple[str, frozenset[str]]], dict[str, str]]:
-    """The adapter over coverage.json's documented shape (DESIGN.md, "Coverage and history"): per file its ``sha256``
+    """The adapter over coverage.json's documented shape (docs/selection.md, "The maps"): per file its ``sha256``
     and ``test_files``; ``unmeasured`` files by sha256. Only a complete fold is usable: a partial one
     misses a shard's tests. Raises ``MapError`` naming the problem."""
     if not isinstance(data, Mapping) or data.get("schema") != COVERAGE_SCHEMA:
