@@ -119,10 +119,17 @@ def _judge_shard(plan: Plan, digest: str, index: int, artifact: ShardArtifact | 
     """One planned shard: the folder checks that only aggregate can make (did it arrive, is it from
     this plan), then the shared rules of ``judge.judge_shard``, the same ones ``run`` ended with."""
     planned = plan.shard(index).items
+    judgement = _judge_arrival(plan, digest, index, artifact)
+    if not planned and plan.skipped_by_diff and judgement.status is ShardStatus.EMPTY:
+        # the change selected nothing for it: its items are accounted as skipped by the diff
+        reason = f"the change selected no items for it ({len(plan.skipped_by_diff)} skipped by the diff)"
+        return Judgement(status=ShardStatus.SKIPPED_BY_DIFF, reason=reason)
+    return judgement
+
+
+def _judge_arrival(plan: Plan, digest: str, index: int, artifact: ShardArtifact | None) -> Judgement:
+    planned = plan.shard(index).items
     if artifact is None:
-        if not planned and plan.skipped_by_diff:
-            reason = f"the change selected no items for it ({len(plan.skipped_by_diff)} skipped by the diff)"
-            return Judgement(status=ShardStatus.SKIPPED_BY_DIFF, reason=reason)
         if not planned:
             # nothing was planned, so nothing can be lost: a leg skipped on an empty plan is not a failure
             return Judgement(status=ShardStatus.EMPTY, reason="no items planned (no artifact needed)")
