@@ -343,6 +343,8 @@ def test_plan_select_changed_plans_fewer_shards_and_aggregate_accounts_skipped_b
     assert agg.returncode == 0, agg.stderr
     summary = (repo.parent / "summary.md").read_text()
     assert "3 items skipped by the diff (skipped-by-diff)" in summary
+    assert "import map selected 1 test files: tests/test\\_other.py" in summary  # which map selected what
+    assert "changed files (1): modified src/pkg/other.py" in summary.replace("\\", "")
     assert "3 items skipped by the diff" in agg.stderr
 
 
