@@ -111,6 +111,11 @@ def test_import_map_follows_imports_packages_conftests_and_plugins() -> None:
     assert imports.always == {"tests/sub/test_rel.py"}
 
 
+def test_a_script_named_in_a_string_reaches_the_test_that_runs_it() -> None:
+    sources = {**PROJECT, "scripts/gen.py": "", "tests/test_other.py": "import subprocess\nRUN = './scripts/gen.py'\n"}
+    assert build_import_map(sources, TESTS).tests_for("scripts/gen.py") == {"tests/test_other.py"}
+
+
 def test_a_deleted_module_still_reaches_the_tests_that_imported_it() -> None:
     sources = {k: v for k, v in PROJECT.items() if k != "src/pkg/util.py"}
     imports = build_import_map(sources, TESTS)

@@ -3,7 +3,8 @@
 Built from the project's Python sources as text (``ast``; no user code is imported or run). A test
 file depends on what it imports, on the ``conftest.py`` files of its folder and every folder above
 it, on the modules those conftests import and name in ``pytest_plugins``, on the project's own
-pytest plugins (``pytest11`` entry points), and on every package ``__init__.py`` an import executes.
+pytest plugins (``pytest11`` entry points), on every package ``__init__.py`` an import executes, and
+on the ``.py`` files its closure names in a string literal (a script a test runs as a subprocess).
 Module names resolve the way pytest's default ``prepend`` import mode sets ``sys.path``: the
 repository root, ``src/``, and each test file's first folder upwards without an ``__init__.py``.
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 import ast
 import posixpath
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 ALWAYS_MARKER: Final = "ci_shards_always"
@@ -52,6 +53,18 @@ def _imported_names(tree: ast.AST, package: str) -> set[str]:
         elif isinstance(node, ast.Call) and _is_import_module(node.func) and node.args:
             names.update(_strings(node.args[0]))
     return names
+
+
+def _script_paths(tree: ast.AST) -> set[str]:
+    """String literals naming a Python file (``"scripts/gen.py"``): a test may run it as a subprocess."""
+    return {
+        n.value.strip().removeprefix("./")
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and n.value.strip().endswith(".py")
+        and "\n" not in n.value
+    }
 
 
 def _is_import_module(func: ast.expr) -> bool:
@@ -92,6 +105,8 @@ class ImportMap:
     names: Mapping[str, frozenset[str]]
     roots: tuple[str, ...]
     always: frozenset[str]  # test files that carry the ci_shards_always marker
+    # per test file, the .py paths named in string literals of its closure (scripts run as subprocesses)
+    scripts: Mapping[str, frozenset[str]] = field(default_factory=dict)
     name: str = "import"
 
     def module_names(self, path: str) -> set[str]:
@@ -116,7 +131,11 @@ class ImportMap:
             return None
         names = self.module_names(path)
         return frozenset(
-            test for test, files in self.files.items() if path in files or names & self.names.get(test, frozenset())
+            test
+            for test, files in self.files.items()
+            if path in files
+            or names & self.names.get(test, frozenset())
+            or any(path == s or path.endswith("/" + s) for s in self.scripts.get(test, ()))
         )
 
 
@@ -189,6 +208,7 @@ def build_import_map(
 
     files: dict[str, frozenset[str]] = {}
     names: dict[str, frozenset[str]] = {}
+    scripts: dict[str, frozenset[str]] = {}
     always: set[str] = set()
     plugin_names = set(plugins)
     for test in tests:
@@ -214,4 +234,5 @@ def build_import_map(
             todo.extend(found - seen_files)
         files[test] = frozenset(seen_files)
         names[test] = frozenset(seen_names)
-    return ImportMap(files=files, names=names, roots=roots, always=frozenset(always))
+        scripts[test] = frozenset(p for f in seen_files for p in _script_paths(tree_of(f)))
+    return ImportMap(files=files, names=names, roots=roots, always=frozenset(always), scripts=scripts)
