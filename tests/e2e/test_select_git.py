@@ -413,3 +413,14 @@ def test_shadow_mode_plans_everything_and_aggregate_names_the_misses(repo: Path)
     assert "would have skipped 3 of 4 tests" in summary and "of those, 1 failed" in summary
     assert "misses" in summary and "test\\_core.py::test\\_b" in summary
     assert "MISS: tests/test_core.py::test_b failed and would have been skipped" in agg.stderr
+
+
+def test_selection_flags_without_a_selection_are_a_usage_error(repo: Path) -> None:
+    _items_file(repo)
+    proc = cli(repo, "plan", "--items", "../items.txt", "--shards", "2", "--base", "main")
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.strip()
+        .splitlines()[-1]
+        .endswith("--base apply only to --select changed or shadow (the selection is off)")
+    )

@@ -419,6 +419,18 @@ def _select(
 ) -> Selection | None:
     """The change-based selection (None with ``--select off``); every decision line goes to the console."""
     if mode is SelectMode.OFF:
+        given = [
+            f
+            for f, v in (
+                ("--base", args.base),
+                ("--select-coverage", args.select_coverage),
+                ("--select-failures", args.select_failures),
+            )
+            if v
+        ]
+        if given:
+            msg = f"{', '.join(given)} apply only to --select changed or shadow (the selection is off)"
+            raise UsageError(msg)
         return None
     settings = dataclasses.replace(
         config.selection,
