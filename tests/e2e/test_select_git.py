@@ -424,3 +424,17 @@ def test_selection_flags_without_a_selection_are_a_usage_error(repo: Path) -> No
         .splitlines()[-1]
         .endswith("--base apply only to --select changed or shadow (the selection is off)")
     )
+
+
+def test_gitlab_and_buildkite_bases(repo: Path, tmp_path: Path) -> None:
+    base = git(repo, "rev-parse", "main")
+    _change(repo)
+    gitlab = select(repo, {"CI_MERGE_REQUEST_DIFF_BASE_SHA": base, "CI_COMMIT_BRANCH": "feature"})
+    assert selected_files(gitlab) == {"tests/test_other.py"}
+    git(repo, "checkout", "-q", "main")  # the remote's HEAD: its default branch
+    clone = tmp_path / "clone"  # a full clone: origin/main exists, as on a Buildkite agent
+    git(tmp_path, "clone", "-q", "--branch", "feature", f"file://{repo}", str(clone))
+    buildkite = select(clone, {"BUILDKITE_PULL_REQUEST_BASE_BRANCH": "main", "BUILDKITE_BRANCH": "feature"})
+    assert selected_files(buildkite) == {"tests/test_other.py"}
+    missing = select(clone, {"BUILDKITE_PULL_REQUEST_BASE_BRANCH": "release", "BUILDKITE_BRANCH": "feature"})
+    assert "'origin/release' is not a commit" in missing.run_all
