@@ -97,15 +97,24 @@ def make_repo(dest: Path, workflow: dict[str, object], files: dict[str, str | Pa
     return dest
 
 
-def run_act(act: str, repo: Path, work: Path, pip_cache: Path) -> ActRun:
-    """Run the repo's workflow on a push to main; returns act's exit code, its log and the artifacts folder."""
+def run_act(
+    act: str,
+    repo: Path,
+    work: Path,
+    pip_cache: Path,
+    *,
+    event_name: str = "push",
+    payload: dict[str, object] | None = None,
+) -> ActRun:
+    """Run the repo's workflow on a push to main (or ``event_name`` with ``payload``); returns act's exit code,
+    its log and the artifacts folder."""
     action = export_project(work / "action")
     root = work / "stand-in-root"
     root.mkdir()
     event = work / "event.json"
-    event.write_text(json.dumps({"ref": "refs/heads/main", "repository": {"default_branch": "main"}}))
+    event.write_text(json.dumps(payload or {"ref": "refs/heads/main", "repository": {"default_branch": "main"}}))
     args = [
-        act, "push",
+        act, event_name,
         "-W", ".github/workflows/tests.yml",
         "-e", str(event),
         "-P", "ubuntu-latest=-self-hosted",
