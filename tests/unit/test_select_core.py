@@ -230,6 +230,14 @@ def test_run_everything_when_unsure(path: str, reason: str) -> None:
     assert not selection.skipped
 
 
+def test_file_names_cannot_forge_lines_or_workflow_commands() -> None:
+    evil = "web/x\n::error::forged\r.js"
+    selection = _decide([ChangedFile(ChangeKind.MODIFIED, evil)])
+    assert "\n" not in selection.run_all and "\r" not in selection.run_all
+    assert "web/x\\x0a::error::forged\\x0d.js" in selection.run_all
+    assert all("\n" not in line for line in selection.lines)
+
+
 def test_an_empty_diff_runs_everything() -> None:
     assert _decide([]).run_all == "the diff against the base is empty"
 

@@ -20,6 +20,7 @@ from ci_shards.select import ci, git
 from ci_shards.select.decide import AlwaysRun, Selection, decide, run_everything
 from ci_shards.select.imports import ImportMapError, build_import_map
 from ci_shards.select.maps import CoverageMap, MapError, TestMap, TouchfilesMap, coverage_entries
+from ci_shards.select.paths import shown
 from ci_shards.select.settings import SelectionSettings
 
 
@@ -60,7 +61,7 @@ def _base(top: Path, flag: str | None, env: Mapping[str, str], event: Mapping[st
     if named is not None:
         sha = git.resolve(top, named[0])
         if not git.is_ancestor(top, sha):
-            msg = f"base {named[0]} ({named[1]}) is not an ancestor of HEAD; {git.DEEPEN_HINT}, or rebase"
+            msg = f"base {shown(named[0])} ({named[1]}) is not an ancestor of HEAD; {git.DEEPEN_HINT}, or rebase"
             raise git.GitProblem(msg)
         return sha
     if default is None:

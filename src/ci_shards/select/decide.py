@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 
 from ci_shards.select.diff import ChangedFile
 from ci_shards.select.maps import TestMap
-from ci_shards.select.paths import first_match
+from ci_shards.select.paths import first_match, shown
 from ci_shards.select.settings import SelectionSettings
 
 LISTED = 5  # files named per line before "and N more"
 
 
 def _names(paths: Collection[str]) -> str:
-    ordered = sorted(paths)
+    ordered = sorted(shown(p) for p in paths)
     more = f" and {len(ordered) - LISTED} more" if len(ordered) > LISTED else ""
     return ", ".join(ordered[:LISTED]) + more
 
@@ -77,7 +77,7 @@ def decide(
         for path in change.paths:
             glob = first_match(path, settings.global_globs)
             if glob is not None:
-                return run_everything(items, f"{path} changed, a global file ({glob!r})", changed)
+                return run_everything(items, f"{shown(path)} changed, a global file ({glob!r})", changed)
             if path in test_files:
                 in_change.add(path)
                 continue
@@ -88,7 +88,7 @@ def decide(
                     ignored.append(path)
                     continue
                 names = ", ".join(m.name for m in maps) or "none configured"
-                return run_everything(items, f"no map knows which tests {path} affects (maps: {names})", changed)
+                return run_everything(items, f"no map knows which tests {shown(path)} affects (maps: {names})", changed)
             for name, tests in known.items():
                 by_map.setdefault(name, set()).update(tests)
     if in_change:

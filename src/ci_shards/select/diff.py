@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from ci_shards.select.paths import shown
+
 
 class ChangeKind(str, Enum):
     ADDED = "added"
@@ -44,8 +46,8 @@ class ChangedFile:
 
     def describe(self) -> str:
         if self.old_path is not None:
-            return f"{self.kind.value} {self.old_path} → {self.path}"
-        return f"{self.kind.value} {self.path}"
+            return f"{self.kind.value} {shown(self.old_path)} → {shown(self.path)}"
+        return f"{self.kind.value} {shown(self.path)}"
 
 
 def parse_name_status(output: str) -> tuple[ChangedFile, ...]:

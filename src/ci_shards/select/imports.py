@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from ci_shards.select.paths import shown
+
 ALWAYS_MARKER: Final = "ci_shards_always"
 
 
@@ -173,7 +175,7 @@ def build_import_map(
             try:
                 trees[path] = ast.parse(sources[path], filename=path)
             except (SyntaxError, ValueError) as err:
-                msg = f"{path}: cannot be parsed ({err.__class__.__name__}: {err})"
+                msg = f"{shown(path)}: cannot be parsed ({err.__class__.__name__}: {shown(str(err))})"
                 raise ImportMapError(msg) from None
         return trees[path]
 

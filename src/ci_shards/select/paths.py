@@ -38,6 +38,18 @@ def _compile(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + "(?:/.*)?")
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+SHOWN_LIMIT = 300
+
+
+def shown(path: str) -> str:
+    """A path as written into a one-line message: git allows newlines and escapes in file names, and a pull
+    request's author picks them, so control characters become ``\\xNN`` (no forged line, no workflow
+    command) and the name is capped."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", path)
+    return text if len(text) <= SHOWN_LIMIT else text[: SHOWN_LIMIT - 1] + "…"
+
+
 def matches(path: str, pattern: str) -> bool:
     return _compile(pattern).fullmatch(path) is not None
 
