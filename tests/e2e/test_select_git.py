@@ -358,7 +358,10 @@ def test_a_change_that_selects_nothing_passes_as_skipped_by_diff(repo: Path) -> 
     (repo.parent / "out").mkdir()
     agg = cli(repo, "aggregate", "--plan", "../plan.json", "../out", "--format", "json")
     assert agg.returncode == 0, agg.stderr  # no shard folder needed: nothing was selected for them
-    assert {s["status"] for s in json.loads(agg.stdout)["shards"]} == {"skipped-by-diff"}
+    verdict = json.loads(agg.stdout)
+    assert {s["status"] for s in verdict["shards"]} == {"skipped-by-diff"}
+    assert sorted(verdict["selection"]["skipped_by_diff"]) == sorted(ITEMS)  # counted and listed apart
+    assert verdict["accounting"]["missing"] == []
     for index in range(1, plan.total + 1):  # shards that do run anyway (the workflow did not skip them)
         ran = cli(
             repo,

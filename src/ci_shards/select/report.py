@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ci_shards import md
 from ci_shards.model import CaseResult, Plan, owning_item
@@ -27,6 +28,20 @@ class SelectionReport:
     total_seconds: float = 0.0
     would_skip_seconds: float = 0.0
     misses: tuple[str, ...] = ()  # shadow: failed tests the selection would have skipped
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict JSON's ``selection``: skipped items counted and listed apart, shadow figures and misses."""
+        data: dict[str, Any] = {"lines": list(self.lines), "skipped_by_diff": dict(sorted(self.skipped.items()))}
+        if self.would_skip:
+            data["shadow"] = {
+                "would_skip": dict(sorted(self.would_skip.items())),
+                "tests": self.planned_tests,
+                "would_skip_tests": self.would_skip_tests,
+                "seconds": round(self.total_seconds, 3),
+                "would_skip_seconds": round(self.would_skip_seconds, 3),
+                "misses": list(self.misses),
+            }
+        return data
 
     @property
     def shadow_line(self) -> str:
