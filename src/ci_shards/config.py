@@ -19,6 +19,7 @@ import yaml
 from ci_shards.errors import ConfigError, as_written, kind_of
 from ci_shards.model import Granularity
 from ci_shards.report.quarantine import QuarantineEntry, parse_quarantine
+from ci_shards.select.settings import SelectionSettings, SelectMode, parse_mode, parse_selection
 
 CONFIG_FILE: Final = "ci-shards.yml"
 # a weight scales estimates; beyond this a typo (1e308) would overflow the plan's arithmetic, not weigh
@@ -45,6 +46,8 @@ class Config:
     fail_on: str | None = None  # aggregate --fail-on: new | any
     quarantine: tuple[QuarantineEntry, ...] = ()  # tests whose failures do not fail the build
     coverage: bool | None = None  # run --coverage (docs/coverage.md)
+    select: SelectMode | None = None  # plan --select (docs/selection.md)
+    selection: SelectionSettings = field(default_factory=SelectionSettings)  # keys touchfiles and selection
 
 
 def _number(source: str, key: str, value: Any, *, integer: bool = False) -> Any:
@@ -79,6 +82,7 @@ def parse_config(data: Any, source: str) -> Config:
         msg = f"{source}: expected a mapping of settings, found {kind_of(data)}"
         raise ConfigError(msg)
     values: dict[str, Any] = {"source": source}
+    selection: dict[str, Any] = {}
     for raw_key, value in data.items():
         key = str(raw_key).replace("-", "_")
         if key in ("timings", "variant", "strategy"):
@@ -127,9 +131,15 @@ def parse_config(data: Any, source: str) -> Config:
             values[key] = value
         elif key == "quarantine":
             values[key] = parse_quarantine(source, value)
+        elif key == "select":
+            values[key] = parse_mode(source, value)
+        elif key in ("touchfiles", "selection"):
+            selection[key] = value
         else:
             msg = f"{source}: unknown key {raw_key!r} (see docs/configuration.md)"
             raise ConfigError(msg)
+    if selection:
+        values["selection"] = parse_selection(source, selection.get("selection"), selection.get("touchfiles"))
     return Config(**values)
 
 

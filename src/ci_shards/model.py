@@ -234,6 +234,13 @@ class Plan:
     # fixtures), learned by aggregate; not in ``estimated_seconds``, which is the items' time
     shard_overhead_seconds: float = 0.0
 
+    # change-based selection (docs/selection.md), each written only when non-empty so a plan from before
+    # these fields keeps its digest: items left out by the diff → the rule that skipped each; in shadow
+    # mode the items that would have been skipped (they are planned and run); the decision's lines
+    skipped_by_diff: Mapping[str, str] = field(default_factory=dict)
+    would_skip: Mapping[str, str] = field(default_factory=dict)
+    selection: tuple[str, ...] = ()
+
     def content(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "schema": PLAN_SCHEMA,
@@ -253,6 +260,11 @@ class Plan:
             data["unowned_shard"] = self.unowned_shard
         if self.shard_overhead_seconds:  # optional: plans without it keep their bytes and digest
             data["shard_overhead_seconds"] = _round_seconds(self.shard_overhead_seconds)
+        for key, value in (("skipped_by_diff", self.skipped_by_diff), ("would_skip", self.would_skip)):
+            if value:
+                data[key] = dict(sorted(value.items()))
+        if self.selection:
+            data["selection"] = list(self.selection)
         return data
 
     @property
@@ -316,6 +328,9 @@ class Plan:
             measured_ratio=None if data.get("measured_ratio") is None else float(data["measured_ratio"]),
             unowned_shard=int(data.get("unowned_shard", 0)),
             shard_overhead_seconds=float(data.get("shard_overhead_seconds", 0.0)),
+            skipped_by_diff=_rules(data, "skipped_by_diff"),
+            would_skip=_rules(data, "would_skip"),
+            selection=tuple(str(line) for line in data.get("selection", ())),
         )
         if not 0 <= plan.unowned_shard <= total:
             msg = f"'unowned_shard' is {plan.unowned_shard}, not a shard of 1..{total}"
@@ -323,11 +338,24 @@ class Plan:
         if not (math.isfinite(plan.shard_overhead_seconds) and plan.shard_overhead_seconds >= 0):
             msg = "'shard_overhead_seconds' must be a non-negative number of seconds"
             raise ValueError(msg)
+        both = sorted(set(plan.skipped_by_diff) & set(plan.items))
+        if both:
+            msg = f"item {both[0]!r} is both planned and in 'skipped_by_diff'"
+            raise ValueError(msg)
         stated = data.get("digest")
         if stated is not None and stated != plan.digest:
             msg = "digest does not match the plan's content (the file was edited or corrupted)"
             raise ValueError(msg)
         return plan
+
+
+def _rules(data: Mapping[str, Any], key: str) -> dict[str, str]:
+    """``{item: rule}`` (``skipped_by_diff``, ``would_skip``); absent: empty."""
+    value = data.get(key, {})
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        msg = f"{key!r} must map items to the rule that skipped them"
+        raise ValueError(msg)
+    return dict(value)
 
 
 def _check_items_unique(shards: Sequence[ShardPlan]) -> None:

@@ -97,18 +97,28 @@ def make_repo(dest: Path, workflow: dict[str, object], files: dict[str, str | Pa
     return dest
 
 
-def run_act(act: str, repo: Path, work: Path, pip_cache: Path, *, caches_of: ActRun | None = None) -> ActRun:
-    """Run the repo's workflow on a push to main; returns act's exit code, its log and the artifacts folder.
-    ``caches_of``: start with the caches an earlier run saved (a later workflow run of the same repository)."""
+def run_act(
+    act: str,
+    repo: Path,
+    work: Path,
+    pip_cache: Path,
+    *,
+    caches_of: ActRun | None = None,
+    event_name: str = "push",
+    payload: dict[str, object] | None = None,
+) -> ActRun:
+    """Run the repo's workflow on a push to main (or ``event_name`` with ``payload``); returns act's exit code,
+    its log and the artifacts folder. ``caches_of``: start with the caches an earlier run saved (a later
+    workflow run of the same repository)."""
     action = export_project(work / "action")
     root = work / "stand-in-root"
     root.mkdir()
     if caches_of is not None:
         shutil.copytree(caches_of.artifacts.parent / "cache", root / "cache")
     event = work / "event.json"
-    event.write_text(json.dumps({"ref": "refs/heads/main", "repository": {"default_branch": "main"}}))
+    event.write_text(json.dumps(payload or {"ref": "refs/heads/main", "repository": {"default_branch": "main"}}))
     args = [
-        act, "push",
+        act, event_name,
         "-W", ".github/workflows/tests.yml",
         "-e", str(event),
         "-P", "ubuntu-latest=-self-hosted",

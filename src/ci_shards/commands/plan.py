@@ -33,6 +33,9 @@ from ci_shards.plan.planner import plan_items
 from ci_shards.plan.pytest_collect import collect_pytest, portable_rootdir
 from ci_shards.plan.render import render_plan
 from ci_shards.planfile import load_plan
+from ci_shards.select.apply import select_items
+from ci_shards.select.decide import Selection, shrink_shards
+from ci_shards.select.settings import SelectMode
 from ci_shards.timings import TimingsStore, load_timings, merge_stores
 
 DEFAULT_MAX_SHARDS = matrix_mod.GITHUB_MATRIX_MAX
@@ -164,6 +167,31 @@ def add_plan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", metavar="FILE", help="config file (default: ci-shards.yml, else [tool.ci-shards] in pyproject.toml)"
     )
+    select = parser.add_argument_group("change-based selection (docs/selection.md)")
+    select.add_argument(
+        "--select",
+        choices=[m.value for m in SelectMode],
+        help="changed: plan only the items the change can break; shadow: plan everything and record what would"
+        " have been skipped; off (default: config 'select', else off)",
+    )
+    select.add_argument(
+        "--base",
+        metavar="REF",
+        help="the commit the change is diffed against (default: the CI's base, else the merge base with the"
+        " default branch)",
+    )
+    select.add_argument(
+        "--select-coverage",
+        metavar="FILE",
+        help="coverage.json of a full base-branch run: its test-file map joins the selection (default: config"
+        " selection.coverage, else none)",
+    )
+    select.add_argument(
+        "--select-failures",
+        metavar="FILE",
+        help="failures.jsonl (or test ids, one a line) of the last base-branch run: those always run (default:"
+        " config selection.failures, else none)",
+    )
 
 
 ALLOW_EMPTY_HELP = (
@@ -179,7 +207,7 @@ def add_allow_empty(parser: argparse.ArgumentParser) -> None:
 def check_not_empty(plan: Plan, *, allowed: bool, what: str = "the plan") -> None:
     """Exit 1 (``TestsFailed``) with one line when the plan has no items, unless ``--allow-empty``:
     an empty suite must never pass silently (call it after every output was written)."""
-    if not plan.items and not allowed:
+    if not plan.items and not plan.skipped_by_diff and not allowed:
         raise TestsFailed(empty_plan_message(what))
 
 
@@ -354,6 +382,11 @@ def plan_from_options(
     estimates, remap_note = match_timings(
         items, estimates, allow_unmatched=getattr(args, "allow_unmatched_timings", False)
     )
+    all_items = items
+    mode = SelectMode(_pick(getattr(args, "select", None), config.select, SelectMode.OFF))
+    selection = _select(args, config, mode, items, cwd=cwd, rootdir=rootdir, env=env)
+    if selection is not None and mode is SelectMode.CHANGED:
+        items = list(selection.selected)
     options: dict[str, Any] = {
         "granularity": Granularity(_pick(args.granularity, config.granularity, Granularity.AUTO)),
         "keep_together": tuple(args.keep_together or config.keep_together),
@@ -402,7 +435,10 @@ def plan_from_options(
         if not str(shards).isdigit() or int(shards) < 1:
             msg = f"--shards must be a whole number ≥ 1 or auto, not {shards!r}"
             raise UsageError(msg)
-        plan = plan_items(items, estimates, int(shards), **options)
+        count = int(shards)
+        if selection is not None and mode is SelectMode.CHANGED:
+            count = shrink_shards(count, all_items, items, estimates)
+        plan = plan_items(items, estimates, count, **options)
         if overhead:
             note = f"every shard also pays {overhead:g} s of fixed overhead ({overhead_source})"
             plan = dataclasses.replace(plan, shard_overhead_seconds=overhead, notes=(*plan.notes, note))
@@ -413,13 +449,56 @@ def plan_from_options(
             notes=(*plan.notes, *discovery_notes),
         )
     measured = {i: estimates[i] for i in plan.items if i in estimates}
+    skipped = selection.skipped if selection is not None else {}
     return dataclasses.replace(
         plan,
         created_at=_created_at(env),
         rootdir=rootdir,
         notes=(*plan.notes, remap_note) if remap_note else plan.notes,
         measured_ratio=measured_ratio([s.items for s in plan.shards], measured) if plan.unknown_items else None,
+        skipped_by_diff=skipped if mode is SelectMode.CHANGED else {},
+        would_skip=skipped if mode is SelectMode.SHADOW else {},
+        selection=(f"select: {mode.value}", *selection.lines) if selection is not None else (),
     )
+
+
+def _select(
+    args: argparse.Namespace,
+    config: Config,
+    mode: SelectMode,
+    items: Sequence[str],
+    *,
+    cwd: Path,
+    rootdir: str | None,
+    env: Mapping[str, str],
+) -> Selection | None:
+    """The change-based selection (None with ``--select off``); every decision line goes to the console."""
+    if mode is SelectMode.OFF:
+        given = [
+            f
+            for f, v in (
+                ("--base", args.base),
+                ("--select-coverage", args.select_coverage),
+                ("--select-failures", args.select_failures),
+            )
+            if v
+        ]
+        if given:
+            msg = f"{', '.join(given)} apply only to --select changed or shadow (the selection is off)"
+            raise UsageError(msg)
+        return None
+    settings = dataclasses.replace(
+        config.selection,
+        coverage=getattr(args, "select_coverage", None) or config.selection.coverage,
+        failures=getattr(args, "select_failures", None) or config.selection.failures,
+    )
+    selection = select_items(
+        items, cwd=cwd, rootdir=rootdir, env=env, settings=settings, base=getattr(args, "base", None)
+    )
+    console = console_for(env)
+    for line in selection.lines:
+        console.line(f"select ({mode.value}): {line}")
+    return selection
 
 
 # --------------------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ from ci_shards.model import (
 )
 from ci_shards.report.artifacts import ShardArtifact, read_shard_folders
 from ci_shards.report.verdict import Accounting, ShardResult, Verdict, count_failures
+from ci_shards.select.report import selection_report
 
 # the verdict types live in verdict.py, the shard rules in judge.py; they are re-exported here, where
 # callers look for them
@@ -120,6 +121,16 @@ def _choose(
 def _judge_shard(plan: Plan, digest: str, index: int, artifact: ShardArtifact | None) -> Judgement:
     """One planned shard: the folder checks that only aggregate can make (did it arrive, is it from
     this plan), then the shared rules of ``judge.judge_shard``, the same ones ``run`` ended with."""
+    planned = plan.shard(index).items
+    judgement = _judge_arrival(plan, digest, index, artifact)
+    if not planned and plan.skipped_by_diff and judgement.status is ShardStatus.EMPTY:
+        # the change selected nothing for it: its items are accounted as skipped by the diff
+        reason = f"the change selected no items for it ({len(plan.skipped_by_diff)} skipped by the diff)"
+        return Judgement(status=ShardStatus.SKIPPED_BY_DIFF, reason=reason)
+    return judgement
+
+
+def _judge_arrival(plan: Plan, digest: str, index: int, artifact: ShardArtifact | None) -> Judgement:
     planned = plan.shard(index).items
     if artifact is None:
         if not planned:
@@ -339,6 +350,7 @@ def decide(
             _reasons(results, accounting, totals, flaky_result, _empty(plan, results, allow_empty), excused=excused)
         ),
         item_seconds=item_seconds,
+        selection=selection_report(plan, (c for r in results if r.verified for c in r.cases)),
     )
 
 
@@ -346,6 +358,8 @@ _UNVERIFIED_MISSING = "planned but never reported: shard {index}'s results could
 
 
 def _empty(plan: Plan, results: Sequence[ShardResult], allow_empty: bool) -> str:
+    if not plan.items and plan.skipped_by_diff:
+        return ""  # the change selected nothing: every item is accounted for as skipped-by-diff
     executed = sum(
         1
         for result in results

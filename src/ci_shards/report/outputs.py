@@ -88,6 +88,7 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
         },
         "flaky": [case.test_id for _index, case in verdict.flaky],
         "notes": list(verdict.notes),
+        **({"selection": verdict.selection.to_json()} if verdict.selection is not None else {}),
     }
 
 

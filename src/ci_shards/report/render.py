@@ -25,6 +25,7 @@ from ci_shards.report.frames import failing_line
 from ci_shards.report.groups import FailureGroup, group_failures
 from ci_shards.report.triage import Triage
 from ci_shards.report.triage_view import triage_context
+from ci_shards.select import report as select_report
 
 TERMINAL_LIST_LIMIT = 10
 
@@ -79,6 +80,8 @@ def render_terminal(verdict: Verdict) -> str:
         block = _listing(title, names)
         if block:
             lines += ["", *block]
+    if verdict.selection is not None:
+        lines += ["", *(_one_line(line, 400) for line in select_report.terminal_lines(verdict.selection))]
     return "\n".join(lines) + "\n"
 
 
@@ -360,12 +363,16 @@ def _hard_cut(text: str, limits: _Limits) -> str:
     return data + notice
 
 
+def _selection(verdict: Verdict) -> str:
+    return select_report.markdown(verdict.selection) if verdict.selection is not None else ""
+
+
 def render_summary(verdict: Verdict, **kwargs: Any) -> str:
-    return render_markdown(verdict, flavor=Flavor.SUMMARY, **kwargs)
+    return render_markdown(verdict, flavor=Flavor.SUMMARY, **kwargs) + _selection(verdict)
 
 
 def render_comment(verdict: Verdict, *, key: str, **kwargs: Any) -> str:
-    return render_markdown(verdict, flavor=Flavor.COMMENT, marker=comment_marker(key), **kwargs)
+    return render_markdown(verdict, flavor=Flavor.COMMENT, marker=comment_marker(key), **kwargs) + _selection(verdict)
 
 
 def failure_lines(verdict: Verdict) -> list[FailureRecord]:

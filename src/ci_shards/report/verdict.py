@@ -13,6 +13,7 @@ from ci_shards.console import plural
 from ci_shards.errors import EXIT_FAILED, EXIT_OK
 from ci_shards.judge import FlakyResult
 from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Granularity, ShardStatus, Totals
+from ci_shards.select.report import SelectionReport
 
 
 def count_failures(failed: int, errors: int) -> str:
@@ -81,6 +82,7 @@ class Verdict:
         default_factory=dict
     )  # measured seconds per planned item (NaN: a test in it had an implausible time)
     reasons: tuple[str, ...] = ()  # why the run failed, most important first (empty: it passed)
+    selection: SelectionReport | None = None  # plan --select changed|shadow: what was (or would be) skipped
 
     @property
     def passed(self) -> bool:

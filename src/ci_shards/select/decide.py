@@ -1,0 +1,133 @@
+"""The decision: which planned items a change selects, and the rule that skipped each other one. Pure.
+
+Order, first match wins for the whole run:
+1. a reason to run everything decided before (environment, git, a map error) → everything;
+2. an empty diff → everything (an empty diff is never evidence that nothing can break);
+3. a changed file matching a ``global`` glob → everything;
+4. a changed file no map can answer for (and not ignored, not a test file) → everything.
+Otherwise the selected test files are the union of: test files in the change, the maps' answers for
+every changed path (both sides of a rename), and the always-run files and items. Every decision is
+one line in ``Selection.lines``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ci_shards.select.diff import ChangedFile
+from ci_shards.select.maps import TestMap
+from ci_shards.select.paths import first_match, shown
+from ci_shards.select.settings import SelectionSettings
+
+LISTED = 5  # files named per line before "and N more"
+
+
+def _names(paths: Collection[str]) -> str:
+    ordered = sorted(shown(p) for p in paths)
+    more = f" and {len(ordered) - LISTED} more" if len(ordered) > LISTED else ""
+    return ", ".join(ordered[:LISTED]) + more
+
+
+@dataclass(frozen=True, kw_only=True)
+class Selection:
+    """What the selection decided. ``run_all``: why everything runs ("" when a selection applies)."""
+
+    selected: tuple[str, ...]
+    skipped: Mapping[str, str] = field(default_factory=dict)  # item → the rule that skipped it
+    lines: tuple[str, ...] = ()
+    run_all: str = ""
+    changed: tuple[ChangedFile, ...] = ()
+
+
+def run_everything(items: Sequence[str], reason: str, changed: Sequence[ChangedFile] = ()) -> Selection:
+    return Selection(
+        selected=tuple(items), lines=(f"run everything: {reason}",), run_all=reason, changed=tuple(changed)
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlwaysRun:
+    """Items that run whatever the change: marked files, config globs, the last base run's failures."""
+
+    marked_files: frozenset[str] = frozenset()  # test files with @pytest.mark.ci_shards_always
+    failed_items: frozenset[str] = frozenset()  # items that failed or were flaky in the last base run
+
+
+def decide(
+    items: Sequence[str],
+    *,
+    item_paths: Mapping[str, str],
+    changed: Sequence[ChangedFile],
+    maps: Sequence[TestMap],
+    settings: SelectionSettings,
+    always: AlwaysRun = AlwaysRun(),
+) -> Selection:
+    """Select from ``items`` (``item_paths``: each item's test file, relative to the repository root)."""
+    if not changed:
+        return run_everything(items, "the diff against the base is empty")
+    test_files = frozenset(item_paths.values())
+    lines = [f"changed files ({len(changed)}): {_names([c.describe() for c in changed])}"]
+    selected_files: set[str] = set()
+    by_map: dict[str, set[str]] = {}
+    in_change: set[str] = set()
+    ignored: list[str] = []
+    for change in changed:
+        for path in change.paths:
+            glob = first_match(path, settings.global_globs)
+            if glob is not None:
+                return run_everything(items, f"{shown(path)} changed, a global file ({glob!r})", changed)
+            if path in test_files:
+                in_change.add(path)
+                continue
+            answers = {m.name: m.tests_for(path) for m in maps}
+            known = {name: tests for name, tests in answers.items() if tests is not None}
+            if not known:
+                if first_match(path, settings.ignore) is not None:
+                    ignored.append(path)
+                    continue
+                names = ", ".join(m.name for m in maps) or "none configured"
+                return run_everything(items, f"no map knows which tests {shown(path)} affects (maps: {names})", changed)
+            for name, tests in known.items():
+                by_map.setdefault(name, set()).update(tests)
+    if in_change:
+        lines.append(f"test files in the change: {_names(in_change)}")
+        selected_files |= in_change
+    for name, found in sorted(by_map.items()):
+        lines.append(f"{name} map selected {len(found)} test files" + (f": {_names(found)}" if found else ""))
+        selected_files |= found
+    if ignored:
+        lines.append(f"affect no test (ignore globs): {_names(ignored)}")
+    chosen: set[str] = set()
+    reasons = {
+        "marked ci_shards_always": {i for i in items if item_paths[i] in always.marked_files},
+        "config selection.always": {
+            i for i in items if first_match(i, settings.always) or first_match(item_paths[i], settings.always)
+        },
+        "failed or flaky in the last base run": {i for i in items if i in always.failed_items},
+    }
+    for why, hits in reasons.items():
+        if hits:
+            lines.append(f"always run ({why}): {len(hits)} items")
+            chosen |= hits
+    chosen |= {i for i in items if item_paths[i] in selected_files}
+    maps_used = ", ".join(m.name for m in maps)
+    skipped = {i: f"no changed file reaches {item_paths[i]} (maps: {maps_used})" for i in items if i not in chosen}
+    lines.append(f"selected {len(chosen)} of {len(items)} items; {len(skipped)} skipped by the diff")
+    return Selection(
+        selected=tuple(i for i in items if i in chosen), skipped=skipped, lines=tuple(lines), changed=tuple(changed)
+    )
+
+
+def shrink_shards(count: int, items: Sequence[str], selected: Sequence[str], estimates: Mapping[str, float]) -> int:
+    """A fixed shard count scaled to the selected share of the work (at least 1, at most ``count``), so
+    a change that selects a fifth of the suite runs on about a fifth of the machines. Items without an
+    estimate count as the mean of the known ones (or 1 s each when none is known)."""
+    known = [estimates[i] for i in items if i in estimates]
+    fallback = sum(known) / len(known) if known else 1.0
+    total = sum(estimates.get(i, fallback) for i in items)
+    chosen = sum(estimates.get(i, fallback) for i in selected)
+    if total <= 0 or not selected:
+        return 1
+    return max(1, min(count, len(selected), math.ceil(count * chosen / total)))

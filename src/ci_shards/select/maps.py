@@ -1,0 +1,99 @@
+"""The maps that link a changed file to the test files it can break, besides the import map. Pure.
+
+Every map answers ``tests_for(path)``: a set of test files, or None when it cannot say anything about
+that path. The decision unions the answers; a path no map can answer for runs everything.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from ci_shards.select.paths import matches
+
+COVERAGE_SCHEMA: Final = "ci-shards/coverage@1"
+
+
+class TestMap(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def tests_for(self, path: str) -> frozenset[str] | None: ...
+
+
+class MapError(ValueError):
+    """A map source is unusable (unreadable coverage.json, a file the import map cannot parse)."""
+
+
+@dataclass(frozen=True)
+class TouchfilesMap:
+    """``touchfiles`` from the config: test globs → the source globs they depend on."""
+
+    rules: Mapping[str, tuple[str, ...]]
+    test_files: frozenset[str]
+    name: str = "touchfiles"
+
+    def tests_for(self, path: str) -> frozenset[str] | None:
+        hits = [test_glob for test_glob, sources in self.rules.items() if any(matches(path, s) for s in sources)]
+        if not hits:
+            return None
+        return frozenset(t for t in self.test_files if any(matches(t, g) for g in hits))
+
+
+@dataclass(frozen=True)
+class CoverageMap:
+    """The test files that executed each source file in a full run on the base branch (coverage.json).
+
+    An entry counts only while the file is as it was measured: its sha256 at the base equals the
+    recorded one (``base_sha256``), else the map says nothing about it (stale)."""
+
+    executed_by: Mapping[str, tuple[str, frozenset[str]]]  # path → (sha256, test files)
+    unmeasured: Mapping[str, str]  # path → sha256 of a tracked file no test executed
+    base_sha256: Mapping[str, str]  # path → sha256 of its content at the base (absent: not there)
+    name: str = "coverage"
+
+    def tests_for(self, path: str) -> frozenset[str] | None:
+        base = self.base_sha256.get(path)
+        if base is None:
+            return None
+        entry = self.executed_by.get(path)
+        if entry is not None:
+            return entry[1] if entry[0] == base else None
+        return frozenset() if self.unmeasured.get(path) == base else None
+
+
+def coverage_entries(data: Any) -> tuple[dict[str, tuple[str, frozenset[str]]], dict[str, str]]:
+    """The adapter over coverage.json's documented shape (docs/selection.md, "The maps"): per file its ``sha256``
+    and ``test_files``; ``unmeasured`` files by sha256. Only a complete fold is usable: a partial one
+    misses a shard's tests. Raises ``MapError`` naming the problem."""
+    if not isinstance(data, Mapping) or data.get("schema") != COVERAGE_SCHEMA:
+        msg = f"not a {COVERAGE_SCHEMA} file"
+        raise MapError(msg)
+    completeness = data.get("completeness")
+    complete = data.get("state") == "complete" or (isinstance(completeness, Mapping) and completeness.get("complete"))
+    if not complete:
+        msg = "the coverage is partial (a shard's data is missing), so it cannot say which tests ran a file"
+        raise MapError(msg)
+    files = data.get("files")
+    if not isinstance(files, Mapping):
+        msg = "'files' is missing or not a mapping"
+        raise MapError(msg)
+    executed: dict[str, tuple[str, frozenset[str]]] = {}
+    for path, entry in files.items():
+        tests = entry.get("test_files") if isinstance(entry, Mapping) else None
+        sha = entry.get("sha256") if isinstance(entry, Mapping) else None
+        if not isinstance(tests, Mapping) or not isinstance(sha, str):
+            msg = f"files[{path!r}] has no 'sha256' and 'test_files' (recorded without --coverage-map?)"
+            raise MapError(msg)
+        executed[str(path)] = (sha, frozenset(str(t) for t in tests))
+    raw = data.get("unmeasured")
+    unmeasured = {str(k): v for k, v in raw.items() if isinstance(v, str)} if isinstance(raw, Mapping) else {}
+    return executed, unmeasured
+
+
+def share(selected: Iterable[float], total: float) -> float:
+    """``selected`` seconds as a share of ``total`` (0 when there is no time at all)."""
+    value = sum(selected)
+    return value / total if total > 0 and math.isfinite(total) else 0.0
