@@ -185,6 +185,7 @@ def test_every_output_comes_from_a_step() -> None:
 
 # --- action.yml and the CLI agree -----------------------------------------------------------------------------
 
+
 def subcommand_options(name: str) -> set[str] | None:
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
