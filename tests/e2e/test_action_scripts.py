@@ -116,13 +116,15 @@ def test_a_broken_quote_in_pytest_args_stops_the_plan_with_one_line(cli: None, t
 def test_run_passes_test_command_words_as_given(cli: None, tmp_path: Path) -> None:
     (tmp_path / "items.txt").write_text("one\ntwo\n")
     plan_into_temp(tmp_path, "1")
-    record = "import json, sys; open('argv.json', 'w').write(json.dumps(sys.argv[1:]))"
+    record = "import json, os, sys; open('argv.json', 'w').write(json.dumps([*sys.argv[1:], *os.environ]))"
     command = f'{sys.executable} -c "{record}" \'two words\' "$HOME" {{items}}'
     inputs = {"shard": "1/1", "test-command": command, "timeout": "1m", "retries": "0", "artifact-prefix": "p"}
+    inputs["github-token"] = "t0ken-value"
     done = run_step("Run the shard", tmp_path, inputs, {"GITHUB_RUN_ATTEMPT": "3"})
     # The recorder writes no JUnit, so the shard cannot pass; the point here is the argv it was given.
     argv = json.loads((tmp_path / "argv.json").read_text())
-    assert argv == ["two words", "$HOME", "one", "two"], done.stderr
+    assert argv[:4] == ["two words", "$HOME", "one", "two"], done.stderr
+    assert "CI_SHARDS_INPUTS" not in argv[4:]  # the inputs (and the token in them) stay out of the tests' env
     assert (temp(tmp_path) / "ci-shards-results" / "shard-1-of-1" / "outcome.json").is_file()
     assert "artifact-name<<" in (tmp_path / "output.txt").read_text()
     assert "\np-shard-1-of-1-a3\n" in (tmp_path / "output.txt").read_text()

@@ -124,5 +124,8 @@ STEPS: dict[str, Callable[[Mapping[str, str]], int]] = {
 
 
 def run_step(name: str) -> int:
+    env = dict(os.environ)
+    # The inputs hold github-token: the test command (and pytest's collection) must not inherit them.
+    os.environ.pop(INPUTS_ENV, None)
     sys.stdout.flush()
-    return STEPS[name](os.environ)
+    return STEPS[name](env)
