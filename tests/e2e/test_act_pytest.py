@@ -174,17 +174,15 @@ def test_a_filter_that_selects_nothing_fails_the_workflow_and_the_summary_says_n
     act: str, pip_cache: Path, tmp_path: Path
 ) -> None:
     workflow = example_workflow()
-    plan_step = next(s for s in workflow["jobs"]["plan"]["steps"] if s.get("with", {}).get("command") == "plan")
-    plan_step["with"]["pytest-args"] = "tests -k nonexistent_name"
-    # `-k` only reaches a plan made by pytest's collection: discovery (the default since issue 10) reads files
-    # and ignores option words, as docs/planning.md says
-    plan_step["with"]["discover"] = False
-    plan_step["with"]["python"] = "python"  # collection needs pytest: set it up as the shard jobs do
+    plan_steps = workflow["jobs"]["plan"]["steps"]
+    plan_step = next(s for s in plan_steps if s.get("with", {}).get("command") == "plan")
+    # -k filters collected node ids: the plan must collect (discover: false, which the example's default of
+    # discovering files would not filter), so the plan job gets the test job's Python and pytest first.
     setup = [
         s for s in workflow["jobs"]["test"]["steps"] if "setup-python" in s.get("uses", "") or "pip" in s.get("run", "")
     ]
-    plan_steps = workflow["jobs"]["plan"]["steps"]
     plan_steps[plan_steps.index(plan_step) : plan_steps.index(plan_step)] = setup
+    plan_step["with"].update({"pytest-args": "tests -k nonexistent_name", "discover": "false", "python": "python"})
     repo = make_repo(tmp_path / "repo", workflow, demo_files())
 
     run = run_act(act, repo, tmp_path, pip_cache)

@@ -3,6 +3,6 @@ its subcommands and sets ``handler`` (a function ``(args: argparse.Namespace) ->
 
 from __future__ import annotations
 
-from ci_shards.commands import aggregate, coverage, plan, run
+from ci_shards.commands import aggregate, coverage, gha, plan, run
 
-MODULES = (plan, run, aggregate, coverage)
+MODULES = (plan, run, aggregate, coverage, gha)
