@@ -29,6 +29,12 @@ JUNIT_WRITER = (
 )
 WRITE_JUNIT = [sys.executable, "-c", JUNIT_WRITER, "{junit}"]
 
+
+def _local(flag: str) -> list[str]:
+    """``local`` over one item with ``flag`` naming the output."""
+    return ["local", "--items", "items.txt", "--shards", "1", "--jobs", "1", flag, "{out}", "--", *WRITE_JUNIT]
+
+
 # (subcommand, flag) -> the arguments around it; "{out}" is where the flag's value goes.
 OUTPUT_CASES: dict[tuple[str, str], list[str]] = {
     ("plan", "--output"): ["plan", "--items", "items.txt", "--shards", "2", "-o", "{out}"],
@@ -43,71 +49,10 @@ OUTPUT_CASES: dict[tuple[str, str], list[str]] = {
     ("aggregate", "--comment-out"): ["aggregate", "--plan", "plan.json", "shards", "--comment-out", "{out}"],
     ("aggregate", "--coverage-out"): ["aggregate", "--plan", "plan.json", "shards", "--coverage-out", "{out}"],
     ("run", "--out"): ["run", "--plan", "one.json", "--shard", "1/1", "--out", "{out}", "--", *WRITE_JUNIT],
-    ("local", "--merged-junit"): [
-        "local",
-        "--items",
-        "items.txt",
-        "--shards",
-        "1",
-        "--jobs",
-        "1",
-        "--merged-junit",
-        "{out}",
-        "--",
-        *WRITE_JUNIT,
-    ],
-    ("local", "--summary"): [
-        "local",
-        "--items",
-        "items.txt",
-        "--shards",
-        "1",
-        "--jobs",
-        "1",
-        "--summary",
-        "{out}",
-        "--",
-        *WRITE_JUNIT,
-    ],
-    ("local", "--failures"): [
-        "local",
-        "--items",
-        "items.txt",
-        "--shards",
-        "1",
-        "--jobs",
-        "1",
-        "--failures",
-        "{out}",
-        "--",
-        *WRITE_JUNIT,
-    ],
-    ("local", "--timings-out"): [
-        "local",
-        "--items",
-        "items.txt",
-        "--shards",
-        "1",
-        "--jobs",
-        "1",
-        "--timings-out",
-        "{out}",
-        "--",
-        *WRITE_JUNIT,
-    ],
-    ("local", "--out"): [
-        "local",
-        "--items",
-        "items.txt",
-        "--shards",
-        "1",
-        "--jobs",
-        "1",
-        "--out",
-        "{out}",
-        "--",
-        *WRITE_JUNIT,
-    ],
+    **{
+        ("local", flag): _local(flag)
+        for flag in ("--out", "--merged-junit", "--summary", "--failures", "--timings-out")
+    },
 }
 FOLDER_FLAGS = {
     ("run", "--out"),
