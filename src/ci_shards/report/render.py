@@ -67,7 +67,7 @@ def render_terminal(verdict: Verdict) -> str:
             f"{fmt_seconds(shard.estimated_seconds):>8}  {_one_line(note, 100)}"
         )
     unit = verdict.accounting.unit
-    failed = [f"{r.test_id} — {r.message}" for r in verdict.failures if r.kind in _BAD_KINDS]
+    failed = [f"{r.test_id} — {r.message}" for r in failure_lines(verdict)]
     flaky = [case.test_id for _index, case in verdict.flaky]
     for title, names in (
         ("failed tests", failed),
@@ -107,6 +107,13 @@ _STATUS_ICON: Final = {
     ShardStatus.ERROR: "💥",
 }
 _BAD_KINDS: Final = (FailureKind.FAILED, FailureKind.ERROR, FailureKind.TIMED_OUT)
+
+
+def failure_lines(verdict: Verdict) -> list[FailureRecord]:
+    """The failures of tests a reader acts on (failed, errored, timed out; not flaky, not-run or
+    shard-level records, which the reports show apart): the failures section, the terminal list and
+    what ``local`` prints after its table."""
+    return [r for r in verdict.failures if r.kind in _BAD_KINDS]
 
 
 class Flavor(str, Enum):
@@ -281,7 +288,7 @@ def render_markdown(
     template = _environment().get_template("verdict.md.j2")
     cases = {c.test_id: c for c in verdict.cases}
     types = {test_id: c.type for test_id, c in cases.items() if c.type}
-    groups = group_failures((r for r in verdict.failures if r.kind in _BAD_KINDS), types)
+    groups = group_failures(failure_lines(verdict), types)
     detail = Detail(limits.trace_chars, limits.message_chars, limits.ids_per_group)
     # no report can show more than budget/60 entries: never build views for the rest
     candidates = [group_view(g, detail, _location(g.first, cases)) for g in groups[: limits.budget // 60]]
@@ -373,9 +380,3 @@ def render_summary(verdict: Verdict, **kwargs: Any) -> str:
 
 def render_comment(verdict: Verdict, *, key: str, **kwargs: Any) -> str:
     return render_markdown(verdict, flavor=Flavor.COMMENT, marker=comment_marker(key), **kwargs) + _selection(verdict)
-
-
-def failure_lines(verdict: Verdict) -> list[FailureRecord]:
-    """The failure records a reader acts on (failed, errored, timed out, shard-level): what ``local``
-    prints after its table."""
-    return [r for r in verdict.failures if r.kind in _BAD_KINDS]
