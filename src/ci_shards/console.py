@@ -37,9 +37,10 @@ def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def plural(count: int, noun: str) -> str:
-    """``1 test``, ``2 tests``, ``0 errors``: a count and its noun, in agreement."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+def plural(count: int, noun: str, nouns: str = "") -> str:
+    """``1 test``, ``2 tests``, ``0 errors``: a count and its noun, in agreement (``nouns`` for an irregular
+    plural). Every count a user reads goes through it, so no report says "1 items"."""
+    return f"{count} {noun}" if count == 1 else f"{count} {nouns or noun + 's'}"
 
 
 def fmt_seconds(seconds: float) -> str:

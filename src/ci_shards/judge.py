@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final
 
+from ci_shards.console import plural
 from ci_shards.model import CaseOutcome, CaseResult, FailureKind, ShardStatus, owning_item
 
 # the runner's shard-level pseudo test (no report, a crash): a failure, but neither planned nor unplanned
@@ -65,7 +66,7 @@ class Judgement:
 
 
 UNVERIFIED: Final = (
-    "its results name none of its {planned} planned items, so they count as missing "
+    "its results name none of its {planned}, so they count as missing "
     "(results could not be matched to plan items, e.g. JUnit without file attributes)"
 )
 UNVERIFIED_NOTHING_PLANNED: Final = "it was planned no items but reported tests that no planned item owns"
@@ -108,7 +109,7 @@ def judge_shard(
         return Judgement(status=ShardStatus.FAILED, reason="no junit.xml although the runner reported success")
     own = frozenset(planned)
     if not verified(own, cases):
-        why = UNVERIFIED.format(planned=len(planned)) if planned else UNVERIFIED_NOTHING_PLANNED
+        why = UNVERIFIED.format(planned=plural(len(planned), "planned item")) if planned else UNVERIFIED_NOTHING_PLANNED
         if reported.is_success:
             return Judgement(status=ShardStatus.FAILED, reason=why, verified=False)
         return Judgement(status=reported, reason=_with(reason or _default_reason(reported), why), verified=False)
@@ -118,10 +119,11 @@ def judge_shard(
         return Judgement(status=reported, reason=reason)
     bad = sum(c.outcome.is_bad for c in cases)
     if bad:
-        why = f"{bad} tests failed although the runner reported {reported.value}"
+        why = f"{plural(bad, 'test')} failed although the runner reported {reported.value}"
         return Judgement(status=ShardStatus.FAILED, reason=why)
     if reported is ShardStatus.EMPTY and planned:
-        return Judgement(status=ShardStatus.FAILED, reason=f"reported empty, but the plan gave it {len(planned)} items")
+        why = f"reported empty, but the plan gave it {plural(len(planned), 'item')}"
+        return Judgement(status=ShardStatus.FAILED, reason=why)
     if planned and not cases:
         return Judgement(status=ShardStatus.FAILED, reason="no tests ran although the plan gave it items")
     return Judgement(status=reported, reason=reason)
@@ -150,5 +152,7 @@ def empty_run_reason(*, planned_items: int, executed_tests: int, allow_empty: bo
     if planned_items == 0:
         return EMPTY_PLAN
     if executed_tests == 0:
-        return f"{NO_TESTS_RAN}: {planned_items} items were planned, but every test was skipped or none reported"
+        were = "was" if planned_items == 1 else "were"
+        planned = f"{plural(planned_items, 'item')} {were} planned"
+        return f"{NO_TESTS_RAN}: {planned}, but every test was skipped or none reported"
     return ""

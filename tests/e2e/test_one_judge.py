@@ -191,7 +191,7 @@ def test_run_in_which_every_test_was_skipped_fails_the_verdict(tmp_path: Path) -
     assert run.returncode == 0, run.stderr  # a shard whose tests are skipped on this platform passes
     code, verdict = aggregate_json(tmp_path)
     assert code == 1
-    assert verdict["reasons"][0].startswith("no tests ran: 1 items were planned")
+    assert verdict["reasons"][0].startswith("no tests ran: 1 item was planned")
 
 
 # ---- each misuse is exit 2 with one line (issue 8, "Also")

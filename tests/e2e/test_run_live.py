@@ -66,7 +66,7 @@ def test_github_folds_each_batch_and_rerun_and_fences_test_output(tmp_path: Path
     lines = proc.stderr.splitlines()
     groups = [line for line in lines if line.startswith("::group::")]
     assert groups[0] == "::group::ci-shards shard-1-of-1: run, batch 1/1, 2 items"  # no command: ids are untrusted
-    assert groups[1] == "::group::ci-shards shard-1-of-1: re-run 1, batch 1/1, 1 items"
+    assert groups[1] == "::group::ci-shards shard-1-of-1: re-run 1, batch 1/1, 1 item"
     first = lines.index(groups[0])
     assert "steady output" in "\n".join(lines[first : lines.index("::endgroup::", first)])
     assert _fenced(proc.stderr, "pwned-by-test")

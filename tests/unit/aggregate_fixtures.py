@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ci_shards.console import plural
 from ci_shards.facts import RunnerFacts
 from ci_shards.junit import write_junit
 from ci_shards.model import (
@@ -82,7 +83,7 @@ def write_shard(
         shard_index=index,
         shard_total=plan.total,
         status=status,
-        reason="" if status is ShardStatus.PASSED else f"{len(bad)} tests failed",
+        reason="" if status is ShardStatus.PASSED else f"{plural(len(bad), 'test')} failed",
         exit_code=1 if bad else 0,
         started_at="2026-11-30T00:59:00Z",
         finished_at=finished_at,

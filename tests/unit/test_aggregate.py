@@ -312,14 +312,14 @@ def test_unmappable_results_fail_as_unverified_and_their_items_are_missing(tmp_p
     assert not first.verified
     assert first.status is ShardStatus.FAILED
     assert first.reason == (
-        "its results name none of its 1 planned items, so they count as missing "
+        "its results name none of its 1 planned item, so they count as missing "
         "(results could not be matched to plan items, e.g. JUnit without file attributes)"
     )
     assert verdict.shards[1].status is ShardStatus.PASSED
     assert verdict.exit_code == 1
-    assert "results of shard(s) #1 could not be matched to plan items" in verdict.reasons
-    assert "unverified: its results name none of its 1 planned items" in render_terminal(verdict)
-    assert "shard(s) 1 name no planned item" in render_summary(verdict)
+    assert "results of shard #1 could not be matched to plan items" in verdict.reasons
+    assert "unverified: its results name none of its 1 planned item" in render_terminal(verdict)
+    assert "shard 1 name no planned item" in render_summary(verdict)
     assert "their planned files count as missing and the run fails" in render_summary(verdict)
 
 
@@ -337,7 +337,7 @@ def test_shard_that_ran_only_unplanned_tests_fails_and_names_its_items(tmp_path)
     assert verdict.shards[1].status is ShardStatus.FAILED
     assert verdict.reasons == (
         "1 of 2 shards did not pass (#2 failed)",
-        "results of shard(s) #2 could not be matched to plan items",
+        "results of shard #2 could not be matched to plan items",
         "1 planned test never ran",
     )
     not_run = [r for r in verdict.failures if r.kind is FailureKind.NOT_RUN]
@@ -493,7 +493,7 @@ def test_a_run_where_every_test_was_skipped_fails_unless_allow_empty(tmp_path):
     verdict = aggregate_dirs(plan, [tmp_path])
     assert verdict.shards[0].status is ShardStatus.PASSED
     assert verdict.exit_code == 1
-    assert verdict.reasons[0].startswith("no tests ran: 1 items were planned")
+    assert verdict.reasons[0].startswith("no tests ran: 1 item was planned")
     assert aggregate_dirs(plan, [tmp_path], allow_empty=True).exit_code == 0
 
 

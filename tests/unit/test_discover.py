@@ -151,9 +151,9 @@ def test_merge_plans_new_files_whole_and_drops_deleted_ones():
     assert found.estimates["tests/test_new.py"] == 6.0  # the median file: 0.5, 6 and 10 s
     assert (found.dropped_items, found.dropped_files) == (2, 1)
     assert found.notes == [
-        "1 test file(s) without timings planned whole, each estimated at 6.0 s (the median known file):"
+        "1 test file without timings planned whole, each estimated at 6.0 s (the median known file):"
         " tests/test_new.py",
-        "dropped the timings of 2 item(s) in 1 file(s) no longer on disk",
+        "dropped the timings of 2 items in 1 file no longer on disk",
     ]
     assert merge_with_timings(["t.py"], {}, bool).estimates == {"t.py": 1.0}
 
@@ -208,8 +208,8 @@ def test_plan_discover_merges_files_on_disk_with_the_timings(suite, capsys):
     assert not [i for i in planned if "test_deleted" in i]
     assert plan.unknown_items == 1
     assert "discovered 3 test files in tests (settings from pyproject.toml" in err
-    assert "dropped the timings of 1 item(s) in 1 file(s) no longer on disk" in err
-    assert "1 test file(s) without timings planned whole" in err
+    assert "dropped the timings of 1 item in 1 file no longer on disk" in err
+    assert "1 test file without timings planned whole" in err
     # every file is covered exactly once: whole, or by its test ids in the shards it was cut into
     files = {i.split("::")[0] for i in planned}
     assert files == {"tests/test_a.py", "tests/test_b.py", "tests/test_new.py"}

@@ -37,7 +37,7 @@ def test_tests_that_name_none_of_the_planned_items_fail_the_shard_unverified() -
         planned=["a.py", "b.py"], reported=ShardStatus.PASSED, reason="", cases=[case_for("zzz.py::test_z")]
     )
     assert (judged.status, judged.verified) == (ShardStatus.FAILED, False)
-    assert judged.reason == UNVERIFIED.format(planned=2)
+    assert judged.reason == UNVERIFIED.format(planned="2 planned items")
     # judging the folder again (aggregate after run) changes nothing, not even the reason
     again = judge_shard(
         planned=["a.py", "b.py"], reported=judged.status, reason=judged.reason, cases=[case_for("zzz.py::test_z")]
@@ -66,7 +66,7 @@ def test_a_failed_test_fails_a_shard_that_reported_passed() -> None:
     judged = judge_shard(
         planned=["t.py"], reported=ShardStatus.PASSED, reason="", cases=[case_for("t.py::x", CaseOutcome.FAILED)]
     )
-    assert (judged.status, judged.reason) == (ShardStatus.FAILED, "1 tests failed although the runner reported passed")
+    assert (judged.status, judged.reason) == (ShardStatus.FAILED, "1 test failed although the runner reported passed")
 
 
 def test_exit_code_only_shard_keeps_its_status_and_missing_junit_fails_a_success() -> None:

@@ -104,7 +104,7 @@ def test_auto_cuts_a_file_only_when_balance_needs_it():
     plan = plan_items(items, durations, 2)
     assert plan.estimated_makespan == 6.0 == plan.lower_bound_seconds
     assert plan.files_cut == 1
-    assert "1 file(s) cut to balance, each setting up once per shard it is in: tests/big.py (2 shards)" in plan.notes
+    assert "1 file cut to balance, each setting up once per shard it is in: tests/big.py (2 shards)" in plan.notes
     balanced = [f"tests/f{n}.py::t{i}" for n in range(4) for i in range(3)]
     plan = plan_items(balanced, {i: 1.0 for i in balanced}, 2)
     assert plan.files_cut == 0

@@ -176,7 +176,7 @@ def test_unmappable_report_fails_unverified_with_every_item_not_run() -> None:
         shard_index=1, shard_name="s", planned=["./pkg/..."], runs=[run(case("github.com/x::TestY"))], policy=Policy()
     )
     assert verdict.status is ShardStatus.FAILED
-    assert "name none of its 1 planned items" in verdict.reason
+    assert "name none of its 1 planned item" in verdict.reason
     assert verdict.not_run == ("./pkg/...",)
 
 
@@ -246,7 +246,7 @@ def test_a_collection_error_alone_is_no_unverified_shard() -> None:
     broken = Run(rerun=0, items=("a.py::t1",), exit_code=1, signal=None, report=Report(collect_errors=(error,)))
     verdict = decide(shard_index=1, shard_name="s", planned=["a.py::t1"], runs=[broken], policy=Policy())
     assert verdict.status is ShardStatus.FAILED
-    assert verdict.reason.startswith("1 collection error(s)")
+    assert verdict.reason.startswith("1 collection error:")
     assert "name none of" not in verdict.reason
     assert verdict.not_run == ("a.py::t1",)
 

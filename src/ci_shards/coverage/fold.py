@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ci_shards.console import strip_control
+from ci_shards.console import plural, strip_control
 from ci_shards.coverage.artifact import (
     Completeness,
     CoverageArtifact,
@@ -58,7 +58,7 @@ def shard_state(*, index: int, planned: int, outcome: Outcome | None, problem: s
     if lost:
         return ShardCoverage(index=index, state=ShardState.LOST, detail=lost)
     if outcome.status in _INCOMPLETE or outcome.not_run:
-        why = _INCOMPLETE.get(outcome.status) or f"{len(outcome.not_run)} planned items never ran"
+        why = _INCOMPLETE.get(outcome.status) or f"{plural(len(outcome.not_run), 'planned item')} never ran"
         return ShardCoverage(index=index, state=ShardState.INCOMPLETE, detail=why)
     return ShardCoverage(index=index, state=ShardState.FOLDED)
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from ci_shards.console import plural
 from ci_shards.errors import InputError
 from ci_shards.model import Plan, ShardPlan, item_file
 from ci_shards.plan.collect import glob_items
@@ -205,12 +206,13 @@ class Discovery:
                 f" and {len(self.new_files) - 5} more" if len(self.new_files) > 5 else ""
             )
             notes.append(
-                f"{len(self.new_files)} test file(s) without timings planned whole, each estimated at"
+                f"{plural(len(self.new_files), 'test file')} without timings planned whole, each estimated at"
                 f" {seconds:.1f} s (the median known file): {listed}"
             )
         if self.dropped_items:
             notes.append(
-                f"dropped the timings of {self.dropped_items} item(s) in {self.dropped_files} file(s) no longer on disk"
+                f"dropped the timings of {plural(self.dropped_items, 'item')} in {plural(self.dropped_files, 'file')}"
+                " no longer on disk"
             )
         return notes
 

@@ -28,6 +28,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
+from ci_shards.console import plural
 from ci_shards.errors import UsageError
 from ci_shards.model import Granularity, Plan, ShardPlan, item_file, pick_unowned_shard
 from ci_shards.plan.estimates import apply_weights, estimate
@@ -244,10 +245,10 @@ def plan_items(
     ]
     empty = [i + 1 for i, b in enumerate(bins) if not b]
     if empty:
-        unit = "files" if granularity is Granularity.FILE else "items"
+        unit = "file" if granularity is Granularity.FILE else "item"
         available = len(build_units(atoms)) if granularity is Granularity.FILE else len(atoms)
         all_notes.append(
-            f"{len(empty)} of {shards} shards are empty ({_ranges(empty)}): only {available} {unit} to share;"
+            f"{len(empty)} of {shards} shards are empty ({_ranges(empty)}): only {plural(available, unit)} to share;"
             " an empty shard passes as 'empty'"
         )
     shard_plans = tuple(
@@ -315,7 +316,7 @@ def _cut_note(spread: Mapping[str, int], granularity: Granularity) -> str | None
         return None
     listed = ", ".join(f"{f} ({-n} shards)" for n, f in cut[:CUT_NOTE_FILES])
     more = f" and {len(cut) - CUT_NOTE_FILES} more" if len(cut) > CUT_NOTE_FILES else ""
-    return f"{len(cut)} file(s) cut to balance, each setting up once per shard it is in: {listed}{more}"
+    return f"{plural(len(cut), 'file')} cut to balance, each setting up once per shard it is in: {listed}{more}"
 
 
 def fragmentation(plan: Plan) -> float:

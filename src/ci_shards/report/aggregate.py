@@ -399,7 +399,8 @@ def _reasons(
     unit = accounting.unit
     if accounting.unverified_shards:
         listed = ", ".join(f"#{i}" for i in accounting.unverified_shards)
-        reasons.append(f"results of shard(s) {listed} could not be matched to plan items")
+        shards = "shard" if len(accounting.unverified_shards) == 1 else "shards"
+        reasons.append(f"results of {shards} {listed} could not be matched to plan items")
     if accounting.missing:
         reasons.append(f"{plural(len(accounting.missing), 'planned ' + unit)} never ran")
     if accounting.duplicated:

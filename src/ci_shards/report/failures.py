@@ -21,11 +21,6 @@ SHARDS_NAMED = 10  # a group names at most this many of its shards, then "…"
 _PYTEST_ID = re.compile(r"[^\s:]+\.py(?:::|$)")
 
 
-def plural(count: int, word: str, words: str = "") -> str:
-    """``1 test``, ``2 tests`` (``words`` for an irregular plural)."""
-    return f"{count} {word if count == 1 else (words or word + 's')}"
-
-
 def failure_counts(totals: Totals) -> str:
     """How many tests went wrong, as every report says it (``verdict.count_failures``)."""
     return count_failures(totals.failed, totals.errors)

@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
-from ci_shards.console import escape_data, escape_property, strip_control
+from ci_shards.console import escape_data, escape_property, plural, strip_control
 from ci_shards.errors import InputError
 from ci_shards.model import FailureKind, FailureRecord
 from ci_shards.report import md
 from ci_shards.report.aggregate import Verdict
-from ci_shards.report.failures import plural
 from ci_shards.report.frames import failing_line
 from ci_shards.report.groups import message_of
 
@@ -192,7 +191,7 @@ def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, 
             0,
             FailureRecord(
                 shard=missing[0].shard,
-                test_id=f"{len(missing)} planned items never ran",
+                test_id=f"{plural(len(missing), 'planned item')} never ran",
                 kind=FailureKind.NOT_RUN,
                 message=f"never reported by any shard: {first}{more}",
             ),

@@ -182,7 +182,7 @@ def _shard_row(shard: ShardResult, total: int) -> dict[str, Any]:
         "actual": fmt_seconds(shard.elapsed_seconds),
         "estimated": fmt_seconds(shard.estimated_seconds),
         "delta": _pct(shard.elapsed_seconds, shard.estimated_seconds) if shard.source else "–",
-        "note": md.inline(_ONE_PLURAL.sub(r"1 \1", note), 300),
+        "note": md.inline(note, 300),
     }
 
 
@@ -226,7 +226,7 @@ def _context(
     return {
         "flavor": flavor.value,
         "passed": verdict.passed,
-        "headline_reasons": [md.inline(r, 400) for r in headline_reasons(verdict)],
+        "headline_reasons": [md.inline(r, 400) for r in verdict.reasons],
         "totals": t,
         "wall": fmt_seconds(actual),
         "shard_count": verdict.total_shards,
@@ -321,16 +321,6 @@ def render_markdown(
     if _size(text, limits) > limits.budget:  # pathological (e.g. a million shards): hard cut, still valid
         text = _hard_cut(text, limits)
     return text
-
-
-# aggregate words the test count the one way every report shares (verdict.count_failures: under
-# --fail-on new it counts only the failures that fail the build); older wording is mended here
-_ONE_PLURAL: Final = re.compile(r"(?<![\d.,])\b1 ((?:planned )?(?:test|file|item|shard))s\b")
-
-
-def headline_reasons(verdict: Verdict) -> list[str]:
-    """The verdict's reasons as the reports word them: "1 planned test" rather than "1 planned tests"."""
-    return [_ONE_PLURAL.sub(r"1 \1", r) for r in verdict.reasons]
 
 
 def _location(record: FailureRecord, cases: Mapping[str, CaseResult]) -> Location:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ci_shards.console import fmt_duration
+from ci_shards.console import fmt_duration, plural
 from ci_shards.judge import (
     COLLECTION_ERROR_TYPE,
     NO_REPORT_TYPE,
@@ -406,15 +406,16 @@ def _failed_or_passed(
 ) -> ShardStatus:
     before = len(problems)
     if collect_errors:
-        problems.append(f"{len(collect_errors)} collection error(s): {collect_errors[0].test_id}")
+        problems.append(f"{plural(len(collect_errors), 'collection error')}: {collect_errors[0].test_id}")
     if report_problems and not policy.accept_exit_code:
         problems.append(report_problems[0])
     bad = [c for c in merged if c.outcome.is_bad]
     if bad:
-        problems.append(f"{len(bad)} test(s) failed, first: {bad[0].test_id}")
+        problems.append(f"{plural(len(bad), 'test')} failed, first: {bad[0].test_id}")
     flaky = [c for c in merged if c.flaky]
     if flaky and policy.flaky_result is FlakyResult.FAIL:
-        problems.append(f"{len(flaky)} flaky test(s) count as failures (--flaky-result fail)")
+        verb = "counts" if len(flaky) == 1 else "count"
+        problems.append(f"{plural(len(flaky), 'flaky test')} {verb} as failures (--flaky-result fail)")
     usable = not report_problems or policy.accept_exit_code
     if usable and not merged and not collect_errors and not policy.accept_exit_code:
         problems.append("zero tests executed")
@@ -431,7 +432,8 @@ def _failed_or_passed(
     if not_run:
         files = sorted({item_file(i) for i in not_run})
         problems.append(
-            f"{len(not_run)} planned items were never reported, in {len(files)} file(s), first: {not_run[0]}"
+            f"{plural(len(not_run), 'planned item')} {'was' if len(not_run) == 1 else 'were'} never reported,"
+            f" in {plural(len(files), 'file')}, first: {not_run[0]}"
         )
     return ShardStatus.FAILED if len(problems) > before else ShardStatus.PASSED
 

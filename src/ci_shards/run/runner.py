@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_shards.console import Console, fmt_duration
+from ci_shards.console import Console, fmt_duration, plural
 from ci_shards.coverage import collect as coverage_collect
 from ci_shards.errors import InputError, UsageError
 from ci_shards.globs import match_files
@@ -249,13 +249,13 @@ class _ShardRun:
             argv = cmd.expand(template, items=items, items_file=str(items_file), junit=str(junit_path))
         label = f"re-run {rerun}" if rerun else "run"
         header = (
-            f"==> ci-shards {self.name}: {label}, batch {batch[0]}/{batch[1]}, {len(items)} items: "
+            f"==> ci-shards {self.name}: {label}, batch {batch[0]}/{batch[1]}, {plural(len(items), 'item')}: "
             f"{shlex.join(argv)[:2000]}\n"
         )
         self.log.write(header.encode(errors="replace"))
         self.log.flush()
         # without the command: its arguments hold test ids (untrusted), and a group title is not fenced
-        title = f"ci-shards {self.name}: {label}, batch {batch[0]}/{batch[1]}, {len(items)} items"
+        title = f"ci-shards {self.name}: {label}, batch {batch[0]}/{batch[1]}, {plural(len(items), 'item')}"
         if (batch[1] > 1 or rerun) and not self.opts.live:
             self.console.line(header.rstrip()[:300])
         stale_before = self._report_mtimes()
