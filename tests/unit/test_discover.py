@@ -151,8 +151,7 @@ def test_merge_plans_new_files_whole_and_drops_deleted_ones():
     assert found.estimates["tests/test_new.py"] == 6.0  # the median file: 0.5, 6 and 10 s
     assert (found.dropped_items, found.dropped_files) == (2, 1)
     assert found.notes == [
-        "1 test file without timings planned whole, each estimated at 6.0 s (the median known file):"
-        " tests/test_new.py",
+        "1 test file without timings planned whole, each estimated at 6.0 s (the median known file): tests/test_new.py",
         "dropped the timings of 2 items in 1 file no longer on disk",
     ]
     assert merge_with_timings(["t.py"], {}, bool).estimates == {"t.py": 1.0}
