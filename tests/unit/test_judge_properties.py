@@ -87,7 +87,9 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# A property test runs twice: on a sample in the fast run, and on the full sample in its slow-marked
+# `_thorough` twin, which calls the same check (`.hypothesis.inner_test`); tests/README.md, "Property tests".
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=shard_runs())
 def test_run_status_is_aggregates_judgement_of_the_folder_it_wrote(folder: Path, case) -> None:
     planned, others, reported, exit_code, accept_exit_code = case
@@ -120,3 +122,10 @@ def test_run_status_is_aggregates_judgement_of_the_folder_it_wrote(folder: Path,
     if outcome.accounted:
         # the items run said were not run are exactly the ones aggregate finds missing in this shard
         assert set(outcome.not_run) == set(seen.accounting.missing) & set(planned)
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=shard_runs())
+def test_run_status_is_aggregates_judgement_of_the_folder_it_wrote_thorough(folder: Path, case) -> None:
+    test_run_status_is_aggregates_judgement_of_the_folder_it_wrote.hypothesis.inner_test(folder, case)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -46,7 +47,8 @@ def instances(draw: st.DrawFn) -> tuple[dict[str, float], int]:
     return durations, shards
 
 
-@settings(max_examples=200, deadline=None)
+# the fast run's sample; the full one is the slow-marked `_thorough` twin below (tests/README.md, "Property tests")
+@settings(max_examples=40, deadline=None)
 @given(instances(), st.randoms(use_true_random=False))
 def test_auto_within_two_percent_of_test_granularity_every_item_once_same_bytes(instance, rnd):
     durations, shards = instance
@@ -59,6 +61,13 @@ def test_auto_within_two_percent_of_test_granularity_every_item_once_same_bytes(
     rnd.shuffle(shuffled)
     reordered = {item: durations[item] for item in shuffled}
     assert plan_items(shuffled, reordered, shards).dumps() == auto.dumps()
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None)
+@given(instances(), st.randoms(use_true_random=False))
+def test_auto_within_two_percent_of_test_granularity_every_item_once_same_bytes_thorough(instance, rnd):
+    test_auto_within_two_percent_of_test_granularity_every_item_once_same_bytes.hypothesis.inner_test(instance, rnd)
 
 
 def test_171_tests_of_20_to_40_seconds_in_three_files_at_16_shards():
