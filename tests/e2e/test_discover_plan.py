@@ -63,6 +63,7 @@ def _suite(root: Path, files: dict[str, str], timings: dict[str, float]) -> None
     (root / "durations.json").write_text(json.dumps(timings))
 
 
+@pytest.mark.slow
 def test_new_file_and_new_test_in_a_known_file_run_once_and_deleted_timings_are_dropped(tmp_path: Path) -> None:
     # recorded: known (3 s), other (3 s), gone (deleted since); now: known has test_a3, new file test_new
     timings = {"tests/test_known.py::test_a1": 1.5, "tests/test_known.py::test_a2": 1.5}

@@ -85,6 +85,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_merged_junit_keeps_pytests_own_testcase_attributes(project: Path, tmp_path: Path) -> None:
     xunit1 = run(sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
                  f"--junitxml={tmp_path / 'xunit1.xml'}", "pkg", cwd=project)  # fmt: skip
@@ -124,6 +125,7 @@ def test_merged_junit_keeps_pytests_own_testcase_attributes(project: Path, tmp_p
     assert _testcases(remerged) == _testcases(tmp_path / "xunit2.xml")
 
 
+@pytest.mark.slow
 def test_run_counts_every_reported_test_by_outcome(project: Path, tmp_path: Path) -> None:
     # issue 9.6: "480 tests run" for 484 planned items left out the skipped and xfailed ones
     plan = run(*CLI, "plan", "--pytest", "--shards", "1", "-o", str(tmp_path / "plan.json"), "--", "pkg", cwd=project)

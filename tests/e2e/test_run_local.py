@@ -52,6 +52,7 @@ def test_readme_command_runs_the_demo_in_four_shards(tmp_path: Path) -> None:
     assert "passed" in proc.stdout.lower()
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_every_shard_and_still_reports(tmp_path: Path) -> None:
     tests = tmp_path / "tests"
     tests.mkdir()

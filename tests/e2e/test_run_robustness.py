@@ -48,6 +48,7 @@ def test_item_over_the_per_argument_limit_is_a_usage_error(tmp_path: Path) -> No
     assert "Argument list too long" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_crash_in_the_wait_loop_kills_the_tree_before_it_propagates(tmp_path: Path) -> None:
     # signal 99 does not exist: killpg at the deadline raises EINVAL inside the wait loop
     pidfile = tmp_path / "child.pid"
@@ -64,6 +65,7 @@ def test_a_crash_in_the_wait_loop_kills_the_tree_before_it_propagates(tmp_path: 
     assert not pid_alive(int(pidfile.read_text()))
 
 
+@pytest.mark.slow
 def test_ctrl_c_before_every_shard_started_still_prints_the_verdict(tmp_path: Path) -> None:
     tests = tmp_path / "tests"
     tests.mkdir()

@@ -85,6 +85,7 @@ def pid_alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.slow
 def test_hung_pytest_test_times_out_and_leaves_no_survivors(tmp_path: Path) -> None:
     tests = tmp_path / "tests"
     tests.mkdir()
@@ -141,6 +142,7 @@ def _script(tmp: Path, name: str, body: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_setsid_grandchild_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
     pidfile = tmp_path / "escapee.pid"
     _script(
@@ -336,6 +338,7 @@ def test_collection_error_is_failed_and_in_failures_jsonl(tmp_path: Path) -> Non
     assert result["passed"] == 2  # the healthy file still ran
 
 
+@pytest.mark.slow
 def test_flaky_test_with_retries_passes_and_is_marked(tmp_path: Path) -> None:
     counter = tmp_path / "count"
     tests = tmp_path / "tests"

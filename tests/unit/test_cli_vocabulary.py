@@ -229,6 +229,7 @@ def test_run_echoes_the_timeout_as_written(tmp_path):
     assert "1800" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_timed_out_shard_names_its_limit_as_written(tmp_path):
     (tmp_path / "one.json").write_text(make_plan([["a::t"]]).dumps())
     argv = ["run", "--plan", "one.json", "--shard", "1/1", "--timeout", "1s", "--grace", "500ms", "--out", "out"]
