@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from aggregate_fixtures import make_plan, write_all
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ci_shards.cli import build_parser, main
 from ci_shards.commands.run import parse_duration
 from ci_shards.console import fmt_duration
+from tests.unit.aggregate_fixtures import make_plan, write_all
 
 REPO = Path(__file__).resolve().parents[2]
 DURATIONS = REPO / "tests" / "data" / "durations" / "PMEAL__porespy__.test_durations"

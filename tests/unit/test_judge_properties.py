@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aggregate_fixtures import make_plan
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +20,7 @@ from ci_shards.report.aggregate import decide as aggregate
 from ci_shards.report.artifacts import read_shard_folder
 from ci_shards.run.classify import Policy, Report, Run, decide
 from ci_shards.run.shard_output import build_outcome, write_outcome, write_report
+from tests.unit.aggregate_fixtures import make_plan
 
 # name parts as test ids really look, and the characters that break naive matchers (strategies built once:
 # building them inside the draw costs more than the whole check)
