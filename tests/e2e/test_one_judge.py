@@ -139,6 +139,7 @@ def test_the_pytest_plugin_refuses_a_plan_with_an_item_in_two_shards(tmp_path: P
 # ---- an empty run fails unless --allow-empty (issue 8 point 1)
 
 
+@pytest.mark.slow
 def test_local_with_a_filter_that_selects_nothing_fails_with_one_line(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_a.py").write_text("def test_a():\n    pass\n", encoding="utf-8")

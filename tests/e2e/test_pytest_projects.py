@@ -164,6 +164,7 @@ def shard_all(cwd: Path, collect: list[str], run: list[str]) -> tuple[list[Path]
     return junits, aggregated.returncode, aggregated.stdout + aggregated.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("layout", "folder", "collect", "run"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
 def test_every_test_runs_exactly_once(tmp_path: Path, layout: str, folder: str, collect: list[str], run: list[str]):
     _write(tmp_path, LAYOUTS[layout])
@@ -181,6 +182,7 @@ def test_every_test_runs_exactly_once(tmp_path: Path, layout: str, folder: str, 
     assert (cwd / plan["rootdir"]).resolve() == tmp_path.resolve()  # where the project's ini file is
 
 
+@pytest.mark.slow
 def test_a_failing_test_fails_the_aggregate_and_runs_once(tmp_path: Path) -> None:
     _write(tmp_path, {**LAYOUTS["pyargs"], "src/pkg/tests/test_bad.py": "def test_bad():\n    assert 1 == 2\n"})
     junits, code, said = shard_all(tmp_path, ["--pyargs", "pkg", "-q"], ["--pyargs", "pkg"])
@@ -205,6 +207,7 @@ def test_run_refuses_a_plan_whose_rootdir_is_not_here(tmp_path: Path) -> None:
     ), ran.stderr
 
 
+@pytest.mark.slow
 def test_collection_errors_name_the_failing_collector(tmp_path: Path) -> None:
     _write(tmp_path, {**LAYOUTS["src"], "tests/test_broken.py": "import no_such_module_here\n"})
     planned = ci_shards(
@@ -232,6 +235,7 @@ def test_ids_pytest_cannot_run_again_are_refused(tmp_path: Path) -> None:
     assert "pytest collected 'tests/test_more.py::test_param[0]' twice" in planned.stderr
 
 
+@pytest.mark.slow
 def test_timings_recorded_inside_the_package_are_remapped_at_the_repository_root(tmp_path: Path) -> None:
     _write(tmp_path, {**_package("src/", "pkg"), "pyproject.toml": INI.format(path="src")})
     collect = ["--pyargs", "pkg", "-q"]

@@ -91,6 +91,7 @@ def _suite(root: Path) -> Plan:
     return plan
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("roots", [["tests"], []], ids=["paths-given", "no-paths"])
 def test_tests_the_plan_does_not_know_run_exactly_once_and_a_new_failure_fails_the_run(
     tmp_path: Path, roots: list[str]
@@ -143,6 +144,7 @@ def test_other_shards_collect_only_their_own_files(tmp_path: Path) -> None:
     assert "tests/new" not in argv
 
 
+@pytest.mark.slow
 def test_a_file_that_fails_to_import_fails_only_the_shard_that_owns_it(tmp_path: Path) -> None:
     # the unowned shard collects the whole root and so sees every other shard's files too
     plan = _suite(tmp_path)
@@ -165,6 +167,7 @@ def test_a_file_that_fails_to_import_fails_only_the_shard_that_owns_it(tmp_path:
     assert accounting["duplicated"] == []  # the collection error is reported once, by its owner
 
 
+@pytest.mark.slow
 def test_a_shard_split_into_batches_runs_its_unplanned_tests_once(tmp_path: Path, monkeypatch) -> None:
     # a command line over ARG_MAX runs the shard's files in batches: each batch runs the tests of its
     # own files (planned or not), and only the last one collects the run's paths for new files

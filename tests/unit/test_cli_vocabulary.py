@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from aggregate_fixtures import make_plan, write_all
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ci_shards.cli import build_parser, main
 from ci_shards.commands.run import parse_duration
 from ci_shards.console import fmt_duration
+from tests.unit.aggregate_fixtures import make_plan, write_all
 
 REPO = Path(__file__).resolve().parents[2]
 DURATIONS = REPO / "tests" / "data" / "durations" / "PMEAL__porespy__.test_durations"
@@ -229,6 +229,7 @@ def test_run_echoes_the_timeout_as_written(tmp_path):
     assert "1800" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_timed_out_shard_names_its_limit_as_written(tmp_path):
     (tmp_path / "one.json").write_text(make_plan([["a::t"]]).dumps())
     argv = ["run", "--plan", "one.json", "--shard", "1/1", "--timeout", "1s", "--grace", "500ms", "--out", "out"]

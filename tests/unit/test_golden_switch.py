@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from golden import REGEN_ENV, check_golden
+
+from tests.unit.golden import REGEN_ENV, check_golden
 
 
 def test_a_difference_fails_and_names_the_switch(tmp_path, monkeypatch):

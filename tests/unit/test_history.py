@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
-from aggregate_fixtures import make_plan, write_all
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from ci_shards.errors import ConfigError
 from ci_shards.history import History, Mark, RunInfo, from_json
 from ci_shards.report.quarantine import QuarantineEntry
 from ci_shards.report.triage import Ancestry, FailOn, Kind, TriageContext, classify
+from tests.unit.aggregate_fixtures import make_plan, write_all
 
 T0 = datetime(2026, 11, 1, tzinfo=timezone.utc)
 

@@ -20,11 +20,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from aggregate_fixtures import case_for, make_plan, write_shard
 
 from ci_shards.history import SECTION, format_date
 from ci_shards.model import CaseOutcome, Plan
 from ci_shards.timings import load_timings
+from tests.unit.aggregate_fixtures import case_for, make_plan, write_shard
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from aggregate_fixtures import case_for, make_plan
 
 from ci_shards.errors import InputError
 from ci_shards.facts import RunnerFacts
@@ -21,6 +20,7 @@ from ci_shards.model import Attempt, CaseOutcome, FailureKind, Outcome, ShardSta
 from ci_shards.planfile import load_plan
 from ci_shards.report.artifacts import read_shard_folder
 from ci_shards.run.shard_output import runner_facts, write_outcome
+from tests.unit.aggregate_fixtures import case_for, make_plan
 
 
 def test_flaky_result_and_the_shard_classname_are_defined_once() -> None:

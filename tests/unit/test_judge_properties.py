@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aggregate_fixtures import make_plan
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +20,7 @@ from ci_shards.report.aggregate import decide as aggregate
 from ci_shards.report.artifacts import read_shard_folder
 from ci_shards.run.classify import Policy, Report, Run, decide
 from ci_shards.run.shard_output import build_outcome, write_outcome, write_report
+from tests.unit.aggregate_fixtures import make_plan
 
 # name parts as test ids really look, and the characters that break naive matchers (strategies built once:
 # building them inside the draw costs more than the whole check)
@@ -87,7 +87,9 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# A property test runs twice: on a sample in the fast run, and on the full sample in its slow-marked
+# `_thorough` twin, which calls the same check (`.hypothesis.inner_test`); tests/README.md, "Property tests".
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=shard_runs())
 def test_run_status_is_aggregates_judgement_of_the_folder_it_wrote(folder: Path, case) -> None:
     planned, others, reported, exit_code, accept_exit_code = case
@@ -120,3 +122,10 @@ def test_run_status_is_aggregates_judgement_of_the_folder_it_wrote(folder: Path,
     if outcome.accounted:
         # the items run said were not run are exactly the ones aggregate finds missing in this shard
         assert set(outcome.not_run) == set(seen.accounting.missing) & set(planned)
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=shard_runs())
+def test_run_status_is_aggregates_judgement_of_the_folder_it_wrote_thorough(folder: Path, case) -> None:
+    test_run_status_is_aggregates_judgement_of_the_folder_it_wrote.hypothesis.inner_test(folder, case)

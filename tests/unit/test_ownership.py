@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -53,7 +54,8 @@ def runs(draw: st.DrawFn) -> tuple[Plan, list[str], list[list[list[str]]]]:
     return plan, collected, batches
 
 
-@settings(max_examples=400, deadline=None)
+# the fast run's sample; the full one is the slow-marked `_thorough` twin below (tests/README.md, "Property tests")
+@settings(max_examples=150, deadline=None)
 @given(runs())
 def test_every_collected_test_runs_in_exactly_one_process(run: tuple[Plan, list[str], list[list[list[str]]]]) -> None:
     plan, collected, batches = run
@@ -87,3 +89,12 @@ def test_every_collected_test_runs_in_exactly_one_process(run: tuple[Plan, list[
         assert shard == ownership.shard_of(test)
         planned = ownership.planned_shard(test)
         assert planned is None or shard == planned  # a planned test runs where the plan put it
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(runs())
+def test_every_collected_test_runs_in_exactly_one_process_thorough(
+    run: tuple[Plan, list[str], list[list[list[str]]]],
+) -> None:
+    test_every_collected_test_runs_in_exactly_one_process.hypothesis.inner_test(run)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -33,3 +34,30 @@ def test_no_assertion_on_the_clock():
 
 def test_no_test_reads_the_team_workspace():
     assert _lines(r"\.\./shared|parent / \"shared\"|shared\" / \"data") == []
+
+
+def _max_examples(function: ast.FunctionDef) -> int | None:
+    for decorator in function.decorator_list:
+        if isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "settings":
+            for keyword in decorator.keywords:
+                if keyword.arg == "max_examples" and isinstance(keyword.value, ast.Constant):
+                    return int(keyword.value.value)
+    return None
+
+
+def test_every_thorough_property_twin_is_slow_and_checks_its_fast_test_on_more_examples():
+    """A property test's full sample runs under ``pytest -m slow`` in a ``_thorough`` twin (tests/README.md)."""
+    twins = []
+    for path in TEST_FILES:
+        functions = {f.name: f for f in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                     if isinstance(f, ast.FunctionDef)}  # fmt: skip
+        for name, twin in functions.items():
+            if not name.endswith("_thorough"):
+                continue
+            fast = functions.get(name.removesuffix("_thorough"))
+            twins.append(name)
+            assert fast is not None, f"{path.name}: {name} has no fast test of the same name"
+            assert "pytest.mark.slow" in map(ast.unparse, twin.decorator_list), f"{path.name}: {name} is not slow"
+            assert (_max_examples(fast) or 100) < (_max_examples(twin) or 0), f"{path.name}: {name} checks no more"
+            assert f"{fast.name}.hypothesis.inner_test(" in ast.unparse(twin), f"{path.name}: {name} checks other code"
+    assert len(twins) >= 3, twins

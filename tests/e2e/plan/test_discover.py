@@ -1,0 +1,111 @@
+"""A plan from the timings and the files on disk, run for real: ``ci-shards local --discover``.
+
+The suite changed since its timings were recorded: one new test file, one new test in a known file,
+a new file that matches ``python_files`` but holds no test, and one file deleted. The plan imports
+nothing (every test module and conftest would refuse to be imported by the planning process), the
+new tests run exactly once, the empty file is reported skipped (not lost), and the deleted file's
+timings are dropped and counted in the plan's notes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ci_shards.junit import parse_junit
+from ci_shards.model import CaseOutcome, CaseResult
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")]
+
+REPO = Path(__file__).resolve().parents[3]
+
+# Every module refuses to be imported by anything but the shard's pytest: discovery must read files only.
+GUARD = "import os\nif 'PYTEST_CURRENT_TEST' not in os.environ and 'PYTEST_VERSION' not in os.environ:\n"
+GUARD += "    raise SystemExit('imported outside pytest')\n"
+
+
+def _tests(*names: str) -> str:
+    return GUARD + "".join(f"\ndef {name}():\n    pass\n" for name in names)
+
+
+def _run_local(root: Path, shards: int) -> tuple[int, str, dict[str, object]]:
+    out = root / "results"
+    argv = [sys.executable, "-m", "ci_shards", "local", "--discover", "--durations", "durations.json"]
+    argv += ["--shards", str(shards), "--out", str(out), "--pytest", "--", "tests", "-p", "no:cacheprovider"]
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+    proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=180, env=env, check=False)
+    plan = json.loads((out / "plan.json").read_text())
+    return proc.returncode, proc.stdout + proc.stderr, plan
+
+
+def _cases(root: Path, total: int) -> list[CaseResult]:
+    cases: list[CaseResult] = []
+    for index in range(1, total + 1):
+        cases += parse_junit(root / "results" / f"shard-{index}-of-{total}" / "junit.xml")
+    return cases
+
+
+def _ran(root: Path, total: int) -> list[str]:
+    return [c.test_id for c in _cases(root, total) if c.outcome is not CaseOutcome.SKIPPED]
+
+
+def _suite(root: Path, files: dict[str, str], timings: dict[str, float]) -> None:
+    (root / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "conftest.py").write_text(GUARD)
+    for name, text in files.items():
+        (root / "tests" / name).write_text(text)
+    (root / "durations.json").write_text(json.dumps(timings))
+
+
+@pytest.mark.slow
+def test_new_file_and_new_test_in_a_known_file_run_once_and_deleted_timings_are_dropped(tmp_path: Path) -> None:
+    # recorded: known (3 s), other (3 s), gone (deleted since); now: known has test_a3, new file test_new
+    timings = {"tests/test_known.py::test_a1": 1.5, "tests/test_known.py::test_a2": 1.5}
+    timings |= {f"tests/test_other.py::test_b{n}": 0.75 for n in range(4)}
+    timings |= {"tests/test_gone.py::test_g1": 2.0, "tests/test_gone.py::test_g2": 2.0}
+    _suite(
+        tmp_path,
+        {
+            "test_known.py": _tests("test_a1", "test_a2", "test_a3"),
+            "test_other.py": _tests(*(f"test_b{n}" for n in range(4))),
+            "test_new.py": _tests("test_n1"),
+            # matches python_files but holds no test (a base class, helpers): collected, nothing to run
+            "base_test.py": GUARD + "\nclass BaseChecks:\n    def test_shared(self):\n        pass\n",
+        },
+        timings,
+    )
+    code, output, plan = _run_local(tmp_path, 3)
+    assert code == 0, output
+    notes = "\n".join(plan["notes"])  # type: ignore[arg-type]
+    assert "dropped the timings of 2 items in 1 file no longer on disk" in notes
+    assert "2 test files without timings planned whole" in notes and "tests/test_new.py" in notes
+    assert plan["unknown_items"] == 2
+    ran = _ran(tmp_path, 3)
+    expected = [f"tests/test_known.py::test_a{n}" for n in (1, 2, 3)] + ["tests/test_new.py::test_n1"]
+    expected += [f"tests/test_other.py::test_b{n}" for n in range(4)]
+    assert sorted(ran) == sorted(expected)  # each exactly once, the two new ones included
+    empty = [c for c in _cases(tmp_path, 3) if c.outcome is CaseOutcome.SKIPPED]
+    assert [(c.file, c.message) for c in empty] == [
+        ("tests/base_test.py", "skipped at collection: the file holds no tests")
+    ]
+    assert not [i for s in plan["shards"] for i in s["items"] if "test_gone" in i]  # type: ignore[index]
+
+
+def test_a_new_test_in_a_file_the_plan_cuts_runs_once(tmp_path: Path) -> None:
+    timings = {f"tests/test_big.py::test_b{n}": 1.0 for n in range(6)} | {"tests/test_small.py::test_s": 1.0}
+    _suite(
+        tmp_path,
+        {"test_big.py": _tests(*(f"test_b{n}" for n in range(6)), "test_b_new"), "test_small.py": _tests("test_s")},
+        timings,
+    )
+    code, output, plan = _run_local(tmp_path, 2)
+    shards_with_big = [s for s in plan["shards"] if any("test_big.py" in i for i in s["items"])]  # type: ignore[union-attr]
+    assert len(shards_with_big) == 2, plan  # the 6 s file is cut to balance 7 s over 2 shards
+    assert _ran(tmp_path, 2).count("tests/test_big.py::test_b_new") == 1, output
+    assert code == 0, output

@@ -1,0 +1,156 @@
+"""``ci-shards local`` end to end: the README's command over the demo suite, and Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+
+
+@pytest.mark.slow
+def test_readme_command_runs_the_demo_in_four_shards(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    argv = [
+        sys.executable,
+        "-m",
+        "ci_shards",
+        "local",
+        "--shards",
+        "4",
+        "--durations",
+        "examples/demo/.test_durations",
+        "--out",
+        str(out),
+        "--pytest",
+        "--",
+        "examples/demo/tests",
+    ]
+    proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=120, env=_env(), check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    statuses = [json.loads((out / f"shard-{i}-of-4" / "outcome.json").read_text())["status"] for i in range(1, 5)]
+    assert statuses == ["passed"] * 4
+    executed = sum(
+        json.loads((out / f"shard-{i}-of-4" / "outcome.json").read_text())["executed_tests"] for i in range(1, 5)
+    )
+    assert executed == 44  # every demo test exactly once
+    assert "[4/4]" in proc.stderr and "ETA" in proc.stderr
+    assert "passed" in proc.stdout.lower()
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_every_shard_and_still_reports(tmp_path: Path) -> None:
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    for n in range(2):
+        (tests / f"test_h{n}.py").write_text(
+            textwrap.dedent(
+                f"""
+                import pathlib, subprocess, sys, time
+                def test_hang():
+                    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)",
+                                      {str(tmp_path / "local-marker")!r}])
+                    pathlib.Path({str(tmp_path / f"started{n}")!r}).write_text("x")
+                    time.sleep(300)
+                """
+            )
+        )
+    durations = {f"tests/test_h{n}.py::test_hang": 5.0 for n in range(2)}
+    (tmp_path / "durations.json").write_text(json.dumps(durations))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ci_shards",
+            "local",
+            "--shards",
+            "2",
+            "--jobs",
+            "2",
+            "--durations",
+            "durations.json",
+            "--out",
+            "out",
+            "--grace",
+            "1s",
+            "--pytest",
+            "--",
+            "tests",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    deadline = time.monotonic() + 30
+    while not all((tmp_path / f"started{n}").exists() for n in range(2)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "cancelled" in out
+    for n in (1, 2):
+        assert json.loads((tmp_path / "out" / f"shard-{n}-of-2" / "outcome.json").read_text())["status"] == "cancelled"
+    leftover = subprocess.run(
+        ["pgrep", "-f", str(tmp_path / "local-marker")], capture_output=True, text=True, check=False
+    )
+    assert leftover.stdout.strip() == ""
+
+
+@pytest.mark.slow
+def test_local_prints_each_failure_with_its_trace_and_output_log(tmp_path: Path) -> None:
+    """A fresh plan (no timings): the failures are printed with their trace, failing line and the
+    shard's output.log, the ETA never says "overdue" while shards are still running, and the
+    reports aggregate writes are written."""
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_ok.py").write_text("def test_ok():\n    assert True\n")
+    (tests / "test_bad.py").write_text(
+        textwrap.dedent(
+            """
+            import time
+
+
+            def test_bad():
+                time.sleep(1.5)  # longer than the fresh plan's guess
+                print("@octocat ::error::from the test")
+                value = 41
+                assert value == 42
+            """
+        )
+    )
+    argv = [sys.executable, "-m", "ci_shards", "local", "--shards", "2", "--jobs", "1", "--out", "out"]
+    argv += ["--merged-junit", "m.xml", "--summary", "s.md", "--failures", "f.jsonl", "--timings-out", "t.json"]
+    argv += ["--pytest", "--", "tests"]
+    proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_env(), check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    err = proc.stderr
+    assert "overdue" not in err
+    header = next(line for line in err.splitlines() if line.startswith("── failure 1/1: tests/test_bad.py::test_bad"))
+    assert header.endswith(" at tests/test_bad.py:9")  # the failing assert, not the def line
+    assert "    >       assert value == 42" in err
+    assert "    E       assert 41 == 42" in err
+    log = next(line.strip().removeprefix("output: ") for line in err.splitlines() if line.strip().startswith("output:"))
+    assert "from the test" in (tmp_path / log).read_text()
+    assert "ci-shards: FAILED" in proc.stdout  # the verdict table stays on stdout
+    # what aggregate writes, written by local too
+    assert (tmp_path / "m.xml").read_text().count("<testcase") == 2
+    assert "### ❌ 1 test failed" in (tmp_path / "s.md").read_text()
+    records = [json.loads(line) for line in (tmp_path / "f.jsonl").read_text().splitlines()]
+    assert [r["test_id"] for r in records if r["kind"] == "failed"] == ["tests/test_bad.py::test_bad"]
+    assert "tests/test_ok.py::test_ok" in (tmp_path / "t.json").read_text()

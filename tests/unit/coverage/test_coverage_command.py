@@ -1,0 +1,97 @@
+"""``ci-shards coverage query|status`` and the coverage flags of aggregate/local: answers and bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from ci_shards.cli import main
+from ci_shards.coverage.artifact import Completeness, CoverageArtifact, FileCoverage, ShardCoverage, ShardState
+from tests.unit.aggregate_fixtures import make_plan, write_all
+
+SOURCE = "def f():\n    return 1\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text(SOURCE, encoding="utf-8")
+    artifact = CoverageArtifact(
+        created_at="2026-01-01T00:00:00Z",
+        commit="abc",
+        plan_digest="d",
+        tool="coverage.py",
+        tool_version="7",
+        branch=False,
+        completeness=Completeness(total=1, shards=(ShardCoverage(index=1, state=ShardState.FOLDED),)),
+        files=(
+            FileCoverage(
+                path="pkg/a.py",
+                sha256=hashlib.sha256(SOURCE.encode()).hexdigest(),
+                executed=(1,),
+                missed=(2,),
+            ),
+        ),
+        unmeasured={},
+    )
+    (tmp_path / "coverage.json").write_text(artifact.dumps(), encoding="utf-8")
+    return tmp_path
+
+
+def test_query_text_and_json(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["coverage", "query", "pkg/a.py:2"]) == 0
+    assert capsys.readouterr().out.startswith("NOT EXECUTED  pkg/a.py:2\n")
+    assert main(["coverage", "query", f"{repo / 'pkg' / 'a.py'}:1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["answer"] == "EXECUTED"
+
+
+def test_status_after_an_edit(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["coverage", "status"]) == 0
+    assert capsys.readouterr().out == "FRESH\n"
+    (repo / "pkg" / "a.py").write_text(SOURCE + "# edit\n", encoding="utf-8")
+    assert main(["coverage", "status", "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["state"] == "STALE" and status["changed"] == ["pkg/a.py"] and status["recollect"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["coverage", "query", "pkg/a.py"], "is not FILE:LINE"),
+        (["coverage", "query", "pkg/a.py:0"], "is not FILE:LINE"),
+        (["coverage", "query", "pkg/a.py:1", "--artifact", "nope.json"], "nope.json: no such coverage artifact"),
+        (["coverage", "query", "/elsewhere/x.py:1"], "not under the repository root"),
+        (["coverage", "status", "--artifact", "pkg/a.py"], "not a ci-shards coverage artifact"),
+        (["aggregate", "--plan", "p.json", ".", "--fail-under", "80"], "need --coverage-out"),
+        (["local", "--items", "p.json", "--shards", "1", "--fail-under", "80", "--", "true"], "need --coverage"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    repo: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if argv[0] == "aggregate":
+        (repo / "p.json").write_text(make_plan([["t.py::a"]]).dumps(), encoding="utf-8")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_coverage_without_a_subcommand_prints_help(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["coverage"]) == 2
+    assert "query" in capsys.readouterr().err
+
+
+def test_a_coverage_problem_never_costs_the_verdicts_summary(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan = make_plan([["tests/test_a.py::test_one"]])
+    (repo / "plan.json").write_text(plan.dumps(), encoding="utf-8")
+    write_all(repo / "shards", plan)
+    (repo / "taken").write_text("a file where the coverage folder should go", encoding="utf-8")
+    argv = ["aggregate", "--plan", "plan.json", "shards", "--coverage-out", "taken", "--summary", "summary.md"]
+    assert main(argv) == 2
+    summary = (repo / "summary.md").read_text(encoding="utf-8")
+    assert "ci-shards: passed" in summary and ":x: not folded:" in summary
+    assert "cannot write the coverage files" in capsys.readouterr().err

@@ -1,0 +1,191 @@
+"""Learned per-shard overhead: measured by aggregate, kept in the timings store, used by the plan.
+
+A shard's overhead is its wall time minus its tests' time; one run records the median over the
+shards that ran to the end; estimates are the median of the recent runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from ci_shards.cli import main
+from ci_shards.errors import UsageError
+from ci_shards.model import CaseOutcome, Plan, ShardStatus
+from ci_shards.plan.choose import MAX_SHARDS, choose_shards
+from ci_shards.report.aggregate import aggregate_dirs
+from ci_shards.report.overhead import run_overhead, shard_overheads
+from ci_shards.report.verdict import ShardResult
+from ci_shards.timings import HISTORY, TimingsStore, load_timings, merge_stores, parse_timings_text
+from tests.unit.aggregate_fixtures import case_for, flaky_case, make_plan, write_shard
+
+ITEMS = [["tests/test_a.py::one", "tests/test_a.py::two"], ["tests/test_b.py::t"], ["tests/test_c.py::t"]]
+
+
+@pytest.fixture(autouse=True)
+def _not_on_github(monkeypatch):
+    for key in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_EVENT_PATH", "GITHUB_TOKEN", "GITHUB_OUTPUT"):
+        monkeypatch.delenv(key, raising=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# the store
+
+
+def test_store_keeps_the_last_runs_per_variant_and_estimates_their_median():
+    store = TimingsStore()
+    for seconds in (9.0, 1.0, 2.0, 3.0, 100.0, 4.0):
+        store = store.record_overhead(seconds)
+    assert store.overhead[""] == (1.0, 2.0, 3.0, 100.0, 4.0)[-HISTORY:]
+    assert store.overhead_estimate() == (3.0, HISTORY)  # the 100 s outlier does not move it
+    linux = store.record_overhead(7.0, variant="linux")
+    assert linux.overhead_estimate("linux") == (7.0, 1)
+    assert linux.overhead_estimate("macos") == (3.5, 6)  # a new variant borrows every variant's runs
+    assert TimingsStore().overhead_estimate() is None
+    assert store.record_overhead(float("nan")) == store  # unusable: not recorded
+
+
+def test_store_round_trips_overhead_and_stores_without_it_keep_their_bytes():
+    plain = TimingsStore().record({"t.py::a": 1.0})
+    assert "overhead" not in plain.dumps()
+    learned = plain.record_overhead(4.5, variant="linux")
+    again = parse_timings_text(learned.dumps().encode(), "store.json")
+    assert again == learned
+    assert again.record({"t.py::a": 2.0}).overhead == learned.overhead  # recording items keeps it
+    merged = merge_stores([learned, TimingsStore().record_overhead(6.5, variant="linux")])
+    assert merged.overhead == {"linux": (4.5, 6.5)}
+
+
+def test_store_counts_bad_overhead_samples_and_refuses_a_bad_shape():
+    text = b'{"schema": "ci-shards/timings@1", "variants": {}, "overhead": {"": [1.0, -2, "x"], "v": 3}}'
+    store = parse_timings_text(text, "s.json")
+    assert store.overhead == {"": (1.0,)}
+    assert store.warnings == ("s.json: skipped 3 unusable sample(s)",)
+    with pytest.raises(Exception, match="'overhead' must be an object"):
+        parse_timings_text(b'{"schema": "ci-shards/timings@1", "variants": {}, "overhead": [1]}', "s.json")
+
+
+# ---------------------------------------------------------------------------------------------
+# measuring
+
+
+def _result(index, status=ShardStatus.PASSED, elapsed=10.0, cases=None, **kw):
+    cases = (case_for(f"tests/t{index}.py::x", time=3.0),) if cases is None else tuple(cases)
+    return ShardResult(index=index, status=status, elapsed_seconds=elapsed, cases=cases, **kw)
+
+
+def test_overhead_is_wall_minus_test_time_of_shards_that_ran_to_the_end():
+    flaky = flaky_case("tests/t9.py::f")  # 1.5 s, plus a 0.5 s failed attempt that also took wall time
+    overheads = shard_overheads([
+        _result(1),
+        _result(2, ShardStatus.FAILED, elapsed=5.0),
+        _result(3, ShardStatus.TIMED_OUT),
+        _result(4, ShardStatus.PASSED, verified=False),
+        _result(5, ShardStatus.EMPTY, cases=()),
+        _result(6, elapsed=1.0),  # clocks disagree: never negative
+        _result(7, elapsed=4.0, cases=[flaky]),
+    ])  # fmt: skip
+    assert overheads == {1: 7.0, 2: 2.0, 6: 0.0, 7: 2.0}
+    assert run_overhead(overheads) == 2.0
+    assert run_overhead({}) is None
+
+
+def test_aggregate_records_the_runs_overhead_into_the_store(tmp_path, capsys):
+    plan = make_plan(ITEMS)
+    (tmp_path / "plan.json").write_text(plan.dumps())
+    results = tmp_path / "results"
+    write_shard(results, plan, 1, [case_for(ITEMS[0][0], time=1.0), case_for(ITEMS[0][1], time=1.0)], elapsed=6.0)
+    write_shard(results, plan, 2, [case_for(ITEMS[1][0], time=1.0)], elapsed=4.0)
+    write_shard(results, plan, 3, [case_for(ITEMS[2][0], CaseOutcome.FAILED, time=1.0)], elapsed=100.0)
+    store_path = tmp_path / "timings.json"
+    args = ["aggregate", "--plan", str(tmp_path / "plan.json"), str(results), "--timings-out", str(store_path)]
+    assert main([*args, "--timings-variant", "linux"]) == 1
+    assert load_timings(store_path).overhead == {"linux": (4.0,)}  # median of 4, 3 and 99 s
+    assert "per-shard overhead of 4.00 s (median of 3 shards)" in capsys.readouterr().err
+
+
+def test_the_verdict_estimates_include_the_plans_overhead(tmp_path):
+    plan = dataclasses.replace(make_plan([*ITEMS, []]), shard_overhead_seconds=5.0)
+    assert Plan.from_json(json.loads(plan.dumps())) == plan
+    for index in (1, 2, 3):
+        write_shard(tmp_path, plan, index)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert [s.estimated_seconds for s in verdict.shards] == [s.estimated_seconds + 5.0 for s in plan.shards[:3]] + [
+        plan.shards[3].estimated_seconds  # an empty shard runs nothing: no overhead expected
+    ]
+    assert verdict.estimated_makespan == plan.estimated_makespan + 5.0
+
+
+def test_a_plan_without_overhead_keeps_its_bytes():
+    plan = make_plan(ITEMS)
+    assert "shard_overhead_seconds" not in plan.dumps()
+    with pytest.raises(ValueError, match="shard_overhead_seconds"):
+        Plan.from_json({**plan.content(), "shard_overhead_seconds": -1})
+
+
+# ---------------------------------------------------------------------------------------------
+# choosing N
+
+
+def test_a_short_suite_is_not_split_into_shards_of_start_up():
+    items = [f"tests/test_{n}.py::t" for n in range(15)]
+    durations = dict.fromkeys(items, 1.0)  # 15 s of tests
+    alone = choose_shards(items, durations, target_seconds=30, shard_overhead=10, max_shards=64)
+    assert alone.plan.total == 1
+    assert alone.plan.shard_overhead_seconds == 10
+    assert alone.reason == "1 shard: slowest shard 15.0 s + 10 s overhead ≤ target 30 s"
+    # with 8 s of start-up no N reaches 8.5 s: the best is one test per shard, never more shards
+    tight = choose_shards(items, durations, target_seconds=8.5, shard_overhead=8, max_shards=64)
+    assert tight.plan.total == 15
+    assert "not reachable" in tight.reason
+    assert "only 15 items" in tight.reason
+    assert tight.plan.notes[0] == tight.reason
+
+
+def test_unreachable_target_takes_the_fewest_shards_within_two_percent_of_the_best():
+    items = ["tests/big.py::t"] + [f"tests/small_{n}.py::t" for n in range(200)]
+    durations = {"tests/big.py::t": 100.0} | {i: 1.0 for i in items[1:]}
+    choice = choose_shards(items, durations, target_seconds=50, shard_overhead=5, max_shards=64)
+    # the 100 s test bounds every plan: 3 shards already reach 105 s
+    assert choice.plan.total == 3
+    assert choice.plan.estimated_makespan + 5 == pytest.approx(105.0)
+    assert "shorten it by under 2%" in choice.reason
+
+
+def test_never_more_shards_than_items_nor_than_max_shards():
+    items = [f"tests/t{n}.py::t" for n in range(300)]
+    durations = dict.fromkeys(items, 10.0)
+    # past GitHub's 256 only when --max-shards allows it; plan/matrix then refuse it (test_cli_guards)
+    assert choose_shards(items, durations, target_seconds=1, max_shards=1000).plan.total == 300
+    assert choose_shards(items, durations, target_seconds=1, max_shards=MAX_SHARDS).plan.total == 150
+    few = choose_shards(items[:5], durations, target_seconds=1, max_shards=64)
+    assert few.plan.total == 5
+    assert "only 5 items" in few.reason
+    with pytest.raises(UsageError, match="--shard-overhead"):
+        choose_shards(items, durations, target_seconds=1, shard_overhead=-1, max_shards=8)
+
+
+# ---------------------------------------------------------------------------------------------
+# the plan command
+
+
+def test_plan_uses_the_learned_overhead_and_says_so(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    store = TimingsStore().record({f"tests/test_{n}.py::t": 2.0 for n in range(8)})  # 16 s of tests
+    for seconds in (6.0, 5.0, 7.0):
+        store = store.record_overhead(seconds)
+    (tmp_path / "timings.json").write_text(store.dumps())
+    base = ["plan", "--durations", "timings.json", "--from-timings", "--format", "json"]
+    assert main([*base, "--shards", "auto", "--target-seconds", "11"]) == 0
+    out, err = capsys.readouterr()
+    plan = Plan.from_json(json.loads(out))
+    assert plan.shard_overhead_seconds == 6.0
+    assert plan.total == 4  # 4 s of tests + 6 s ≤ 11 s; 3 shards would take 6 + 6
+    assert "6 s overhead (learned: median of 3 runs)" in err
+    assert main([*base, "--shards", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert Plan.from_json(json.loads(out)).shard_overhead_seconds == 6.0
+    assert "every shard also pays 6 s of fixed overhead (learned: median of 3 runs)" in err
+    assert main([*base, "--shards", "auto", "--target-seconds", "11", "--shard-overhead", "0.5"]) == 0
+    assert Plan.from_json(json.loads(capsys.readouterr().out)).total == 2  # the flag wins: 8 + 0.5 ≤ 11
