@@ -12,8 +12,9 @@ from pathlib import Path
 
 from ci_shards.commands.aliases import add_deprecated_alias
 from ci_shards.errors import EXIT_USAGE
-from ci_shards.judge import FlakyResult
 from ci_shards.model import CommentMode
+from ci_shards.options.declared import OPTIONS
+from ci_shards.options.spec import add_options, for_command
 
 
 def _modes() -> list[str]:
@@ -45,14 +46,7 @@ def _positive_days(text: str) -> int:
 
 
 def _history_arguments(agg: argparse.ArgumentParser) -> None:
-    """The test history and what fails the build (docs/aggregate.md, "Test history")."""
-    agg.add_argument(
-        "--fail-on",
-        choices=["new", "any"],
-        default=None,
-        help="which test failures fail the build: any, or only new ones (known, flaky and quarantined failures are"
-        " reported but pass) (default: config 'fail-on', else any)",
-    )
+    """The test history (docs/aggregate.md, "Test history"); ``--fail-on`` is declared in options.declared."""
     agg.add_argument(
         "--history",
         type=Path,
@@ -79,38 +73,20 @@ def _history_arguments(agg: argparse.ArgumentParser) -> None:
     )
 
 
-def add_flaky_result(parser: argparse.ArgumentParser) -> None:
-    """``--flaky-result``, the one definition for ``run``, ``local``, ``aggregate`` and ``comment``."""
-    parser.add_argument(
-        "--flaky-result",
-        choices=[r.value for r in FlakyResult],
-        default=FlakyResult.PASS.value,
-        help="whether a flaky test (failed, then passed on a re-run; always reported) fails the run (default: pass)",
-    )
+def _declared(parser: argparse.ArgumentParser, command: str, *names: str) -> None:
+    """Add the options ``names`` of ``command`` as options.declared declares them."""
+    add_options(parser, [o for o in for_command(OPTIONS, command) if o.name in names])
 
 
-def add_coverage_options(parser: argparse.ArgumentParser, *, out: bool = True) -> None:
-    """The fold of every shard's coverage (docs/coverage.md); run from the repository root.
-    ``local`` passes ``out=False``: it folds into its results folder."""
-    if out:
-        parser.add_argument(
-            "--coverage-out",
-            type=Path,
-            metavar="DIR",
-            help="fold the shards' coverage into DIR/coverage.json, coverage.xml and lcov.info (default: no fold)",
-        )
+def add_coverage_options(parser: argparse.ArgumentParser) -> None:
+    """The fold of every shard's coverage (docs/coverage.md); run from the repository root."""
     parser.add_argument(
-        "--fail-under",
-        type=float,
-        metavar="P",
-        help="fail when complete coverage is below P percent, or when coverage is partial (default: no gate)",
+        "--coverage-out",
+        type=Path,
+        metavar="DIR",
+        help="fold the shards' coverage into DIR/coverage.json, coverage.xml and lcov.info (default: no fold)",
     )
-    parser.add_argument(
-        "--coverage-base",
-        metavar="REF",
-        help="git ref the change is compared with for changed-line coverage (default: origin/$GITHUB_BASE_REF "
-        "on a pull request, else skipped)",
-    )
+    _declared(parser, "aggregate", "--fail-under", "--coverage-base")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -158,13 +134,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     agg.add_argument("--comment-key", help="comment identity (default: $GITHUB_WORKFLOW/$GITHUB_JOB)")
     agg.add_argument("--comment-out", type=Path, help="also write the comment body to FILE (default: none)")
-    add_flaky_result(agg)
-    agg.add_argument(
-        "--allow-empty",
-        action="store_true",
-        help="a plan with no items, or a run in which no test ran, passes; without it that fails the verdict"
-        " (default: config 'allow-empty', else off)",
-    )
+    _declared(agg, "aggregate", "--flaky-result", "--allow-empty", "--fail-on")
     _history_arguments(agg)
     agg.add_argument(
         "--no-annotations", action="store_true", help="do not emit ::error annotations on GitHub (default: emit)"
@@ -229,5 +199,5 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_deprecated_alias(com, "--key", new="--comment-key", dest="key")
     com.add_argument("--pr", type=int, help="pull request number (default: from $GITHUB_EVENT_PATH)")
     com.add_argument("--repo", help="owner/name (default: $GITHUB_REPOSITORY)")
-    add_flaky_result(com)
+    _declared(com, "comment", "--flaky-result")
     com.set_defaults(handler=_work("_comment_handler"))
