@@ -19,7 +19,7 @@ import yaml
 
 from ci_shards.errors import ConfigError, as_written, kind_of
 from ci_shards.model import Granularity
-from ci_shards.options.declared import CONFIG_KEYS
+from ci_shards.options.declared import CONFIG_CHOICES, CONFIG_KEYS
 from ci_shards.options.spec import ConfigKey, ConfigKind
 from ci_shards.report.quarantine import QuarantineEntry, parse_quarantine
 from ci_shards.select.settings import SelectionSettings, SelectMode, parse_mode, parse_selection
@@ -136,7 +136,7 @@ def _checked(source: str, key: ConfigKey, raw_key: str, value: Any) -> Any:
     if key.kind is ConfigKind.BOOL:
         return _boolean(source, raw_key, value)
     if key.kind is ConfigKind.CHOICE:
-        return _choice(source, key.name, value, key.choices)
+        return _choice(source, key.name, value, CONFIG_CHOICES[key.name])
     return _number(source, raw_key, value, integer=key.kind is ConfigKind.COUNT)
 
 

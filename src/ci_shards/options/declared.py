@@ -99,6 +99,7 @@ PLAN_OPTIONS: Final = (
         metavar="FILE",
         group="timings",
         commands=PLANNING,
+        action_input="timings-path",
         help="timings restored from a CI cache, read before --durations; a missing or unreadable file is a warning"
         " and is ignored, so a corrupt cache never blocks planning; repeatable (default: none)",
     ),
@@ -377,6 +378,7 @@ RUN_OPTIONS: Final = (
         flags=("command",),
         nargs=argparse.REMAINDER,
         commands=RUNNING,
+        action_input="test-command",
         help="after --: the test command; {items}, {items_file} and {junit} are expanded (default: none)",
     ),
 )
@@ -562,7 +564,6 @@ CONFIG_KEYS: Final = (
     ConfigKey(
         name="granularity",
         kind=ConfigKind.CHOICE,
-        choices=tuple(g.value for g in Granularity),
         default="`auto`",
         meaning="`test`: items may go anywhere; `file`: files never split; `auto`: files whole unless balance needs"
         " a cut",
@@ -624,7 +625,6 @@ CONFIG_KEYS: Final = (
     ConfigKey(
         name="fail-on",
         kind=ConfigKind.CHOICE,
-        choices=("new", "any"),
         default="`any`",
         meaning='`any`: every failing test fails the build; `new`: only new ones (docs/aggregate.md, "Test history")',
     ),
@@ -664,4 +664,19 @@ CONFIG_KEYS: Final = (
     ),
 )
 
-CONFIG_KEY_NAMES: Final = frozenset(k.field for k in CONFIG_KEYS)
+# a CHOICE key accepts what its flag accepts
+CONFIG_CHOICES: Final = {o.config: o.choices for o in OPTIONS if o.config is not None and o.choices is not None}
+
+# action.yml inputs that are no option of the CLI: each with what it is for instead
+ACTION_ONLY_INPUTS: Final = {
+    "command": "which step of the action runs (ci-shards gha plan|run|aggregate|comment)",
+    "fail-on-verdict": "whether the action's last step exits with aggregate's status (gha.inputs.step_exit)",
+    "github-token": "the token the comment step and the artifact actions use",
+    "run-id": "the workflow run whose artifacts the comment step downloads",
+    "save-timings": "when the cache step saves the timings store",
+    "working-directory": "where every step runs",
+    "artifact-prefix": "the names of the uploaded artifacts (gha.inputs.shard_artifact_name)",
+    "retention-days": "how long the uploaded artifacts are kept",
+    "python": "the interpreter the action installs ci-shards with",
+    "python-version": "the Python setup-python installs when no python is given",
+}

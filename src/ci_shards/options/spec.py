@@ -20,7 +20,7 @@ class ConfigKind(Enum):
     NUMBER = "number"  # a finite number ≥ 0
     COUNT = "count"  # a whole number ≥ 1
     BOOL = "bool"  # true or false
-    CHOICE = "choice"  # one of the option's choices
+    CHOICE = "choice"  # one of the choices of the option that reads the key
     CUSTOM = "custom"
 
 
@@ -34,7 +34,6 @@ class ConfigKey:
     default: str  # the docs table's default column, as users read it
     meaning: str  # the docs table's meaning column
     flag_text: str = ""  # the docs table's flag column when no option declares this key (e.g. "none")
-    choices: tuple[str, ...] = ()  # CHOICE: the accepted values, in the order the error lists them
 
     @property
     def field(self) -> str:
