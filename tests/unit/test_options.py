@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from ci_shards import config
-from ci_shards.cli import build_parser
+from ci_shards.cli import build_parser, main
+from ci_shards.commands import COMMANDS
 from ci_shards.gha.inputs import Folders, aggregate_argv, plan_argv, run_argv
 from ci_shards.options.declared import ACTION_ONLY_INPUTS, CONFIG_KEYS, OPTIONS
 from ci_shards.options.docs import flag_text, with_table
@@ -133,3 +134,19 @@ def test_each_declared_input_becomes_its_option(option: Option) -> None:
     argv = next(argvs[c] for c in ("matrix", "run", "aggregate") if c in option.commands)
     parsed = build_parser().parse_args(argv)
     assert getattr(parsed, option.key) not in (None, False, [], ()), (option.name, argv)
+
+
+def test_no_argparse_private_attribute_in_the_code() -> None:
+    for path in (REPO / "src" / "ci_shards").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for private in ("_option_string_actions", "._actions", "_SubParsersAction"):
+            assert private not in text, f"{path.relative_to(REPO)} uses argparse's private {private}"
+
+
+def test_every_subcommand_of_the_table_is_parsed_and_takes_debug(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in COMMANDS:
+        assert main([*command.path, "--help"]) == 0
+        assert "--debug" in capsys.readouterr().out, command.path
+    args = build_parser().parse_args(["timings", "merge", "a.json", "-o", "-", "--debug"])
+    assert args.debug is True
+    assert args.handler is next(c.handler for c in COMMANDS if c.path == ("timings", "merge"))

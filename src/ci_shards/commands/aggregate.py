@@ -1,17 +1,16 @@
-"""Subcommands of the aggregate stage: ``aggregate``, ``junit merge``, ``junit summary``, ``comment``.
+"""The arguments of the aggregate stage's subcommands: ``aggregate``, ``junit merge``, ``junit summary``, ``comment``.
 
-Only the parser lives here; the work is in ``commands.aggregate_work``, imported when a handler runs.
+Only the arguments live here (the subcommands are in ``commands.COMMANDS``); the work is in
+``commands.aggregate_work``, imported when a handler runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from ci_shards.commands.aliases import add_deprecated_alias
-from ci_shards.errors import EXIT_USAGE
 from ci_shards.model import CommentMode
 from ci_shards.options.declared import OPTIONS
 from ci_shards.options.spec import add_options, for_command
@@ -21,7 +20,7 @@ def _modes() -> list[str]:
     return [m.value for m in CommentMode]
 
 
-def _work(name: str) -> Callable[[argparse.Namespace], int]:
+def work(name: str) -> Callable[[argparse.Namespace], int]:
     """A handler that imports the work module only when the subcommand runs: with the report package and
     jinja2 it costs every other subcommand's start-up ~50-90 ms (docs/benchmarks.md)."""
 
@@ -31,11 +30,6 @@ def _work(name: str) -> Callable[[argparse.Namespace], int]:
         return int(getattr(aggregate_work, name)(args))
 
     return handler
-
-
-def _junit_help(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return EXIT_USAGE
 
 
 def _positive_days(text: str) -> int:
@@ -89,15 +83,7 @@ def add_coverage_options(parser: argparse.ArgumentParser) -> None:
     _declared(parser, "aggregate", "--fail-under", "--coverage-base")
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add this stage's subcommands."""
-    agg = subparsers.add_parser(
-        "aggregate",
-        help="merge every shard's results into one verdict, report and exit status",
-        description="Read every shard artifact folder under DIR (one per shard, nested per artifact, or the "
-        "flat merge-multiple layout), check it against the plan, and write the verdict. Exit 0 only when "
-        "every shard passed and every planned item ran exactly once; 1 otherwise; 2 for bad input.",
-    )
+def aggregate_arguments(agg: argparse.ArgumentParser) -> None:
     agg.add_argument("--plan", type=Path, required=True, help="plan.json of this run (required)")
     agg.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="folders holding the shard artifact folders")
     agg.add_argument(
@@ -141,43 +127,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     agg.add_argument("--format", choices=["text", "json"], default="text", help="stdout: json verdict (default: text)")
     add_coverage_options(agg)
-    agg.set_defaults(handler=_work("_aggregate_handler"))
 
-    junit = subparsers.add_parser(
-        "junit", help="merge or summarise JUnit XML from any producer", description="JUnit XML tools."
-    )
-    junit_sub = junit.add_subparsers(dest="junit_command", metavar="COMMAND", parser_class=type(junit))
-    junit.set_defaults(handler=lambda _args: _junit_help(junit))
-    merge = junit_sub.add_parser(
-        "merge",
-        help="merge JUnit files into one valid file",
-        description="Merge JUnit XML files (paths or globs, ** recursive) into one file: one suite per input, "
-        "totals recounted from the test cases. Exit 2 naming any unreadable file (the rest is still merged).",
-    )
+
+def junit_merge_arguments(merge: argparse.ArgumentParser) -> None:
     merge.add_argument("patterns", nargs="+", metavar="FILE|GLOB", help="JUnit files or glob patterns")
     merge.add_argument(
         "-o", "--output", type=Path, required=True, help="the merged file to write, - for stdout (required)"
     )
     merge.add_argument("--name", default="ci-shards", help="name of the <testsuites> root (default: ci-shards)")
-    merge.set_defaults(handler=_work("junit_merge_handler"))
-    summary = junit_sub.add_parser(
-        "summary",
-        help="totals of JUnit files",
-        description="Totals (tests, passed, failed, errors, skipped, flaky, time) recounted from the test cases. "
-        "Exit 2 naming any unreadable file.",
-    )
+
+
+def junit_summary_arguments(summary: argparse.ArgumentParser) -> None:
     summary.add_argument("patterns", nargs="+", metavar="FILE|GLOB", help="JUnit files or glob patterns")
     summary.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
-    summary.set_defaults(handler=_work("junit_summary_handler"))
 
-    com = subparsers.add_parser(
-        "comment",
-        help="create or update the PR comment",
-        description="Keep one PR comment per workflow and job up to date (found by a hidden marker). Either "
-        "from the shard folders (--plan DIR...; re-rendered from the data, the route for fork PRs in a "
-        "workflow_run job) or from a body written by `aggregate --comment-out` (--body-file; trusted bodies only, "
-        "any state line in it is recomputed). Never fails the build: problems are warnings.",
-    )
+
+def comment_arguments(com: argparse.ArgumentParser) -> None:
     com.add_argument("--plan", type=Path, help="plan.json (with DIR...) (default: none)")
     com.add_argument("dirs", nargs="*", type=Path, metavar="DIR", help="folders holding the shard artifact folders")
     com.add_argument(
@@ -200,4 +165,3 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     com.add_argument("--pr", type=int, help="pull request number (default: from $GITHUB_EVENT_PATH)")
     com.add_argument("--repo", help="owner/name (default: $GITHUB_REPOSITORY)")
     _declared(com, "comment", "--flaky-result")
-    com.set_defaults(handler=_work("_comment_handler"))

@@ -16,15 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from ci_shards import outfile
-from ci_shards.commands import timings as timings_commands
 from ci_shards.commands.run import check_pytest_words
 from ci_shards.config import load_config
 from ci_shards.console import console_for
 from ci_shards.errors import InputError, TestsFailed, UsageError
 from ci_shards.judge import empty_plan_message
 from ci_shards.model import Plan, rfc3339
-from ci_shards.options.declared import OPTIONS, PLAN_OPTIONS
-from ci_shards.options.spec import add_options, for_command, given_flags
+from ci_shards.options.declared import PLAN_OPTIONS
+from ci_shards.options.spec import given_flags
 from ci_shards.options.typed import PlanOptions, plan_options
 from ci_shards.plan import matrix as matrix_mod
 from ci_shards.plan.choose import choose_shards
@@ -302,7 +301,7 @@ def options_of(args: argparse.Namespace, cwd: Path) -> PlanOptions:
     return plan_options(vars(args), load_config(cwd, args.config))
 
 
-def _plan_command(args: argparse.Namespace) -> int:
+def plan_command(args: argparse.Namespace) -> int:
     options = options_of(args, Path.cwd())
     plan = plan_from_options(options, env=os.environ, cwd=Path.cwd())
     code = emit_plan(plan, output_format=args.format, output=args.output, env=os.environ)
@@ -325,7 +324,7 @@ def emit_plan(plan: Plan, *, output_format: str, output: str | None, env: Mappin
     return 0
 
 
-def _matrix_command(args: argparse.Namespace) -> int:
+def matrix_command(args: argparse.Namespace) -> int:
     if args.plan:  # checked first: the plan decides what these would, so none is read
         given = [*given_flags(vars(args), PLAN_OPTIONS), *(["-- PYTEST_ARGS"] if args.pytest_args else [])]
         if given:
@@ -358,24 +357,3 @@ def emit_matrix(*, plan: Plan, plan_out: str, env: Mapping[str, str]) -> int:
         console.warning("no items to run: the plan is empty (output empty=true)")
     sys.stderr.write(render_plan(plan, "table"))
     return 0
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``plan``, ``matrix`` and ``timings``."""
-    plan = subparsers.add_parser(
-        "plan",
-        help="balance the items into shards and write plan.json",
-        description="Collect the items, estimate them from timings, and balance them into shards.",
-    )
-    add_options(plan, for_command(OPTIONS, "plan"))
-    plan.set_defaults(handler=_plan_command)
-
-    matrix = subparsers.add_parser(
-        "matrix",
-        help="print the GitHub matrix for a plan and set the job outputs",
-        description='Plan (or read --plan), write plan.json, print {"include": [...]}; with $GITHUB_OUTPUT set,'
-        " append the outputs matrix, plan-digest, total and empty.",
-    )
-    add_options(matrix, for_command(OPTIONS, "matrix"))
-    matrix.set_defaults(handler=_matrix_command)
-    timings_commands.register(subparsers)

@@ -14,8 +14,6 @@ from ci_shards.config import load_config
 from ci_shards.console import Console, console_for, fmt_seconds, is_ci
 from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, UsageError
 from ci_shards.model import Plan
-from ci_shards.options.declared import OPTIONS
-from ci_shards.options.spec import add_options, for_command
 from ci_shards.options.typed import LocalOptions, RunOptions, local_options, run_options
 
 # re-exported: the value parsers moved to options.values with the declarations that use them
@@ -32,18 +30,6 @@ if TYPE_CHECKING:
 # module (check_pytest_words), so a top-level import would be a cycle.
 
 __all__ = ["parse_duration", "parse_seconds", "parse_signal", "parse_size", "parse_timeout"]
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    run = subparsers.add_parser(
-        "run",
-        help="run one shard of a plan under a hard limit and write its artifact folder",
-        description="Run one shard's items: CMD ARGS... {items} after --, or --pytest. Exit 0 when the shard "
-        "passed (or is empty), 1 otherwise, 2 on bad usage.",
-    )
-    add_options(run, for_command(OPTIONS, "run"))
-    run.set_defaults(handler=_run_handler)
-    register_local(subparsers)
 
 
 # the first word of a pytest-split habit (`-- pytest tests/`, `-- python -m pytest`): with --pytest,
@@ -77,7 +63,7 @@ def pytest_roots(raw: Sequence[str], cwd: Path) -> list[str]:
     return [a for a in command_args(raw) if _names_path(a, cwd)]
 
 
-def _run_handler(args: argparse.Namespace) -> int:
+def run_handler(args: argparse.Namespace) -> int:
     from ci_shards.run.process import CancelToken  # noqa: PLC0415
     from ci_shards.run.runner import RunOptions as RunnerOptions  # noqa: PLC0415
     from ci_shards.run.runner import cancel_on_signals, run_shard  # noqa: PLC0415
@@ -138,7 +124,7 @@ def coverage_request(options: RunOptions) -> CoverageRequest | None:
     return CoverageRequest(map=options.coverage_map) if options.coverage else None
 
 
-def _local_handler(args: argparse.Namespace) -> int:
+def local_handler(args: argparse.Namespace) -> int:
     from ci_shards.local import (  # noqa: PLC0415
         aggregate_results,
         auto_jobs,
@@ -228,14 +214,3 @@ def _local_coverage(options: LocalOptions, plan: Plan, cwd: Path, env: dict[str,
         console=console,
     )
     return code
-
-
-def register_local(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    local = subparsers.add_parser(
-        "local",
-        help="plan, run every shard here as parallel processes, and print the verdict",
-        description="Plan the suite, run every shard on this machine (each a real `ci-shards run`), then aggregate. "
-        "Ctrl-C stops every shard and still reports what finished; a second Ctrl-C kills them.",
-    )
-    add_options(local, for_command(OPTIONS, "local"))
-    local.set_defaults(handler=_local_handler)
