@@ -210,8 +210,3 @@ def load_config(cwd: Path, explicit: str | None = None) -> Config:
         msg = f"{path.name}: cannot read: {err.strerror or err}"
         raise ConfigError(msg) from None
     return parse_config(data, path.name)
-
-
-def allow_empty(flag: bool, cwd: Path, explicit: str | None = None) -> bool:
-    """``--allow-empty``, else the config's ``allow-empty`` (read only when the flag is not given)."""
-    return flag or load_config(cwd, explicit).allow_empty is True

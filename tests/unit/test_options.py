@@ -11,11 +11,11 @@ import yaml
 from ci_shards import config
 from ci_shards.cli import build_parser, main
 from ci_shards.commands import COMMANDS
-from ci_shards.gha.inputs import Folders, aggregate_argv, plan_argv, run_argv
+from ci_shards.gha.inputs import Folders, aggregate_argv, comment_argv, plan_argv, run_argv
 from ci_shards.options.declared import ACTION_ONLY_INPUTS, CONFIG_KEYS, OPTIONS
 from ci_shards.options.docs import flag_text, with_table
 from ci_shards.options.spec import ConfigKind, Option, given_flags
-from ci_shards.options.typed import plan_options
+from ci_shards.options.typed import aggregate_options, plan_options
 from tests.unit.golden import REGEN_ENV, regenerating
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,9 +96,7 @@ def test_given_flags_ignore_defaults() -> None:
 # --- action.yml ---------------------------------------------------------------------------------------------
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
-# inputs whose flags commands/aggregate.py still declares itself (not yet in options.declared)
-AGGREGATE_INPUTS = {"comment", "comment-mode", "record-history", "pr", "comment-key"}
-SAMPLE = {"shards": "2", "target-seconds": "60", "timeout": "5m", "retries": "1", "durations": "d.json"}
+SAMPLE = {"shards": "2", "target-seconds": "60", "timeout": "5m", "retries": "1", "durations": "d.json", "pr": "7"}
 
 
 def test_every_action_input_is_a_declared_option_or_action_only() -> None:
@@ -106,7 +104,7 @@ def test_every_action_input_is_a_declared_option_or_action_only() -> None:
     inputs = set(ACTION["inputs"])
     assert declared <= inputs, f"declared inputs action.yml lacks: {sorted(declared - inputs)}"
     assert not declared & set(ACTION_ONLY_INPUTS)
-    unmapped = inputs - declared - set(ACTION_ONLY_INPUTS) - AGGREGATE_INPUTS
+    unmapped = inputs - declared - set(ACTION_ONLY_INPUTS)
     assert not unmapped, f"action.yml inputs that map to no declared option: {sorted(unmapped)}"
 
 
@@ -130,8 +128,9 @@ def test_each_declared_input_becomes_its_option(option: Option) -> None:
         "matrix": plan_argv(inputs, folders, timings_exist=True),
         "run": run_argv(inputs, folders),
         "aggregate": aggregate_argv(inputs, folders),
+        "comment": comment_argv(inputs, folders),
     }
-    argv = next(argvs[c] for c in ("matrix", "run", "aggregate") if c in option.commands)
+    argv = next(argvs[c] for c in argvs if c in option.commands)
     parsed = build_parser().parse_args(argv)
     assert getattr(parsed, option.key) not in (None, False, [], ()), (option.name, argv)
 
@@ -150,3 +149,13 @@ def test_every_subcommand_of_the_table_is_parsed_and_takes_debug(capsys: pytest.
     args = build_parser().parse_args(["timings", "merge", "a.json", "-o", "-", "--debug"])
     assert args.debug is True
     assert args.handler is next(c.handler for c in COMMANDS if c.path == ("timings", "merge"))
+
+
+def test_aggregate_reads_fail_on_and_allow_empty_from_the_config_under_its_flags() -> None:
+    argv = ["aggregate", "--plan", "p.json", "shards"]
+    configured = config.parse_config({"fail-on": "new", "allow-empty": True}, "ci-shards.yml")
+    options = aggregate_options(vars(build_parser().parse_args(argv)), configured)
+    assert (options.fail_on, options.allow_empty, options.config_source) == ("new", True, "ci-shards.yml")
+    flagged = aggregate_options(vars(build_parser().parse_args([*argv, "--fail-on", "any"])), configured)
+    assert flagged.fail_on == "any"
+    assert aggregate_options(vars(build_parser().parse_args(argv)), config.Config()).allow_empty is False

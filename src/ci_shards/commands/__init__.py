@@ -94,7 +94,7 @@ COMMANDS: tuple[Command, ...] = (
         description="Read every shard artifact folder under DIR (one per shard, nested per artifact, or the "
         "flat merge-multiple layout), check it against the plan, and write the verdict. Exit 0 only when "
         "every shard passed and every planned item ran exactly once; 1 otherwise; 2 for bad input.",
-        arguments=aggregate.aggregate_arguments,
+        declared=True,
         handler=aggregate.work("_aggregate_handler"),
     ),
     Command(
@@ -125,7 +125,7 @@ COMMANDS: tuple[Command, ...] = (
         "from the shard folders (--plan DIR...; re-rendered from the data, the route for fork PRs in a "
         "workflow_run job) or from a body written by `aggregate --comment-out` (--body-file; trusted bodies only, "
         "any state line in it is recomputed). Never fails the build: problems are warnings.",
-        arguments=aggregate.comment_arguments,
+        declared=True,
         handler=aggregate.work("_comment_handler"),
     ),
     Command(

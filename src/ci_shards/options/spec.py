@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from ci_shards.options.aliases import DeprecatedAlias
+
 
 class ConfigKind(Enum):
     """How ``config.parse_config`` checks a key's value. CUSTOM keys keep a parser of their own in config.py."""
@@ -63,6 +65,7 @@ class Option:
     required: bool = False
     config: str | None = None
     action_input: str | None = None
+    deprecated_for: str | None = None  # a hidden old name of this flag: stores into its dest, warns once
 
     @property
     def name(self) -> str:
@@ -86,6 +89,8 @@ class Option:
         }
         kwargs: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         kwargs["help"] = self.help
+        if self.deprecated_for is not None:
+            kwargs.update(action=DeprecatedAlias, new=self.deprecated_for, help=argparse.SUPPRESS)
         if self.default is not NO_DEFAULT:
             kwargs["default"] = self.default
         if self.required:

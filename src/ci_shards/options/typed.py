@@ -15,9 +15,10 @@ from typing import Any, TypeVar
 from ci_shards.config import MAX_WEIGHT, Config
 from ci_shards.errors import UsageError
 from ci_shards.judge import FlakyResult
-from ci_shards.model import Granularity
+from ci_shards.model import CommentMode, Granularity
 from ci_shards.options.declared import DEFAULT_MAX_SHARDS, PLAN_OPTIONS
 from ci_shards.options.spec import given_flags
+from ci_shards.report.quarantine import QuarantineEntry
 from ci_shards.select.settings import SelectionSettings, SelectMode
 
 T = TypeVar("T")
@@ -26,6 +27,11 @@ T = TypeVar("T")
 def _pick(flag: T | None, configured: T | None, default: T) -> T:
     """The flag if given, else the config's value, else the default."""
     return flag if flag is not None else configured if configured is not None else default
+
+
+def _switch(flag: bool | None, configured: bool | None) -> bool:
+    """An on-switch (``--allow-empty``): absent on the command line it is False, so the config can only turn it on."""
+    return bool(flag) or configured is True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,7 +122,7 @@ def plan_options(values: Mapping[str, Any], config: Config) -> PlanOptions:
         base=values.get("base"),
         selection=selection,
         pytest_args=tuple(values.get("pytest_args") or ()),
-        allow_empty=bool(values.get("allow_empty")) or config.allow_empty is True,
+        allow_empty=_switch(values.get("allow_empty"), config.allow_empty),
         given=tuple(given_flags(values, PLAN_OPTIONS)),
     )
 
@@ -163,7 +169,7 @@ def run_options(values: Mapping[str, Any], config: Config) -> RunOptions:
         leak_timeout=values["leak_timeout"],
         coverage=_pick(values.get("coverage"), config.coverage, False),
         coverage_map=bool(values.get("coverage_map", True)),
-        allow_empty=bool(values.get("allow_empty")) or config.allow_empty is True,
+        allow_empty=_switch(values.get("allow_empty"), config.allow_empty),
     )
 
 
@@ -210,4 +216,68 @@ def local_options(values: Mapping[str, Any], config: Config) -> LocalOptions:
         reports=reports,
         fail_under=values.get("fail_under"),
         coverage_base=values.get("coverage_base"),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class AggregateOptions:
+    """``ci-shards aggregate``: the shard folders, what to write, the comment, the history and the coverage fold."""
+
+    plan: Path
+    dirs: tuple[Path, ...]
+    junit_out: Path | None = None
+    failures_out: Path | None = None
+    summary_out: Path | None = None
+    github: bool = False
+    timings_out: Path | None = None
+    timings_variant: str = ""
+    comment: bool = False
+    comment_mode: CommentMode = CommentMode.ALWAYS
+    comment_key: str | None = None
+    comment_out: Path | None = None
+    flaky_result: FlakyResult = FlakyResult.PASS
+    allow_empty: bool = False  # --allow-empty, else the config's allow-empty
+    fail_on: str = "any"  # --fail-on, else the config's fail-on: new | any
+    history: Path | None = None
+    record_history: bool = False
+    base_branch: str | None = None
+    max_base_age: int = 14
+    annotations: bool = True
+    output_format: str = "text"
+    coverage_out: Path | None = None
+    fail_under: float | None = None
+    coverage_base: str | None = None
+    quarantine: tuple[QuarantineEntry, ...] = ()  # the config's
+    config_source: str = ""  # where the config was read from (names it in quarantine messages)
+
+
+def aggregate_options(values: Mapping[str, Any], config: Config) -> AggregateOptions:
+    """The aggregate options from the parsed flags (by dest) over ``config``."""
+    return AggregateOptions(
+        plan=values["plan"],
+        dirs=tuple(values["dirs"]),
+        junit_out=values.get("junit"),
+        failures_out=values.get("failures"),
+        summary_out=values.get("summary"),
+        github=bool(values.get("github")),
+        timings_out=values.get("timings_out"),
+        timings_variant=values.get("timings_variant") or "",
+        comment=bool(values.get("comment")),
+        comment_mode=CommentMode(values["comment_mode"]),
+        comment_key=values.get("comment_key"),
+        comment_out=values.get("comment_out"),
+        flaky_result=FlakyResult(values["flaky_result"]),
+        allow_empty=_switch(values.get("allow_empty"), config.allow_empty),
+        fail_on=_pick(values.get("fail_on"), config.fail_on, "any"),
+        history=values.get("history"),
+        record_history=bool(values.get("record_history")),
+        base_branch=values.get("base_branch"),
+        max_base_age=values["max_base_age"],
+        annotations=not values.get("no_annotations"),
+        output_format=values["format"],
+        coverage_out=values.get("coverage_out"),
+        fail_under=values.get("fail_under"),
+        coverage_base=values.get("coverage_base"),
+        quarantine=config.quarantine,
+        config_source=config.source,
     )

@@ -74,3 +74,11 @@ def parse_signal(text: str) -> int:
         msg = f"{text!r} is not a signal of this platform (e.g. SIGINT, SIGTERM, 15)"
         raise argparse.ArgumentTypeError(msg)
     return number
+
+
+def parse_days(text: str) -> int:
+    """A whole number of days, 0 or more."""
+    if not text.isdigit():
+        msg = f"must be a whole number of days, not {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return int(text)
