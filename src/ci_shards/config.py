@@ -128,7 +128,7 @@ def _boolean(source: str, key: str, value: Any) -> bool:
 
 
 def _checked(source: str, key: ConfigKey, raw_key: str, value: Any) -> Any:
-    """One key's value, checked by its declared kind (options/declared.py)."""
+    """One key's value, checked by its declared kind (options/declared/keys.py)."""
     if key.kind is ConfigKind.CUSTOM:
         return _CUSTOM[key.field](source, value)
     if key.kind is ConfigKind.STRING:

@@ -11,7 +11,7 @@ from ci_shards.options.spec import ConfigKey, Option
 
 # the order subcommands are named in; a flag that `plan` does not take is written with its subcommand
 COMMAND_ORDER: Final = ("plan", "matrix", "run", "local", "aggregate", "comment")
-TABLE_START: Final = "<!-- keys: generated from src/ci_shards/options/declared.py -->"
+TABLE_START: Final = "<!-- keys: generated from src/ci_shards/options/declared/ -->"
 TABLE_END: Final = "<!-- end of keys -->"
 
 
