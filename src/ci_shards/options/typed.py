@@ -7,6 +7,7 @@ argparse Namespace.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -138,7 +139,7 @@ class RunOptions:
     junit: str | None = None
     timeout: float | None = None
     grace: float = 10.0
-    graceful_signal: int = 2
+    graceful_signal: int = int(signal.SIGINT)
     retries: int = 0
     max_rerun_failures: int = 10
     flaky_result: FlakyResult = FlakyResult.PASS
