@@ -1,7 +1,7 @@
 """The command line: builds the parser, dispatches, and maps errors to exit codes.
 
-This is the only module that reads ``sys.argv`` or decides an exit code. Each subcommand lives in
-``ci_shards.commands.<stage>`` and calls one stage function with explicit keyword arguments.
+This is the only module that reads ``sys.argv`` or decides an exit code. The subcommands are the table
+``ci_shards.commands.COMMANDS``; their options are declared in ``ci_shards.options.declared``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ci_shards import __version__
-from ci_shards.commands import MODULES
+from ci_shards.commands import COMMANDS
 from ci_shards.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CiShardsError
+from ci_shards.options.declared import OPTIONS
+from ci_shards.options.spec import add_options, for_command
 
 DEBUG_HELP: Final = "show tracebacks on errors; anywhere before -- (default: off)"
 
@@ -38,28 +40,40 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of every subcommand in ``commands.COMMANDS``, each with its options and ``--debug``."""
     parser = _Parser(
         prog="ci-shards",
         description="Split a test suite into balanced shards, run them, and merge the results.",
     )
     parser.add_argument("--version", action="version", version=f"ci-shards {__version__}")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in MODULES:
-        module.register(subparsers)
-    _add_debug(subparsers)
+    parsers: dict[tuple[str, ...], argparse.ArgumentParser] = {(): parser}
+    groups: dict[tuple[str, ...], Any] = {(): parser.add_subparsers(dest="command", metavar="COMMAND")}
+    for command in COMMANDS:
+        sub = groups[command.path[:-1]].add_parser(command.name, help=command.help, description=command.description)
+        parsers[command.path] = sub
+        if command.declared:
+            add_options(sub, for_command(OPTIONS, command.name))
+        if command.arguments is not None:
+            command.arguments(sub)
+        # --debug after the subcommand too (``ci-shards run ... --debug``). SUPPRESS: a subcommand's default
+        # must not overwrite ``--debug`` given before it.
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
+        if command.handler is not None:
+            sub.set_defaults(handler=command.handler)
+        else:
+            groups[command.path] = sub.add_subparsers(
+                dest=f"{command.name}_command", metavar=command.metavar, required=command.required
+            )
+            if not command.required:
+                sub.set_defaults(handler=lambda _args, sub=sub: _group_help(sub))
     return parser
 
 
-def _add_debug(subparsers: argparse._SubParsersAction[Any]) -> None:
-    """``--debug`` after the subcommand too (``ci-shards run ... --debug``), at every level. SUPPRESS:
-    a subcommand's default must not overwrite ``--debug`` given before it."""
-    for sub in subparsers.choices.values():
-        if "--debug" not in sub._option_string_actions:
-            sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
-        for action in sub._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                _add_debug(action)
+def _group_help(parser: argparse.ArgumentParser) -> int:
+    """A group without its subcommand (``ci-shards junit``): its help, and exit 2."""
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
 
 
 def _debug_requested(args: Sequence[str], env: Mapping[str, str]) -> bool:

@@ -1,7 +1,8 @@
 """Project configuration: ``ci-shards.yml`` at the repo root, or ``[tool.ci-shards]`` in pyproject.toml.
 
 Command-line flags override it (docs/configuration.md). Unknown keys are an error naming the key,
-so a typo never silently changes nothing.
+so a typo never silently changes nothing. The keys and how each is checked are declared in
+``ci_shards.options.declared``; only the keys of kind CUSTOM have their parser here.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import importlib
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -18,6 +19,8 @@ import yaml
 
 from ci_shards.errors import ConfigError, as_written, kind_of
 from ci_shards.model import Granularity
+from ci_shards.options.declared import CONFIG_CHOICES, CONFIG_KEYS
+from ci_shards.options.spec import ConfigKey, ConfigKind
 from ci_shards.report.quarantine import QuarantineEntry, parse_quarantine
 from ci_shards.select.settings import SelectionSettings, SelectMode, parse_mode, parse_selection
 
@@ -74,6 +77,69 @@ def _string(source: str, key: str, value: Any) -> str:
     return value
 
 
+def _keep_together(source: str, value: Any) -> tuple[str, ...]:
+    rules = [value] if isinstance(value, str) else value
+    if not isinstance(rules, list) or not all(isinstance(r, str) and r for r in rules):
+        msg = f"{source}: 'keep-together' must be a list of glob patterns or 'class'"
+        raise ConfigError(msg)
+    return tuple(rules)
+
+
+def _weights(source: str, value: Any) -> dict[str, float]:
+    if not isinstance(value, Mapping):
+        msg = f"{source}: 'weights' must map glob patterns to factors"
+        raise ConfigError(msg)
+    return {str(k): _weight(source, str(k), v) for k, v in value.items()}
+
+
+def _shards(source: str, value: Any) -> str:
+    text = str(value)
+    if text != "auto" and not (text.isdigit() and int(text) >= 1):
+        msg = f"{source}: 'shards' must be a whole number ≥ 1 or 'auto', not {as_written(value)}"
+        raise ConfigError(msg)
+    return text
+
+
+# the keys whose values are more than one checked scalar; every other key is checked by its declared kind
+_CUSTOM: Final[Mapping[str, Callable[[str, Any], Any]]] = {
+    "keep_together": _keep_together,
+    "weights": _weights,
+    "shards": _shards,
+    "quarantine": parse_quarantine,
+    "select": parse_mode,
+}
+_SELECTION_KEYS: Final = ("touchfiles", "selection")  # read together by parse_selection
+_KEYS: Final = {key.field: key for key in CONFIG_KEYS}
+
+
+def _choice(source: str, key: str, value: Any, choices: Sequence[str]) -> str:
+    if value not in choices:
+        listed = f"one of {', '.join(choices)}" if len(choices) > 2 else " or ".join(choices)
+        msg = f"{source}: {key!r} must be {listed}, not {as_written(value)}"
+        raise ConfigError(msg)
+    return str(value)
+
+
+def _boolean(source: str, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        msg = f"{source}: {key!r} must be true or false, not {as_written(value)}"
+        raise ConfigError(msg)
+    return value
+
+
+def _checked(source: str, key: ConfigKey, raw_key: str, value: Any) -> Any:
+    """One key's value, checked by its declared kind (options/declared/keys.py)."""
+    if key.kind is ConfigKind.CUSTOM:
+        return _CUSTOM[key.field](source, value)
+    if key.kind is ConfigKind.STRING:
+        return _string(source, raw_key, value)
+    if key.kind is ConfigKind.BOOL:
+        return _boolean(source, raw_key, value)
+    if key.kind is ConfigKind.CHOICE:
+        return _choice(source, key.name, value, CONFIG_CHOICES[key.name])
+    return _number(source, raw_key, value, integer=key.kind is ConfigKind.COUNT)
+
+
 def parse_config(data: Any, source: str) -> Config:
     """Validate a config mapping (keys may be written with ``-`` or ``_``)."""
     if data is None:
@@ -84,60 +150,16 @@ def parse_config(data: Any, source: str) -> Config:
     values: dict[str, Any] = {"source": source}
     selection: dict[str, Any] = {}
     for raw_key, value in data.items():
-        key = str(raw_key).replace("-", "_")
-        if key in ("timings", "variant", "strategy"):
-            values[key] = _string(source, raw_key, value)
-        elif key == "granularity":
-            try:
-                values[key] = Granularity(value)
-            except ValueError:
-                msg = f"{source}: 'granularity' must be one of test, file, auto, not {as_written(value)}"
-                raise ConfigError(msg) from None
-        elif key == "keep_together":
-            rules = [value] if isinstance(value, str) else value
-            if not isinstance(rules, list) or not all(isinstance(r, str) and r for r in rules):
-                msg = f"{source}: 'keep-together' must be a list of glob patterns or 'class'"
-                raise ConfigError(msg)
-            values[key] = tuple(rules)
-        elif key == "weights":
-            if not isinstance(value, Mapping):
-                msg = f"{source}: 'weights' must map glob patterns to factors"
-                raise ConfigError(msg)
-            values[key] = {str(k): _weight(source, str(k), v) for k, v in value.items()}
-        elif key == "shards":
-            text = str(value)
-            if text != "auto" and not (text.isdigit() and int(text) >= 1):
-                msg = f"{source}: 'shards' must be a whole number ≥ 1 or 'auto', not {as_written(value)}"
-                raise ConfigError(msg)
-            values[key] = text
-        elif key in ("target_seconds", "shard_overhead", "cut_cost"):
-            values[key] = _number(source, raw_key, value)
-        elif key == "coverage":
-            if not isinstance(value, bool):
-                msg = f"{source}: 'coverage' must be true or false, not {as_written(value)}"
-                raise ConfigError(msg)
-            values[key] = value
-        elif key in ("max_shards", "max_items_per_shard"):
-            values[key] = _number(source, raw_key, value, integer=True)
-        elif key == "allow_empty":
-            if not isinstance(value, bool):
-                msg = f"{source}: {raw_key!r} must be true or false, not {value!r}"
-                raise ConfigError(msg)
-            values[key] = value
-        elif key == "fail_on":
-            if value not in ("new", "any"):
-                msg = f"{source}: 'fail-on' must be new or any, not {as_written(value)}"
-                raise ConfigError(msg)
-            values[key] = value
-        elif key == "quarantine":
-            values[key] = parse_quarantine(source, value)
-        elif key == "select":
-            values[key] = parse_mode(source, value)
-        elif key in ("touchfiles", "selection"):
-            selection[key] = value
-        else:
+        key = _KEYS.get(str(raw_key).replace("-", "_"))
+        if key is None:
             msg = f"{source}: unknown key {raw_key!r} (see docs/configuration.md)"
             raise ConfigError(msg)
+        if key.field in _SELECTION_KEYS:
+            selection[key.field] = value
+        else:
+            values[key.field] = _checked(source, key, str(raw_key), value)
+    if "granularity" in values:
+        values["granularity"] = Granularity(values["granularity"])
     if selection:
         values["selection"] = parse_selection(source, selection.get("selection"), selection.get("touchfiles"))
     return Config(**values)
@@ -188,8 +210,3 @@ def load_config(cwd: Path, explicit: str | None = None) -> Config:
         msg = f"{path.name}: cannot read: {err.strerror or err}"
         raise ConfigError(msg) from None
     return parse_config(data, path.name)
-
-
-def allow_empty(flag: bool, cwd: Path, explicit: str | None = None) -> bool:
-    """``--allow-empty``, else the config's ``allow-empty`` (read only when the flag is not given)."""
-    return flag or load_config(cwd, explicit).allow_empty is True

@@ -7,7 +7,6 @@ Ctrl-C kills every tree, including ones whose ``run`` parent is already gone.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -22,6 +21,7 @@ from typing import IO, Any
 
 from ci_shards.console import Console, fmt_seconds, strip_control
 from ci_shards.model import Plan, shard_dir_name
+from ci_shards.options.typed import ReportFiles, RunOptions
 from ci_shards.report import outputs
 from ci_shards.report.aggregate import FlakyResult, aggregate_dirs
 from ci_shards.report.artifacts import LOG_FILE
@@ -63,26 +63,27 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def run_argv(args: argparse.Namespace, plan_path: Path, index: int, total: int, command: Sequence[str]) -> list[str]:
+def run_argv(options: RunOptions, plan_path: Path, index: int, total: int, command: Sequence[str]) -> list[str]:
+    """The ``ci-shards run`` of one shard: every run option of ``local`` passed on, coverage decided here once."""
     argv = [sys.executable, "-m", "ci_shards", "run", "--plan", str(plan_path), "--shard", f"{index}/{total}"]
-    argv += ["--out", str(args.out), "--no-live", "--grace", f"{args.grace}", "--signal", str(args.graceful_signal)]
-    argv += ["--retries", str(args.retries), "--max-rerun-failures", str(args.max_rerun_failures)]
-    argv += ["--flaky-result", args.flaky_result, "--leak-timeout", f"{args.leak_timeout}"]
-    if args.timeout is not None:
-        argv += ["--timeout", f"{args.timeout}"]
-    if args.max_test_seconds is not None:
-        argv += ["--max-test-seconds", f"{args.max_test_seconds}"]
-    if args.junit:
-        argv += ["--junit", args.junit]
-    if args.accept_exit_code:
+    argv += ["--out", str(options.out), "--no-live", "--grace", f"{options.grace}"]
+    argv += ["--signal", str(options.graceful_signal), "--retries", str(options.retries)]
+    argv += ["--max-rerun-failures", str(options.max_rerun_failures)]
+    argv += ["--flaky-result", options.flaky_result.value, "--leak-timeout", f"{options.leak_timeout}"]
+    if options.timeout is not None:
+        argv += ["--timeout", f"{options.timeout}"]
+    if options.max_test_seconds is not None:
+        argv += ["--max-test-seconds", f"{options.max_test_seconds}"]
+    if options.junit:
+        argv += ["--junit", options.junit]
+    if options.accept_exit_code:
         argv.append("--accept-exit-code")
-    if args.pytest:
+    if options.pytest:
         argv.append("--pytest")
-    if args.allow_empty:
+    if options.allow_empty:
         argv.append("--allow-empty")
-    if args.coverage is not None:
-        argv.append("--coverage" if args.coverage else "--no-coverage")
-    if not args.coverage_map:
+    argv.append("--coverage" if options.coverage else "--no-coverage")
+    if not options.coverage_map:
         argv.append("--no-coverage-map")
     return [*argv, "--", *command]
 
@@ -229,22 +230,11 @@ class LocalResult:
     exit_code: int
 
 
-@dataclass(frozen=True, kw_only=True)
-class ReportFiles:
-    """What ``local`` writes besides its console output, as ``aggregate`` does (None: not written)."""
-
-    merged_junit: Path | None = None
-    summary: Path | None = None
-    failures: Path | None = None
-    timings_out: Path | None = None
-    timings_variant: str = ""
-
-
 def aggregate_results(
     plan: Plan,
     out: Path,
     *,
-    flaky_result: str,
+    flaky_result: FlakyResult,
     allow_empty: bool = False,
     files: ReportFiles | None = None,
     console: Console | None = None,
@@ -254,7 +244,7 @@ def aggregate_results(
     # only the folders that exist: a shard Ctrl-C kept from starting has none, and is then
     # "never-started" in the verdict rather than an unreadable input that hides the whole table
     dirs = [d for d in (out / shard_dir_name(s.index, plan.total) for s in plan.shards) if d.is_dir()]
-    verdict = aggregate_dirs(plan, dirs, flaky_result=FlakyResult(flaky_result), allow_empty=allow_empty)
+    verdict = aggregate_dirs(plan, dirs, flaky_result=flaky_result, allow_empty=allow_empty)
     files = files or ReportFiles()
     if files.merged_junit:
         outputs.write_merged_junit(verdict, files.merged_junit)

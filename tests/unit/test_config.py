@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ci_shards.config import allow_empty, load_config, parse_config
+from ci_shards.config import load_config, parse_config
 from ci_shards.errors import ConfigError
 from ci_shards.model import Granularity
 
@@ -91,6 +91,6 @@ def test_allow_empty_is_a_boolean(tmp_path):
     assert parse_config({"allow-empty": True}, "x").allow_empty is True
     with pytest.raises(ConfigError, match="'allow-empty' must be true or false"):
         parse_config({"allow-empty": "yes"}, "x")
-    assert allow_empty(False, tmp_path) is False
+    assert load_config(tmp_path).allow_empty is None
     (tmp_path / "ci-shards.yml").write_text("allow-empty: true\n")
-    assert allow_empty(False, tmp_path) is True
+    assert load_config(tmp_path).allow_empty is True

@@ -1,26 +1,17 @@
-"""Subcommands of the aggregate stage: ``aggregate``, ``junit merge``, ``junit summary``, ``comment``.
+"""The aggregate stage's handlers (``aggregate``, ``junit merge``, ``junit summary``, ``comment``) and the arguments of
+``junit merge|summary``; ``aggregate`` and ``comment`` take options declared in ``ci_shards.options.declared``.
 
-Only the parser lives here; the work is in ``commands.aggregate_work``, imported when a handler runs.
+The work is in ``commands.aggregate_work``, imported when a handler runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ci_shards.commands.aliases import add_deprecated_alias
-from ci_shards.errors import EXIT_USAGE
-from ci_shards.judge import FlakyResult
-from ci_shards.model import CommentMode
 
-
-def _modes() -> list[str]:
-    return [m.value for m in CommentMode]
-
-
-def _work(name: str) -> Callable[[argparse.Namespace], int]:
+def work(name: str) -> Callable[[argparse.Namespace], int]:
     """A handler that imports the work module only when the subcommand runs: with the report package and
     jinja2 it costs every other subcommand's start-up ~50-90 ms (docs/benchmarks.md)."""
 
@@ -32,202 +23,14 @@ def _work(name: str) -> Callable[[argparse.Namespace], int]:
     return handler
 
 
-def _junit_help(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return EXIT_USAGE
-
-
-def _positive_days(text: str) -> int:
-    if not text.isdigit():
-        msg = f"must be a whole number of days, not {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return int(text)
-
-
-def _history_arguments(agg: argparse.ArgumentParser) -> None:
-    """The test history and what fails the build (docs/aggregate.md, "Test history")."""
-    agg.add_argument(
-        "--fail-on",
-        choices=["new", "any"],
-        default=None,
-        help="which test failures fail the build: any, or only new ones (known, flaky and quarantined failures are"
-        " reported but pass) (default: config 'fail-on', else any)",
-    )
-    agg.add_argument(
-        "--history",
-        type=Path,
-        metavar="STORE",
-        help="timings store holding the base branch's test history (default: the --timings-out file)",
-    )
-    agg.add_argument(
-        "--record-history",
-        action="store_true",
-        help="record this run's outcomes into the --timings-out store on any branch (default: only on the"
-        " repository's default branch)",
-    )
-    agg.add_argument(
-        "--base-branch",
-        metavar="NAME",
-        help="branch whose history failures are compared with (default: $GITHUB_BASE_REF, else this run's branch)",
-    )
-    agg.add_argument(
-        "--max-base-age",
-        type=_positive_days,
-        default=14,
-        metavar="DAYS",
-        help="a base result older than this never makes a failure known (default: 14)",
-    )
-
-
-def add_flaky_result(parser: argparse.ArgumentParser) -> None:
-    """``--flaky-result``, the one definition for ``run``, ``local``, ``aggregate`` and ``comment``."""
-    parser.add_argument(
-        "--flaky-result",
-        choices=[r.value for r in FlakyResult],
-        default=FlakyResult.PASS.value,
-        help="whether a flaky test (failed, then passed on a re-run; always reported) fails the run (default: pass)",
-    )
-
-
-def add_coverage_options(parser: argparse.ArgumentParser, *, out: bool = True) -> None:
-    """The fold of every shard's coverage (docs/coverage.md); run from the repository root.
-    ``local`` passes ``out=False``: it folds into its results folder."""
-    if out:
-        parser.add_argument(
-            "--coverage-out",
-            type=Path,
-            metavar="DIR",
-            help="fold the shards' coverage into DIR/coverage.json, coverage.xml and lcov.info (default: no fold)",
-        )
-    parser.add_argument(
-        "--fail-under",
-        type=float,
-        metavar="P",
-        help="fail when complete coverage is below P percent, or when coverage is partial (default: no gate)",
-    )
-    parser.add_argument(
-        "--coverage-base",
-        metavar="REF",
-        help="git ref the change is compared with for changed-line coverage (default: origin/$GITHUB_BASE_REF "
-        "on a pull request, else skipped)",
-    )
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add this stage's subcommands."""
-    agg = subparsers.add_parser(
-        "aggregate",
-        help="merge every shard's results into one verdict, report and exit status",
-        description="Read every shard artifact folder under DIR (one per shard, nested per artifact, or the "
-        "flat merge-multiple layout), check it against the plan, and write the verdict. Exit 0 only when "
-        "every shard passed and every planned item ran exactly once; 1 otherwise; 2 for bad input.",
-    )
-    agg.add_argument("--plan", type=Path, required=True, help="plan.json of this run (required)")
-    agg.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="folders holding the shard artifact folders")
-    agg.add_argument(
-        "--junit-out",
-        dest="junit",
-        type=Path,
-        metavar="FILE",
-        help="write the merged JUnit XML here (default: not written)",
-    )
-    add_deprecated_alias(agg, "--junit", new="--junit-out", dest="junit", type=Path)  # --junit is an input elsewhere
-    agg.add_argument("--failures", type=Path, help="write every failure record as JSON lines (default: not written)")
-    agg.add_argument(
-        "--summary",
-        type=Path,
-        help="write the Markdown summary to FILE, replacing it; combines with --github (default: none)",
-    )
-    agg.add_argument(
-        "--github",
-        action="store_true",
-        help="GitHub Actions: append the summary to $GITHUB_STEP_SUMMARY and emit annotations (default: off)",
-    )
-    agg.add_argument("--timings-out", type=Path, help="fold measured durations into this timings file (default: none)")
-    agg.add_argument(
-        "--variant",
-        dest="timings_variant",
-        default="",
-        metavar="KEY",
-        help="timings variant key, e.g. OS/Python (default: none)",
-    )
-    add_deprecated_alias(agg, "--timings-variant", new="--variant", dest="timings_variant")
-    agg.add_argument("--comment", action="store_true", help="upsert the PR comment (default: off)")
-    agg.add_argument(
-        "--comment-mode", choices=_modes(), default="always", help="when to write the comment (default: always)"
-    )
-    agg.add_argument("--comment-key", help="comment identity (default: $GITHUB_WORKFLOW/$GITHUB_JOB)")
-    agg.add_argument("--comment-out", type=Path, help="also write the comment body to FILE (default: none)")
-    add_flaky_result(agg)
-    agg.add_argument(
-        "--allow-empty",
-        action="store_true",
-        help="a plan with no items, or a run in which no test ran, passes; without it that fails the verdict"
-        " (default: config 'allow-empty', else off)",
-    )
-    _history_arguments(agg)
-    agg.add_argument(
-        "--no-annotations", action="store_true", help="do not emit ::error annotations on GitHub (default: emit)"
-    )
-    agg.add_argument("--format", choices=["text", "json"], default="text", help="stdout: json verdict (default: text)")
-    add_coverage_options(agg)
-    agg.set_defaults(handler=_work("_aggregate_handler"))
-
-    junit = subparsers.add_parser(
-        "junit", help="merge or summarise JUnit XML from any producer", description="JUnit XML tools."
-    )
-    junit_sub = junit.add_subparsers(dest="junit_command", metavar="COMMAND", parser_class=type(junit))
-    junit.set_defaults(handler=lambda _args: _junit_help(junit))
-    merge = junit_sub.add_parser(
-        "merge",
-        help="merge JUnit files into one valid file",
-        description="Merge JUnit XML files (paths or globs, ** recursive) into one file: one suite per input, "
-        "totals recounted from the test cases. Exit 2 naming any unreadable file (the rest is still merged).",
-    )
+def junit_merge_arguments(merge: argparse.ArgumentParser) -> None:
     merge.add_argument("patterns", nargs="+", metavar="FILE|GLOB", help="JUnit files or glob patterns")
     merge.add_argument(
         "-o", "--output", type=Path, required=True, help="the merged file to write, - for stdout (required)"
     )
     merge.add_argument("--name", default="ci-shards", help="name of the <testsuites> root (default: ci-shards)")
-    merge.set_defaults(handler=_work("junit_merge_handler"))
-    summary = junit_sub.add_parser(
-        "summary",
-        help="totals of JUnit files",
-        description="Totals (tests, passed, failed, errors, skipped, flaky, time) recounted from the test cases. "
-        "Exit 2 naming any unreadable file.",
-    )
+
+
+def junit_summary_arguments(summary: argparse.ArgumentParser) -> None:
     summary.add_argument("patterns", nargs="+", metavar="FILE|GLOB", help="JUnit files or glob patterns")
     summary.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
-    summary.set_defaults(handler=_work("junit_summary_handler"))
-
-    com = subparsers.add_parser(
-        "comment",
-        help="create or update the PR comment",
-        description="Keep one PR comment per workflow and job up to date (found by a hidden marker). Either "
-        "from the shard folders (--plan DIR...; re-rendered from the data, the route for fork PRs in a "
-        "workflow_run job) or from a body written by `aggregate --comment-out` (--body-file; trusted bodies only, "
-        "any state line in it is recomputed). Never fails the build: problems are warnings.",
-    )
-    com.add_argument("--plan", type=Path, help="plan.json (with DIR...) (default: none)")
-    com.add_argument("dirs", nargs="*", type=Path, metavar="DIR", help="folders holding the shard artifact folders")
-    com.add_argument(
-        "--body-file",
-        type=Path,
-        help="post this rendered body instead; only a body from a trusted workflow (default: none)",
-    )
-    com.add_argument(
-        "--comment-mode",
-        dest="mode",
-        choices=_modes(),
-        default="always",
-        help="when to write the comment (default: always)",
-    )
-    add_deprecated_alias(com, "--mode", new="--comment-mode", dest="mode", choices=_modes())
-    com.add_argument(
-        "--comment-key", dest="key", metavar="KEY", help="comment identity (default: $GITHUB_WORKFLOW/$GITHUB_JOB)"
-    )
-    add_deprecated_alias(com, "--key", new="--comment-key", dest="key")
-    com.add_argument("--pr", type=int, help="pull request number (default: from $GITHUB_EVENT_PATH)")
-    com.add_argument("--repo", help="owner/name (default: $GITHUB_REPOSITORY)")
-    add_flaky_result(com)
-    com.set_defaults(handler=_work("_comment_handler"))

@@ -4,8 +4,9 @@ Imported only when one of them runs (``commands.aggregate`` holds the light pars
 reporting work (jinja2, the report package: ~50-90 ms of imports, docs/benchmarks.md) costs nothing to
 ``plan``, ``matrix`` or ``run``.
 
-Each handler unpacks the Namespace into keyword arguments of one stage function here; the stage
-functions read the environment only through the ``env`` mapping they are given.
+Each handler turns the Namespace into the stage's typed options (``options.typed``, flags over the config) or
+keyword arguments of one stage function here; the stage functions read the environment only through the
+``env`` mapping they are given.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ci_shards.console import Console, console_for
 from ci_shards.errors import EXIT_OK, EXIT_USAGE, InputError, UsageError
 from ci_shards.junit import JUnitError, expand_patterns, read_many, write_junit_suites
 from ci_shards.model import CommentMode, Plan
+from ci_shards.options.typed import AggregateOptions, aggregate_options
 from ci_shards.planfile import load_plan
 from ci_shards.report import comment as pr_comment
 from ci_shards.report import github, joblinks, outputs
@@ -239,13 +241,13 @@ class CoverageOptions:
     base: str | None = None
 
 
-def coverage_options(args: argparse.Namespace) -> CoverageOptions | None:
-    if args.coverage_out is None:
-        if args.fail_under is not None or args.coverage_base is not None:
+def coverage_options(options: AggregateOptions) -> CoverageOptions | None:
+    if options.coverage_out is None:
+        if options.fail_under is not None or options.coverage_base is not None:
             msg = "--fail-under and --coverage-base need --coverage-out DIR (the folded coverage)"
             raise UsageError(msg)
         return None
-    return CoverageOptions(out=args.coverage_out, fail_under=args.fail_under, base=args.coverage_base)
+    return CoverageOptions(out=options.coverage_out, fail_under=options.fail_under, base=options.coverage_base)
 
 
 def _fold_coverage(
@@ -269,40 +271,40 @@ def _fold_coverage(
 
 
 def _aggregate_handler(args: argparse.Namespace) -> int:
+    options = aggregate_options(vars(args), config.load_config(Path.cwd()))
     return run_aggregate(
-        plan_path=args.plan,
-        dirs=args.dirs,
-        junit_out=args.junit,
-        failures_out=args.failures,
-        summary_out=args.summary,
-        github_mode=args.github,
-        timings_out=args.timings_out,
-        timings_variant=args.timings_variant,
-        comment=args.comment,
-        comment_mode=CommentMode(args.comment_mode),
-        comment_key=args.comment_key,
-        comment_out=args.comment_out,
-        flaky_result=FlakyResult(args.flaky_result),
-        annotations=not args.no_annotations,
-        output_format=args.format,
+        plan_path=options.plan,
+        dirs=options.dirs,
+        junit_out=options.junit_out,
+        failures_out=options.failures_out,
+        summary_out=options.summary_out,
+        github_mode=options.github,
+        timings_out=options.timings_out,
+        timings_variant=options.timings_variant,
+        comment=options.comment,
+        comment_mode=options.comment_mode,
+        comment_key=options.comment_key,
+        comment_out=options.comment_out,
+        flaky_result=options.flaky_result,
+        annotations=options.annotations,
+        output_format=options.output_format,
         env=os.environ,
-        allow_empty=config.allow_empty(args.allow_empty, Path.cwd()),
-        history_opts=_history_options(args),
-        coverage=coverage_options(args),
+        allow_empty=options.allow_empty,
+        history_opts=_history_options(options),
+        coverage=coverage_options(options),
     )
 
 
-def _history_options(args: argparse.Namespace) -> history_work.HistoryOptions:
+def _history_options(options: AggregateOptions) -> history_work.HistoryOptions:
     """The flags of the test history, the config's ``fail-on`` and ``quarantine`` behind them."""
-    settings = config.load_config(Path.cwd())
     return history_work.HistoryOptions(
-        fail_on=FailOn(args.fail_on or settings.fail_on or FailOn.ANY.value),
-        history=args.history,
-        record=args.record_history,
-        base_branch=args.base_branch,
-        max_base_age_days=args.max_base_age,
-        quarantine=settings.quarantine,
-        quarantine_source=settings.source,
+        fail_on=FailOn(options.fail_on),
+        history=options.history,
+        record=options.record_history,
+        base_branch=options.base_branch,
+        max_base_age_days=options.max_base_age,
+        quarantine=options.quarantine,
+        quarantine_source=options.config_source,
     )
 
 

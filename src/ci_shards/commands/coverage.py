@@ -15,50 +15,23 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci_shards.errors import EXIT_OK, EXIT_USAGE, InputError, UsageError
+from ci_shards.errors import EXIT_OK, InputError, UsageError
 
 if TYPE_CHECKING:
     from ci_shards.coverage.artifact import CoverageArtifact
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    cov = subparsers.add_parser(
-        "coverage",
-        help="ask the folded coverage about a line, or whether it still describes the code",
-        description="Answers from coverage.json (written by `aggregate --coverage-out` or `local --coverage`). "
-        "Run from the repository root (or give --root).",
-    )
-    sub = cov.add_subparsers(dest="coverage_command", metavar="COMMAND", parser_class=type(cov))
-    cov.set_defaults(handler=lambda _args: _help(cov))
-    query = sub.add_parser(
-        "query",
-        help="EXECUTED / NOT EXECUTED / STALE / NO COVERAGE / EXCLUDED for FILE:LINE",
-        description="What the coverage says about one line, used only while the file is unchanged since it was "
-        "measured. Exit 0 with an answer, 2 for bad input.",
-    )
+def query_arguments(query: argparse.ArgumentParser) -> None:
     query.add_argument("location", metavar="FILE:LINE", help="a file (relative to the root, or absolute) and a line")
-    _common(query)
-    query.set_defaults(handler=_query_handler)
-    status = sub.add_parser(
-        "status",
-        help="FRESH, or STALE: k of n files changed since the coverage was collected",
-        description="Compare every file the coverage vouches for with the files here. Exit 0 either way.",
-    )
-    _common(status)
-    status.set_defaults(handler=_status_handler)
+    status_arguments(query)
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def status_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--artifact", type=Path, default=Path("coverage.json"), help="the folded coverage (default: coverage.json)"
     )
     parser.add_argument("--root", type=Path, default=Path("."), help="the repository root (default: .)")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout (default: text)")
-
-
-def _help(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return EXIT_USAGE
 
 
 def _load(path: Path) -> CoverageArtifact:
@@ -99,7 +72,7 @@ def _relative(root: Path, text: str) -> str:
     return posixpath.normpath(str(given).replace(os.sep, "/"))
 
 
-def _query_handler(args: argparse.Namespace) -> int:
+def query_handler(args: argparse.Namespace) -> int:
     from ci_shards.coverage.query import query_line  # noqa: PLC0415
 
     file_part, sep, line_part = args.location.rpartition(":")
@@ -114,7 +87,7 @@ def _query_handler(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _status_handler(args: argparse.Namespace) -> int:
+def status_handler(args: argparse.Namespace) -> int:
     from ci_shards.coverage.query import freshness, recorded_digests  # noqa: PLC0415
 
     artifact = _load(args.artifact)

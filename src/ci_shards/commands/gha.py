@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
-from ci_shards.gha.steps import STEPS, run_step
+from ci_shards.gha.steps import run_step
 
 HELP = {
     "plan": "plan and write the matrix outputs (the action's plan step)",
@@ -15,14 +16,5 @@ HELP = {
 }
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    gha = subparsers.add_parser(
-        "gha",
-        help="the GitHub Action's steps (inputs from $CI_SHARDS_INPUTS)",
-        description="The steps of action.yml. Each reads the action's inputs as JSON from $CI_SHARDS_INPUTS "
-        "(toJSON(inputs)), runs its stage and appends to $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY.",
-    )
-    sub = gha.add_subparsers(dest="gha_step", metavar="STEP", parser_class=type(gha), required=True)
-    for name in STEPS:
-        step = sub.add_parser(name, help=HELP[name], description=HELP[name])
-        step.set_defaults(handler=lambda _args, name=name: run_step(name))
+def step_handler(name: str) -> Callable[[argparse.Namespace], int]:
+    return lambda _args: run_step(name)

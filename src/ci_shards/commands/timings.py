@@ -16,7 +16,7 @@ from ci_shards.plan.collect import expand_files
 from ci_shards.timings import TimingsStore, load_timings, merge_stores, write_store
 
 
-def _timings_import(args: argparse.Namespace) -> int:
+def timings_import(args: argparse.Namespace) -> int:
     return import_timings(
         junit=args.junit or [], durations=args.durations or [], variant=args.variant, output=args.output, cwd=Path.cwd()
     )
@@ -42,7 +42,7 @@ def import_timings(
     return 0
 
 
-def _timings_merge(args: argparse.Namespace) -> int:
+def timings_merge(args: argparse.Namespace) -> int:
     return merge_timings(inputs=args.inputs, output=args.output, cwd=Path.cwd())
 
 
@@ -65,17 +65,7 @@ def _emit_store(store: TimingsStore, output: str) -> None:
         write_store(store, output)
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``timings`` with its actions ``import`` and ``merge``."""
-    timings = subparsers.add_parser(
-        "timings", help="import and merge timings files", description="Build and combine ci-shards timings stores."
-    )
-    actions = timings.add_subparsers(dest="timings_command", metavar="ACTION", parser_class=type(timings))
-    imp = actions.add_parser(
-        "import",
-        help="build a store from JUnit XML and/or pytest-split durations",
-        description="Each input file counts as one run: one sample per item.",
-    )
+def import_arguments(imp: argparse.ArgumentParser) -> None:
     imp.add_argument("--junit", action="extend", nargs="+", metavar="GLOB", help="JUnit XML files (default: none)")
     imp.add_argument(
         "--durations",
@@ -87,20 +77,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     imp.add_argument(
         "-o", "--output", required=True, metavar="STORE", help="the store to write, - for stdout (required)"
     )
-    imp.set_defaults(handler=_timings_import)
-    merge = actions.add_parser(
-        "merge",
-        help="merge timings files into one store",
-        description="Histories are concatenated in argument order (later = more recent), keeping the last 5 samples.",
-    )
+
+
+def merge_arguments(merge: argparse.ArgumentParser) -> None:
     merge.add_argument("inputs", nargs="+", metavar="FILE", help="timings files in any supported format")
     merge.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="the store to write, - for stdout (required)"
     )
-    merge.set_defaults(handler=_timings_merge)
-    timings.set_defaults(handler=lambda _args: _missing_action(timings))
-
-
-def _missing_action(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2

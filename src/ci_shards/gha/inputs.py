@@ -1,7 +1,8 @@
 """The action's inputs → the ci-shards argv of each step, artifact names and the verdict (pure).
 
 action.yml hands every input to Python at once as ``CI_SHARDS_INPUTS: ${{ toJSON(inputs) }}``, so this module is
-the one place where an input becomes a flag: a new input is one line in action.yml's ``inputs:`` and one line here.
+the one place where an input becomes a flag: a new input is one line in action.yml's ``inputs:``, one line here,
+and its option's ``action_input`` in ``ci_shards.options.declared`` (or an entry of ``ACTION_ONLY_INPUTS``).
 Free text (pytest-args, test-command) is split like a shell would, once, and never run by a shell.
 """
 

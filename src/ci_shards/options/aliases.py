@@ -11,7 +11,7 @@ from typing import Any
 from ci_shards.console import console_for
 
 
-class _DeprecatedAlias(argparse.Action):
+class DeprecatedAlias(argparse.Action):
     def __init__(self, option_strings: Sequence[str], dest: str, *, new: str, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, **kwargs)
         self.new = new
@@ -25,8 +25,3 @@ class _DeprecatedAlias(argparse.Action):
     ) -> None:
         console_for(os.environ).warning(f"{option_string} is deprecated: use {self.new} (same meaning)")
         setattr(namespace, self.dest, values)
-
-
-def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, *, new: str, dest: str, **kwargs: Any) -> None:
-    """Accept ``old`` as a hidden synonym of the flag ``new`` (which stores into ``dest``)."""
-    parser.add_argument(old, dest=dest, action=_DeprecatedAlias, new=new, help=argparse.SUPPRESS, **kwargs)
