@@ -20,7 +20,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ci_shards import config, outfile
 from ci_shards.commands import history_work
@@ -36,6 +36,9 @@ from ci_shards.report.aggregate import FlakyResult, Totals, Verdict, aggregate_d
 from ci_shards.report.render import comment_marker, render_comment, render_summary, render_terminal
 from ci_shards.report.triage import FailOn, Triage
 from ci_shards.report.triage_view import render_triage_terminal, triage_json
+
+if TYPE_CHECKING:  # coverage.publish is imported only when coverage is asked for
+    from ci_shards.coverage.publish import Reported
 
 # --------------------------------------------------------------------------------------------
 # aggregate
@@ -156,7 +159,8 @@ def run_aggregate(
         console=console,
     )
     verdict, triage = triaged.verdict, triaged.triage
-    extra, coverage_code = _fold_coverage(plan, dirs, coverage, env, console)
+    covered = _fold_coverage(plan, dirs, coverage, env, console)
+    extra = covered.markdown if covered is not None else ""
     links = _job_links(verdict, ctx)
     # Every output that can be written is written: one that cannot is an error line (exit 2 at the end),
     # never a reason to skip the others. The timings are last and only warn: they are for the next run.
@@ -212,10 +216,12 @@ def run_aggregate(
             write(lambda: outputs.append_summary(summary, Path(ctx.step_summary)))
     if output_format == "json":
         payload = {**outputs.verdict_json(verdict), "triage": triage_json(triage)}
+        payload["coverage"] = dict(covered.figures) if covered is not None else None  # None: not folded
         sys.stdout.write(json.dumps(payload, sort_keys=True, indent=2) + "\n")
     if timings_out:
         history = history_work.history_section(timings_out, triaged, console)
         _write_timings(verdict, timings_out, timings_variant, console, history)
+    coverage_code = covered.exit_code if covered is not None else EXIT_OK
     return max(EXIT_USAGE if unwritten else verdict.exit_code, coverage_code)
 
 
@@ -252,10 +258,10 @@ def coverage_options(options: AggregateOptions) -> CoverageOptions | None:
 
 def _fold_coverage(
     plan: Plan, dirs: Sequence[Path], options: CoverageOptions | None, env: Mapping[str, str], console: Console
-) -> tuple[str, int]:
-    """The folded coverage's summary section and exit code (docs/coverage.md); nothing without --coverage-out."""
+) -> Reported | None:
+    """The folded coverage's summary section, exit code and figures (docs/coverage.md); None without --coverage-out."""
     if options is None:
-        return "", EXIT_OK
+        return None
     from ci_shards.coverage.publish import publish_reported  # noqa: PLC0415  (coverage.py only when asked)
 
     return publish_reported(

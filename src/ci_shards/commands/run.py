@@ -203,7 +203,7 @@ def _local_coverage(options: LocalOptions, plan: Plan, cwd: Path, env: dict[str,
         return EXIT_OK
     from ci_shards.coverage.publish import publish_reported  # noqa: PLC0415
 
-    _section, code = publish_reported(
+    reported = publish_reported(
         plan,
         [options.run.out],
         out=options.run.out,
@@ -213,4 +213,4 @@ def _local_coverage(options: LocalOptions, plan: Plan, cwd: Path, env: dict[str,
         env=env,
         console=console,
     )
-    return code
+    return reported.exit_code

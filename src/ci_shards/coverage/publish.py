@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from ci_shards.console import Console
 from ci_shards.coverage import diffcov, fold, summary, writers
@@ -32,10 +32,27 @@ class Published:
     artifact: CoverageArtifact
     markdown: str
     gate_reason: str
+    diff: diffcov.DiffCoverage | None = None
+    out: Path | None = None
 
     @property
     def exit_code(self) -> int:
         return EXIT_FAILED if self.gate_reason else EXIT_OK
+
+    def figures(self) -> dict[str, Any]:
+        """The figures ``aggregate --format json`` prints under ``coverage``: no percentage when partial."""
+        totals = self.artifact.totals
+        return {
+            "state": "complete" if self.artifact.completeness.complete else "partial",
+            "label": self.artifact.label,
+            "percent": self.artifact.percent,
+            "statements": totals.statements,
+            "executed_lines": totals.executed,
+            "diff_percent": None if self.diff is None else self.diff.percent,
+            "gate": self.gate_reason or None,
+            "files": None if self.out is None else str(self.out / JSON_FILE),
+            "error": None,
+        }
 
     def console_line(self) -> str:
         figure = f": {self.artifact.percent:.2f} %" if self.artifact.percent is not None else " (no percentage)"
@@ -67,7 +84,17 @@ def publish(
     except OSError as err:
         raise InputError(out, f"cannot write the coverage files: {err.strerror or err}") from None
     markdown = summary.render_section(artifact, diff=diff, diff_skipped=skipped, gate_reason=reason)
-    return Published(artifact=artifact, markdown=markdown, gate_reason=reason)
+    return Published(artifact=artifact, markdown=markdown, gate_reason=reason, diff=diff, out=out)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reported:
+    """What aggregate and local take from the coverage step: the summary section, the exit code to join the
+    verdict's, and the figures for ``--format json`` (``error`` set when nothing could be folded)."""
+
+    markdown: str
+    exit_code: int
+    figures: Mapping[str, Any]
 
 
 def publish_reported(
@@ -80,8 +107,8 @@ def publish_reported(
     base: str | None,
     env: Mapping[str, str],
     console: Console,
-) -> tuple[str, int]:
-    """``publish`` for aggregate and local: (the summary section, the exit code to join the verdict's).
+) -> Reported:
+    """``publish`` for aggregate and local: the summary section, exit code and figures (``Reported``).
 
     A coverage problem (no coverage.py here, an unwritable DIR) is said on the console and in the
     section and exits 2 at the end: it never costs the verdict its summary, comment or timings."""
@@ -89,11 +116,12 @@ def publish_reported(
         result = publish(plan, dirs, out=out, root=root, fail_under=fail_under, base=base, env=env)
     except CiShardsError as err:
         console.error(f"ci-shards: coverage: {err}")
-        return f"### Coverage\n\n:x: not folded: {md.inline(str(err))}\n", err.exit_code
+        section = f"### Coverage\n\n:x: not folded: {md.inline(str(err))}\n"
+        return Reported(markdown=section, exit_code=err.exit_code, figures={"state": "error", "error": str(err)})
     console.line(result.console_line())
     if result.gate_reason:
         console.error(f"ci-shards: {result.gate_reason}")
-    return result.markdown, result.exit_code
+    return Reported(markdown=result.markdown, exit_code=result.exit_code, figures=result.figures())
 
 
 def _fold(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, created_at: str) -> CoverageArtifact:

@@ -188,9 +188,15 @@ def test_shards_fold_to_the_serial_run_line_for_line(tmp_path: Path) -> None:
         "50",
         "--coverage-base",
         "HEAD~1",
+        "--format",
+        "json",
     )
     assert done.returncode == 0, done.stderr
     artifact = json.loads((root / "cov" / "coverage.json").read_text(encoding="utf-8"))
+    figures = json.loads(done.stdout)["coverage"]  # the verdict JSON carries the coverage figures too
+    assert figures["state"] == "complete" and figures["percent"] == artifact["totals"]["percent"]
+    assert figures["diff_percent"] == 50.0 and figures["gate"] is None
+    assert figures["files"] == str(Path("cov") / "coverage.json")
     assert artifact["schema"] == "ci-shards/coverage@1"
     assert artifact["state"] == "complete" and artifact["label"].startswith("complete (2/2 shards) @")
     assert artifact["branch"] is True  # the project's .coveragerc asked for it
@@ -237,8 +243,10 @@ def test_partial_coverage_publishes_no_percentage_and_fails_the_gate(tmp_path: P
     assert run(root, 1, 3, "--coverage").returncode == 0
     assert run(root, 2, 3, "--coverage").returncode == 0
     assert run(root, 3, 3).returncode == 0  # without --coverage: its tests pass, its coverage is missing
-    no_gate = ci_shards(root, "aggregate", "--plan", "plan.json", "out", "--coverage-out", "cov")
+    no_gate = ci_shards(root, "aggregate", "--plan", "plan.json", "out", "--coverage-out", "cov", "--format", "json")
     assert no_gate.returncode == 0, no_gate.stderr  # the tests' verdict stands
+    figures = json.loads(no_gate.stdout)["coverage"]
+    assert (figures["state"], figures["percent"]) == ("partial", None)  # a partial fold has no percentage
     gated = ci_shards(
         root,
         "aggregate",

@@ -91,7 +91,12 @@ def test_a_coverage_problem_never_costs_the_verdicts_summary(repo: Path, capsys:
     write_all(repo / "shards", plan)
     (repo / "taken").write_text("a file where the coverage folder should go", encoding="utf-8")
     argv = ["aggregate", "--plan", "plan.json", "shards", "--coverage-out", "taken", "--summary", "summary.md"]
-    assert main(argv) == 2
+    assert main([*argv, "--format", "json"]) == 2
     summary = (repo / "summary.md").read_text(encoding="utf-8")
     assert "ci-shards: passed" in summary and ":x: not folded:" in summary
-    assert "cannot write the coverage files" in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert "cannot write the coverage files" in err
+    figures = json.loads(out)["coverage"]
+    assert figures["state"] == "error" and "cannot write the coverage files" in figures["error"]
+    assert main(["aggregate", "--plan", "plan.json", "shards", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["coverage"] is None  # not asked for: not folded
