@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ci_shards.console import Console, fmt_seconds, strip_control
+from ci_shards.console import Console, fmt_seconds, plural, strip_control
 from ci_shards.model import Plan, shard_dir_name
 from ci_shards.options.typed import ReportFiles, RunOptions
 from ci_shards.report import outputs
@@ -173,7 +173,7 @@ def run_local(
             say(f"shard {index}/{plan.total} started (estimated {fmt_seconds(estimates[index])})")
         if len(cancel.signals) > forwarded:
             if forwarded == 0:
-                say(f"interrupted: stopping {len(running)} running shard(s); Ctrl-C again to kill them")
+                say(f"interrupted: stopping {plural(len(running), 'running shard')}; Ctrl-C again to kill them")
                 for job in running.values():
                     with contextlib.suppress(ProcessLookupError):
                         job.proc.send_signal(signal.SIGINT)
