@@ -74,7 +74,8 @@ PROJECT = {
             return calc.prepare()
         """,
     "tests/test_add.py": "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-    "tests/test_sub.py": "from pkg.calc import sub, table\n\n\ndef test_sub():\n    assert sub(3, 2) == table()['one']\n",
+    "tests/test_sub.py": "from pkg.calc import sub, table\n\n\ndef test_sub():\n"
+    "    assert sub(3, 2) == table()['one']\n",
     "tests/test_scale.py": """\
         from pkg.calc import Box, scale, table
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from ci_shards.select.narrow import Confined, FunctionBody, Narrowing, module_name, tests_that_ran
+from ci_shards.select.narrow import Confined, FunctionBody, Narrowing, files_that_ran, module_name
 from ci_shards.select.paths import matches, shown
 
 COVERAGE_SCHEMA: Final = "ci-shards/coverage@1"
@@ -83,7 +83,7 @@ class CoverageMap:
         names = _qualified(path, confined.functions)
         if any(recorded.unattributed.intersection(f.lines) for f in confined.functions):
             return f"{names} ran outside any test file on the base (at import, in a subprocess or a shared fixture)"
-        tests = tests_that_ran(confined.functions, recorded.test_files)
+        tests = files_that_ran(confined.functions, recorded.test_files)
         return Narrowing(functions=names, tests=tests, measured=self.measured_tests)
 
 

@@ -160,7 +160,7 @@ def changed_functions(source: str, hunks: Iterable[Hunk]) -> Confined | NotConfi
     return Confined(tuple(chosen[name] for name in sorted(chosen)))
 
 
-def tests_that_ran(functions: Iterable[FunctionBody], lines_by_test: Mapping[str, Iterable[int]]) -> frozenset[str]:
+def files_that_ran(functions: Iterable[FunctionBody], lines_by_test: Mapping[str, Iterable[int]]) -> frozenset[str]:
     """The test files whose context executed at least one line of one of ``functions``."""
     wanted = {line for f in functions for line in f.lines}
     return frozenset(t for t, lines in lines_by_test.items() if wanted.intersection(lines))
