@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ci_shards.coverage.artifact import FileCoverage
 from ci_shards.select.decide import decide
 from ci_shards.select.diff import ChangedFile, ChangeKind
 from ci_shards.select.maps import CoverageMap, FileLines, TouchfilesMap, coverage_lines
@@ -270,3 +271,11 @@ def test_decide_narrows_only_a_modified_file() -> None:
         narrowing=NARROWED,
     )
     assert chosen.selected == tuple(ITEMS)
+
+
+def test_the_artifact_keeps_unattributed_lines_and_reads_files_without_them() -> None:
+    entry = {"sha256": "s", "executed_lines": [1, 2], "missed_lines": [], "test_files": {"t/a.py": [2]}}
+    old = FileCoverage.from_json("a.py", entry)
+    assert old.unattributed is None and "unattributed_lines" not in old.to_json()
+    new = FileCoverage.from_json("a.py", {**entry, "unattributed_lines": [1]})
+    assert new.unattributed == (1,) and new.to_json()["unattributed_lines"] == [1]
