@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 import textwrap
@@ -19,7 +20,7 @@ import pytest
 from ci_shards.select.apply import select_items
 from ci_shards.select.decide import Selection
 from ci_shards.select.settings import SelectionSettings
-from tests.e2e.test_select_git import GIT_ENV, commit, git
+from tests.e2e.test_select_git import commit, git
 
 pytestmark = [
     pytest.mark.e2e,
@@ -106,33 +107,27 @@ def ci_shards(root: Path, *args: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def measure(root: Path, files: Mapping[str, str]) -> Path:
+    """``files`` committed on ``main`` of a new repository at ``root``, and the coverage map of a full base
+    run (two shards), written next to the repository: ``root.parent / "cov" / "coverage.json"``."""
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    commit(root, files, "initial")
+    out = root.parent
+    plan = str(out / "plan.json")
+    ci_shards(root, "plan", "--pytest", "--shards", "2", "--granularity", "file", "-o", plan)
+    for index in (1, 2):
+        ci_shards(root, "run", "--shard", f"{index}/2", "--plan", plan, "--pytest", "--coverage", "--out",
+                  str(out / "shards"))  # fmt: skip
+    ci_shards(root, "aggregate", "--plan", plan, str(out / "shards"), "--coverage-out", str(out / "cov"))
+    return root
+
+
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The project on ``main`` and its coverage map from a full base run (two shards), outside the repository."""
+    """The project on ``main`` and its coverage map from a full base run."""
     root = tmp_path_factory.mktemp("narrow") / "repo"
-    root.mkdir()
-    os.environ.update(GIT_ENV)  # the module's repository outlives any one test's monkeypatch
-    git(root, "init", "-q", "-b", "main")
-    commit(root, {p: textwrap.dedent(t) for p, t in PROJECT.items()}, "initial")
-    out = root.parent
-    ci_shards(root, "plan", "--pytest", "--shards", "2", "--granularity", "file", "-o", str(out / "plan.json"))
-    for index in (1, 2):
-        ci_shards(
-            root,
-            "run",
-            "--shard",
-            f"{index}/2",
-            "--plan",
-            str(out / "plan.json"),
-            "--pytest",
-            "--coverage",
-            "--out",
-            str(out / "shards"),
-        )
-    ci_shards(
-        root, "aggregate", "--plan", str(out / "plan.json"), str(out / "shards"), "--coverage-out", str(out / "cov")
-    )
-    return root
+    return measure(root, {p: textwrap.dedent(t) for p, t in PROJECT.items()})
 
 
 @pytest.fixture
@@ -233,3 +228,62 @@ def test_a_map_without_lines_outside_tests_does_not_narrow(repo: Path, tmp_path:
     )
     assert set(chosen.selected) == set(TESTS)
     assert any("does not record the lines run outside tests" in line for line in chosen.lines)
+
+
+def generated_project(seed: int) -> dict[str, str]:
+    """A seeded project: functions calling later ones, tests calling a few each; one function is called
+    only from a session fixture, one is cached, so the fall-back rules take part."""
+    rng = random.Random(seed)
+    count = 10
+    lines = ["import functools\n"]
+    for index in range(count):
+        callees = sorted(rng.sample(range(index + 1, count), k=min(2, count - index - 1)))
+        calls = " + ".join(f"f{c}(x)" for c in callees if rng.random() < 0.6) or "0"
+        cached = "@functools.cache\n" if index == 7 else ""
+        lines.append(f"\n\n{cached}def f{index}(x):\n    y = x + {index}\n    return y + {calls}\n")
+    files = {"pytest.ini": "[pytest]\npythonpath = src\n", "src/gen/__init__.py": "", "src/gen/mod.py": "".join(lines)}
+    files["tests/conftest.py"] = (
+        "import pytest\nfrom gen import mod\n\n\n@pytest.fixture(scope='session')\ndef shared():\n"
+        "    return mod.f9(1)\n"
+    )
+    base: dict[str, object] = {}
+    exec(files["src/gen/mod.py"], base)
+    for test in range(6):
+        picked = sorted(rng.sample(range(count), k=2))
+        expected = sum(base[f"f{i}"](1) for i in picked)  # type: ignore[operator]
+        files[f"tests/test_t{test}.py"] = (
+            f"from gen import mod\n\n\ndef test_it(shared):\n"
+            f"    assert {' + '.join(f'mod.f{i}(1)' for i in picked)} == {expected} and shared == {base['f9'](1)}\n"  # type: ignore[operator]
+        )
+    return files
+
+
+def failing_test_files(root: Path) -> set[str]:
+    """The test files with a failing test (one pytest process; "FAILED file::test" lines)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COVERAGE_", "CI_SHARDS_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "-p", "no:ci_shards", "tests"],
+        cwd=root, capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    return {line.split()[1].split("::")[0] for line in done.stdout.splitlines() if line.startswith("FAILED ")}
+
+
+def test_no_miss_on_a_generated_project(tmp_path: Path) -> None:
+    """Every function body of a generated project mutated in turn: every test file that fails is selected."""
+    root = measure(tmp_path / "repo", generated_project(seed=3))
+    tests = sorted(p.relative_to(root).as_posix() for p in (root / "tests").glob("test_*.py"))
+    narrowed = killed = 0
+    for index in range(10):
+        git(root, "checkout", "-q", "-B", "change", "main")
+        text = (root / "src/gen/mod.py").read_text()
+        commit(root, {"src/gen/mod.py": text.replace(f"y = x + {index}\n", f"y = x + {index} + 1\n", 1)})
+        chosen = select_items(
+            tests, cwd=root, rootdir=None, env={},
+            settings=SelectionSettings(coverage=str(tmp_path / "cov" / "coverage.json")), base="main",
+        )  # fmt: skip
+        narrowed += any(line.startswith("coverage narrowed") for line in chosen.lines)
+        failing = failing_test_files(root)
+        killed += bool(failing)
+        assert failing <= set(chosen.selected), (index, chosen.lines)
+        git(root, "checkout", "-q", "-f", "main")
+    assert narrowed >= 3 and killed >= 3  # not vacuous: changes were narrowed, and tests did fail
