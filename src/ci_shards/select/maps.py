@@ -88,7 +88,7 @@ class CoverageMap:
 
 
 def _qualified(path: str, functions: Iterable[FunctionBody]) -> str:
-    module = module_name(path)
+    module = shown(module_name(path))
     return ", ".join(f"`{module}.{f.qualname}`" for f in functions)
 
 
