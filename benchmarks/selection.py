@@ -9,15 +9,22 @@
    ``return None``. Each one is committed on a branch ``mutant`` off ``main`` and the selection
    (``select_items``, ``--base main``, test files as items) is asked which test files to run.
 4. Ground truth, per mutation: a test file whose process never loaded the mutated module cannot observe
-   a change inside one of its functions. The files that loaded it but were *not* selected run in full:
-   any failure there is a miss. The selected files that loaded it run with ``-x``: at least one failure
-   means the mutation is killed. Mutations no test kills are counted apart and left out of the figures.
-5. Figures: misses (must be 0), and the median over killed mutations of the selected share of the
-   suite's test time (baseline seconds of the selected files / all).
+   a change inside one of its functions. The files that loaded it and are not selected by both maps run
+   in full (one pytest process, failures attributed per file from the JUnit report): any failure there
+   outside a map's selection is a miss of that map. The files both select run with ``-x``: at least one
+   failure anywhere means the mutation is killed. Mutations no test kills are counted apart and left
+   out of the figures.
+5. Coverage map: before the campaign, one full base run of the suite under ``ci-shards run --coverage``
+   (per-test-file contexts) and ``ci-shards aggregate --coverage-out``; every mutation is then selected
+   twice, with the import map only and with the coverage map (``--select-coverage``), which narrows a
+   change confined to function bodies to the test files that executed them.
+6. Figures: misses per map (must be 0), and the median over killed mutations of the selected share of
+   the suite's test time (baseline seconds of the selected files / all), per map.
 
 Run by hand (needs a venv with the package's test dependencies, e.g. pytest hypothesis pretend tomli_w):
   .venv/bin/python benchmarks/selection.py --sdist packaging-26.3.tar.gz --python /tmp/venv/bin/python \\
       --package packaging --work /tmp/selbench/run --mutations 60 --seed 12
+(the Python needs coverage too; ci-shards' own src/ is put on its PYTHONPATH for the coverage launcher.)
 Prints Markdown (the mutation list included) to stdout and writes results.json into --work.
 """
 
@@ -40,7 +47,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import ci_shards
 from ci_shards.select.apply import select_items
+from ci_shards.select.decide import Selection
 from ci_shards.select.settings import SelectionSettings
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@example.com", "GIT_COMMITTER_NAME": "bench"}
@@ -129,10 +138,11 @@ def candidates(repo: Path, package: str, rng: random.Random) -> Iterator[Mutatio
                 for node in ast.walk(stmt):
                     mutated = _mutate(node)
                     segment = ast.get_source_segment(text, node)
-                    if mutated is None or segment is None or getattr(node, "lineno", 0) <= func.lineno:
+                    line = int(getattr(node, "lineno", 0))
+                    if mutated is None or segment is None or line <= func.lineno:
                         continue
                     operator, new = mutated
-                    options.append(Mutation(rel, func.name, node.lineno, operator, segment, ast.unparse(new)))
+                    options.append(Mutation(rel, func.name, line, operator, segment, ast.unparse(new)))
             if options:
                 per_function.append(options)
     rng.shuffle(per_function)
@@ -180,18 +190,80 @@ def baseline(python: str, repo: Path, package: str, work: Path) -> dict[str, tup
     return found
 
 
+def coverage_map(python: str, repo: Path, tests: Sequence[str], work: Path) -> Path:
+    """coverage.json of one full base run of ``tests`` under ``ci-shards run --coverage`` (one shard,
+    per-test-file contexts), folded by ``ci-shards aggregate --coverage-out``. Written outside the repository."""
+    out = work / "base-coverage"
+    out.mkdir()
+    (out / "items.txt").write_text("".join(f"{t}\n" for t in tests), encoding="utf-8")
+    own_src = Path(ci_shards.__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": f"{repo / 'src'}{os.pathsep}{own_src}"}
+    cli = [sys.executable, "-m", "ci_shards"]
+    plan = str(out / "plan.json")
+    steps = [
+        [*cli, "plan", "--items", str(out / "items.txt"), "--shards", "1", "-o", plan],
+        [*cli, "run", "--plan", plan, "--shard", "1/1", "--coverage", "--out", str(out / "shards"), "--",
+         python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml={junit}", "{items}"],
+        [*cli, "aggregate", "--plan", plan, str(out / "shards"), "--coverage-out", str(out / "cov")],
+    ]  # fmt: skip
+    for step in steps:
+        done = subprocess.run(step, cwd=repo, env=env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            sys.exit(f"coverage map: {' '.join(step[3:5])} failed (exit {done.returncode}): {done.stderr[-2000:]}")
+    artifact = out / "cov" / "coverage.json"
+    if json.loads(artifact.read_text(encoding="utf-8")).get("state") != "complete":
+        sys.exit("coverage map: the base run's coverage is not complete")
+    return artifact
+
+
+def failing_files(python: str, repo: Path, files: Sequence[str], work: Path) -> set[str]:
+    """The files of ``files`` with a failing test, all run in full in one pytest process (JUnit ``file``
+    attributes, xunit1); a failure the report cannot place reruns every file alone."""
+    if not files:
+        return set()
+    junit = work / "truth.xml"
+    junit.unlink(missing_ok=True)
+    code = pytest(python, repo, files, f"--junitxml={junit}", "-o", "junit_family=xunit1")
+    if code == 0:
+        return set()
+    found: set[str] = set()
+    if junit.is_file():
+        for case in ET.parse(junit).iter("testcase"):
+            if case.find("failure") is not None or case.find("error") is not None:
+                found.add(str(case.get("file", "")))
+    if found and found <= set(files):
+        return found
+    return {f for f in files if pytest(python, repo, [f]) != 0}
+
+
 def module_of(path: str) -> str:
     return path.removeprefix("src/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 @dataclass(frozen=True)
-class Result:
-    mutation: Mutation
+class Picked:
+    """One map's selection for a mutation."""
+
     selected: tuple[str, ...]
     share: float
-    killed: bool
     misses: tuple[str, ...]  # unselected files with a failing test
     run_all: str
+
+
+@dataclass(frozen=True)
+class Result:
+    mutation: Mutation
+    killed: bool
+    imports: Picked  # the import map only
+    coverage: Picked  # with the coverage map of the base run
+    narrowing: str  # what the coverage map said about the mutated file
+
+
+def _narrowing_note(selection: Selection, path: str) -> str:
+    for line in selection.lines:
+        if line.startswith((f"coverage narrowed {path}", f"coverage cannot narrow {path}")):
+            return line
+    return selection.run_all or "-"
 
 
 def campaign(args: argparse.Namespace) -> tuple[list[Result], dict[str, tuple[float, list[str]]], int]:
@@ -200,6 +272,8 @@ def campaign(args: argparse.Namespace) -> tuple[list[Result], dict[str, tuple[fl
     base = baseline(args.python, repo, args.package, work)
     total = sum(seconds for seconds, _ in base.values())
     tests = sorted(base)
+    artifact = coverage_map(args.python, repo, tests, work)
+    settings = {"imports": SelectionSettings(), "coverage": SelectionSettings(coverage=str(artifact))}
     rng = random.Random(args.seed)
     results: list[Result] = []
     tried = 0
@@ -210,19 +284,32 @@ def campaign(args: argparse.Namespace) -> tuple[list[Result], dict[str, tuple[fl
         git(repo, "checkout", "-q", "-B", "mutant", "main")
         apply(repo, mutation)
         git(repo, "commit", "-q", "-am", f"mutate {mutation.function}")
-        selection = select_items(tests, cwd=repo, rootdir=None, env={}, settings=SelectionSettings(), base="main")
-        selected = set(selection.selected)
+        picks = {
+            name: select_items(tests, cwd=repo, rootdir=None, env={}, settings=chosen, base="main")
+            for name, chosen in settings.items()
+        }
+        selected = {name: set(p.selected) for name, p in picks.items()}
         module = module_of(mutation.path)
         loaded = [t for t in tests if module in base[t][1]]
-        unselected = [t for t in loaded if t not in selected]
-        misses = tuple(t for t in unselected if pytest(args.python, repo, [t]) != 0)
-        chosen = [t for t in loaded if t in selected]
-        killed = bool(misses) or bool(chosen and pytest(args.python, repo, chosen, "-x") != 0)
-        share = sum(base[t][0] for t in selected) / total if total else 0.0
-        results.append(Result(mutation, tuple(sorted(selected)), share, killed, misses, selection.run_all))
+        both = selected["imports"] & selected["coverage"]
+        failing = failing_files(args.python, repo, [t for t in loaded if t not in both], work)
+        chosen = [t for t in loaded if t in both]
+        killed = bool(failing) or bool(chosen and pytest(args.python, repo, chosen, "-x") != 0)
+        picked = {
+            name: Picked(
+                selected=tuple(sorted(selected[name])),
+                share=sum(base[t][0] for t in selected[name]) / total if total else 0.0,
+                misses=tuple(sorted(failing - selected[name])),
+                run_all=picks[name].run_all,
+            )
+            for name in picks
+        }
+        note = _narrowing_note(picks["coverage"], mutation.path)
+        results.append(Result(mutation, killed, picked["imports"], picked["coverage"], note))
         print(
-            f"{tried:3} {mutation.path}:{mutation.line} {mutation.function} {mutation.operator}: "
-            f"killed={killed} selected={len(selected)}/{len(tests)} share={share:.1%} misses={misses}",
+            f"{tried:3} {mutation.path}:{mutation.line} {mutation.function} {mutation.operator}: killed={killed} "
+            + " ".join(f"{n}={len(p.selected)}/{len(tests)},{p.share:.1%},misses={p.misses}" for n, p in picked.items())
+            + f" [{note[:100]}]",
             file=sys.stderr,
             flush=True,
         )
@@ -230,35 +317,47 @@ def campaign(args: argparse.Namespace) -> tuple[list[Result], dict[str, tuple[fl
     return results, base, tried
 
 
+def _figures(label: str, shares: Sequence[float]) -> str:
+    if not shares:
+        return f"- {label}: no killed mutation"
+    return (
+        f"- selected share of test time over killed mutations, {label}: median **{statistics.median(shares):.1%}**,"
+        f" mean {statistics.mean(shares):.1%}, min {min(shares):.1%}, max {max(shares):.1%}"
+    )
+
+
 def report(args: argparse.Namespace, results: Sequence[Result], base: dict[str, tuple[float, list[str]]]) -> str:
     killed = [r for r in results if r.killed]
-    shares = [r.share for r in killed]
     uname = " ".join(platform.uname())
+    narrowed = sum(r.narrowing.startswith("coverage narrowed") for r in killed)
     lines = [
         f"Selection benchmark ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, `{uname}`,"
-        f" nproc {os.cpu_count()})",
+        f" nproc {os.cpu_count()}, load {' '.join(f'{x:.1f}' for x in os.getloadavg())})",
         "",
         f"- suite: `{Path(args.sdist).name}`, {len(base)} test files, "
         f"{sum(s for s, _ in base.values()):.1f} s of test time (baseline, each file in its own process)",
         f"- mutations tried: {len(results)} (seed {args.seed}); killed (≥ 1 failing test): {len(killed)}; "
         f"survived: {len(results) - len(killed)}",
-        f"- **misses: {sum(bool(r.misses) for r in killed)}** (killed mutations with a failing test outside"
+        f"- **misses, import map only: {sum(bool(r.imports.misses) for r in killed)}; with the coverage map:"
+        f" {sum(bool(r.coverage.misses) for r in killed)}** (killed mutations with a failing test file outside"
         " the selection)",
-        "- selected share of test time over killed mutations, import map only: median"
-        f" **{statistics.median(shares):.1%}**, mean {statistics.mean(shares):.1%}, min {min(shares):.1%},"
-        f" max {max(shares):.1%}"
-        if shares
-        else "- no killed mutation",
+        _figures("import map only", [r.imports.share for r in killed]),
+        _figures("with the coverage map", [r.coverage.share for r in killed]),
+        f"- the coverage map narrowed {narrowed} of {len(killed)} killed mutations (the others fell back)",
         "",
-        "| # | file:line | function | mutation | killed | selected files | share | misses |",
-        "|---|---|---|---|---|---|---|---|",
+        "| # | file:line | function | mutation | killed | files (imports) | share (imports) | files (coverage) "
+        "| share (coverage) | misses | coverage map |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for number, r in enumerate(results, 1):
         m = r.mutation
         change = f"`{m.before[:60]}` → `{m.after[:60]}`".replace("|", "\\|").replace("\n", " ")
+        misses = ", ".join(sorted({*r.imports.misses, *r.coverage.misses})) or 0
+        note = r.narrowing.removeprefix("coverage ").replace(f" {m.path}", "").replace("|", "\\|")
         lines.append(
             f"| {number} | {m.path}:{m.line} | {m.function} | {m.operator}: {change} | {'yes' if r.killed else 'no'} "
-            f"| {len(r.selected)} | {r.share:.1%} | {', '.join(r.misses) or 0} |"
+            f"| {len(r.imports.selected)} | {r.imports.share:.1%} | {len(r.coverage.selected)} "
+            f"| {r.coverage.share:.1%} | {misses} | {note[:110]} |"
         )
     return "\n".join(lines) + "\n"
 

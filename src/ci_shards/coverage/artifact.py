@@ -13,6 +13,9 @@ from enum import Enum
 from typing import Any, Final
 
 SCHEMA: Final = "ci-shards/coverage@1"
+# the context of session- and package-scoped fixtures' setup (pytest_map): code run for every later test
+# file, like collection's empty context, so it is attributed to no test file (``unattributed_lines``)
+SHARED_CONTEXT: Final = "ci-shards:shared-fixture"
 RECOLLECT: Final = (
     "re-collect: `ci-shards local --pytest --coverage` here, or re-run the CI workflow with `coverage: true`"
 )
@@ -113,6 +116,9 @@ class FileCoverage:
     functions: tuple[Function, ...] = ()
     test_files: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # test file -> lines it executed
     shards: tuple[int, ...] = ()
+    # with the map: lines executed outside any test file's context (collection, imports, subprocesses,
+    # shared fixtures); None without the map (and in artifacts written before this key)
+    unattributed: tuple[int, ...] | None = None
 
     @property
     def statements(self) -> int:
@@ -136,6 +142,8 @@ class FileCoverage:
             "test_files": {t: list(lines) for t, lines in sorted(self.test_files.items())},
             "shards": list(self.shards),
         }
+        if self.unattributed is not None:
+            data["unattributed_lines"] = list(self.unattributed)
         if self.branches_executed is not None and self.branches_missed is not None:
             data["branches"] = {
                 "executed": [list(a) for a in self.branches_executed],
@@ -146,6 +154,7 @@ class FileCoverage:
     @classmethod
     def from_json(cls, path: str, data: Mapping[str, Any]) -> FileCoverage:
         branches = data.get("branches")
+        unattributed = data.get("unattributed_lines")
         return cls(
             path=path,
             sha256=str(data["sha256"]),
@@ -160,6 +169,7 @@ class FileCoverage:
             ),
             test_files={str(t): tuple(int(n) for n in lines) for t, lines in data.get("test_files", {}).items()},
             shards=tuple(int(s) for s in data.get("shards", ())),
+            unattributed=None if unattributed is None else tuple(int(n) for n in unattributed),
         )
 
 

@@ -53,7 +53,7 @@ def tool_for(command: Sequence[str], *, pytest: bool) -> Tool:
     name = PurePath(command[0]).name if command else ""
     if name in _NODE_COMMANDS:
         return Tool.V8
-    if name == "pytest" or (name.startswith("python") and command[1:2] == ["-m"] and len(command) > 2):
+    if name == "pytest" or (name.startswith("python") and list(command[1:2]) == ["-m"] and len(command) > 2):
         return Tool.COVERAGE_PY
     msg = (
         f"--coverage: cannot measure {name or 'an empty command'!r}: use --pytest, a `pytest ...` or "

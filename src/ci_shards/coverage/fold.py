@@ -23,6 +23,7 @@ from typing import Any
 
 from ci_shards.console import plural, strip_control
 from ci_shards.coverage.artifact import (
+    SHARED_CONTEXT,
     Completeness,
     CoverageArtifact,
     FileCoverage,
@@ -235,6 +236,7 @@ def _file_coverage(
     root: Path,
     shards: set[int],
     contexts: Mapping[int, set[str]],
+    mapped: bool,
     patterns: Sequence[str],
     branch: bool,
 ) -> FileCoverage:
@@ -251,10 +253,13 @@ def _file_coverage(
         start = int(region["start_line"])
         functions.append(Function(name=name, start=start, end=max([start, *body])))
     test_files: dict[str, list[int]] = {}
+    unattributed: set[int] = set()
     for line, names in contexts.items():
         for context in names:
-            if context:
+            if context and context != SHARED_CONTEXT:
                 test_files.setdefault(context, []).append(line)
+            else:
+                unattributed.add(line)
     return FileCoverage(
         path=path,
         sha256=sha256_of(source),
@@ -266,6 +271,7 @@ def _file_coverage(
         functions=tuple(sorted(functions, key=lambda f: (f.start, f.name))),
         test_files={t: tuple(sorted(set(ls))) for t, ls in test_files.items()},
         shards=tuple(sorted(shards)),
+        unattributed=tuple(sorted(unattributed)) if mapped else None,
     )
 
 
@@ -312,6 +318,7 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
                     root=root,
                     shards={i for n in names for i in shards_of.get(n, ())},
                     contexts=_contexts(combined, names) if mapped else {},
+                    mapped=mapped,
                     patterns=patterns,
                     branch=branch,
                 )

@@ -18,8 +18,10 @@ from typing import Any
 from ci_shards.model import item_file, owning_item
 from ci_shards.select import ci, git
 from ci_shards.select.decide import AlwaysRun, Selection, decide, run_everything
+from ci_shards.select.diff import ChangedFile, ChangeKind
 from ci_shards.select.imports import ImportMapError, build_import_map
-from ci_shards.select.maps import CoverageMap, MapError, TestMap, TouchfilesMap, coverage_entries
+from ci_shards.select.maps import CoverageMap, MapError, TestMap, TouchfilesMap, coverage_entries, coverage_lines
+from ci_shards.select.narrow import Confined, Narrowing, changed_functions, parse_hunks
 from ci_shards.select.paths import shown
 from ci_shards.select.settings import SelectionSettings
 
@@ -88,7 +90,33 @@ def _coverage_map(
     except MapError as err:
         msg = f"{path}: {err}"
         raise MapError(msg) from None
-    return CoverageMap(executed_by=executed, unmeasured=unmeasured, base_sha256=git.base_sha256(top, base, changed))
+    return CoverageMap(
+        executed_by=executed,
+        unmeasured=unmeasured,
+        base_sha256=git.base_sha256(top, base, changed),
+        lines=coverage_lines(data),
+    )
+
+
+def _narrowing(
+    top: Path, coverage: CoverageMap, *, base: str, changed: Sequence[ChangedFile], lines: list[str]
+) -> dict[str, Narrowing]:
+    """Per modified Python file whose change lies inside function bodies: what the coverage map narrows it
+    to. Any other file keeps the file-level answers; why is one line when the map could have helped."""
+    found: dict[str, Narrowing] = {}
+    for change in changed:
+        if change.kind is not ChangeKind.MODIFIED or not change.path.endswith(".py"):
+            continue
+        source = git.base_text(top, base, change.path)
+        if source is None:
+            continue
+        confined = changed_functions(source, parse_hunks(git.zero_context_diff(top, base, change.path)))
+        answer = coverage.narrow(change.path, confined) if isinstance(confined, Confined) else confined.reason
+        if isinstance(answer, Narrowing):
+            found[change.path] = answer
+        else:
+            lines.append(f"coverage cannot narrow {shown(change.path)}: {answer}")
+    return found
 
 
 def _failed_items(cwd: Path, path: str | None, items: Sequence[str], lines: list[str]) -> frozenset[str]:
@@ -152,8 +180,10 @@ def select_items(
             maps.append(TouchfilesMap(rules=settings.touchfiles, test_files=frozenset(paths.values())))
         touched = sorted({p for c in changed for p in c.paths})
         coverage = _coverage_map(top, cwd, settings.coverage, base=base_sha, changed=touched, lines=lines)
+        narrowing: dict[str, Narrowing] = {}
         if coverage is not None:
             maps.append(coverage)
+            narrowing = _narrowing(top, coverage, base=base_sha, changed=changed, lines=lines)
         always = AlwaysRun(
             marked_files=imports.always, failed_items=_failed_items(cwd, settings.failures, items, lines)
         )
@@ -161,7 +191,9 @@ def select_items(
         return run_everything(items, str(err), changed)
     except (ImportMapError, MapError) as err:
         return run_everything(items, f"a map source errors: {err}", changed)
-    decided = decide(items, item_paths=paths, changed=changed, maps=maps, settings=settings, always=always)
+    decided = decide(
+        items, item_paths=paths, changed=changed, maps=maps, settings=settings, always=always, narrowing=narrowing
+    )
     return Selection(
         selected=decided.selected,
         skipped=decided.skipped,

@@ -6,8 +6,11 @@ Order, first match wins for the whole run:
 3. a changed file matching a ``global`` glob → everything;
 4. a changed file no map can answer for (and not ignored, not a test file) → everything.
 Otherwise the selected test files are the union of: test files in the change, the maps' answers for
-every changed path (both sides of a rename), and the always-run files and items. Every decision is
-one line in ``Selection.lines``.
+every changed path (both sides of a rename), and the always-run files and items. A modified file whose
+change the coverage map narrows (``narrowing``: every hunk inside function bodies the map has fresh
+lines for) contributes instead the test files that executed those functions on the base, plus those of
+the file-level answer the map has no context for, plus its touchfiles. Every decision is one line in
+``Selection.lines``.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ci_shards.select.diff import ChangedFile
+from ci_shards.select.diff import ChangedFile, ChangeKind
 from ci_shards.select.maps import TestMap
+from ci_shards.select.narrow import Narrowing
 from ci_shards.select.paths import first_match, shown
 from ci_shards.select.settings import SelectionSettings
 
@@ -63,6 +67,7 @@ def decide(
     maps: Sequence[TestMap],
     settings: SelectionSettings,
     always: AlwaysRun = AlwaysRun(),
+    narrowing: Mapping[str, Narrowing] | None = None,
 ) -> Selection:
     """Select from ``items`` (``item_paths``: each item's test file, relative to the repository root)."""
     if not changed:
@@ -73,6 +78,7 @@ def decide(
     by_map: dict[str, set[str]] = {}
     in_change: set[str] = set()
     ignored: list[str] = []
+    narrowed_out: dict[str, list[str]] = {}  # test file → the changed functions it did not execute
     for change in changed:
         for path in change.paths:
             glob = first_match(path, settings.global_globs)
@@ -89,6 +95,17 @@ def decide(
                     continue
                 names = ", ".join(m.name for m in maps) or "none configured"
                 return run_everything(items, f"no map knows which tests {shown(path)} affects (maps: {names})", changed)
+            narrowed = (narrowing or {}).get(path) if change.kind is ChangeKind.MODIFIED else None
+            if narrowed is not None:
+                kept, dropped = _narrowed(narrowed, known)
+                lines.append(
+                    f"coverage narrowed {shown(path)} to {len(kept)} of {len(kept | dropped)} test files"
+                    f" (the changed code is inside {narrowed.functions})"
+                )
+                selected_files |= kept
+                for test in dropped:
+                    narrowed_out.setdefault(test, []).append(narrowed.functions)
+                continue
             for name, tests in known.items():
                 by_map.setdefault(name, set()).update(tests)
     if in_change:
@@ -113,11 +130,28 @@ def decide(
             chosen |= hits
     chosen |= {i for i in items if item_paths[i] in selected_files}
     maps_used = ", ".join(m.name for m in maps)
-    skipped = {i: f"no changed file reaches {item_paths[i]} (maps: {maps_used})" for i in items if i not in chosen}
+    skipped = {
+        i: (
+            f"coverage: did not execute {', '.join(narrowed_out[item_paths[i]])} on base"
+            if item_paths[i] in narrowed_out
+            else f"no changed file reaches {item_paths[i]} (maps: {maps_used})"
+        )
+        for i in items
+        if i not in chosen
+    }
     lines.append(f"selected {len(chosen)} of {len(items)} items; {len(skipped)} skipped by the diff")
     return Selection(
         selected=tuple(i for i in items if i in chosen), skipped=skipped, lines=tuple(lines), changed=tuple(changed)
     )
+
+
+def _narrowed(narrowed: Narrowing, known: Mapping[str, frozenset[str]]) -> tuple[set[str], set[str]]:
+    """The test files a narrowed change keeps, and those of the file-level answer it drops. Kept: those that
+    executed the changed functions, those the map has no context for (skipped or new on the base: the map
+    cannot vouch for them), and the touchfiles' answer (a declared dependency)."""
+    fallback = {t for name, tests in known.items() if name != "touchfiles" for t in tests}
+    kept = set(narrowed.tests) | {t for t in fallback if t not in narrowed.measured} | set(known.get("touchfiles", ()))
+    return kept, fallback - kept
 
 
 def shrink_shards(count: int, items: Sequence[str], selected: Sequence[str], estimates: Mapping[str, float]) -> int:

@@ -123,3 +123,19 @@ def base_sha256(cwd: Path, base: str, paths: Sequence[str]) -> dict[str, str]:
         if done.returncode == 0:
             found[path] = hashlib.sha256(done.stdout).hexdigest()
     return found
+
+
+def base_text(cwd: Path, base: str, path: str) -> str | None:
+    """``path``'s content at ``base`` (None when it is not there or not text)."""
+    done = subprocess.run(["git", "show", f"{base}:{path}"], cwd=cwd, check=False, capture_output=True)
+    if done.returncode != 0:
+        return None
+    try:
+        return done.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def zero_context_diff(cwd: Path, base: str, path: str) -> str:
+    """``git diff -U0`` of one file from ``base`` to HEAD: its hunk headers give the changed base lines."""
+    return git(cwd, "diff", "-U0", "--no-ext-diff", "--no-color", "--no-renames", f"{base}...HEAD", "--", path)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from ci_shards.select.paths import matches
+from ci_shards.select.narrow import Confined, FunctionBody, Narrowing, files_that_ran, module_name
+from ci_shards.select.paths import matches, shown
 
 COVERAGE_SCHEMA: Final = "ci-shards/coverage@1"
 
@@ -53,6 +54,7 @@ class CoverageMap:
     unmeasured: Mapping[str, str]  # path → sha256 of a tracked file no test executed
     base_sha256: Mapping[str, str]  # path → sha256 of its content at the base (absent: not there)
     name: str = "coverage"
+    lines: Mapping[str, FileLines] = field(default_factory=dict)  # path → the lines each context executed
 
     def tests_for(self, path: str) -> frozenset[str] | None:
         base = self.base_sha256.get(path)
@@ -62,6 +64,55 @@ class CoverageMap:
         if entry is not None:
             return entry[1] if entry[0] == base else None
         return frozenset() if self.unmeasured.get(path) == base else None
+
+    @property
+    def measured_tests(self) -> frozenset[str]:
+        """Every test file with a context in the map (one absent ran nothing measured: skipped, or new)."""
+        return frozenset(t for entry in self.executed_by.values() for t in entry[1])
+
+    def narrow(self, path: str, confined: Confined) -> Narrowing | str:
+        """The test files that executed the changed function bodies of ``path`` on the base, or why the map
+        cannot say (stale, recorded without per-line contexts, or a body ran outside any test's context)."""
+        base = self.base_sha256.get(path)
+        entry = self.executed_by.get(path)
+        if base is None or entry is None or entry[0] != base:
+            return f"the coverage map has no fresh entry for {shown(path)}"
+        recorded = self.lines.get(path)
+        if recorded is None or recorded.unattributed is None:
+            return "the coverage map does not record the lines run outside tests (re-collect it with this version)"
+        names = _qualified(path, confined.functions)
+        if any(recorded.unattributed.intersection(f.lines) for f in confined.functions):
+            return f"{names} ran outside any test file on the base (at import, in a subprocess or a shared fixture)"
+        tests = files_that_ran(confined.functions, recorded.test_files)
+        return Narrowing(functions=names, tests=tests, measured=self.measured_tests)
+
+
+def _qualified(path: str, functions: Iterable[FunctionBody]) -> str:
+    module = shown(module_name(path))
+    return ", ".join(f"`{module}.{f.qualname}`" for f in functions)
+
+
+@dataclass(frozen=True)
+class FileLines:
+    """What one file's coverage entry says line by line: per test file the lines it executed, and the lines
+    executed outside any test file's context (None: not recorded, an artifact older than that key)."""
+
+    test_files: Mapping[str, frozenset[int]]
+    unattributed: frozenset[int] | None
+
+
+def coverage_lines(data: Mapping[str, Any]) -> dict[str, FileLines]:
+    """Per file of a coverage.json ``coverage_entries`` accepted: the executed lines of each context."""
+    found: dict[str, FileLines] = {}
+    for path, entry in data["files"].items():
+        try:
+            tests = {str(t): frozenset(int(n) for n in lines) for t, lines in entry["test_files"].items()}
+            raw = entry.get("unattributed_lines")
+            unattributed = None if raw is None else frozenset(int(n) for n in raw)
+        except (TypeError, ValueError, AttributeError):
+            continue  # not narrowable; the file-level answer stays
+        found[str(path)] = FileLines(test_files=tests, unattributed=unattributed)
+    return found
 
 
 def coverage_entries(data: Any) -> tuple[dict[str, tuple[str, frozenset[str]]], dict[str, str]]:

@@ -26,6 +26,7 @@ PY = sys.executable
 )
 def test_tool_for(command: list[str], pytest_flag: bool, tool: Tool) -> None:
     assert tool_for(command, pytest=pytest_flag) is tool
+    assert tool_for(tuple(command), pytest=pytest_flag) is tool  # the run stage's options hold a tuple
 
 
 @pytest.mark.parametrize("command", [["go", "test", "./..."], [PY, "script.py"], []])
