@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Generator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from _pytest.doctest import DoctestTextfile
 from _pytest.junitxml import mangle_test_address  # pytest's own, so the names match its --junitxml
+from _pytest.pathlib import fnmatch_ex
 from _pytest.python import path_matches_patterns  # pytest's own python_files matching
 
 from ci_shards.model import Plan, ShardOwnership, item_file, owning_item, parse_shard_spec
@@ -325,6 +328,36 @@ class _ShardState:
         self.emit({"event": "finish", "exitstatus": int(exitstatus)})
 
 
+class _NamedAsInAFolder:
+    """The shard names its files on pytest's command line (``--ci-shards-args``), and pytest collects a
+    file named there with more collectors than the same file met in a folder: any ``.py`` as a test
+    module, any ``.txt``/``.rst`` as a doctest. A project whose conftest collects data files as tests
+    (Pygments: ``snippets/*.txt``, ``examplefiles/*/*.py``) would then get tests its own run never has
+    (a data file imported as a module, a failing doctest). When another collector claims such a file,
+    the collectors only the naming brought are dropped; a file only they collect (``pytest t.py`` in
+    the plan) keeps them."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collect_file(
+        self, file_path: Path, parent: pytest.Collector
+    ) -> Generator[None, list[pytest.Collector], list[pytest.Collector]]:
+        collectors = yield
+        if len(collectors) < 2 or not parent.session.isinitpath(file_path):
+            return collectors
+        config = parent.config
+        kept = [c for c in collectors if not _collected_for_its_name(c, file_path, config)]
+        return kept or collectors
+
+
+def _collected_for_its_name(collector: pytest.Collector, path: Path, config: pytest.Config) -> bool:
+    """Would a folder's walk leave this collector out (pytest made it because the path was named)?"""
+    if type(collector) is pytest.Module:
+        return not path_matches_patterns(path, [*config.getini("python_files"), "__init__.py"])
+    if isinstance(collector, DoctestTextfile):
+        return not any(fnmatch_ex(glob, path) for glob in config.getoption("doctestglob") or ["test*.txt"])
+    return False
+
+
 class _CollectRecorder:
     """``ci-shards plan --pytest``: pytest's own node ids and paths, recorded in-process, so that no
     output option (``-q``, ``-v``, ``-rA``, ``addopts``, other plugins) can change what is planned."""
@@ -373,6 +406,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_CollectRecorder(collect_to), "ci-shards-collect")
     args_path = config.getoption("ci_shards_args")
     dropped = _restrict_args(config, args_path) if args_path else []
+    if args_path:
+        config.pluginmanager.register(_NamedAsInAFolder(), "ci-shards-named-files")
     selection = _selection(config)
     report_path = config.getoption("ci_shards_report")
     if selection is None and not report_path:
