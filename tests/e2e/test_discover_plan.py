@@ -128,11 +128,16 @@ class SampleItem(pytest.Item):
 """
 
 
-def test_data_files_a_conftest_collects_run_as_the_conftest_collects_them(tmp_path: Path) -> None:
-    # the shard names its files on pytest's command line, where pytest would also take a .txt for a
-    # doctest (this one fails as one) and any .py for a test module (this one cannot be imported)
-    # (one file a shard: the unowned shard, the lightest, walks tests/ and finds its file in the folder)
-    timings = {"tests/samples/session.txt::": 2.0, "tests/samples/sample.py::": 2.0, "tests/test_known.py::test_a": 1.0}
+@pytest.mark.parametrize("sample_seconds", [2.0, 0.5], ids=["named", "in-the-unowned-shards-walk"])
+def test_data_files_a_conftest_collects_run_as_the_conftest_collects_them(
+    tmp_path: Path, sample_seconds: float
+) -> None:
+    # a shard names its files on pytest's command line, where pytest would also take a .txt for a
+    # doctest (this one fails as one) and any .py for a test module (this one cannot be imported);
+    # the unowned shard (the lightest) meets its files in its walk of tests/, where the plugin itself
+    # collects a planned .py that python_files does not match (t.py) as a module
+    timings = {"tests/samples/session.txt::": 2.0, "tests/samples/sample.py::": sample_seconds}
+    timings["tests/test_known.py::test_a"] = 1.0
     _suite(tmp_path, {"test_known.py": _tests("test_a")}, timings)
     samples = tmp_path / "tests" / "samples"
     samples.mkdir()
@@ -140,7 +145,10 @@ def test_data_files_a_conftest_collects_run_as_the_conftest_collects_them(tmp_pa
     (samples / "session.txt").write_text(">>> 1 + 1\n3\n")
     (samples / "sample.py").write_text("raise RuntimeError('a sample to highlight, not a module')\n")
     code, output, plan = _run_local(tmp_path, 3)
-    assert [s["items"] for s in plan["shards"]][:2] == [["tests/samples/sample.py"], ["tests/samples/session.txt"]]  # type: ignore[index]
+    shard_of = {i: s["index"] for s in plan["shards"] for i in s["items"]}  # type: ignore[union-attr,index]
+    assert len(set(shard_of.values())) == 3, plan  # one file a shard
+    assert shard_of["tests/samples/session.txt"] != plan["unowned_shard"]
+    assert (shard_of["tests/samples/sample.py"] == plan["unowned_shard"]) == (sample_seconds < 1), plan
     assert code == 0, output
     expected = ["tests/samples/sample.py", "tests/samples/session.txt", "tests/test_known.py::test_a"]
     assert sorted(_ran(tmp_path, 3)) == expected  # each once, and no doctest nor module of the samples
