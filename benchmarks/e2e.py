@@ -1,13 +1,18 @@
 """End-to-end sharding benchmark on real suites from PyPI (by hand; results in docs/benchmarks.md).
 
-    python benchmarks/e2e.py [--venv /tmp/ci-shards-e2e] [--suites pint networkx pint-pyargs] [--shards 4] [--repeat 3]
+    python benchmarks/e2e.py [--venv /tmp/ci-shards-e2e] [--suites networkx pint pygments] [--shards 4] [--repeat 3]
+        [--json-out FILE]
 
 ``pint-pyargs`` runs ``--pyargs pint`` from a repository root (a folder holding a copy of the package),
 planned by ``--pytest`` collection there, with ``--pyargs pint`` also in each shard's arguments.
+``pygments`` runs the tests of Pygments' sdist (``tests/``: snippet and example-file tests collected
+by its conftests, plus test modules) from the unpacked sdist's root, as a checkout runs them; the
+sdist of the Pygments version installed in the venv is fetched with ``pip download``.
 
-Installs the suites (pint with numpy and its test plugins; networkx), pytest-split and this checkout
-into a throwaway venv. Per suite, the first serial run records the durations (pytest-split
-``--store-durations``); then every round runs, one after another and alternating the tools:
+Installs the suites (pint with numpy and its test plugins; networkx; Pygments' test dependency
+wcag-contrast-ratio), pytest-split and this checkout into a throwaway venv. Per suite, the first
+serial run records the durations (pytest-split ``--store-durations``); then every round runs, one
+after another and alternating the tools:
 
 - a serial run (the reference: this machine's load drifts);
 - ci-shards' plan job as the action runs it — a fresh ``python -m ci_shards matrix --discover``
@@ -15,13 +20,16 @@ into a throwaway venv. Per suite, the first serial run records the durations (py
   its own ``ci-shards run --pytest`` process (only the shard's own files are collected);
 - pytest-split: ``pytest --splits N --group i`` on the same durations (every group collects all).
 
-Reports per round and the medians:
+Both tools get the same pytest options (``PYTEST_OPTS``), the same durations file, the same N and the
+same Python.
+
+Reports per round, with the load average before and after it, and the medians:
 - **critical path**: ci-shards' plan job + its slowest shard, over pytest-split's slowest group
-  (pytest-split has no plan job) — target ≤ 0.85;
-- **total CPU**: the sum of the shards' CPU (user + sys of each process tree; ci-shards' plan job
-  included) over the serial run's — target ≤ 1.0;
-- the critical path again on CPU seconds (robust to the other load on a shared machine);
-- slowest shard / max(serial / N, longest test) and the sum of shard walls / serial, per tool.
+  (pytest-split has no plan job) — target ≤ 0.85; in wall seconds and in CPU seconds (user + sys
+  of each process tree: robust to the other load on a shared machine);
+- **total CPU**: the sum of the shards' CPU (ci-shards' plan job included) over the serial run's —
+  target ≤ 1.0; and its wall version, the sum of the shard walls (+ the plan job) over the serial wall;
+- slowest shard / max(serial / N, longest test), per tool.
 """
 
 from __future__ import annotations
@@ -31,17 +39,20 @@ import json
 import os
 import platform
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ["pint", "numpy", "networkx", "pytest", "pytest-split", "pytest-benchmark", "pytest-subtests"]
+PACKAGES = ["pint", "numpy", "networkx", "pygments", "pytest", "pytest-split", "pytest-benchmark", "pytest-subtests"]
+PACKAGES += ["wcag-contrast-ratio"]  # Pygments' tests/contrast
 # --rootdir: pytest otherwise derives it from every path-like argument, --durations-path included,
 # and node ids (pytest-split's keys) would change with where the durations file lives
 PYTEST_OPTS = ["-p", "no:cacheprovider", "--benchmark-skip", "--rootdir=.", "-q"]
@@ -56,9 +67,13 @@ class Suite:
     # run as ``--pyargs MODULE`` from a repository root (a folder holding a copy of the package, tests
     # inside it, as a checkout is), planned by ``--pytest`` collection, ``--pyargs`` in every command
     pyargs: bool = False
+    # the tests ship in the sdist only: run ``tests`` from the root of the installed version's sdist
+    sdist: str = ""
 
-    def where(self, site: Path, work: Path) -> tuple[Path, list[str]]:
+    def where(self, python: Path, site: Path, work: Path) -> tuple[Path, list[str]]:
         """The folder every command runs in and the pytest arguments that select the suite."""
+        if self.sdist:
+            return _unpacked_sdist(python, self.sdist, work), [self.tests]
         if not self.pyargs:
             return site, [self.tests]
         repo = work / "repo"
@@ -73,8 +88,25 @@ SUITES = {
         Suite("pint", "pint", "pint/testsuite"),
         Suite("networkx", "networkx", "networkx"),
         Suite("pint-pyargs", "pint", "pint/testsuite", pyargs=True),
+        Suite("pygments", "pygments", "tests", sdist="pygments"),
     )
 }
+DEFAULT_SUITES = ["networkx", "pint", "pygments"]
+
+
+def _unpacked_sdist(python: Path, distribution: str, work: Path) -> Path:
+    """The root of the unpacked sdist of the version of ``distribution`` installed in the venv."""
+    code = f"import importlib.metadata as m; print(m.version({distribution!r}))"
+    version = subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True).stdout.strip()
+    root = work / f"{distribution}-{version}"
+    if not root.is_dir():
+        download = [str(python), "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
+        subprocess.run([*download, f"{distribution}=={version}", "-d", str(work)], check=True)
+        with tarfile.open(work / f"{distribution}-{version}.tar.gz") as archive:
+            archive.extractall(work, filter="data")
+    return root
+
+
 CPU: list[float] = [0.0]  # CPU seconds (user + sys) of the last sh() call's process tree
 
 
@@ -107,7 +139,7 @@ def site_of(python: Path, module: str) -> Path:
 def one_round(python: Path, suite: Suite, *, site: Path, work: Path, shards: int, durations: Path) -> dict[str, Any]:
     """One alternating round after the serial run: plan job, then shard i of each tool in turn."""
     plan_path = work / "plan.json"
-    cwd, target = suite.where(site, work)
+    cwd, target = suite.where(python, site, work)
     how = ["--pytest"] if suite.pyargs else ["--discover"]  # discovery reads files, --pyargs names a package
     plan_cmd = [str(python), "-m", "ci_shards", "matrix", *how, "--durations", str(durations)]
     plan_cmd += ["--shards", str(shards), "--plan-out", str(plan_path), "--", *target]
@@ -121,9 +153,7 @@ def one_round(python: Path, suite: Suite, *, site: Path, work: Path, shards: int
         run = [str(python), "-m", "ci_shards", "run", "--plan", str(plan_path), "--shard", f"{index}/{shards}"]
         # with --pyargs the natural thing to type: run drops it and runs the shard's own files
         selection = target if suite.pyargs else []
-        walls["ci-shards"].append(
-            sh([*run, "--out", str(out), "--pytest", "--", *selection, *PYTEST_OPTS[:-1]], cwd=cwd)
-        )
+        walls["ci-shards"].append(sh([*run, "--out", str(out), "--pytest", "--", *selection, *PYTEST_OPTS], cwd=cwd))
         cpus["ci-shards"].append(CPU[0])
         outcome = json.loads((out / f"shard-{index}-of-{shards}" / "outcome.json").read_text())
         tests["ci-shards"] += outcome["executed_tests"] + outcome["skipped"]
@@ -137,83 +167,109 @@ def one_round(python: Path, suite: Suite, *, site: Path, work: Path, shards: int
     return {"plan_wall": plan_wall, "walls": walls, "cpus": cpus, "tests": tests, "statuses": statuses}
 
 
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 def run_suite(python: Path, suite: Suite, work_root: Path, shards: int, repeat: int) -> dict[str, Any]:
     site = site_of(python, suite.module)
     work = work_root / suite.name
     work.mkdir(parents=True, exist_ok=True)
     durations = work / "durations.json"
     durations.unlink(missing_ok=True)
-    cwd, target = suite.where(site, work)
+    cwd, target = suite.where(python, site, work)
     serial_cmd = [str(python), "-m", "pytest", *target, *PYTEST_OPTS]
     rounds = []
     for round_no in range(repeat):
+        load_before = _load()
         record = ["--store-durations", "--durations-path", str(durations)] if round_no == 0 else []
         serial = sh([*serial_cmd, *record], cwd=cwd)
         serial_cpu = CPU[0]
+        sharded = one_round(python, suite, site=site, work=work, shards=shards, durations=durations)
         rounds.append(
-            {
-                "serial": serial,
-                "serial_cpu": serial_cpu,
-                **one_round(python, suite, site=site, work=work, shards=shards, durations=durations),
-            }
+            {"serial": serial, "serial_cpu": serial_cpu, **sharded, "load_before": load_before, "load_after": _load()}
         )
         print(
-            f"{suite.name} round {round_no + 1}: serial {serial:.1f} s, plan {rounds[-1]['plan_wall']:.2f} s,"
-            f" shards {rounds[-1]['walls']}",
+            f"{suite.name} round {round_no + 1}: serial {serial:.1f} s ({serial_cpu:.1f} s CPU), plan"
+            f" {rounds[-1]['plan_wall']:.2f} s, shard walls {rounds[-1]['walls']}, CPU {rounds[-1]['cpus']},"
+            f" load {load_before} -> {rounds[-1]['load_after']}",
             file=sys.stderr,
         )
     times = json.loads(durations.read_text())
     longest = max(times.values())
-    per_round: dict[str, list[float]] = {
-        k: []
-        for k in ("critical", "critical_cpu", "cpu_ci", "cpu_split", "slow_ci", "slow_split", "sum_ci", "sum_split")
-    }
-    for r in rounds:
-        ideal = max(r["serial"] / shards, longest)
-        ci_walls, split_walls = r["walls"]["ci-shards"], r["walls"]["pytest-split"]
-        per_round["critical"].append((r["plan_wall"] + max(ci_walls)) / max(split_walls))
-        # the same on CPU seconds: what the critical path would be on an unloaded machine per process
-        ci_cpus, split_cpus = r["cpus"]["ci-shards"], r["cpus"]["pytest-split"]
-        per_round["critical_cpu"].append((ci_cpus[0] + max(ci_cpus[1:])) / max(split_cpus))
-        per_round["cpu_ci"].append(sum(r["cpus"]["ci-shards"]) / r["serial_cpu"])
-        per_round["cpu_split"].append(sum(r["cpus"]["pytest-split"]) / r["serial_cpu"])
-        per_round["slow_ci"].append(max(ci_walls) / ideal)
-        per_round["slow_split"].append(max(split_walls) / ideal)
-        per_round["sum_ci"].append(sum(ci_walls) / r["serial"])
-        per_round["sum_split"].append(sum(split_walls) / r["serial"])
+    per_round = [_ratios(r, shards=shards, longest=longest) for r in rounds]
     return {
         "suite": f"{suite.name} from PyPI, {len(times)} tests, longest test {longest:.2f} s",
+        "command_dir": str(cwd),
         "serial_s": [round(r["serial"], 1) for r in rounds],
         "serial_cpu_s": [round(r["serial_cpu"], 1) for r in rounds],
         "plan_job_s": [round(r["plan_wall"], 2) for r in rounds],
+        "plan_job_cpu_s": [round(r["cpus"]["ci-shards"][0], 2) for r in rounds],
         "ci_shards_walls_s": [[round(w, 1) for w in r["walls"]["ci-shards"]] for r in rounds],
         "pytest_split_walls_s": [[round(w, 1) for w in r["walls"]["pytest-split"]] for r in rounds],
+        "ci_shards_cpus_s": [[round(c, 1) for c in r["cpus"]["ci-shards"][1:]] for r in rounds],
+        "pytest_split_cpus_s": [[round(c, 1) for c in r["cpus"]["pytest-split"]] for r in rounds],
+        "load_before_after": [[r["load_before"], r["load_after"]] for r in rounds],
         "tests_run": [r["tests"] for r in rounds],
         "ci_shards_statuses": [r["statuses"] for r in rounds],
-        "per_round": {k: [round(v, 3) for v in values] for k, values in per_round.items()},
-        "median": {k: round(statistics.median(values), 3) for k, values in per_round.items()},
+        "per_round": {k: [round(x[k], 3) for x in per_round] for k in per_round[0]},
+        "median": {k: round(statistics.median(x[k] for x in per_round), 3) for k in per_round[0]},
     }
+
+
+def _ratios(r: dict[str, Any], *, shards: int, longest: float) -> dict[str, float]:
+    """One round's ratios: the two targets, each in wall and in CPU seconds, and the balance."""
+    ideal = max(r["serial"] / shards, longest)
+    ci_walls, split_walls = r["walls"]["ci-shards"], r["walls"]["pytest-split"]
+    plan_cpu, *ci_cpus = r["cpus"]["ci-shards"]
+    split_cpus = r["cpus"]["pytest-split"]
+    return {
+        "critical": (r["plan_wall"] + max(ci_walls)) / max(split_walls),
+        "critical_cpu": (plan_cpu + max(ci_cpus)) / max(split_cpus),
+        "cpu_ci": (plan_cpu + sum(ci_cpus)) / r["serial_cpu"],
+        "cpu_split": sum(split_cpus) / r["serial_cpu"],
+        "wall_sum_ci": (r["plan_wall"] + sum(ci_walls)) / r["serial"],
+        "wall_sum_split": sum(split_walls) / r["serial"],
+        "slow_ci": max(ci_walls) / ideal,
+        "slow_split": max(split_walls) / ideal,
+    }
+
+
+def _versions(python: Path) -> dict[str, str]:
+    code = "import importlib.metadata as m, json, sys; print(json.dumps({d: m.version(d) for d in sys.argv[1:]}))"
+    names = ["ci-shards", *PACKAGES]
+    return dict(json.loads(subprocess.run([str(python), "-c", code, *names], check=True, capture_output=True).stdout))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--venv", type=Path, default=Path("/tmp/ci-shards-e2e"), help="(default: /tmp/ci-shards-e2e)")
-    parser.add_argument("--suites", nargs="+", choices=sorted(SUITES), default=sorted(SUITES), help="(default: all)")
+    parser.add_argument(
+        "--suites", nargs="+", choices=sorted(SUITES), default=DEFAULT_SUITES, help=f"(default: {DEFAULT_SUITES})"
+    )
     parser.add_argument("--shards", type=int, default=4, help="(default: 4)")
     parser.add_argument("--repeat", type=int, default=3, help="alternating rounds (default: 3)")
+    parser.add_argument("--json-out", type=Path, default=None, help="also write the result here (default: none)")
     args = parser.parse_args()
     python = ensure_venv(args.venv)
     result: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{' '.join(platform.uname())}, nproc {os.cpu_count()}, Python {platform.python_version()},"
         f" load {os.getloadavg()[0]:.1f} at the start",
+        "command": shlex.join(sys.argv),
+        "versions": _versions(python),
         "shards": args.shards,
         "repeat": args.repeat,
     }
     for name in args.suites:
         result[name] = run_suite(python, SUITES[name], args.venv / "bench", args.shards, args.repeat)
-    result["load_at_the_end"] = round(os.getloadavg()[0], 1)
-    print(json.dumps(result, indent=2))
+        if args.json_out:  # after every suite: a long run interrupted keeps what it measured
+            args.json_out.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    result["load_at_the_end"] = _load()
+    text = json.dumps(result, indent=2)
+    if args.json_out:
+        args.json_out.write_text(text, encoding="utf-8")
+    print(text)
 
 
 if __name__ == "__main__":

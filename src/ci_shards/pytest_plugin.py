@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Generator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from _pytest.doctest import DoctestTextfile
 from _pytest.junitxml import mangle_test_address  # pytest's own, so the names match its --junitxml
+from _pytest.pathlib import fnmatch_ex
 from _pytest.python import path_matches_patterns  # pytest's own python_files matching
 
 from ci_shards.model import Plan, ShardOwnership, item_file, owning_item, parse_shard_spec
@@ -208,20 +211,38 @@ class _ShardState:
         file = Path(os.path.relpath(collection_path, self.ids_root)).as_posix()
         return True if self.selection.skips_file(file) else None  # None: the other hooks decide
 
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
-        """One of this process's planned files that pytest's ``python_files`` would not find in a
-        folder (``t.py``). Named on the command line it is collected; but the unowned shard also gives
-        pytest the run's roots, and pytest then collects a file inside a given folder only through the
-        folder, where the name does not match. Collect it as a module, once (never when pytest's own
-        python plugin collects it: an initial path, or a matching name)."""
-        if self.selection is None or file_path.suffix != ".py" or parent.session.isinitpath(file_path):
-            return None
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collect_file(
+        self, file_path: Path, parent: pytest.Collector
+    ) -> Generator[None, list[pytest.Collector], list[pytest.Collector]]:
+        """This process's files are collected as a walk of their folder collects them.
+
+        - A planned file no collector takes (``t.py``, which ``python_files`` would not find in a
+          folder): named on the command line pytest collects it, but the unowned shard also gives
+          pytest the run's roots, and a file inside a given folder is then met through the folder.
+          It is collected as a module, once.
+        - A file the shard names (``--ci-shards-args``) is collected by more collectors than the same
+          file in a folder: any ``.py`` as a test module, any ``.txt``/``.rst`` as a doctest (and the
+          ``t.py`` module above). When a conftest's collector also claims it (Pygments collects
+          ``snippets/*.txt`` and ``examplefiles/*/*.py`` as lexer tests), those are dropped: the
+          project's own run has no such tests (a data file imported as a module, a failing doctest).
+        """
+        collectors = yield
+        if self.selection is None or len(collectors) == 1 or (not collectors and file_path.suffix != ".py"):
+            return collectors
         file = Path(os.path.relpath(file_path, self.ids_root)).as_posix()
-        if file not in self.selection.own_files:
-            return None
-        if path_matches_patterns(file_path, [*parent.config.getini("python_files"), "__init__.py"]):
-            return None
-        return pytest.Module.from_parent(parent, path=file_path)
+        own = file in self.selection.own_files
+        config = parent.config
+        if not collectors:
+            return (
+                [pytest.Module.from_parent(parent, path=file_path)]
+                if own and _named_only_module(file_path, config)
+                else []
+            )
+        if not own and not parent.session.isinitpath(file_path):
+            return collectors
+        claimed = [c for c in collectors if not _collected_for_its_name(c, file_path, config)]
+        return claimed or collectors
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         # a collector's node id is relative to rootdir, which need not be the directory pytest ran in
@@ -323,6 +344,20 @@ class _ShardState:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.emit({"event": "finish", "exitstatus": int(exitstatus)})
+
+
+def _named_only_module(path: Path, config: pytest.Config) -> bool:
+    """A ``.py`` file a folder's walk does not collect as a test module (its name does not match)."""
+    return not path_matches_patterns(path, [*config.getini("python_files"), "__init__.py"])
+
+
+def _collected_for_its_name(collector: pytest.Collector, path: Path, config: pytest.Config) -> bool:
+    """Would a folder's walk leave this collector out (it was made because the path was named)?"""
+    if type(collector) is pytest.Module:
+        return _named_only_module(path, config)
+    if isinstance(collector, DoctestTextfile):
+        return not any(fnmatch_ex(glob, path) for glob in config.getoption("doctestglob") or ["test*.txt"])
+    return False
 
 
 class _CollectRecorder:

@@ -109,3 +109,47 @@ def test_a_new_test_in_a_file_the_plan_cuts_runs_once(tmp_path: Path) -> None:
     assert len(shards_with_big) == 2, plan  # the 6 s file is cut to balance 7 s over 2 shards
     assert _ran(tmp_path, 2).count("tests/test_big.py::test_b_new") == 1, output
     assert code == 0, output
+
+
+# A conftest that collects data files as tests, as Pygments' does (snippets/*.txt, examplefiles/*/*.py).
+SAMPLES_CONFTEST = """
+import pytest
+
+def pytest_collect_file(parent, file_path):
+    if file_path.suffix in (".txt", ".py") and file_path.name != "conftest.py":
+        return Sample.from_parent(parent, path=file_path)
+
+class Sample(pytest.File):
+    def collect(self):
+        yield SampleItem.from_parent(self, name="")
+
+class SampleItem(pytest.Item):
+    def runtest(self):
+        assert self.path.read_text()
+"""
+
+
+@pytest.mark.parametrize("sample_seconds", [2.0, 0.5], ids=["named", "in-the-unowned-shards-walk"])
+def test_data_files_a_conftest_collects_run_as_the_conftest_collects_them(
+    tmp_path: Path, sample_seconds: float
+) -> None:
+    # a shard names its files on pytest's command line, where pytest would also take a .txt for a
+    # doctest (this one fails as one) and any .py for a test module (this one cannot be imported);
+    # the unowned shard (the lightest) meets its files in its walk of tests/, where the plugin itself
+    # collects a planned .py that python_files does not match (t.py) as a module
+    timings = {"tests/samples/session.txt::": 2.0, "tests/samples/sample.py::": sample_seconds}
+    timings["tests/test_known.py::test_a"] = 1.0
+    _suite(tmp_path, {"test_known.py": _tests("test_a")}, timings)
+    samples = tmp_path / "tests" / "samples"
+    samples.mkdir()
+    (samples / "conftest.py").write_text(SAMPLES_CONFTEST)
+    (samples / "session.txt").write_text(">>> 1 + 1\n3\n")
+    (samples / "sample.py").write_text("raise RuntimeError('a sample to highlight, not a module')\n")
+    code, output, plan = _run_local(tmp_path, 3)
+    shard_of = {i: s["index"] for s in plan["shards"] for i in s["items"]}  # type: ignore[union-attr,index]
+    assert len(set(shard_of.values())) == 3, plan  # one file a shard
+    assert shard_of["tests/samples/session.txt"] != plan["unowned_shard"]
+    assert (shard_of["tests/samples/sample.py"] == plan["unowned_shard"]) == (sample_seconds < 1), plan
+    assert code == 0, output
+    expected = ["tests/samples/sample.py", "tests/samples/session.txt", "tests/test_known.py::test_a"]
+    assert sorted(_ran(tmp_path, 3)) == expected  # each once, and no doctest nor module of the samples
