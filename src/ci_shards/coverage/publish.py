@@ -25,6 +25,8 @@ from ci_shards.report import md
 JSON_FILE: Final = "coverage.json"
 XML_FILE: Final = "coverage.xml"
 LCOV_FILE: Final = "lcov.info"
+# the keys of ``aggregate --format json``'s ``coverage`` object, the same whether or not the fold succeeded
+FIGURES: Final = ("state", "label", "percent", "statements", "executed_lines", "diff_percent", "gate", "files", "error")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,8 +34,8 @@ class Published:
     artifact: CoverageArtifact
     markdown: str
     gate_reason: str
-    diff: diffcov.DiffCoverage | None = None
-    out: Path | None = None
+    diff: diffcov.DiffCoverage | None  # None: no changed lines to measure (no base, or outside git)
+    out: Path  # the folder coverage.json, coverage.xml and lcov.info were written into
 
     @property
     def exit_code(self) -> int:
@@ -50,7 +52,7 @@ class Published:
             "executed_lines": totals.executed,
             "diff_percent": None if self.diff is None else self.diff.percent,
             "gate": self.gate_reason or None,
-            "files": None if self.out is None else str(self.out / JSON_FILE),
+            "files": str(self.out / JSON_FILE),
             "error": None,
         }
 
@@ -117,7 +119,8 @@ def publish_reported(
     except CiShardsError as err:
         console.error(f"ci-shards: coverage: {err}")
         section = f"### Coverage\n\n:x: not folded: {md.inline(str(err))}\n"
-        return Reported(markdown=section, exit_code=err.exit_code, figures={"state": "error", "error": str(err)})
+        figures = {**dict.fromkeys(FIGURES), "state": "error", "error": str(err)}
+        return Reported(markdown=section, exit_code=err.exit_code, figures=figures)
     console.line(result.console_line())
     if result.gate_reason:
         console.error(f"ci-shards: {result.gate_reason}")

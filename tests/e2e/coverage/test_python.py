@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from ci_shards.coverage.publish import FIGURES
 from tests.conftest import DEMO
 
 pytestmark = [
@@ -197,6 +198,7 @@ def test_shards_fold_to_the_serial_run_line_for_line(tmp_path: Path) -> None:
     assert figures["state"] == "complete" and figures["percent"] == artifact["totals"]["percent"]
     assert figures["diff_percent"] == 50.0 and figures["gate"] is None
     assert figures["files"] == str(Path("cov") / "coverage.json")
+    assert set(figures) == set(FIGURES)  # the keys an error reports too
     assert artifact["schema"] == "ci-shards/coverage@1"
     assert artifact["state"] == "complete" and artifact["label"].startswith("complete (2/2 shards) @")
     assert artifact["branch"] is True  # the project's .coveragerc asked for it

@@ -10,6 +10,7 @@ import pytest
 
 from ci_shards.cli import main
 from ci_shards.coverage.artifact import Completeness, CoverageArtifact, FileCoverage, ShardCoverage, ShardState
+from ci_shards.coverage.publish import FIGURES
 from tests.unit.aggregate_fixtures import make_plan, write_all
 
 SOURCE = "def f():\n    return 1\n"
@@ -98,5 +99,6 @@ def test_a_coverage_problem_never_costs_the_verdicts_summary(repo: Path, capsys:
     assert "cannot write the coverage files" in err
     figures = json.loads(out)["coverage"]
     assert figures["state"] == "error" and "cannot write the coverage files" in figures["error"]
+    assert set(figures) == set(FIGURES) and figures["percent"] is None  # the same keys as a fold that succeeded
     assert main(["aggregate", "--plan", "plan.json", "shards", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["coverage"] is None  # not asked for: not folded
