@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from ci_shards.console import Console, fmt_seconds, plural, strip_control
 from ci_shards.model import Plan, shard_dir_name
-from ci_shards.options.typed import ReportFiles, RunOptions
+from ci_shards.options.typed import ReportFiles
 from ci_shards.report import outputs
 from ci_shards.report.aggregate import FlakyResult, aggregate_dirs
 from ci_shards.report.artifacts import LOG_FILE
@@ -30,6 +30,7 @@ from ci_shards.report.groups import group_failures
 from ci_shards.report.render import failure_lines, render_summary, render_terminal
 from ci_shards.report.verdict import Verdict
 from ci_shards.run.process import CancelToken, become_subreaper, kill_tree
+from ci_shards.run.settings import RunSettings
 
 
 def available_memory(proc: Path = Path("/proc"), cgroup_root: Path = Path("/sys/fs/cgroup")) -> int | None:
@@ -63,7 +64,7 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def run_argv(options: RunOptions, plan_path: Path, index: int, total: int, command: Sequence[str]) -> list[str]:
+def run_argv(options: RunSettings, plan_path: Path, index: int, total: int, command: Sequence[str]) -> list[str]:
     """The ``ci-shards run`` of one shard: every run option of ``local`` passed on, coverage decided here once."""
     argv = [sys.executable, "-m", "ci_shards", "run", "--plan", str(plan_path), "--shard", f"{index}/{total}"]
     argv += ["--out", str(options.out), "--no-live", "--grace", f"{options.grace}"]

@@ -23,6 +23,7 @@ from ci_shards.model import Granularity, Plan, ShardPlan, item_file
 from ci_shards.run import runner
 from ci_shards.run.command import _arg_cost, env_size
 from ci_shards.run.process import CancelToken
+from ci_shards.run.settings import RunSettings
 
 pytestmark = [pytest.mark.e2e]
 
@@ -202,9 +203,7 @@ def test_a_shard_split_into_batches_runs_its_unplanned_tests_once(tmp_path: Path
             plan=plan,
             plan_path=tmp_path / "plan.json",
             shard_index=1,
-            out=tmp_path / "out",
-            command=(),
-            pytest=True,
+            settings=RunSettings(out=tmp_path / "out", command=(), pytest=True),
             cwd=tmp_path,
             env=env,
             arg_limit=limit,

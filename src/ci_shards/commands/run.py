@@ -14,12 +14,13 @@ from ci_shards.config import load_config
 from ci_shards.console import Console, console_for, fmt_seconds, is_ci
 from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, UsageError
 from ci_shards.model import Plan
-from ci_shards.options.typed import LocalOptions, RunOptions, local_options, run_options
+from ci_shards.options.typed import LocalOptions, local_options, run_options
 
 # re-exported: the value parsers moved to options.values with the declarations that use them
 from ci_shards.options.values import parse_duration, parse_seconds, parse_signal, parse_size, parse_timeout
 from ci_shards.plan.matrix import resolve_shard
 from ci_shards.planfile import load_plan
+from ci_shards.run.settings import RunSettings
 
 if TYPE_CHECKING:
     from ci_shards.coverage.collect import CoverageRequest
@@ -85,20 +86,8 @@ def run_handler(args: argparse.Namespace) -> int:
         plan=plan,
         plan_path=args.plan,
         shard_index=index,
-        out=options.out,
-        command=options.command,
-        pytest=options.pytest,
-        junit=options.junit,
-        timeout=options.timeout,
-        grace=options.grace,
-        graceful_signal=options.graceful_signal,
-        retries=options.retries,
-        max_rerun_failures=options.max_rerun_failures,
-        flaky_result=options.flaky_result,
-        max_test_seconds=options.max_test_seconds,
-        accept_exit_code=options.accept_exit_code,
+        settings=options,
         live=live,
-        leak_timeout=options.leak_timeout,
         cwd=cwd,
         env=env,
         pytest_roots=tuple(pytest_roots(options.command, cwd)) if options.pytest else (),
@@ -117,7 +106,7 @@ def run_handler(args: argparse.Namespace) -> int:
     return EXIT_OK if outcome.status.is_success else EXIT_FAILED
 
 
-def coverage_request(options: RunOptions) -> CoverageRequest | None:
+def coverage_request(options: RunSettings) -> CoverageRequest | None:
     """``--coverage`` / ``--no-coverage``, else the config key ``coverage``."""
     from ci_shards.coverage.collect import CoverageRequest  # noqa: PLC0415
 

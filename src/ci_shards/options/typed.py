@@ -7,7 +7,6 @@ argparse Namespace.
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,6 +19,7 @@ from ci_shards.model import CommentMode, Granularity
 from ci_shards.options.declared import DEFAULT_MAX_SHARDS, PLAN_OPTIONS
 from ci_shards.options.spec import given_flags
 from ci_shards.report.quarantine import QuarantineEntry
+from ci_shards.run.settings import RunSettings
 from ci_shards.select.settings import SelectionSettings, SelectMode
 
 T = TypeVar("T")
@@ -128,33 +128,10 @@ def plan_options(values: Mapping[str, Any], config: Config) -> PlanOptions:
     )
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunOptions:
-    """How each shard's command runs: the options ``run`` and ``local`` share (``local`` passes them to every
-    ``run`` it starts)."""
-
-    out: Path
-    command: tuple[str, ...] = ()  # the words after --
-    pytest: bool = False
-    junit: str | None = None
-    timeout: float | None = None
-    grace: float = 10.0
-    graceful_signal: int = int(signal.SIGINT)
-    retries: int = 0
-    max_rerun_failures: int = 10
-    flaky_result: FlakyResult = FlakyResult.PASS
-    max_test_seconds: float | None = None
-    accept_exit_code: bool = False
-    leak_timeout: float = 0.5
-    coverage: bool = False  # --coverage / --no-coverage, else the config's coverage
-    coverage_map: bool = True
-    allow_empty: bool = False
-
-
-def run_options(values: Mapping[str, Any], config: Config) -> RunOptions:
+def run_options(values: Mapping[str, Any], config: Config) -> RunSettings:
     """The run options from the parsed flags (by dest) over ``config``."""
     raw = list(values.get("command") or ())
-    return RunOptions(
+    return RunSettings(
         out=values["out"],
         command=tuple(raw[1:] if raw[:1] == ["--"] else raw),
         pytest=bool(values.get("pytest")),
@@ -190,7 +167,7 @@ class LocalOptions:
     """``ci-shards local``: a plan, a run of each shard, and aggregate's reports and coverage gate."""
 
     plan: PlanOptions
-    run: RunOptions
+    run: RunSettings
     jobs: str = "auto"  # N or auto
     job_memory: int
     reports: ReportFiles = field(default_factory=ReportFiles)

@@ -30,8 +30,9 @@ from ci_shards.globs import match_files
 from ci_shards.junit import JUnitError, parse_junit
 from ci_shards.model import CaseOutcome, Outcome, Plan, item_file, shard_dir_name
 from ci_shards.run import command as cmd
-from ci_shards.run.classify import FlakyResult, Policy, Report, Run, decide, report_from_events
+from ci_shards.run.classify import Policy, Report, Run, decide, report_from_events
 from ci_shards.run.process import CancelToken, Limits, ProcessResult, become_subreaper, run_process
+from ci_shards.run.settings import RunSettings
 from ci_shards.run.shard_output import (
     attempt_entry,
     build_outcome,
@@ -48,20 +49,10 @@ class RunOptions:
     plan: Plan
     plan_path: Path
     shard_index: int
-    out: Path
-    command: tuple[str, ...]  # the template; with ``pytest`` the extra pytest arguments
-    pytest: bool = False
-    junit: str | None = None  # PATH or GLOB where the command writes its report
-    timeout: float | None = None
-    grace: float = 10.0
-    graceful_signal: int = signal.SIGINT
-    retries: int = 0
-    max_rerun_failures: int = 10
-    flaky_result: FlakyResult = FlakyResult.PASS
-    max_test_seconds: float | None = None
-    accept_exit_code: bool = False
+    # out, the command (the template; with ``pytest`` the extra pytest arguments), --junit (PATH or GLOB where
+    # the command writes its report), the deadline, retries and the rest as the user set them
+    settings: RunSettings
     live: bool = False
-    leak_timeout: float = 0.5
     cwd: Path = field(default_factory=Path.cwd)
     env: Mapping[str, str] = field(default_factory=dict)
     python: str = sys.executable
@@ -125,12 +116,12 @@ class _ShardRun:
         self.attempts: list[dict[str, Any]] = []
         self.leaked: list[str] = []
         self.counter = 0
-        self.deadline = time.monotonic() + opts.timeout if opts.timeout else None
+        self.deadline = time.monotonic() + opts.settings.timeout if opts.settings.timeout else None
         self.total = opts.plan.total
         self.name = shard_dir_name(opts.shard_index, self.total)
         self.coverage = coverage
         self.said_dropped = False
-        self.collects_unowned = opts.pytest and opts.shard_index == opts.plan.ownership().unowned_shard
+        self.collects_unowned = opts.settings.pytest and opts.shard_index == opts.plan.ownership().unowned_shard
 
     def file_arg(self, item: str) -> str:
         """The item's file as pytest is given it, relative to the working directory: a pytest plan's
@@ -161,7 +152,7 @@ class _ShardRun:
         """Run the command for ``items`` (in as many batches as ARG_MAX needs); one Run per process."""
         template = self._template(rerun=rerun)
         limit = self.opts.arg_limit or cmd.os_arg_limit()
-        if self.opts.pytest:
+        if self.opts.settings.pytest:
             files = list(dict.fromkeys(self.file_arg(i) for i in items))
             file_batches = cmd.batches(template, files, limit=limit, environment_bytes=cmd.env_size(env))
             batch_of = {f: n for n, fb in enumerate(file_batches) for f in fb}
@@ -193,11 +184,11 @@ class _ShardRun:
         return runs
 
     def _template(self, *, rerun: int) -> list[str]:
-        if not self.opts.pytest:
-            template = list(self.opts.command)
+        if not self.opts.settings.pytest:
+            template = list(self.opts.settings.command)
         else:
             base = [self.opts.python, "-m", "pytest", "-p", "ci_shards", "--continue-on-collection-errors"]
-            template = [*base, *self.opts.command, cmd.ITEMS]
+            template = [*base, *self.opts.settings.command, cmd.ITEMS]
         return self.coverage.wrap(template) if self.coverage is not None else template
 
     def _one(
@@ -215,7 +206,7 @@ class _ShardRun:
         items_file.write_text("".join(f"{i}\n" for i in items), encoding="utf-8")
         junit_path = stem.with_suffix(".xml")
         events = stem.with_suffix(".events.jsonl")
-        if self.opts.pytest:
+        if self.opts.settings.pytest:
             # a planned file that is gone would make pytest stop with a usage error (exit 4) before
             # running anything; leave it out: the plugin reports its items as not collected
             files = [f for f in dict.fromkeys(self.file_arg(i) for i in items) if (self.opts.cwd / f).exists()]
@@ -263,17 +254,17 @@ class _ShardRun:
         offset = self.log.tell()
         limits = Limits(
             deadline=self.deadline,
-            graceful_signal=self.opts.graceful_signal,
-            grace=self.opts.grace,
-            cancel_grace=min(self.opts.grace, 5.0),
-            leak_timeout=self.opts.leak_timeout,
+            graceful_signal=self.opts.settings.graceful_signal,
+            grace=self.opts.settings.grace,
+            cancel_grace=min(self.opts.settings.grace, 5.0),
+            leak_timeout=self.opts.settings.leak_timeout,
         )
         with _live_output(self.console, Path(self.log.name), title, offset, live=self.opts.live):
             result = run_process(argv, env=env, cwd=self.opts.cwd, spool=self.log, limits=limits, cancel=self.cancel)
         self.log.seek(0, 2)
         self.leaked.extend(result.leaked)
         report = self._read_report(result, events, junit_path, stale_before, started)
-        if self.opts.pytest:
+        if self.opts.settings.pytest:
             self._say_dropped(events)
         self.attempts.append(
             attempt_entry(argv=argv, result=result, rerun=rerun, batch=batch, items=len(items), tests=len(report.cases))
@@ -342,29 +333,29 @@ class _ShardRun:
 
     def _junit_files(self) -> list[str]:
         """The reports ``--junit`` names, as absolute paths (none without ``--junit``)."""
-        if not self.opts.junit:
+        if not self.opts.settings.junit:
             return []
-        return [str(self.opts.cwd / hit) for hit in match_files(self.opts.junit, cwd=self.opts.cwd)]
+        return [str(self.opts.cwd / hit) for hit in match_files(self.opts.settings.junit, cwd=self.opts.cwd)]
 
     def _read_report(
         self, result: ProcessResult, events: Path, junit_path: Path, before: Mapping[str, float], started: float
     ) -> Report:
         if not result.started:
             return Report(problem="never started")
-        if self.opts.pytest:
+        if self.opts.settings.pytest:
             if not events.exists():
                 return Report(problem="no test report (pytest did not load the ci-shards plugin or died at once)")
             with events.open(encoding="utf-8", errors="replace") as handle:
                 return report_from_events(handle)
         paths: list[Path] = []
-        if cmd.uses_junit(self.opts.command):
+        if cmd.uses_junit(self.opts.settings.command):
             paths = [junit_path] if junit_path.exists() else []
-        elif self.opts.junit:
+        elif self.opts.settings.junit:
             found = self._junit_files()
             fresh = [p for p in found if p not in before or os.path.getmtime(p) > before[p]]
             fresh = [p for p in fresh if os.path.getmtime(p) >= started - 1]
             if found and not fresh:
-                return Report(problem=f"stale test report: {self.opts.junit} was not rewritten by this run")
+                return Report(problem=f"stale test report: {self.opts.settings.junit} was not rewritten by this run")
             paths = [Path(p) for p in sorted(fresh)]
         if not paths:
             return Report(problem="no test report")
@@ -405,7 +396,7 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     if not 1 <= opts.shard_index <= plan.total:
         msg = f"shard {opts.shard_index} is not in the plan's 1..{plan.total}"
         raise UsageError(msg)
-    if not opts.pytest and not opts.command:
+    if not opts.settings.pytest and not opts.settings.command:
         msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
         raise UsageError(msg)
     if plan.rootdir is not None and not (opts.cwd / plan.rootdir).is_dir():
@@ -415,15 +406,16 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         )
         raise InputError(opts.plan_path, msg)
     planned = plan.shard(opts.shard_index).items
-    shard_dir = opts.out / shard_dir_name(opts.shard_index, plan.total)
+    shard_dir = opts.settings.out / shard_dir_name(opts.shard_index, plan.total)
     log_path = shard_dir / "output.log"
     try:
         shard_dir.mkdir(parents=True, exist_ok=True)
         log_path.open("wb").close()  # writable? fail here, before anything runs, not mid-shard
     except OSError as err:
         raise InputError(shard_dir, f"cannot write the results folder (--out): {err.strerror or err}") from None
+    settings = opts.settings
     coverage = coverage_collect.start(
-        opts.coverage, command=opts.command, pytest=opts.pytest, python=opts.python, shard_dir=shard_dir
+        opts.coverage, command=settings.command, pytest=settings.pytest, python=opts.python, shard_dir=shard_dir
     )
     subreaper = become_subreaper()
     started_at, t0 = now_rfc3339(), time.monotonic()
@@ -433,7 +425,7 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         with log_path.open("w+b") as log:
             state = _ShardRun(opts, console, cancel, work, log, coverage=coverage)
             if planned:
-                limit = fmt_duration(opts.timeout) if opts.timeout else "none"
+                limit = fmt_duration(opts.settings.timeout) if opts.settings.timeout else "none"
                 console.line(f"ci-shards {state.name}: {len(planned)} items, timeout {limit}")
                 env = state.env(tmpdir)
                 state.runs.extend(state.execute(planned, rerun=0, env=env))
@@ -444,10 +436,10 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
                 planned=planned,
                 runs=state.runs,
                 policy=Policy(
-                    accept_exit_code=opts.accept_exit_code,
-                    flaky_result=opts.flaky_result,
-                    max_test_seconds=opts.max_test_seconds,
-                    timeout_seconds=opts.timeout,
+                    accept_exit_code=opts.settings.accept_exit_code,
+                    flaky_result=opts.settings.flaky_result,
+                    max_test_seconds=opts.settings.max_test_seconds,
+                    timeout_seconds=opts.settings.timeout,
                 ),
             )
             if state.leaked:
@@ -484,19 +476,19 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
 
 def _rerun(state: _ShardRun, env: Mapping[str, str]) -> None:
     opts = state.opts
-    if opts.retries <= 0 or any(r.start_error or r.timed_out or r.cancelled for r in state.runs):
+    if opts.settings.retries <= 0 or any(r.start_error or r.timed_out or r.cancelled for r in state.runs):
         return
-    if not opts.pytest and not cmd.uses_items(opts.command):
+    if not opts.settings.pytest and not cmd.uses_items(opts.settings.command):
         state.console.warning("re-runs need {items} or {items_file} in the command (or --pytest); skipped")
         return
     failing = _failing_ids(state.runs)
-    if len(failing) > opts.max_rerun_failures:
+    if len(failing) > opts.settings.max_rerun_failures:
         state.console.warning(
-            f"{len(failing)} failures > --max-rerun-failures {opts.max_rerun_failures}: "
+            f"{len(failing)} failures > --max-rerun-failures {opts.settings.max_rerun_failures}: "
             "a real break, not flakes; no re-runs"
         )
         return
-    for attempt in range(1, opts.retries + 1):
+    for attempt in range(1, opts.settings.retries + 1):
         if not failing or state.stopped():
             return
         new = state.execute(failing, rerun=attempt, env=env)
