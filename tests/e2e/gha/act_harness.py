@@ -109,7 +109,33 @@ def run_act(
 ) -> ActRun:
     """Run the repo's workflow on a push to main (or ``event_name`` with ``payload``); returns act's exit code,
     its log and the artifacts folder. ``caches_of``: start with the caches an earlier run saved (a later
-    workflow run of the same repository)."""
+    workflow run of the same repository).
+
+    act itself sometimes crashes when parallel jobs read the local stand-ins at once (act v0.2.89: the Go
+    runtime's "fatal error: concurrent map read and map write" in its LocalRepositoryCache). That is act's
+    bug, not a result of the workflow: the run is repeated once, from scratch in a folder of its own, and
+    the test judges the second run like any other."""
+    done = _run_act_once(act, repo, work, pip_cache, caches_of=caches_of, event_name=event_name, payload=payload)
+    if ACT_CRASH in done.log:
+        retry = work / "after-act-crash"
+        retry.mkdir()
+        done = _run_act_once(act, repo, retry, pip_cache, caches_of=caches_of, event_name=event_name, payload=payload)
+    return done
+
+
+ACT_CRASH = "fatal error: concurrent map read and map write"
+
+
+def _run_act_once(
+    act: str,
+    repo: Path,
+    work: Path,
+    pip_cache: Path,
+    *,
+    caches_of: ActRun | None,
+    event_name: str,
+    payload: dict[str, object] | None,
+) -> ActRun:
     action = export_project(work / "action")
     root = work / "stand-in-root"
     root.mkdir()
