@@ -221,6 +221,10 @@ class _ShardState:
           folder): named on the command line pytest collects it, but the unowned shard also gives
           pytest the run's roots, and a file inside a given folder is then met through the folder.
           It is collected as a module, once.
+        - A planned file the project's own rules leave out of its folder's walk (``collect_ignore``
+          in a conftest, ``--ignore``/``--ignore-glob``): pytest collects a file named on the
+          command line anyway, and a discovery plan, which reads no conftest, may name it. It is
+          not collected, and reported skipped with the reason, as the project's own run skips it.
         - A file the shard names (``--ci-shards-args``) is collected by more collectors than the same
           file in a folder: any ``.py`` as a test module, any ``.txt``/``.rst`` as a doctest (and the
           ``t.py`` module above). When a conftest's collector also claims it (Pygments collects
@@ -228,11 +232,15 @@ class _ShardState:
           project's own run has no such tests (a data file imported as a module, a failing doctest).
         """
         collectors = yield
-        if self.selection is None or len(collectors) == 1 or (not collectors and file_path.suffix != ".py"):
+        if self.selection is None:
             return collectors
         file = Path(os.path.relpath(file_path, self.ids_root)).as_posix()
         own = file in self.selection.own_files
         config = parent.config
+        if own and parent.session.isinitpath(file_path) and _left_out_by_the_project(file_path, config):
+            return []  # reported skipped, with the reason, at collection_finish
+        if len(collectors) == 1 or (not collectors and file_path.suffix != ".py"):
+            return collectors
         if not collectors:
             return (
                 [pytest.Module.from_parent(parent, path=file_path)]
@@ -293,6 +301,10 @@ class _ShardState:
                 for prefix, reason in self.skipped_collectors.items():
                     if planned_id == prefix or planned_id.startswith(prefix + "::"):
                         skipped[planned_id] = reason
+                if planned_id not in skipped and _left_out_by_the_project(
+                    self.ids_root / item_file(planned_id), self.config
+                ):
+                    skipped[planned_id] = IGNORED_REASON
                 if planned_id in self.collected_files and planned_id not in skipped:
                     # a planned file (a discovery plan names files found on disk) that pytest
                     # collected without error and that holds no test: nothing to run, nothing lost
@@ -344,6 +356,15 @@ class _ShardState:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.emit({"event": "finish", "exitstatus": int(exitstatus)})
+
+
+IGNORED_REASON = "left out by the project's collect_ignore or --ignore (its own run does not collect it)"
+
+
+def _left_out_by_the_project(path: Path, config: pytest.Config) -> bool:
+    """Would a walk of the file's folder leave it out? pytest consults ``pytest_ignore_collect``
+    (conftests' ``collect_ignore``/``collect_ignore_glob``, ``--ignore``, plugins) only while walking."""
+    return bool(config.hook.pytest_ignore_collect(collection_path=path, config=config))
 
 
 def _named_only_module(path: Path, config: pytest.Config) -> bool:

@@ -20,6 +20,7 @@ from ci_shards.options.typed import LocalOptions, local_options, run_options
 from ci_shards.options.values import parse_duration, parse_seconds, parse_signal, parse_size, parse_timeout
 from ci_shards.plan.matrix import resolve_shard
 from ci_shards.planfile import load_plan
+from ci_shards.pytest_args import path_words
 from ci_shards.run.settings import RunSettings
 
 if TYPE_CHECKING:
@@ -54,14 +55,10 @@ def command_args(raw: Sequence[str]) -> list[str]:
     return args[1:] if args[:1] == ["--"] else args
 
 
-def _names_path(word: str, cwd: Path) -> bool:
-    return not word.startswith("-") and (cwd / word.split("::", 1)[0]).exists()
-
-
 def pytest_roots(raw: Sequence[str], cwd: Path) -> list[str]:
     """The paths among the words after ``--`` (which the plugin drops from every shard): the run's test roots,
     which the plan's unowned shard collects to find test files no shard owns."""
-    return [a for a in command_args(raw) if _names_path(a, cwd)]
+    return path_words(command_args(raw), cwd)
 
 
 def run_handler(args: argparse.Namespace) -> int:

@@ -37,6 +37,7 @@ from ci_shards.console import plural
 from ci_shards.errors import InputError
 from ci_shards.model import Plan, ShardPlan, item_file
 from ci_shards.plan.collect import glob_items
+from ci_shards.pytest_args import NO_IGNORES, Ignores, ignores_in, path_words
 
 DEFAULT_PYTHON_FILES: Final = ("test_*.py", "*_test.py")
 DEFAULT_NORECURSE: Final = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
@@ -55,6 +56,7 @@ class PytestSettings:
     testpaths: tuple[str, ...] = ()
     python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
+    addopts: tuple[str, ...] = ()  # read for --ignore/--ignore-glob, which pytest applies from there too
 
 
 def _words(value: Any) -> tuple[str, ...] | None:
@@ -80,6 +82,7 @@ def _settings(rootdir: Path, source: str, values: Mapping[str, Any]) -> PytestSe
         testpaths=words("testpaths") or (),
         python_files=words("python_files") or DEFAULT_PYTHON_FILES,
         norecursedirs=words("norecursedirs") or DEFAULT_NORECURSE,
+        addopts=words("addopts") or (),
     )
 
 
@@ -147,21 +150,27 @@ def _is_test_file(name: str, rel: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatch(rel if "/" in p else name, p) for p in patterns)
 
 
-def _walk(root: Path, cwd: Path, settings: PytestSettings, found: set[str]) -> None:
+def _walk(root: Path, cwd: Path, settings: PytestSettings, ignores: Ignores, found: set[str]) -> None:
     for directory, dirs, files in os.walk(root):
         here = Path(directory)
-        dirs[:] = sorted(d for d in dirs if not _skip_dir(d, settings.norecursedirs, here / d))
+        dirs[:] = sorted(
+            d for d in dirs if not (_skip_dir(d, settings.norecursedirs, here / d) or ignores.ignores(here / d))
+        )
         for name in files:
             path = here / name
             rel = Path(os.path.relpath(path, cwd)).as_posix()
-            if _is_test_file(name, rel, settings.python_files):
+            if _is_test_file(name, rel, settings.python_files) and not ignores.ignores(path):
                 found.add(rel)
 
 
-def discover_pytest_files(cwd: Path, settings: PytestSettings, paths: Sequence[str] = ()) -> list[str]:
+def discover_pytest_files(
+    cwd: Path, settings: PytestSettings, paths: Sequence[str] = (), ignores: Ignores = NO_IGNORES
+) -> list[str]:
     """Test files pytest would collect from ``paths`` (relative to ``cwd``), else from
-    ``testpaths`` (relative to the rootdir, globs allowed), else from ``cwd``; POSIX paths relative
-    to ``cwd``. A file named directly is taken whatever its name, as pytest does."""
+    ``testpaths`` (relative to the rootdir, globs allowed), else from ``cwd``, less what ``ignores``
+    names; POSIX paths relative to ``cwd``. A file named directly is taken whatever its name, as
+    pytest does."""
+    cwd = cwd.absolute()  # ignores are absolute paths
     roots: list[Path] = [cwd / p for p in paths]
     if not roots and settings.testpaths:
         for entry in settings.testpaths:
@@ -175,14 +184,8 @@ def discover_pytest_files(cwd: Path, settings: PytestSettings, paths: Sequence[s
         if root.is_file():
             found.add(Path(os.path.relpath(root, cwd)).as_posix())
         elif root.is_dir():
-            _walk(root, cwd, settings, found)
+            _walk(root, cwd, settings, ignores, found)
     return sorted(found)
-
-
-def pytest_paths(args: Sequence[str], cwd: Path) -> list[str]:
-    """The words of pytest arguments that name something on disk (``tests``, ``tests/test_a.py``):
-    what pytest would collect from. Options and their values (``-p no:randomly``) name nothing."""
-    return [a for a in args if not a.startswith("-") and (cwd / a.split("::", 1)[0]).exists()]
 
 
 # --------------------------------------------------------------------------------------------
@@ -269,8 +272,9 @@ def discover_items(
     notes: list[str] = []
     if pytest_files:
         settings = find_settings(cwd)
-        paths = pytest_paths(pytest_args, cwd)
-        files += discover_pytest_files(cwd, settings, paths)
+        paths = path_words(pytest_args, cwd)
+        ignores = ignores_in([*settings.addopts, *pytest_args], cwd.absolute())
+        files += discover_pytest_files(cwd, settings, paths, ignores)
         where = ", ".join(paths) if paths else " ".join(settings.testpaths) or "the working directory"
         source = f"settings from {os.path.relpath(settings.source, cwd)}" if settings.source else "pytest's defaults"
         notes.append(

@@ -19,6 +19,7 @@ import pytest
 
 from ci_shards.junit import parse_junit
 from ci_shards.model import CaseOutcome, CaseResult
+from ci_shards.pytest_plugin import IGNORED_REASON
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")]
 
@@ -109,6 +110,31 @@ def test_a_new_test_in_a_file_the_plan_cuts_runs_once(tmp_path: Path) -> None:
     assert len(shards_with_big) == 2, plan  # the 6 s file is cut to balance 7 s over 2 shards
     assert _ran(tmp_path, 2).count("tests/test_big.py::test_b_new") == 1, output
     assert code == 0, output
+
+
+def test_files_the_project_leaves_out_are_not_run_though_a_discovery_plan_names_them(tmp_path: Path) -> None:
+    # collect_ignore is code in a conftest, which discovery never reads: the plan names the file, and
+    # the shard's pytest, given the file by name, would run it; --ignore is read from the arguments
+    timings = {"tests/test_kept.py::test_k": 1.0, "tests/test_left_out.py::test_l": 1.0}
+    failing = GUARD + "\ndef test_l():\n    assert False, 'the project never runs this file'\n"
+    _suite(
+        tmp_path,
+        {"test_kept.py": _tests("test_k"), "test_left_out.py": failing, "test_argued_out.py": failing},
+        timings,
+    )
+    conftest = tmp_path / "tests" / "conftest.py"
+    conftest.write_text(conftest.read_text() + 'collect_ignore = ["test_left_out.py"]\n')
+    out = tmp_path / "results"
+    argv = [sys.executable, "-m", "ci_shards", "local", "--discover", "--durations", "durations.json"]
+    argv += ["--shards", "1", "--out", str(out), "--pytest", "--", "tests", "--ignore", "tests/test_argued_out.py"]
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+    proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=180, env=env, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    planned = [i for s in json.loads((out / "plan.json").read_text())["shards"] for i in s["items"]]
+    assert sorted(planned) == ["tests/test_kept.py", "tests/test_left_out.py"]  # --ignore'd: not planned
+    assert _ran(tmp_path, 1) == ["tests/test_kept.py::test_k"]
+    skipped = [(c.file, c.message) for c in _cases(tmp_path, 1) if c.outcome is CaseOutcome.SKIPPED]
+    assert skipped == [("tests/test_left_out.py", f"skipped at collection: {IGNORED_REASON}")]
 
 
 # A conftest that collects data files as tests, as Pygments' does (snippets/*.txt, examplefiles/*/*.py).

@@ -13,12 +13,13 @@ from ci_shards.errors import InputError
 from ci_shards.model import Granularity, Plan, ShardPlan
 from ci_shards.plan.discover import (
     DEFAULT_PYTHON_FILES,
+    discover_items,
     discover_pytest_files,
     find_settings,
     merge_with_timings,
-    pytest_paths,
     whole_files_as_items,
 )
+from ci_shards.pytest_args import ignores_in, path_words
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -100,10 +101,38 @@ def test_files_found_as_pytest_would_find_them(tmp_path):
         "other/test_outside.py",
         "tests/helpers.py",
     ]
-    assert pytest_paths(["-p", "no:randomly", "other", "tests/test_a.py::test_x", "missing", "-x"], tmp_path) == [
-        "other",
-        "tests/test_a.py::test_x",
+    words = ["-p", "no:randomly", "other", "tests/test_a.py::test_x", "missing", "-x", "--ignore", "tests"]
+    assert path_words(words, tmp_path) == ["other", "tests/test_a.py::test_x"]
+
+
+def test_ignore_options_from_the_arguments_and_addopts_leave_files_out(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\naddopts = -ra --ignore=tests/slow\n",
+            "tests/test_a.py": "",
+            "tests/slow/test_s.py": "",
+            "tests/f2py/test_f.py": "",
+            "tests/gen/test_gen_1.py": "",
+            "tests/gen/test_keep.py": "",
+        },
+    )
+    settings = find_settings(tmp_path)
+    everything = discover_pytest_files(tmp_path, settings, ["tests"])
+    assert len(everything) == 5
+    words = [*settings.addopts, "tests", "--ignore", "tests/f2py", "--ignore-glob=*/gen/test_gen_*"]
+    ignores = ignores_in(words, tmp_path)
+    assert path_words(words, tmp_path) == ["tests"]
+    assert discover_pytest_files(tmp_path, settings, ["tests"], ignores) == [
+        "tests/gen/test_keep.py",
+        "tests/test_a.py",
     ]
+    # an ignored file is left out as an ignored folder is; paths with ./ and .. compare as pytest's do
+    one_file = ignores_in(["--ignore=./tests/x/../test_a.py"], tmp_path)
+    assert "tests/test_a.py" not in discover_pytest_files(tmp_path, settings, ["tests"], one_file)
+    assert discover_items(
+        cwd=tmp_path, pytest_files=True, pytest_args=["tests", "--ignore=tests/f2py"], globs=(), timings={}
+    )[0].items == ("tests/gen/test_gen_1.py", "tests/gen/test_keep.py", "tests/test_a.py")
 
 
 def test_testpaths_globs_and_norecursedirs(tmp_path):

@@ -274,3 +274,6 @@ def test_pytest_roots_are_the_paths_among_the_words_after_the_separator(tmp_path
     (tmp_path / "tests" / "test_a.py").write_text("")
     raw = ["--", "tests", "-k", "fast", "tests/test_a.py::test_x", "-p", "no:cacheprovider"]
     assert pytest_roots(raw, tmp_path) == ["tests", "tests/test_a.py::test_x"]
+    # an option's value is not a root, even when it names a path: --ignore tests/test_a.py ignores it
+    valued = ["--", "--ignore", "tests/test_a.py", "--deselect", "tests/test_a.py::test_y", "--cov", "tests", "tests"]
+    assert pytest_roots(valued, tmp_path) == ["tests"]
