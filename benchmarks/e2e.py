@@ -1,13 +1,15 @@
 """End-to-end sharding benchmark on real suites from PyPI (by hand; results in docs/benchmarks.md).
 
-    python benchmarks/e2e.py [--venv /tmp/ci-shards-e2e] [--suites networkx pint pygments] [--shards 4] [--repeat 3]
-        [--json-out FILE]
+    python benchmarks/e2e.py [--venv /tmp/ci-shards-e2e] [--suites networkx pint pygments numpy]
+        [--shards 4] [--repeat 3] [--json-out FILE]
 
 ``pint-pyargs`` runs ``--pyargs pint`` from a repository root (a folder holding a copy of the package),
 planned by ``--pytest`` collection there, with ``--pyargs pint`` also in each shard's arguments.
 ``pygments`` runs the tests of Pygments' sdist (``tests/``: snippet and example-file tests collected
 by its conftests, plus test modules) from the unpacked sdist's root, as a checkout runs them; the
-sdist of the Pygments version installed in the venv is fetched with ``pip download``.
+sdist of the Pygments version installed in the venv is fetched with ``pip download``. ``numpy`` runs
+numpy's own tests from its wheel as ``numpy.test()`` does (``-m "not slow"``), in a venv of its own
+(``VENV-numpy``, with hypothesis, meson and ninja) so hypothesis' pytest plugin loads only there.
 
 Installs the suites (pint with numpy and its test plugins; networkx; Pygments' test dependency
 wcag-contrast-ratio), pytest-split and this checkout into a throwaway venv. Per suite, the first
@@ -69,13 +71,18 @@ class Suite:
     pyargs: bool = False
     # the tests ship in the sdist only: run ``tests`` from the root of the installed version's sdist
     sdist: str = ""
+    # pytest arguments the suite's own docs run it with (numpy.test() deselects -m slow)
+    args: tuple[str, ...] = ()
+    # installed, with PACKAGES, in a venv of the suite's own (``VENV-NAME``), so that their pytest
+    # plugins (hypothesis) load only in this suite's runs
+    packages: tuple[str, ...] = ()
 
     def where(self, python: Path, site: Path, work: Path) -> tuple[Path, list[str]]:
         """The folder every command runs in and the pytest arguments that select the suite."""
         if self.sdist:
-            return _unpacked_sdist(python, self.sdist, work), [self.tests]
+            return _unpacked_sdist(python, self.sdist, work), [self.tests, *self.args]
         if not self.pyargs:
-            return site, [self.tests]
+            return site, [self.tests, *self.args]
         repo = work / "repo"
         if not (repo / self.module).is_dir():
             shutil.copytree(site / self.module, repo / self.module, ignore=shutil.ignore_patterns("__pycache__"))
@@ -89,6 +96,9 @@ SUITES = {
         Suite("networkx", "networkx", "networkx"),
         Suite("pint-pyargs", "pint", "pint/testsuite", pyargs=True),
         Suite("pygments", "pygments", "tests", sdist="pygments"),
+        # numpy's own wheel tests as numpy.test() runs them (label "fast"); meson builds the
+        # extension modules some tests compile (f2py's Fortran tests skip without a Fortran compiler)
+        Suite("numpy", "numpy", "numpy", args=("-m", "not slow"), packages=("hypothesis", "meson", "ninja")),
     )
 }
 DEFAULT_SUITES = ["networkx", "pint", "pygments"]
@@ -111,22 +121,24 @@ CPU: list[float] = [0.0]  # CPU seconds (user + sys) of the last sh() call's pro
 
 
 def sh(argv: list[str], cwd: Path | None = None, quiet: bool = True) -> float:
-    """Wall seconds of one command; its tree's CPU seconds go to CPU[0] (robust to a loaded machine)."""
+    """Wall seconds of one command; its tree's CPU seconds go to CPU[0] (robust to a loaded machine).
+    The venv's ``bin`` leads PATH, as in an activated venv (numpy's tests call ``meson``)."""
+    env = {**ENV, "PATH": f"{Path(argv[0]).parent}{os.pathsep}{ENV.get('PATH', '')}"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     out = subprocess.DEVNULL if quiet else None
-    subprocess.run(argv, cwd=cwd, stdout=out, stderr=out, check=False, env=ENV)
+    subprocess.run(argv, cwd=cwd, stdout=out, stderr=out, check=False, env=env)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU[0] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall
 
 
-def ensure_venv(venv: Path) -> Path:
+def ensure_venv(venv: Path, extra: tuple[str, ...] = ()) -> Path:
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *PACKAGES], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *PACKAGES, *extra], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(REPO)], check=True)
     return python
 
@@ -152,7 +164,7 @@ def one_round(python: Path, suite: Suite, *, site: Path, work: Path, shards: int
         out = work / "out"
         run = [str(python), "-m", "ci_shards", "run", "--plan", str(plan_path), "--shard", f"{index}/{shards}"]
         # with --pyargs the natural thing to type: run drops it and runs the shard's own files
-        selection = target if suite.pyargs else []
+        selection = target if suite.pyargs else list(suite.args)
         walls["ci-shards"].append(sh([*run, "--out", str(out), "--pytest", "--", *selection, *PYTEST_OPTS], cwd=cwd))
         cpus["ci-shards"].append(CPU[0])
         outcome = json.loads((out / f"shard-{index}-of-{shards}" / "outcome.json").read_text())
@@ -235,9 +247,9 @@ def _ratios(r: dict[str, Any], *, shards: int, longest: float) -> dict[str, floa
     }
 
 
-def _versions(python: Path) -> dict[str, str]:
+def _versions(python: Path, extra: tuple[str, ...] = ()) -> dict[str, str]:
     code = "import importlib.metadata as m, json, sys; print(json.dumps({d: m.version(d) for d in sys.argv[1:]}))"
-    names = ["ci-shards", *PACKAGES]
+    names = ["ci-shards", *PACKAGES, *extra]
     return dict(json.loads(subprocess.run([str(python), "-c", code, *names], check=True, capture_output=True).stdout))
 
 
@@ -262,7 +274,12 @@ def main() -> None:
         "repeat": args.repeat,
     }
     for name in args.suites:
-        result[name] = run_suite(python, SUITES[name], args.venv / "bench", args.shards, args.repeat)
+        suite = SUITES[name]
+        venv = args.venv.with_name(f"{args.venv.name}-{name}") if suite.packages else args.venv
+        suite_python = ensure_venv(venv, suite.packages)
+        if suite.packages:
+            result[f"{name}_versions"] = _versions(suite_python, suite.packages)
+        result[name] = run_suite(suite_python, suite, venv / "bench", args.shards, args.repeat)
         if args.json_out:  # after every suite: a long run interrupted keeps what it measured
             args.json_out.write_text(json.dumps(result, indent=2), encoding="utf-8")
     result["load_at_the_end"] = _load()
