@@ -56,6 +56,8 @@ class TimingsStore:
     warnings: tuple[str, ...] = field(default=(), compare=False)
     # per variant, each recent run's per-shard fixed overhead (docs/timings-store.md), oldest first
     overhead: Mapping[str, Samples] = field(default_factory=dict)
+    # per variant, each recent run's overhead per test (report/overhead.py), oldest first
+    test_overhead: Mapping[str, Samples] = field(default_factory=dict)
 
     @property
     def items(self) -> list[str]:
@@ -104,23 +106,31 @@ class TimingsStore:
                 *warnings,
                 f"skipped {skipped} unusable duration(s) (negative, NaN, over a day or not a number)",
             )
-        return TimingsStore(variants=variants, warnings=warnings, overhead=self.overhead)
+        return dataclasses.replace(self, variants=variants, warnings=warnings)
 
-    def record_overhead(self, seconds: float, *, variant: str | None = None) -> TimingsStore:
-        """A new store with one more per-shard overhead sample (one per run) in ``variant``."""
+    def record_overhead(
+        self, seconds: float, *, per_test: float | None = None, variant: str | None = None
+    ) -> TimingsStore:
+        """A new store with one more per-shard overhead sample (one per run) in ``variant``, and one
+        more per-test overhead sample when the run could tell it."""
         value = _usable(seconds)
         if value is None:
             return self
         key = DEFAULT_VARIANT if variant is None else variant
-        overhead = {**self.overhead, key: (*self.overhead.get(key, ()), value)[-HISTORY:]}
-        return dataclasses.replace(self, overhead=overhead)
+        store = dataclasses.replace(self, overhead=_appended(self.overhead, key, value))
+        per_test_value = _usable(per_test)
+        if per_test_value is None:
+            return store
+        return dataclasses.replace(store, test_overhead=_appended(self.test_overhead, key, per_test_value))
 
     def overhead_estimate(self, variant: str | None = None) -> tuple[float, int] | None:
         """(seconds, runs): the median per-shard overhead of the recent runs in ``variant``, else of
         all variants together; None when no run recorded one."""
-        key = DEFAULT_VARIANT if variant is None else variant
-        samples = self.overhead.get(key) or tuple(s for name in sorted(self.overhead) for s in self.overhead[name])
-        return (float(statistics.median(samples)), len(samples)) if samples else None
+        return _learned(self.overhead, variant)
+
+    def test_overhead_estimate(self, variant: str | None = None) -> tuple[float, int] | None:
+        """(seconds, runs): the median per-test overhead of the recent runs, as ``overhead_estimate``."""
+        return _learned(self.test_overhead, variant)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -132,8 +142,9 @@ class TimingsStore:
                 if items
             },
         }
-        if self.overhead:  # optional within version 1: stores without it read as before
-            data["overhead"] = {name: [round(s, 6) for s in samples] for name, samples in sorted(self.overhead.items())}
+        for name, learned in (("overhead", self.overhead), ("test_overhead", self.test_overhead)):
+            if learned:  # optional within version 1: stores without them read as before
+                data[name] = {variant: [round(s, 6) for s in samples] for variant, samples in sorted(learned.items())}
         return data
 
     def dumps(self, sections: Mapping[str, Any] | None = None) -> str:
@@ -148,6 +159,7 @@ def merge_stores(stores: Iterable[TimingsStore]) -> TimingsStore:
     (later stores count as more recent) and cut to the last ``HISTORY`` samples."""
     variants: dict[str, dict[str, Samples]] = {}
     overhead: dict[str, Samples] = {}
+    test_overhead: dict[str, Samples] = {}
     warnings: list[str] = []
     for store in stores:
         warnings.extend(store.warnings)
@@ -155,9 +167,23 @@ def merge_stores(stores: Iterable[TimingsStore]) -> TimingsStore:
             target = variants.setdefault(name, {})
             for item, samples in items.items():
                 target[item] = (*target.get(item, ()), *samples)[-HISTORY:]
-        for name, samples in store.overhead.items():
-            overhead[name] = (*overhead.get(name, ()), *samples)[-HISTORY:]
-    return TimingsStore(variants=variants, warnings=tuple(warnings), overhead=overhead)
+        for merged, learned in ((overhead, store.overhead), (test_overhead, store.test_overhead)):
+            for name, samples in learned.items():
+                merged[name] = (*merged.get(name, ()), *samples)[-HISTORY:]
+    return TimingsStore(
+        variants=variants, warnings=tuple(warnings), overhead=overhead, test_overhead=test_overhead
+    )
+
+
+def _appended(learned: Mapping[str, Samples], variant: str, value: float) -> dict[str, Samples]:
+    return {**learned, variant: (*learned.get(variant, ()), value)[-HISTORY:]}
+
+
+def _learned(learned: Mapping[str, Samples], variant: str | None) -> tuple[float, int] | None:
+    """(median, runs) of ``variant``'s samples, else of every variant's together; None without any."""
+    key = DEFAULT_VARIANT if variant is None else variant
+    samples = learned.get(key) or tuple(s for name in sorted(learned) for s in learned[name])
+    return (float(statistics.median(samples)), len(samples)) if samples else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -200,13 +226,17 @@ def _own_store(data: Mapping[str, Any], source: str) -> TimingsStore:
             raise InputError(source, f"variant {name!r} must be an object of {{item: [seconds, ...]}}")
         variants[str(name)], bad_here = _sample_lists(items)
         bad += bad_here
-    raw_overhead = data.get("overhead", {})
-    if not isinstance(raw_overhead, dict):
-        raise InputError(source, "'overhead' must be an object of {variant: [seconds, ...]}")
-    overhead, bad_overhead = _sample_lists(raw_overhead)  # optional: per variant, per-shard overhead samples
-    bad += bad_overhead
+    learned: dict[str, dict[str, Samples]] = {}
+    for name in ("overhead", "test_overhead"):  # optional: per variant, one sample per run
+        raw = data.get(name, {})
+        if not isinstance(raw, dict):
+            raise InputError(source, f"{name!r} must be an object of {{variant: [seconds, ...]}}")
+        learned[name], bad_here = _sample_lists(raw)
+        bad += bad_here
     warnings = (f"{source}: skipped {bad} unusable sample(s)",) if bad else ()
-    return TimingsStore(variants=variants, warnings=warnings, overhead=overhead)
+    return TimingsStore(
+        variants=variants, warnings=warnings, overhead=learned["overhead"], test_overhead=learned["test_overhead"]
+    )
 
 
 def _sample_lists(raw: Mapping[str, object]) -> tuple[dict[str, Samples], int]:

@@ -121,6 +121,26 @@ def shard_overhead(options: PlanOptions, stores: Sequence[TimingsStore]) -> tupl
     return 0.0, ""
 
 
+def test_overhead(options: PlanOptions, stores: Sequence[TimingsStore]) -> tuple[float, str]:
+    """(seconds per test, where they came from): what aggregate learned into the first timings
+    store that has it, else 0. A fixed overhead the user sets (flag or config) turns it off too:
+    the learned per-test part is measured beside the learned fixed part, not beside theirs."""
+    if options.shard_overhead is not None:
+        return 0.0, ""
+    for store in stores:
+        learned = store.test_overhead_estimate(options.variant)
+        if learned is not None:
+            seconds, runs = learned
+            return seconds, f"learned: median of {runs} run{'s' if runs != 1 else ''}"
+    return 0.0, ""
+
+
+def with_test_overhead(estimates: Mapping[str, float], per_test: float) -> dict[str, float]:
+    """Every estimate of one test (a ``::`` id) plus ``per_test`` seconds; files and other items as
+    they are (how many tests a file holds is not known here)."""
+    return {item: seconds + per_test if "::" in item else seconds for item, seconds in estimates.items()}
+
+
 def plan_from_options(
     options: PlanOptions,
     *,
@@ -192,6 +212,13 @@ def plan_from_options(
         raise UsageError(msg)
 
     estimates, remap_note = match_timings(items, estimates, allow_unmatched=options.allow_unmatched_timings)
+    per_test, per_test_source = test_overhead(options, stores)
+    overhead_notes: tuple[str, ...] = ()
+    if per_test:
+        estimates = with_test_overhead(estimates, per_test)
+        overhead_notes = (
+            f"each test's estimate includes {per_test * 1000:.2g} ms of per-test overhead ({per_test_source})",
+        )
     all_items = items
     mode = options.select
     selection = _select(options, items, cwd=cwd, rootdir=rootdir, env=env)
@@ -261,7 +288,7 @@ def plan_from_options(
         plan,
         created_at=_created_at(env),
         rootdir=rootdir,
-        notes=(*plan.notes, remap_note) if remap_note else plan.notes,
+        notes=(*plan.notes, *overhead_notes, *((remap_note,) if remap_note else ())),
         measured_ratio=measured_ratio([s.items for s in plan.shards], measured) if plan.unknown_items else None,
         skipped_by_diff=skipped if mode is SelectMode.CHANGED else {},
         would_skip=skipped if mode is SelectMode.SHADOW else {},

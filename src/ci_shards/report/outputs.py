@@ -13,7 +13,7 @@ from ci_shards.errors import InputError
 from ci_shards.junit import write_junit_suites
 from ci_shards.model import MAX_TEST_SECONDS, dumps_jsonl
 from ci_shards.report.aggregate import Verdict
-from ci_shards.report.overhead import run_overhead, shard_overheads
+from ci_shards.report.overhead import case_counts, per_test_overhead, run_overhead, shard_overheads
 from ci_shards.timings import TimingsStore, load_timings, write_store
 
 VERDICT_SCHEMA: Final = "ci-shards/verdict@1"
@@ -112,9 +112,11 @@ def write_timings(
             warnings.append(f"{err}; starting a fresh timings store (this run's durations replace it)")
     store = store.record(durations, variant=variant or None)
     overheads = shard_overheads(verdict.shards)
-    overhead = run_overhead(overheads)
+    cases = case_counts(verdict.shards)
+    per_test = per_test_overhead(overheads, cases)
+    overhead = run_overhead(overheads, per_test or 0.0, cases)
     if overhead is not None:
-        store = store.record_overhead(overhead, variant=variant or None)
+        store = store.record_overhead(overhead, per_test=per_test, variant=variant or None)
     warnings += [w if w.startswith(f"{path}:") else f"{path}: {w}" for w in store.warnings]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -128,4 +130,6 @@ def write_timings(
         if overhead is not None
         else ""
     )
+    if overhead is not None and per_test is not None:
+        learned += f" plus {per_test * 1000:.2g} ms per test"
     return f"recorded {recorded} measured durations{learned} into {path}{where}", warnings

@@ -9,18 +9,29 @@ Only shards that ran their tests to the end count: ``passed`` or ``failed`` with
 matched to the plan. A timed-out, cancelled or unreadable shard's wall says nothing about the
 fixed cost. One run contributes one sample, the median over its shards (one shard with a slow
 session fixture does not move it); the store keeps the last runs and estimates with their median.
+
+Part of the overhead grows with the number of tests, not with their time: pytest's hooks, reports
+and fixtures around each test, which the tests' own times leave out. A shard of 2,700 tiny tests
+pays it 2,700 times, one of 600 tests 600 times, and a plan that balances the tests' times alone
+makes the first one the slowest. From one run the per-test part is the slope of overhead over the
+number of tests across its shards, estimated robustly (Theil-Sen: the median of the pairwise
+slopes, ignoring pairs whose test counts differ by under ``MIN_SPREAD``), never below 0 and never
+above all the overhead spread over all the tests; the fixed part is then the median of what each
+shard's overhead leaves after it.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping
+from itertools import combinations
 from typing import Final
 
 from ci_shards.model import ShardStatus
 from ci_shards.report.verdict import ShardResult
 
 RAN_TO_THE_END: Final = frozenset({ShardStatus.PASSED, ShardStatus.FAILED})
+MIN_SPREAD: Final = 0.1  # two shards' test counts must differ by 10 % of the larger for a slope
 
 
 def shard_overheads(shards: Iterable[ShardResult]) -> dict[int, float]:
@@ -35,6 +46,32 @@ def shard_overheads(shards: Iterable[ShardResult]) -> dict[int, float]:
     return result
 
 
-def run_overhead(overheads: Mapping[int, float]) -> float | None:
-    """This run's one sample: the median over its shards, None when no shard counted."""
-    return float(statistics.median(overheads.values())) if overheads else None
+def case_counts(shards: Iterable[ShardResult]) -> dict[int, int]:
+    """Shard index → how many tests it reported (each costs pytest's per-test overhead)."""
+    return {shard.index: len(shard.cases) for shard in shards}
+
+
+def per_test_overhead(overheads: Mapping[int, float], cases: Mapping[int, int]) -> float | None:
+    """Seconds of overhead each test adds (see the module docstring), None when no two shards
+    differ enough in their test counts to tell."""
+    points = [(cases[index], seconds) for index, seconds in overheads.items() if cases.get(index, 0) > 0]
+    slopes = [
+        (o2 - o1) / (n2 - n1)
+        for (n1, o1), (n2, o2) in combinations(points, 2)
+        if abs(n2 - n1) >= MIN_SPREAD * max(n1, n2)
+    ]
+    if not slopes:
+        return None
+    ceiling = sum(o for _, o in points) / sum(n for n, _ in points)
+    return min(max(0.0, float(statistics.median(slopes))), ceiling)
+
+
+def run_overhead(
+    overheads: Mapping[int, float], per_test: float = 0.0, cases: Mapping[int, int] | None = None
+) -> float | None:
+    """This run's one fixed-overhead sample: the median over its shards of what their overhead
+    leaves after ``per_test`` seconds per test; None when no shard counted."""
+    if not overheads:
+        return None
+    counts = cases or {}
+    return float(statistics.median(max(0.0, o - per_test * counts.get(i, 0)) for i, o in overheads.items()))

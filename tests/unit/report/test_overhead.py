@@ -9,13 +9,15 @@ import dataclasses
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ci_shards.cli import main
 from ci_shards.errors import UsageError
 from ci_shards.model import CaseOutcome, Plan, ShardStatus
 from ci_shards.plan.choose import MAX_SHARDS, choose_shards
 from ci_shards.report.aggregate import aggregate_dirs
-from ci_shards.report.overhead import run_overhead, shard_overheads
+from ci_shards.report.overhead import case_counts, per_test_overhead, run_overhead, shard_overheads
 from ci_shards.report.verdict import ShardResult
 from ci_shards.timings import HISTORY, TimingsStore, load_timings, merge_stores, parse_timings_text
 from tests.unit.aggregate_fixtures import case_for, flaky_case, make_plan, write_shard
@@ -103,6 +105,95 @@ def test_aggregate_records_the_runs_overhead_into_the_store(tmp_path, capsys):
     assert main([*args, "--timings-variant", "linux"]) == 1
     assert load_timings(store_path).overhead == {"linux": (4.0,)}  # median of 4, 3 and 99 s
     assert "per-shard overhead of 4.00 s (median of 3 shards)" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# the part that grows with the number of tests
+
+
+def test_per_test_overhead_is_the_robust_slope_over_the_shards_test_counts():
+    # Pygments-like: 1.2 s fixed + 0.5 ms per test; shard 4 also has a 3 s session fixture
+    cases = {1: 2759, 2: 595, 3: 607, 4: 1369}
+    overheads = {i: 1.2 + 0.0005 * n for i, n in cases.items()}
+    assert per_test_overhead(overheads, cases) == pytest.approx(0.0005)
+    assert run_overhead(overheads, 0.0005, cases) == pytest.approx(1.2)
+    overheads[4] += 3.0
+    assert per_test_overhead(overheads, cases) == pytest.approx(0.0005)  # the median of 5 usable slopes
+    # 2 and 3 differ by 2 %: their slope is noise and not taken; alone they tell nothing
+    assert per_test_overhead({2: 1.5, 3: 1.6}, {2: 595, 3: 607}) is None
+    assert per_test_overhead({1: 5.0}, {1: 100}) is None
+    # never below 0, never above all the overhead spread over all the tests
+    assert per_test_overhead({1: 9.0, 2: 1.0}, {1: 100, 2: 1000}) == 0.0
+    assert per_test_overhead({1: 0.0, 2: 10.0}, {1: 100, 2: 200}) == pytest.approx(10.0 / 300)
+
+
+@given(
+    fixed=st.floats(0, 30),
+    per_test=st.floats(0, 0.01),
+    counts=st.lists(st.integers(1, 20_000), min_size=2, max_size=12, unique=True),
+)
+def test_an_exact_linear_overhead_is_recovered_and_the_estimate_stays_in_bounds(fixed, per_test, counts):
+    cases = dict(enumerate(counts, start=1))
+    overheads = {i: fixed + per_test * n for i, n in cases.items()}
+    found = per_test_overhead(overheads, cases)
+    spread = max(counts) >= 1.1 * min(counts)  # at least one pair far enough apart
+    if not spread:
+        return
+    assert found is not None
+    assert 0.0 <= found <= sum(overheads.values()) / sum(counts) + 1e-12
+    assert found == pytest.approx(per_test, rel=1e-6, abs=1e-9)
+    assert run_overhead(overheads, found, cases) == pytest.approx(fixed, rel=1e-6, abs=1e-6)
+
+
+def test_the_store_keeps_per_test_samples_beside_the_fixed_ones():
+    store = TimingsStore().record({"t.py::a": 1.0})
+    assert store.record_overhead(4.0).test_overhead == {}  # a run that could not tell records none
+    for fixed, per_test in ((4.0, 0.001), (5.0, 0.003), (6.0, 0.002)):
+        store = store.record_overhead(fixed, per_test=per_test, variant="linux")
+    assert store.test_overhead_estimate("linux") == (0.002, 3)
+    assert store.test_overhead_estimate("macos") == (0.002, 3)  # borrowed, as the fixed part is
+    again = parse_timings_text(store.dumps().encode(), "store.json")
+    assert again == store and again.record({"t.py::a": 2.0}).test_overhead == store.test_overhead
+    assert merge_stores(
+        [store, TimingsStore().record_overhead(1.0, per_test=0.004, variant="linux")]
+    ).test_overhead == {"linux": (0.001, 0.003, 0.002, 0.004)}
+    with pytest.raises(Exception, match="'test_overhead' must be an object"):
+        parse_timings_text(b'{"schema": "ci-shards/timings@1", "variants": {}, "test_overhead": [1]}', "s.json")
+
+
+def test_aggregate_learns_the_per_test_part_and_the_plan_balances_with_it(tmp_path, capsys, monkeypatch):
+    # one run: shard 1 ran 40 tiny tests, shard 2 ran 4 long ones, their times balanced; shard 1's
+    # wall is longer by 0.05 s per test
+    tiny = [f"tests/test_tiny.py::t{n}" for n in range(40)]
+    long = [f"tests/test_long_{n}.py::t" for n in range(4)]
+    plan = make_plan([tiny, long])
+    (tmp_path / "plan.json").write_text(plan.dumps())
+    results = tmp_path / "results"
+    write_shard(results, plan, 1, [case_for(t, time=0.1) for t in tiny], elapsed=1.0 + 4.0 + 40 * 0.05)
+    write_shard(results, plan, 2, [case_for(t, time=1.0) for t in long], elapsed=1.0 + 4.0 + 4 * 0.05)
+    store_path = tmp_path / "timings.json"
+    assert (
+        main(["aggregate", "--plan", str(tmp_path / "plan.json"), str(results), "--timings-out", str(store_path)]) == 0
+    )
+    store = load_timings(store_path)
+    assert store.test_overhead_estimate() == (pytest.approx(0.05), 1)
+    assert store.overhead_estimate() == (pytest.approx(1.0), 1)
+    assert "a per-shard overhead of 1.00 s (median of 2 shards) plus 50 ms per test" in capsys.readouterr().err
+    assert case_counts(aggregate_dirs(plan, [results]).shards) == {1: 40, 2: 4}
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path)
+    base = ["plan", "--durations", str(store_path), "--from-timings", "--format", "json", "--shards", "2"]
+    assert main(base) == 0
+    out, err = capsys.readouterr()
+    learned = Plan.from_json(json.loads(out))
+    assert "each test's estimate includes 50 ms of per-test overhead (learned: median of 1 run)" in err
+    # 40 x 0.15 s against 4 x 1.05 s: the tiny tests no longer fit in one shard
+    assert learned.estimated_makespan == pytest.approx(5.1)
+    tiny_shard = max(learned.shards, key=lambda s: sum(1 for i in s.items if "tiny" in i))
+    assert sum(1 for i in tiny_shard.items if "tiny" in i) < 40
+    (tmp_path / "ci-shards.yml").write_text("shard-overhead: 0\n")  # a fixed overhead of the user's own: off
+    assert main(base) == 0
+    assert Plan.from_json(json.loads(capsys.readouterr().out)).estimated_makespan == pytest.approx(4.0)
 
 
 def test_the_verdict_estimates_include_the_plans_overhead(tmp_path):
