@@ -1,7 +1,7 @@
 """End-to-end sharding benchmark on real suites from PyPI (by hand; results in docs/benchmarks.md).
 
     python benchmarks/e2e.py [--venv /tmp/ci-shards-e2e] [--suites networkx pint pygments numpy]
-        [--shards 4] [--repeat 3] [--json-out FILE]
+        [--shards 4] [--repeat 3] [--learn] [--json-out FILE]
 
 ``pint-pyargs`` runs ``--pyargs pint`` from a repository root (a folder holding a copy of the package),
 planned by ``--pytest`` collection there, with ``--pyargs pint`` also in each shard's arguments.
@@ -21,6 +21,11 @@ after another and alternating the tools:
   process over the files on disk and the durations, importing no test code — then each shard as
   its own ``ci-shards run --pytest`` process (only the shard's own files are collected);
 - pytest-split: ``pytest --splits N --group i`` on the same durations (every group collects all).
+
+With ``--learn``, ci-shards runs as the action does across runs: after each round an aggregate
+(timed apart: it is off the critical path) writes what the shards measured (their tests' times,
+the fixed and per-test overhead) into a timings store, and the next round's plan job reads it with
+``--cached-durations`` before the serial durations. Round 1 plans from the durations alone.
 
 Both tools get the same pytest options (``PYTEST_OPTS``), the same durations file, the same N and the
 same Python.
@@ -148,12 +153,18 @@ def site_of(python: Path, module: str) -> Path:
     return Path(subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True).stdout.strip())
 
 
-def one_round(python: Path, suite: Suite, *, site: Path, work: Path, shards: int, durations: Path) -> dict[str, Any]:
-    """One alternating round after the serial run: plan job, then shard i of each tool in turn."""
+def one_round(
+    python: Path, suite: Suite, *, site: Path, work: Path, shards: int, durations: Path, store: Path | None
+) -> dict[str, Any]:
+    """One alternating round after the serial run: plan job, then shard i of each tool in turn; with
+    a ``store`` (``--learn``), the plan job also reads what earlier rounds' aggregates learned, and
+    this round's aggregate writes it."""
     plan_path = work / "plan.json"
     cwd, target = suite.where(python, site, work)
     how = ["--pytest"] if suite.pyargs else ["--discover"]  # discovery reads files, --pyargs names a package
     plan_cmd = [str(python), "-m", "ci_shards", "matrix", *how, "--durations", str(durations)]
+    if store is not None and store.exists():  # as the action passes its cache-restored store
+        plan_cmd += ["--cached-durations", str(store)]
     plan_cmd += ["--shards", str(shards), "--plan-out", str(plan_path), "--", *target]
     plan_wall = sh(plan_cmd, cwd=cwd)
     walls: dict[str, list[float]] = {"ci-shards": [], "pytest-split": []}
@@ -176,19 +187,28 @@ def one_round(python: Path, suite: Suite, *, site: Path, work: Path, shards: int
         walls["pytest-split"].append(sh(split, cwd=cwd))
         cpus["pytest-split"].append(CPU[0])
         tests["pytest-split"] += junit.read_text().count("<testcase ")
-    return {"plan_wall": plan_wall, "walls": walls, "cpus": cpus, "tests": tests, "statuses": statuses}
+    notes = json.loads(plan_path.read_text())["notes"]
+    result = {"plan_wall": plan_wall, "walls": walls, "cpus": cpus, "tests": tests, "statuses": statuses}
+    if store is not None:  # the aggregate job: after the shards, off the critical path, reported apart
+        aggregate = [str(python), "-m", "ci_shards", "aggregate", "--plan", str(plan_path), str(work / "out")]
+        wall = sh([*aggregate, "--timings-out", str(store)], cwd=cwd)
+        result |= {"aggregate_wall": wall, "aggregate_cpu": CPU[0]}
+    return result | {"plan_notes": [n for n in notes if "overhead" in n]}
 
 
 def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def run_suite(python: Path, suite: Suite, work_root: Path, shards: int, repeat: int) -> dict[str, Any]:
+def run_suite(python: Path, suite: Suite, work_root: Path, *, shards: int, repeat: int, learn: bool) -> dict[str, Any]:
     site = site_of(python, suite.module)
     work = work_root / suite.name
     work.mkdir(parents=True, exist_ok=True)
     durations = work / "durations.json"
     durations.unlink(missing_ok=True)
+    store = work / "store.json" if learn else None
+    if store is not None:
+        store.unlink(missing_ok=True)
     cwd, target = suite.where(python, site, work)
     serial_cmd = [str(python), "-m", "pytest", *target, *PYTEST_OPTS]
     rounds = []
@@ -197,14 +217,14 @@ def run_suite(python: Path, suite: Suite, work_root: Path, shards: int, repeat: 
         record = ["--store-durations", "--durations-path", str(durations)] if round_no == 0 else []
         serial = sh([*serial_cmd, *record], cwd=cwd)
         serial_cpu = CPU[0]
-        sharded = one_round(python, suite, site=site, work=work, shards=shards, durations=durations)
+        sharded = one_round(python, suite, site=site, work=work, shards=shards, durations=durations, store=store)
         rounds.append(
             {"serial": serial, "serial_cpu": serial_cpu, **sharded, "load_before": load_before, "load_after": _load()}
         )
         print(
             f"{suite.name} round {round_no + 1}: serial {serial:.1f} s ({serial_cpu:.1f} s CPU), plan"
             f" {rounds[-1]['plan_wall']:.2f} s, shard walls {rounds[-1]['walls']}, CPU {rounds[-1]['cpus']},"
-            f" load {load_before} -> {rounds[-1]['load_after']}",
+            f" load {load_before} -> {rounds[-1]['load_after']}, {rounds[-1]['plan_notes']}",
             file=sys.stderr,
         )
     times = json.loads(durations.read_text())
@@ -224,6 +244,8 @@ def run_suite(python: Path, suite: Suite, work_root: Path, shards: int, repeat: 
         "load_before_after": [[r["load_before"], r["load_after"]] for r in rounds],
         "tests_run": [r["tests"] for r in rounds],
         "ci_shards_statuses": [r["statuses"] for r in rounds],
+        "plan_overhead_notes": [r["plan_notes"] for r in rounds],
+        "aggregate_s": [round(r["aggregate_wall"], 2) for r in rounds if "aggregate_wall" in r],
         "per_round": {k: [round(x[k], 3) for x in per_round] for k in per_round[0]},
         "median": {k: round(statistics.median(x[k] for x in per_round), 3) for k in per_round[0]},
     }
@@ -262,6 +284,12 @@ def main() -> None:
     parser.add_argument("--shards", type=int, default=4, help="(default: 4)")
     parser.add_argument("--repeat", type=int, default=3, help="alternating rounds (default: 3)")
     parser.add_argument("--json-out", type=Path, default=None, help="also write the result here (default: none)")
+    parser.add_argument(
+        "--learn",
+        action="store_true",
+        help="aggregate each round's ci-shards shards into a timings store that later rounds plan with, as"
+        " the action does (default: every round plans from the serial durations only)",
+    )
     args = parser.parse_args()
     python = ensure_venv(args.venv)
     result: dict[str, Any] = {
@@ -272,6 +300,7 @@ def main() -> None:
         "versions": _versions(python),
         "shards": args.shards,
         "repeat": args.repeat,
+        "learn": args.learn,
     }
     for name in args.suites:
         suite = SUITES[name]
@@ -279,7 +308,9 @@ def main() -> None:
         suite_python = ensure_venv(venv, suite.packages)
         if suite.packages:
             result[f"{name}_versions"] = _versions(suite_python, suite.packages)
-        result[name] = run_suite(suite_python, suite, venv / "bench", args.shards, args.repeat)
+        result[name] = run_suite(
+            suite_python, suite, venv / "bench", shards=args.shards, repeat=args.repeat, learn=args.learn
+        )
         if args.json_out:  # after every suite: a long run interrupted keeps what it measured
             args.json_out.write_text(json.dumps(result, indent=2), encoding="utf-8")
     result["load_at_the_end"] = _load()
