@@ -1,7 +1,7 @@
 """End-to-end sharding benchmark on real suites from PyPI (by hand; results in docs/benchmarks.md).
 
     python benchmarks/e2e.py [--venv /tmp/ci-shards-e2e] [--suites networkx pint pygments numpy]
-        [--shards 4] [--repeat 3] [--learn] [--json-out FILE]
+        [--shards 4] [--repeat 3] [--learn {off,all,overhead}] [--json-out FILE]
 
 ``pint-pyargs`` runs ``--pyargs pint`` from a repository root (a folder holding a copy of the package),
 planned by ``--pytest`` collection there, with ``--pyargs pint`` also in each shard's arguments.
@@ -22,10 +22,12 @@ after another and alternating the tools:
   its own ``ci-shards run --pytest`` process (only the shard's own files are collected);
 - pytest-split: ``pytest --splits N --group i`` on the same durations (every group collects all).
 
-With ``--learn``, ci-shards runs as the action does across runs: after each round an aggregate
+With ``--learn all``, ci-shards runs as the action does across runs: after each round an aggregate
 (timed apart: it is off the critical path) writes what the shards measured (their tests' times,
 the fixed and per-test overhead) into a timings store, and the next round's plan job reads it with
-``--cached-durations`` before the serial durations. Round 1 plans from the durations alone.
+``--cached-durations`` before the serial durations. ``--learn overhead`` keeps only the learned
+overhead from that store (the items' times stay the serial durations): the overhead's own effect.
+Round 1 plans from the durations alone.
 
 Both tools get the same pytest options (``PYTEST_OPTS``), the same durations file, the same N and the
 same Python.
@@ -154,7 +156,7 @@ def site_of(python: Path, module: str) -> Path:
 
 
 def one_round(
-    python: Path, suite: Suite, *, site: Path, work: Path, shards: int, durations: Path, store: Path | None
+    python: Path, suite: Suite, *, site: Path, work: Path, shards: int, durations: Path, store: Path | None, learn: str
 ) -> dict[str, Any]:
     """One alternating round after the serial run: plan job, then shard i of each tool in turn; with
     a ``store`` (``--learn``), the plan job also reads what earlier rounds' aggregates learned, and
@@ -193,6 +195,9 @@ def one_round(
         aggregate = [str(python), "-m", "ci_shards", "aggregate", "--plan", str(plan_path), str(work / "out")]
         wall = sh([*aggregate, "--timings-out", str(store)], cwd=cwd)
         result |= {"aggregate_wall": wall, "aggregate_cpu": CPU[0]}
+        if learn == "overhead":  # keep what aggregate learned about overhead, plan items from the durations
+            learned = json.loads(store.read_text())
+            store.write_text(json.dumps({**learned, "variants": {}}), encoding="utf-8")
     return result | {"plan_notes": [n for n in notes if "overhead" in n]}
 
 
@@ -200,13 +205,13 @@ def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def run_suite(python: Path, suite: Suite, work_root: Path, *, shards: int, repeat: int, learn: bool) -> dict[str, Any]:
+def run_suite(python: Path, suite: Suite, work_root: Path, *, shards: int, repeat: int, learn: str) -> dict[str, Any]:
     site = site_of(python, suite.module)
     work = work_root / suite.name
     work.mkdir(parents=True, exist_ok=True)
     durations = work / "durations.json"
     durations.unlink(missing_ok=True)
-    store = work / "store.json" if learn else None
+    store = work / "store.json" if learn != "off" else None
     if store is not None:
         store.unlink(missing_ok=True)
     cwd, target = suite.where(python, site, work)
@@ -217,7 +222,9 @@ def run_suite(python: Path, suite: Suite, work_root: Path, *, shards: int, repea
         record = ["--store-durations", "--durations-path", str(durations)] if round_no == 0 else []
         serial = sh([*serial_cmd, *record], cwd=cwd)
         serial_cpu = CPU[0]
-        sharded = one_round(python, suite, site=site, work=work, shards=shards, durations=durations, store=store)
+        sharded = one_round(
+            python, suite, site=site, work=work, shards=shards, durations=durations, store=store, learn=learn
+        )
         rounds.append(
             {"serial": serial, "serial_cpu": serial_cpu, **sharded, "load_before": load_before, "load_after": _load()}
         )
@@ -286,9 +293,10 @@ def main() -> None:
     parser.add_argument("--json-out", type=Path, default=None, help="also write the result here (default: none)")
     parser.add_argument(
         "--learn",
-        action="store_true",
-        help="aggregate each round's ci-shards shards into a timings store that later rounds plan with, as"
-        " the action does (default: every round plans from the serial durations only)",
+        choices=["off", "all", "overhead"],
+        default="off",
+        help="all: aggregate each round's ci-shards shards into a timings store that later rounds plan with, as"
+        " the action does; overhead: keep only the learned overhead, items from the durations (default: off)",
     )
     args = parser.parse_args()
     python = ensure_venv(args.venv)
