@@ -170,9 +170,7 @@ def merge_stores(stores: Iterable[TimingsStore]) -> TimingsStore:
         for merged, learned in ((overhead, store.overhead), (test_overhead, store.test_overhead)):
             for name, samples in learned.items():
                 merged[name] = (*merged.get(name, ()), *samples)[-HISTORY:]
-    return TimingsStore(
-        variants=variants, warnings=tuple(warnings), overhead=overhead, test_overhead=test_overhead
-    )
+    return TimingsStore(variants=variants, warnings=tuple(warnings), overhead=overhead, test_overhead=test_overhead)
 
 
 def _appended(learned: Mapping[str, Samples], variant: str, value: float) -> dict[str, Samples]:

@@ -210,7 +210,7 @@ class Discovery:
             )
             notes.append(
                 f"{plural(len(self.new_files), 'test file')} without timings planned whole, each estimated at"
-                f" {seconds:.1f} s (the median known file): {listed}"
+                f" {seconds:{'.1f' if seconds >= 0.1 or not seconds else '.2g'}} s (the median known file): {listed}"
             )
         if self.dropped_items:
             notes.append(

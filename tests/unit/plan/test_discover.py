@@ -184,6 +184,9 @@ def test_merge_plans_new_files_whole_and_drops_deleted_ones():
         "dropped the timings of 2 items in 1 file no longer on disk",
     ]
     assert merge_with_timings(["t.py"], {}, bool).estimates == {"t.py": 1.0}
+    # numpy's median test file takes 0.03 s: the note says so rather than "0.0 s"
+    tiny = merge_with_timings(["a.py", "new.py"], {"a.py::t": 0.0325}, lambda f: f == "a.py")
+    assert "each estimated at 0.033 s (the median known file): new.py" in tiny.notes[0]
 
 
 def test_files_in_one_shard_are_named_whole():
