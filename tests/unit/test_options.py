@@ -93,6 +93,11 @@ def test_given_flags_ignore_defaults() -> None:
     assert given_flags(values, [o for o in OPTIONS if "run" in o.commands]) == ["--shard", "--grace"]
 
 
+def test_a_zero_is_a_given_value_not_an_absent_flag() -> None:
+    values = vars(build_parser().parse_args(["plan", "--items", "i.txt", "--shards", "2", "--shard-overhead", "0"]))
+    assert "--shard-overhead" in given_flags(values, [o for o in OPTIONS if "plan" in o.commands])
+
+
 # --- action.yml ---------------------------------------------------------------------------------------------
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))

@@ -241,7 +241,9 @@ def plan_from_options(
     if shards is None:
         msg = "--shards is required: a number, or auto with --target-seconds"
         raise UsageError(msg)
-    misplaced = [f for f in ("--target-seconds", "--shard-overhead", "--max-shards") if f in options.given]
+    # --shard-overhead is not among them: with --shards N it still replaces the learned overhead
+    # (the summary's actual vs estimated; the learned per-test part is turned off with it)
+    misplaced = [f for f in ("--target-seconds", "--max-shards") if f in options.given]
     if shards != "auto" and misplaced:
         verb = "apply" if len(misplaced) > 1 else "applies"
         msg = f"{', '.join(misplaced)} {verb} only to --shards auto, not to --shards {shards}"

@@ -121,8 +121,10 @@ def add_options(parser: argparse.ArgumentParser, options: Sequence[Option]) -> N
         target.add_argument(*option.flags, **option.kwargs())
 
 
-# what an option holds when its flag is absent: None, an off switch, an empty repeatable
-_UNSET: tuple[object, ...] = (None, False, [])
+def _unset(value: object) -> bool:
+    """What an option holds when its flag is absent: None, an off switch, an empty repeatable. By
+    identity: ``0 == False``, and ``--shard-overhead 0`` is a value the command line gave."""
+    return value is None or value is False or (isinstance(value, list) and not value)
 
 
 def given_flags(values: Mapping[str, Any], options: Iterable[Option]) -> list[str]:
@@ -133,6 +135,6 @@ def given_flags(values: Mapping[str, Any], options: Iterable[Option]) -> list[st
         if option.key not in values or not option.flags[0].startswith("-"):
             continue
         value = values[option.key]
-        if value not in _UNSET and (option.default is NO_DEFAULT or value != option.default):
+        if not _unset(value) and (option.default is NO_DEFAULT or value != option.default):
             given.append(option.name)
     return given

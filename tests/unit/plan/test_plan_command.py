@@ -242,8 +242,8 @@ def _one_line_error(err: str) -> str:
             "--target-seconds applies only to --shards auto, not to --shards 4",
         ),
         (
-            ["plan", "--items", "items.txt", "--shards", "2", "--max-shards", "3", "--shard-overhead", "5"],
-            "--shard-overhead, --max-shards apply only to --shards auto",
+            ["plan", "--items", "items.txt", "--shards", "2", "--max-shards", "3", "--target-seconds", "5"],
+            "--target-seconds, --max-shards apply only to --shards auto",
         ),
         (
             ["matrix", "--plan", "plan.json", "--shards", "3", "--glob", "*.py"],

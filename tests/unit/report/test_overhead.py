@@ -191,7 +191,14 @@ def test_aggregate_learns_the_per_test_part_and_the_plan_balances_with_it(tmp_pa
     assert learned.estimated_makespan == pytest.approx(5.1)
     tiny_shard = max(learned.shards, key=lambda s: sum(1 for i in s.items if "tiny" in i))
     assert sum(1 for i in tiny_shard.items if "tiny" in i) < 40
-    (tmp_path / "ci-shards.yml").write_text("shard-overhead: 0\n")  # a fixed overhead of the user's own: off
+    # a fixed overhead of the user's own, by flag (0 included) or config, turns the learned one off
+    assert main([*base, "--shard-overhead", "0"]) == 0
+    out, err = capsys.readouterr()
+    assert Plan.from_json(json.loads(out)).estimated_makespan == pytest.approx(4.0)
+    assert "per-test overhead" not in err
+    assert main([*base, "--shard-overhead", "2"]) == 0
+    assert Plan.from_json(json.loads(capsys.readouterr().out)).shard_overhead_seconds == 2.0
+    (tmp_path / "ci-shards.yml").write_text("shard-overhead: 0\n")
     assert main(base) == 0
     assert Plan.from_json(json.loads(capsys.readouterr().out)).estimated_makespan == pytest.approx(4.0)
 

@@ -139,7 +139,7 @@ PLAN_OPTIONS: Final = (
         group="shards",
         commands=PLANNING,
         config="shard-overhead",
-        help="for --shards auto: setup seconds every shard pays (default: config, else 0)",
+        help="setup seconds every shard pays (default: config, else learned by aggregate, else 0)",
     ),
     Option(
         flags=("--max-shards",),
