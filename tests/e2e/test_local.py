@@ -140,6 +140,7 @@ def test_local_prints_each_failure_with_its_trace_and_output_log(tmp_path: Path)
     proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_env(), check=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     err = proc.stderr
+    assert "ci-shards local: 2 items in 2 shards, 1 at a time" in err
     assert "overdue" not in err
     header = next(line for line in err.splitlines() if line.startswith("── failure 1/1: tests/test_bad.py::test_bad"))
     assert header.endswith(" at tests/test_bad.py:9")  # the failing assert, not the def line

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ci_shards.config import load_config
-from ci_shards.console import Console, console_for, fmt_seconds, is_ci
+from ci_shards.console import Console, console_for, fmt_seconds, is_ci, plural
 from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, UsageError
 from ci_shards.model import Plan
 from ci_shards.options.typed import LocalOptions, local_options, run_options
@@ -156,7 +156,7 @@ def local_handler(args: argparse.Namespace) -> int:
         msg = f"--jobs {options.jobs!r}: expected auto or a positive number"
         raise UsageError(msg)
     console.line(
-        f"ci-shards local: {len(plan.items)} items in {plan.total} shards, {jobs} at a time, "
+        f"ci-shards local: {plural(len(plan.items), 'item')} in {plural(plan.total, 'shard')}, {jobs} at a time, "
         f"estimated {fmt_seconds(plan.estimated_makespan)} per shard at most; results in {out}"
     )
     cancel = CancelToken()
