@@ -37,6 +37,7 @@ from ci_shards.console import plural
 from ci_shards.errors import InputError
 from ci_shards.model import Plan, ShardPlan, item_file
 from ci_shards.plan.collect import glob_items
+from ci_shards.plan.conftest_ignores import ConftestIgnores
 from ci_shards.pytest_args import NO_IGNORES, Ignores, ignores_in, path_words
 
 DEFAULT_PYTHON_FILES: Final = ("test_*.py", "*_test.py")
@@ -150,26 +151,43 @@ def _is_test_file(name: str, rel: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatch(rel if "/" in p else name, p) for p in patterns)
 
 
-def _walk(root: Path, cwd: Path, settings: PytestSettings, ignores: Ignores, found: set[str]) -> None:
+def _walk(root: Path, cwd: Path, settings: PytestSettings, ignores: Ignores, conftest: ConftestIgnores) -> set[str]:
+    found: set[str] = set()
     for directory, dirs, files in os.walk(root):
         here = Path(directory)
         dirs[:] = sorted(
-            d for d in dirs if not (_skip_dir(d, settings.norecursedirs, here / d) or ignores.ignores(here / d))
+            d
+            for d in dirs
+            if not (
+                _skip_dir(d, settings.norecursedirs, here / d)
+                or ignores.ignores(here / d)
+                or conftest.leaves_out(here / d)
+            )
         )
         for name in files:
             path = here / name
             rel = Path(os.path.relpath(path, cwd)).as_posix()
-            if _is_test_file(name, rel, settings.python_files) and not ignores.ignores(path):
+            if (
+                _is_test_file(name, rel, settings.python_files)
+                and not ignores.ignores(path)
+                and not conftest.leaves_out(path)
+            ):
                 found.add(rel)
+    return found
 
 
 def discover_pytest_files(
-    cwd: Path, settings: PytestSettings, paths: Sequence[str] = (), ignores: Ignores = NO_IGNORES
+    cwd: Path,
+    settings: PytestSettings,
+    paths: Sequence[str] = (),
+    ignores: Ignores = NO_IGNORES,
+    conftest: ConftestIgnores | None = None,
 ) -> list[str]:
     """Test files pytest would collect from ``paths`` (relative to ``cwd``), else from
     ``testpaths`` (relative to the rootdir, globs allowed), else from ``cwd``, less what ``ignores``
-    names; POSIX paths relative to ``cwd``. A file named directly is taken whatever its name, as
-    pytest does."""
+    names and what the conftest.py files' ``collect_ignore`` say literally (``conftest`` collects
+    what they left out); POSIX paths relative to ``cwd``. A file named directly is taken whatever
+    its name, as pytest does."""
     cwd = cwd.absolute()  # ignores are absolute paths
     roots: list[Path] = [cwd / p for p in paths]
     if not roots and settings.testpaths:
@@ -179,13 +197,32 @@ def discover_pytest_files(
             )
     if not roots:
         roots = [cwd]
+    conftest = conftest if conftest is not None else ConftestIgnores(settings.rootdir.absolute())
     found: set[str] = set()
     for root in roots:
         if root.is_file():
             found.add(Path(os.path.relpath(root, cwd)).as_posix())
         elif root.is_dir():
-            _walk(root, cwd, settings, ignores, found)
+            found |= _walk(root, cwd, settings, ignores, conftest)
     return sorted(found)
+
+
+def _left_out(file: str, cwd: Path, ignores: Ignores, conftest: ConftestIgnores) -> bool:
+    """Whether ``file`` (relative to ``cwd``) or a folder above it, up to ``cwd``, is left out by
+    ``--ignore``/``--ignore-glob`` or a conftest's collect_ignore."""
+    path = cwd / file
+    for entry in (path, *path.parents):
+        if entry == cwd or cwd not in entry.parents:
+            return False
+        if ignores.ignores(entry) or conftest.leaves_out(entry):
+            return True
+    return False
+
+
+def _left_out_note(left_out: Sequence[Path], cwd: Path) -> str:
+    names = [Path(os.path.relpath(p, cwd.absolute())).as_posix() for p in left_out]
+    listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return f"left out {plural(len(names), 'path')} that conftest.py's collect_ignore names: {listed}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -274,12 +311,19 @@ def discover_items(
         settings = find_settings(cwd)
         paths = path_words(pytest_args, cwd)
         ignores = ignores_in([*settings.addopts, *pytest_args], cwd.absolute())
-        files += discover_pytest_files(cwd, settings, paths, ignores)
+        conftest = ConftestIgnores(settings.rootdir.absolute())
+        files += discover_pytest_files(cwd, settings, paths, ignores, conftest)
         where = ", ".join(paths) if paths else " ".join(settings.testpaths) or "the working directory"
         source = f"settings from {os.path.relpath(settings.source, cwd)}" if settings.source else "pytest's defaults"
         notes.append(
             f"discovered {len(files)} test files in {where} ({source}, python_files {' '.join(settings.python_files)})"
         )
+        # timings of a file the rules leave out are not a file to run (they date from before the rule)
+        timed_files = {item_file(k) for k in timings}
+        gone = {f for f in timed_files if _left_out(f, cwd.absolute(), ignores, conftest)}
+        timings = {k: v for k, v in timings.items() if item_file(k) not in gone} if gone else timings
+        if conftest.left_out:
+            notes.append(_left_out_note(list(conftest.left_out), cwd))
     if globs:
         files += glob_items(globs, cwd=cwd)
     found = merge_with_timings(files, timings, lambda f: (cwd / f).is_file())

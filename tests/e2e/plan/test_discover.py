@@ -112,29 +112,30 @@ def test_a_new_test_in_a_file_the_plan_cuts_runs_once(tmp_path: Path) -> None:
     assert code == 0, output
 
 
-def test_files_the_project_leaves_out_are_not_run_though_a_discovery_plan_names_them(tmp_path: Path) -> None:
-    # collect_ignore is code in a conftest, which discovery never reads: the plan names the file, and
-    # the shard's pytest, given the file by name, would run it; --ignore is read from the arguments
+def test_files_the_project_leaves_out_are_neither_planned_nor_run(tmp_path: Path) -> None:
+    # a literal collect_ignore in a conftest and --ignore in the arguments are read by discovery: not
+    # planned; a computed collect_ignore_glob is code discovery never runs: the plan names the file,
+    # and the shard's pytest, given the file by name, would run it; the plugin asks pytest instead
     timings = {"tests/test_kept.py::test_k": 1.0, "tests/test_left_out.py::test_l": 1.0}
     failing = GUARD + "\ndef test_l():\n    assert False, 'the project never runs this file'\n"
-    _suite(
-        tmp_path,
-        {"test_kept.py": _tests("test_k"), "test_left_out.py": failing, "test_argued_out.py": failing},
-        timings,
-    )
+    files = {"test_kept.py": _tests("test_k"), "test_left_out.py": failing, "test_argued_out.py": failing}
+    _suite(tmp_path, {**files, "test_dynamic_out.py": failing}, timings)
     conftest = tmp_path / "tests" / "conftest.py"
-    conftest.write_text(conftest.read_text() + 'collect_ignore = ["test_left_out.py"]\n')
+    rules = 'collect_ignore = ["test_left_out.py"]\ncollect_ignore_glob = ["test_dynamic" + "*.py"]\n'
+    conftest.write_text(conftest.read_text() + rules)
     out = tmp_path / "results"
     argv = [sys.executable, "-m", "ci_shards", "local", "--discover", "--durations", "durations.json"]
     argv += ["--shards", "1", "--out", str(out), "--pytest", "--", "tests", "--ignore", "tests/test_argued_out.py"]
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
     proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=180, env=env, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    planned = [i for s in json.loads((out / "plan.json").read_text())["shards"] for i in s["items"]]
-    assert sorted(planned) == ["tests/test_kept.py", "tests/test_left_out.py"]  # --ignore'd: not planned
+    plan = json.loads((out / "plan.json").read_text())
+    planned = [i for s in plan["shards"] for i in s["items"]]
+    assert sorted(planned) == ["tests/test_dynamic_out.py", "tests/test_kept.py"]
+    assert "left out 1 path that conftest.py's collect_ignore names: tests/test_left_out.py" in plan["notes"]
     assert _ran(tmp_path, 1) == ["tests/test_kept.py::test_k"]
     skipped = [(c.file, c.message) for c in _cases(tmp_path, 1) if c.outcome is CaseOutcome.SKIPPED]
-    assert skipped == [("tests/test_left_out.py", f"skipped at collection: {IGNORED_REASON}")]
+    assert skipped == [("tests/test_dynamic_out.py", f"skipped at collection: {IGNORED_REASON}")]
 
 
 # A conftest that collects data files as tests, as Pygments' does (snippets/*.txt, examplefiles/*/*.py).

@@ -1,0 +1,121 @@
+"""``collect_ignore`` and ``collect_ignore_glob`` of a project's conftest.py files, read as text.
+
+Pytest leaves out of collection the paths that the nearest conftest.py defining ``collect_ignore``
+lists (relative to that conftest's folder), and the absolute paths that match a pattern of the
+nearest one defining ``collect_ignore_glob`` (``_pytest.main.pytest_ignore_collect`` and
+``Config._getconftest_pathlist``). A discovery plan imports no user code, so it reads what the
+module level says literally: ``collect_ignore = [...]``, ``+= [...]``, ``.append("...")`` and
+``.extend([...])`` with string literals. What depends on a condition or a computed value is not
+known here and is left to the shard, whose plugin asks pytest itself and reports such a file
+skipped with the reason (so a guess here can only plan a file that is then reported, never lose one).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from ci_shards.pytest_args import NO_IGNORES, Ignores
+
+NAMES: Final = ("collect_ignore", "collect_ignore_glob")
+
+
+def literal_lists(source: str) -> dict[str, list[str]]:
+    """The names of ``NAMES`` that the module level of ``source`` assigns unconditionally, with the
+    string literals it puts in them (a computed element is left out; a syntax error defines nothing)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, list[str]] = {}
+    for statement in tree.body:
+        target, values, replace = _change(statement)
+        if target in NAMES:
+            found[target] = values if replace else [*found.get(target, []), *values]
+    return found
+
+
+def _change(statement: ast.stmt) -> tuple[str, list[str], bool]:
+    """(name, string literals, whether they replace the old value) of one module-level statement."""
+    if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        if len(names) == 1 and statement.value is not None:
+            return names[0], _strings(statement.value), True
+    if (
+        isinstance(statement, ast.AugAssign)
+        and isinstance(statement.target, ast.Name)
+        and isinstance(statement.op, ast.Add)
+    ):
+        return statement.target.id, _strings(statement.value), False
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        call = statement.value
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and len(call.args) == 1:
+            if func.attr == "append":
+                return func.value.id, _strings(ast.List(elts=[call.args[0]])), False
+            if func.attr == "extend":
+                return func.value.id, _strings(call.args[0]), False
+    return "", [], False
+
+
+def _strings(node: ast.expr) -> list[str]:
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+@dataclass
+class ConftestIgnores:
+    """What the conftest.py files between ``root`` and a folder make pytest leave out of it
+    (pytest loads no conftest above its rootdir's settings file, so none above ``root`` counts)."""
+
+    root: Path
+    left_out: dict[Path, None] = field(default_factory=dict)  # what ``leaves_out`` said yes to, in order
+    _own: dict[Path, dict[str, list[str]]] = field(default_factory=dict)
+    _effective: dict[Path, Ignores] = field(default_factory=dict)
+
+    def leaves_out(self, path: Path) -> bool:
+        """Whether pytest leaves ``path`` (absolute, a file or a folder) out by a conftest rule."""
+        if self.of(path.parent).ignores(path):
+            self.left_out[path] = None
+            return True
+        return False
+
+    def of(self, directory: Path) -> Ignores:
+        """What pytest leaves out among the entries of ``directory`` (an absolute path)."""
+        if directory not in self._effective:
+            self._effective[directory] = self._compute(directory)
+        return self._effective[directory]
+
+    def _compute(self, directory: Path) -> Ignores:
+        paths = globs = None
+        for folder in self._chain(directory):  # nearest first: the nearest definition wins
+            own = self._read(folder)
+            if paths is None and "collect_ignore" in own:
+                paths = frozenset(os.path.normpath(folder / p) for p in own["collect_ignore"])
+            if globs is None and "collect_ignore_glob" in own:
+                globs = tuple(os.path.normpath(folder / g) for g in own["collect_ignore_glob"])
+        if paths is None and globs is None:
+            return NO_IGNORES
+        return Ignores(paths or frozenset(), globs or ())
+
+    def _chain(self, directory: Path) -> list[Path]:
+        if directory != self.root and self.root not in directory.parents:
+            return [directory]
+        chain = [directory]
+        while chain[-1] != self.root:
+            chain.append(chain[-1].parent)
+        return chain
+
+    def _read(self, folder: Path) -> dict[str, list[str]]:
+        if folder not in self._own:
+            try:
+                text = (folder / "conftest.py").read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):  # none, or unreadable: pytest would say so itself
+                text = ""
+            self._own[folder] = literal_lists(text) if text else {}
+        return self._own[folder]
