@@ -13,6 +13,7 @@ naming the file and the position.
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import json
 import math
@@ -269,10 +270,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def parse_timings_text(data: bytes, source: str) -> TimingsStore:
-    """Auto-detect the format of ``data`` (``source`` names it in errors and warnings)."""
-    head = data.lstrip()[:1]
-    if head == b"<":
+def parse_timings_text(data: bytes, source: str, *, junit: bool = False) -> TimingsStore:
+    """Auto-detect the format of ``data`` (``source`` names it in errors and warnings); ``junit``:
+    it was given as a JUnit report, so it is read as XML whatever it starts with."""
+    # a byte-order mark is not content: .NET writes UTF-8 reports with one; UTF-16 is XML's
+    # (JSON is UTF-8 only, RFC 8259 section 8.1)
+    utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    head = data.removeprefix(codecs.BOM_UTF8).lstrip()[:1]
+    if junit or utf16 or head == b"<":
         cases = parse_junit_bytes(data, source)
         return _from_junit_cases(((c.test_id, math.nan if c.time_invalid else c.time) for c in cases), source)
     if not head:
@@ -310,13 +315,13 @@ def _from_junit_cases(cases: Iterable[tuple[str, float]], source: str) -> Timing
     return TimingsStore().record(values)
 
 
-def load_timings(path: str | Path) -> TimingsStore:
-    """Read one timings file in any supported format."""
+def load_timings(path: str | Path, *, junit: bool = False) -> TimingsStore:
+    """Read one timings file in any supported format (``junit``: a JUnit report, whatever it looks like)."""
     try:
         data = Path(path).read_bytes()
     except OSError as err:
         raise InputError(path, f"cannot read timings: {err.strerror or err}") from None
-    return parse_timings_text(data, str(path))
+    return parse_timings_text(data, str(path), junit=junit)
 
 
 def write_store(store: TimingsStore, path: str | Path, sections: Mapping[str, Any] | None = None) -> None:

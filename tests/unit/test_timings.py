@@ -91,6 +91,24 @@ def test_junit_with_file_attribute_maps_to_node_ids():
     assert store.estimates() == {"tests/test_a.py::TestK::test_m[1]": 1.25, "tests/test_a.py::test_f": 0.75}
 
 
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_a_junit_report_with_a_byte_order_mark_is_read_as_junit(encoding):
+    # .NET's loggers write UTF-8 with a BOM (EnricoMi/publish-unit-test-result-action's xunit.xml)
+    xml = '<?xml version="1.0" encoding="{}"?>\n<testsuite><testcase classname="a.B" name="t" time="2"/></testsuite>'
+    data = xml.format("utf-8" if encoding == "utf-8-sig" else "utf-16").encode(encoding)
+    assert data[:2] in (b"\xef\xbb", b"\xff\xfe", b"\xfe\xff")
+    assert parse_timings_text(data, "r.xml").estimates() == {"a.B::t": 2.0}
+
+
+def test_a_file_given_as_junit_is_read_as_xml_whatever_it_holds(tmp_path):
+    path = tmp_path / "report.xml"
+    path.write_text("This is not an xml file\n")
+    with pytest.raises(InputError, match="not valid XML"):
+        load_timings(path, junit=True)
+    with pytest.raises(InputError, match="not valid JSON"):  # as --durations, a JSON file was expected
+        load_timings(path)
+
+
 def test_history_keeps_last_samples_and_estimate_is_median():
     store = TimingsStore()
     for value in [100.0, 1.0, 2.0, 3.0, 4.0, 5.0, 1000.0]:

@@ -31,8 +31,8 @@ def import_timings(
     console = console_for(os.environ)
     store = TimingsStore()
     files = expand_files(junit, cwd=cwd) if junit else []
-    for path in [*durations, *files]:
-        loaded = load_timings(cwd / path)
+    for path, is_junit in [*((d, False) for d in durations), *((f, True) for f in files)]:
+        loaded = load_timings(cwd / path, junit=is_junit)
         for warning in loaded.warnings:
             console.warning(warning)
         store = store.record(loaded.estimates(), variant=variant)
