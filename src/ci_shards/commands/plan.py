@@ -11,14 +11,14 @@ import dataclasses
 import datetime as dt
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ci_shards import outfile
 from ci_shards.commands.run import check_pytest_words
 from ci_shards.config import load_config
-from ci_shards.console import console_for
+from ci_shards.console import console_for, plural
 from ci_shards.errors import InputError, TestsFailed, UsageError
 from ci_shards.judge import empty_plan_message
 from ci_shards.model import Plan, rfc3339
@@ -113,12 +113,7 @@ def shard_overhead(options: PlanOptions, stores: Sequence[TimingsStore]) -> tupl
     learned into the first timings store that has it (median of recent runs), else 0."""
     if options.shard_overhead is not None:
         return options.shard_overhead, options.shard_overhead_source
-    for store in stores:
-        learned = store.overhead_estimate(options.variant)
-        if learned is not None:
-            seconds, runs = learned
-            return seconds, f"learned: median of {runs} run{'s' if runs != 1 else ''}"
-    return 0.0, ""
+    return _first_learned(store.overhead_estimate(options.variant) for store in stores)
 
 
 def test_overhead(options: PlanOptions, stores: Sequence[TimingsStore]) -> tuple[float, str]:
@@ -127,11 +122,15 @@ def test_overhead(options: PlanOptions, stores: Sequence[TimingsStore]) -> tuple
     the learned per-test part is measured beside the learned fixed part, not beside theirs."""
     if options.shard_overhead is not None:
         return 0.0, ""
-    for store in stores:
-        learned = store.test_overhead_estimate(options.variant)
-        if learned is not None:
-            seconds, runs = learned
-            return seconds, f"learned: median of {runs} run{'s' if runs != 1 else ''}"
+    return _first_learned(store.test_overhead_estimate(options.variant) for store in stores)
+
+
+def _first_learned(learned: Iterable[tuple[float, int] | None]) -> tuple[float, str]:
+    """The first (seconds, runs) a store learned, with where it came from; else (0, "")."""
+    for found in learned:
+        if found is not None:
+            seconds, runs = found
+            return seconds, f"learned: median of {plural(runs, 'run')}"
     return 0.0, ""
 
 
