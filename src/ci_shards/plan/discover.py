@@ -221,8 +221,12 @@ def _left_out(file: str, cwd: Path, ignores: Ignores, conftest: ConftestIgnores)
 
 def _left_out_note(left_out: Sequence[Path], cwd: Path) -> str:
     names = [Path(os.path.relpath(p, cwd.absolute())).as_posix() for p in left_out]
-    listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-    return f"left out {plural(len(names), 'path')} that conftest.py's collect_ignore names: {listed}"
+    return f"left out {plural(len(names), 'path')} that conftest.py's collect_ignore names: {_listed(names)}"
+
+
+def _listed(names: Sequence[str], shown: int = 5) -> str:
+    """The first ``shown`` names, and how many more there are."""
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 # --------------------------------------------------------------------------------------------
@@ -242,12 +246,10 @@ class Discovery:
         notes = []
         if self.new_files:
             seconds = self.estimates[self.new_files[0]]
-            listed = ", ".join(self.new_files[:5]) + (
-                f" and {len(self.new_files) - 5} more" if len(self.new_files) > 5 else ""
-            )
             notes.append(
                 f"{plural(len(self.new_files), 'test file')} without timings planned whole, each estimated at"
-                f" {seconds:{'.1f' if seconds >= 0.1 or not seconds else '.2g'}} s (the median known file): {listed}"
+                f" {seconds:{'.1f' if seconds >= 0.1 or not seconds else '.2g'}} s (the median known file):"
+                f" {_listed(self.new_files)}"
             )
         if self.dropped_items:
             notes.append(
