@@ -155,13 +155,14 @@ def _walk(root: Path, cwd: Path, settings: PytestSettings, ignores: Ignores, con
     found: set[str] = set()
     for directory, dirs, files in os.walk(root):
         here = Path(directory)
+        ruled = bool(conftest.of(here))  # once per folder: most folders have no collect_ignore rule
         dirs[:] = sorted(
             d
             for d in dirs
             if not (
                 _skip_dir(d, settings.norecursedirs, here / d)
                 or ignores.ignores(here / d)
-                or conftest.leaves_out(here / d)
+                or (ruled and conftest.leaves_out(here / d))
             )
         )
         for name in files:
@@ -170,7 +171,7 @@ def _walk(root: Path, cwd: Path, settings: PytestSettings, ignores: Ignores, con
             if (
                 _is_test_file(name, rel, settings.python_files)
                 and not ignores.ignores(path)
-                and not conftest.leaves_out(path)
+                and not (ruled and conftest.leaves_out(path))
             ):
                 found.add(rel)
     return found
@@ -320,8 +321,9 @@ def discover_items(
         notes.append(
             f"discovered {len(files)} test files in {where} ({source}, python_files {' '.join(settings.python_files)})"
         )
-        # timings of a file the rules leave out are not a file to run (they date from before the rule)
-        timed_files = {item_file(k) for k in timings}
+        # timings of a file the rules leave out are not a file to run (they date from before the rule);
+        # a file discovery found (the walk passed it, or it was named) is planned whatever its timings
+        timed_files = {item_file(k) for k in timings}.difference(files)
         gone = {f for f in timed_files if _left_out(f, cwd.absolute(), ignores, conftest)}
         timings = {k: v for k, v in timings.items() if item_file(k) not in gone} if gone else timings
         if conftest.left_out:
