@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import secrets
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -41,6 +41,11 @@ def plural(count: int, noun: str, nouns: str = "") -> str:
     """``1 test``, ``2 tests``, ``0 errors``: a count and its noun, in agreement (``nouns`` for an irregular
     plural). Every count a user reads goes through it, so no report says "1 items"."""
     return f"{count} {noun}" if count == 1 else f"{count} {nouns or noun + 's'}"
+
+
+def listed(names: Sequence[str], shown: int = 5) -> str:
+    """The first ``shown`` names, and how many more there are: ``a, b, c, d, e and 7 more``."""
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 def fmt_seconds(seconds: float) -> str:

@@ -10,8 +10,9 @@ them) and walks the directories — no user code is imported. Other runners name
 
 The files found are then merged with the timings (``merge_with_timings``, pure):
 - a file with per-test timings contributes those test ids (so balance can cut it);
-- a file without timings is planned whole, estimated as the median of the known files' totals,
-  and counted;
+- a file without timings is planned whole and counted, estimated from the tests it defines, read
+  with ``ast`` (``static_count``, ``new_files``: a cost per test learned from the timed files, else
+  the 1 s per test a ``--pytest`` plan gives a test without timing);
 - timings of files that are no longer on disk are dropped and counted.
 After planning, ``whole_files_as_items`` names every file that landed in one shard by its path
 rather than its test ids, so tests added to it since the timings were recorded run there as
@@ -33,11 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards.console import plural
+from ci_shards.console import listed, plural
 from ci_shards.errors import InputError
 from ci_shards.model import Plan, ShardPlan, item_file
 from ci_shards.plan.collect import glob_items
 from ci_shards.plan.conftest_ignores import ConftestIgnores
+from ci_shards.plan.new_files import CountOf, estimate_new_files, not_counted
+from ci_shards.plan.static_count import DEFAULT_CLASSES, DEFAULT_FUNCTIONS, CountRules, FileCount, count_tests
 from ci_shards.pytest_args import NO_IGNORES, Ignores, ignores_in, path_words
 
 DEFAULT_PYTHON_FILES: Final = ("test_*.py", "*_test.py")
@@ -57,6 +60,8 @@ class PytestSettings:
     testpaths: tuple[str, ...] = ()
     python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
+    python_functions: tuple[str, ...] = DEFAULT_FUNCTIONS  # what a file's estimate counts as tests
+    python_classes: tuple[str, ...] = DEFAULT_CLASSES
     addopts: tuple[str, ...] = ()  # read for --ignore/--ignore-glob, which pytest applies from there too
 
 
@@ -83,6 +88,8 @@ def _settings(rootdir: Path, source: str, values: Mapping[str, Any]) -> PytestSe
         testpaths=words("testpaths") or (),
         python_files=words("python_files") or DEFAULT_PYTHON_FILES,
         norecursedirs=words("norecursedirs") or DEFAULT_NORECURSE,
+        python_functions=words("python_functions") or DEFAULT_FUNCTIONS,
+        python_classes=words("python_classes") or DEFAULT_CLASSES,
         addopts=words("addopts") or (),
     )
 
@@ -222,12 +229,7 @@ def _left_out(file: str, cwd: Path, ignores: Ignores, conftest: ConftestIgnores)
 
 def _left_out_note(left_out: Sequence[Path], cwd: Path) -> str:
     names = [Path(os.path.relpath(p, cwd.absolute())).as_posix() for p in left_out]
-    return f"left out {plural(len(names), 'path')} that conftest.py's collect_ignore names: {_listed(names)}"
-
-
-def _listed(names: Sequence[str], shown: int = 5) -> str:
-    """The first ``shown`` names, and how many more there are."""
-    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+    return f"left out {plural(len(names), 'path')} that conftest.py's collect_ignore names: {listed(names)}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -241,17 +243,11 @@ class Discovery:
     new_files: tuple[str, ...]
     dropped_items: int  # timings of files no longer on disk
     dropped_files: int
+    new_file_notes: tuple[str, ...] = ()  # how the new files were estimated
 
     @property
     def notes(self) -> list[str]:
-        notes = []
-        if self.new_files:
-            seconds = self.estimates[self.new_files[0]]
-            notes.append(
-                f"{plural(len(self.new_files), 'test file')} without timings planned whole, each estimated at"
-                f" {seconds:{'.1f' if seconds >= 0.1 or not seconds else '.2g'}} s (the median known file):"
-                f" {_listed(self.new_files)}"
-            )
+        notes = list(self.new_file_notes)
         if self.dropped_items:
             notes.append(
                 f"dropped the timings of {plural(self.dropped_items, 'item')} in {plural(self.dropped_files, 'file')}"
@@ -260,9 +256,16 @@ class Discovery:
         return notes
 
 
-def merge_with_timings(files: Iterable[str], timings: Mapping[str, float], on_disk: Callable[[str], bool]) -> Discovery:
+def merge_with_timings(
+    files: Iterable[str],
+    timings: Mapping[str, float],
+    on_disk: Callable[[str], bool],
+    count_of: CountOf = not_counted,
+) -> Discovery:
     """Items from ``files`` found on disk and the ``timings`` keys; ``on_disk(file)`` says whether
-    a timed item's file still exists (timed files outside the discovered ones are kept: they ran)."""
+    a timed item's file still exists (timed files outside the discovered ones are kept: they ran).
+    A new file is estimated from the tests ``count_of(file)`` counts in it (``new_files``); one it
+    does not count (None) as the median known file."""
     by_file: dict[str, list[str]] = {}
     for key in timings:
         by_file.setdefault(item_file(key), []).append(key)
@@ -275,13 +278,14 @@ def merge_with_timings(files: Iterable[str], timings: Mapping[str, float], on_di
         else:
             dropped_items += len(keys)
             dropped_files += 1
-    totals = [sum(timings[k] for k in keys) for keys in kept.values()]
-    file_seconds = statistics.median(totals) if totals else FALLBACK_FILE_SECONDS
+    totals = {file: sum(timings[k] for k in keys) for file, keys in kept.items()}
+    file_seconds = statistics.median(totals.values()) if totals else FALLBACK_FILE_SECONDS
     new_files = tuple(sorted(set(files) - set(kept)))
     estimates = {k: timings[k] for keys in kept.values() for k in keys}
-    estimates.update(dict.fromkeys(new_files, file_seconds))
+    new = estimate_new_files(new_files, count_of, timed=totals, fallback_seconds=file_seconds)
+    estimates.update(new.seconds)
     items = tuple(sorted([k for keys in kept.values() for k in keys] + list(new_files)))
-    return Discovery(items, estimates, new_files, dropped_items, dropped_files)
+    return Discovery(items, estimates, new_files, dropped_items, dropped_files, new.notes)
 
 
 def whole_files_as_items(plan: Plan) -> Plan:
@@ -310,6 +314,7 @@ def discover_items(
     path words of ``pytest_args`` narrow them) and/or by ``globs``, merged with ``timings``."""
     files: list[str] = []
     notes: list[str] = []
+    count_of: CountOf = not_counted
     if pytest_files:
         settings = find_settings(cwd)
         paths = path_words(pytest_args, cwd)
@@ -328,7 +333,25 @@ def discover_items(
         timings = {k: v for k, v in timings.items() if item_file(k) not in gone} if gone else timings
         if conftest.left_out:
             notes.append(_left_out_note(list(conftest.left_out), cwd))
+        count_of = _counter(cwd, set(files), CountRules(settings.python_functions, settings.python_classes))
     if globs:
         files += glob_items(globs, cwd=cwd)
-    found = merge_with_timings(files, timings, lambda f: (cwd / f).is_file())
+    found = merge_with_timings(files, timings, lambda f: (cwd / f).is_file(), count_of)
     return found, notes + found.notes
+
+
+def _counter(cwd: Path, python_files: set[str], rules: CountRules) -> CountOf:
+    """``count_of`` for ``new_files``: the tests a file pytest would collect defines, or why it
+    cannot be read as Python (one short reason: the file is still planned, never a crash)."""
+
+    def count_of(file: str) -> FileCount | str | None:
+        if file not in python_files:
+            return None
+        try:
+            return count_tests((cwd / file).read_bytes(), rules)  # bytes: Python's own encoding rules
+        except SyntaxError as err:  # a bad encoding is one too (unicode error)
+            return f"{type(err).__name__} at line {err.lineno}: {err.msg}"
+        except (OSError, ValueError, RecursionError) as err:  # null bytes; nesting deeper than the parser goes
+            return f"{type(err).__name__}: {err}"
+
+    return count_of

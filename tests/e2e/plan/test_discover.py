@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -180,3 +181,45 @@ def test_data_files_a_conftest_collects_run_as_the_conftest_collects_them(
     assert code == 0, output
     expected = ["tests/samples/sample.py", "tests/samples/session.txt", "tests/test_known.py::test_a"]
     assert sorted(_ran(tmp_path, 3)) == expected  # each once, and no doctest nor module of the samples
+
+
+def _plan_json(root: Path, how: str, shards: int) -> dict[str, Any]:
+    argv = [sys.executable, "-m", "ci_shards", "plan", how, "--shards", str(shards), "--format", "json"]
+    argv += ["--", "tests", "-p", "no:cacheprovider"]
+    proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    plan: dict[str, Any] = json.loads(proc.stdout)
+    return plan
+
+
+@pytest.mark.slow
+def test_with_no_timings_discovery_and_collection_plan_the_same_shape(tmp_path: Path) -> None:
+    # files as real suites write them: parametrize over literals and a module-level name, classes
+    # with inherited and nested test classes, a unittest case, and a file with no test (t is no test
+    # name); 13 tests in files of 6, 4 and 3, which two shards of 6 and 7 hold whole,
+    # so --pytest has no reason to cut one
+    param = GUARD + "import pytest\nCASES = [1, 2, 3]\n\n@pytest.mark.parametrize('x', CASES)\n"
+    param += "@pytest.mark.parametrize('y', [pytest.param(1, id='one'), 2])\ndef test_p(x, y):\n    pass\n"
+    classes = GUARD + "class Base:\n    def test_base(self):\n        pass\n\n"
+    classes += "class TestA(Base):\n    class TestNested:\n        def test_n(self):\n            pass\n\n"
+    classes += "class TestB(TestA):\n    pass\n"
+    cases = GUARD + "import unittest\n\nclass Checks(unittest.TestCase):\n"
+    cases += "    def test_one(self):\n        pass\n\n    def test_two(self):\n        pass\n\n"
+    cases += "    def test_three(self):\n        pass\n"
+    files = {"test_param.py": param, "test_classes.py": classes, "test_cases.py": cases, "test_one.py": _tests("t")}
+    _suite(tmp_path, files, {})
+    collected = _plan_json(tmp_path, "--pytest", 2)
+    discovered = _plan_json(tmp_path, "--discover", 2)
+    per_file: dict[str, int] = {}
+    for item in [i for s in collected["shards"] for i in s["items"]]:
+        per_file[item.split("::")[0]] = per_file.get(item.split("::")[0], 0) + 1
+    assert per_file == {"tests/test_param.py": 6, "tests/test_classes.py": 4, "tests/test_cases.py": 3}
+    files_in = [sorted({i.split("::")[0] for i in s["items"]}) for s in collected["shards"]]
+    assert sorted(files_in) == [["tests/test_cases.py", "tests/test_classes.py"], ["tests/test_param.py"]]
+    assert sorted(sorted(s["items"]) for s in discovered["shards"]) == [
+        ["tests/test_cases.py", "tests/test_classes.py"],
+        ["tests/test_one.py", "tests/test_param.py"],
+    ]
+    shapes = [sorted(s["estimated_seconds"] for s in p["shards"]) for p in (collected, discovered)]
+    assert shapes == [[6.0, 7.0], [6.1, 7.0]]  # the file with no test: a tenth of one, its import
+    assert "from the tests each defines (13 tests counted, 1 file with none" in "\n".join(discovered["notes"])

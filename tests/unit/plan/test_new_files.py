@@ -1,0 +1,101 @@
+"""Files without timings estimated from the tests they define: the cost per test learned from the
+timed files, else the default per test that ``--pytest`` gives a test without timing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ci_shards.plan.discover import discover_items, merge_with_timings
+from ci_shards.plan.estimates import DEFAULT_UNKNOWN_SECONDS
+from ci_shards.plan.new_files import EMPTY_FILE_TESTS, LEARN_FROM_FILES, estimate_new_files, learned_cost_per_test
+from ci_shards.plan.static_count import FileCount
+
+
+def test_no_timings_at_all_each_test_costs_the_default():
+    counts = {"a.py": FileCount(300), "b.py": FileCount(3), "helpers_test.py": FileCount(0)}
+    new = estimate_new_files(sorted(counts), counts.get, timed={}, fallback_seconds=1.0)
+    assert new.seconds == {
+        "a.py": 300 * DEFAULT_UNKNOWN_SECONDS,
+        "b.py": 3 * DEFAULT_UNKNOWN_SECONDS,
+        "helpers_test.py": EMPTY_FILE_TESTS * DEFAULT_UNKNOWN_SECONDS,  # its import: never zero
+    }
+    assert new.notes == (
+        "3 test files without timings planned whole, estimated from the tests each defines (303 tests counted,"
+        " 1 file with none counted as 0.1 test) at 1.0 s per test (no file has timings: the default, as --pytest"
+        " estimates each test it has no timing for): a.py, b.py, helpers_test.py",
+    )
+
+
+def test_the_cost_per_test_is_learned_from_the_timed_files():
+    counts = {"t1.py": FileCount(10), "t2.py": FileCount(4), "t3.py": FileCount(1), "empty.py": FileCount(0)}
+    counts |= {"new.py": FileCount(20, guessed=1)}
+    timed = {"t1.py": 1.0, "t2.py": 2.0, "t3.py": 0.2, "empty.py": 0.3}  # 0.1, 0.5 and 0.2 s per test
+    assert learned_cost_per_test(timed, counts.get) == (0.2, 3)
+    new = estimate_new_files(["new.py"], counts.get, timed=timed, fallback_seconds=0.3)
+    assert new.seconds == {"new.py": pytest.approx(4.0)}
+    assert new.notes[0] == (
+        "1 test file without timings planned whole, estimated from the tests each defines (20 tests counted,"
+        " 1 parametrize argument list not literal counted as 4 cases) at 0.2 s per test (learned: the median over"
+        " 3 timed files): new.py"
+    )
+
+
+def test_learning_counts_a_bounded_spread_of_the_timed_files():
+    asked: list[str] = []
+
+    def count_of(file: str) -> FileCount:
+        asked.append(file)
+        return FileCount(2)
+
+    timed = {f"t{i:04}.py": 1.0 for i in range(1000)}
+    assert learned_cost_per_test(timed, count_of) == (0.5, LEARN_FROM_FILES)
+    assert len(asked) == LEARN_FROM_FILES
+    assert asked[0] == "t0000.py" and asked[-1] == "t0990.py"  # spread over the whole suite
+
+
+def test_unreadable_and_uncounted_files_get_the_median_known_file():
+    counts: dict[str, FileCount | str | None] = {"bad.py": "SyntaxError at line 3: invalid syntax", "x.test.ts": None}
+    new = estimate_new_files(["bad.py", "x.test.ts"], counts.get, timed={"a.py": 7.0}, fallback_seconds=7.0)
+    assert new.seconds == {"bad.py": 7.0, "x.test.ts": 7.0}
+    assert new.notes == (
+        "1 test file could not be read as Python, each estimated at 7.0 s (the median known file, else the"
+        " default): bad.py (SyntaxError at line 3: invalid syntax)",
+        "1 test file without timings planned whole, each estimated at 7.0 s (the median known file): x.test.ts",
+    )
+
+
+def test_discovery_estimates_files_on_disk_by_what_they_define(tmp_path: Path):
+    files = {
+        "tests/test_many.py": "import pytest\n@pytest.mark.parametrize('x', [1, 2, 3, 4, 5])\ndef test_a(x): pass\n",
+        "tests/test_two.py": "def test_a(): pass\ndef test_b(): pass\n",
+        "tests/test_none.py": "from os import sep\n",
+        "tests/test_broken.py": "def test_a(:\n",
+        "tests/test_latin.py": b"\xe9\xe8 = 1\n",  # not UTF-8, no declaration
+        "tests/test_timed.py": "def test_a(): pass\ndef test_b(): pass\ndef test_c(): pass\ndef test_d(): pass\n",
+    }
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n")
+    timings = {"tests/test_timed.py::test_a": 1.0, "tests/test_timed.py::test_b": 1.0}  # 2 s over 4 counted
+    found, notes = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=[], globs=(), timings=timings)
+    assert found.estimates == {
+        "tests/test_many.py": pytest.approx(2.5),
+        "tests/test_two.py": pytest.approx(1.0),
+        "tests/test_none.py": pytest.approx(0.05),
+        "tests/test_broken.py": 2.0,  # the median known file
+        "tests/test_latin.py": 2.0,
+        **timings,
+    }
+    assert "(7 tests counted, 1 file with none counted as 0.1 test) at 0.5 s per test (learned" in notes[1]
+    assert notes[2].startswith("2 test files could not be read as Python")
+    assert "tests/test_broken.py (SyntaxError at line 1:" in notes[2]
+    assert "tests/test_latin.py (SyntaxError at line 1: (unicode error)" in notes[2]
+
+
+def test_merge_without_a_counter_keeps_the_median_known_file():
+    found = merge_with_timings(["a.py", "new.py"], {"a.py::t": 3.0}, lambda f: f == "a.py")
+    assert found.estimates["new.py"] == 3.0

@@ -1,0 +1,239 @@
+"""The tests a file defines, counted from its text as pytest would collect them (no import)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from ci_shards.plan.static_count import GUESSED_CASES, CountRules, FileCount, count_tests
+
+
+def _count(source: str, rules: CountRules | None = None) -> FileCount:
+    return count_tests(textwrap.dedent(source), rules or CountRules())
+
+
+def test_functions_and_methods_by_pytest_default_names():
+    counted = _count(
+        """
+        import pytest
+
+        def test_a(): pass
+        async def test_b(): pass
+        def helper(): pass
+        @pytest.fixture
+        def test_data(): return 1       # a fixture is not a test
+        def test_a(): pass              # redefined: one test, as in the module's namespace
+
+        class TestThing:
+            def test_x(self): pass
+            @staticmethod
+            def test_static(): pass
+            @property
+            def test_prop(self): return 1   # not callable: not collected
+            def setup_method(self): pass
+
+        class Helper:                       # not a test class name
+            def test_y(self): pass
+        """
+    )
+    assert counted == FileCount(tests=4)
+
+
+def test_parametrize_over_literals_multiplies_and_stacks():
+    counted = _count(
+        """
+        import pytest
+        from pytest import mark
+
+        @pytest.mark.parametrize("x", [1, 2, 3])
+        def test_one(x): pass
+
+        @pytest.mark.parametrize(("a", "b"), [(1, 2), pytest.param(3, 4, marks=pytest.mark.skip), (5, 6)])
+        @mark.parametrize("c", (True, False))
+        def test_stacked(a, b, c): pass
+
+        @pytest.mark.parametrize("x", argvalues={"a", "b"})
+        def test_keyword(x): pass
+
+        @pytest.mark.parametrize("x", [])
+        def test_empty(x): pass          # pytest collects one test and skips it
+        """
+    )
+    assert counted == FileCount(tests=3 + 3 * 2 + 2 + 1)
+
+
+def test_parametrize_over_names_literal_ones_resolved_others_guessed():
+    counted = _count(
+        """
+        import pytest
+        from elsewhere import IMPORTED
+
+        CASES = [1, 2, 3, 4, 5]
+        TWICE = [1]
+        TWICE = [1, 2]                   # bound twice: not trusted
+        with_ids = pytest.mark.parametrize("x", [1, 2])
+
+        @pytest.mark.parametrize("x", CASES)
+        def test_named(x): pass
+
+        @pytest.mark.parametrize("x", IMPORTED)
+        def test_imported(x): pass
+
+        @pytest.mark.parametrize("x", range(30000))
+        def test_range(x): pass
+
+        @pytest.mark.parametrize("x", TWICE)
+        def test_twice(x): pass
+
+        @pytest.mark.parametrize("x", [*CASES, 6])
+        def test_starred(x): pass
+
+        @with_ids
+        def test_mark_by_name(x): pass
+        """
+    )
+    assert counted == FileCount(tests=5 + 4 * GUESSED_CASES + 2, guessed=4)
+
+
+def test_class_and_module_marks_multiply_every_test_under_them():
+    counted = _count(
+        """
+        import pytest
+        pytestmark = [pytest.mark.slow, pytest.mark.parametrize("backend", ["a", "b"])]
+
+        def test_module_level(backend): pass
+
+        @pytest.mark.parametrize("n", [1, 2, 3])
+        class TestMarked:
+            pytestmark = pytest.mark.parametrize("m", [1, 2])
+            def test_x(self, backend, n, m): pass
+        """
+    )
+    assert counted == FileCount(tests=2 + 2 * 3 * 2)
+
+
+def test_nested_classes_and_inherited_methods():
+    counted = _count(
+        """
+        import pytest
+
+        class Base:                          # not collected itself, its tests are inherited
+            def test_base(self): pass
+
+        class TestOuter(Base):
+            def test_outer(self): pass
+
+            @pytest.mark.parametrize("p", [1, 2])
+            class TestInner:
+                def test_inner(self, p): pass
+
+                class TestDeeper:
+                    def test_deep(self, p): pass
+
+                class NotATest:
+                    def test_hidden(self): pass
+
+        class TestChild(TestOuter):          # collects TestOuter's tests again, and its nested class
+            def test_outer(self): pass       # overrides: still one
+            def test_child(self): pass
+        """
+    )
+    # TestOuter: base, outer, 2 inner, 2 deep = 6; TestChild: the same 6 + child
+    assert counted == FileCount(tests=6 + 7)
+
+
+def test_classes_pytest_does_not_collect():
+    counted = _count(
+        """
+        class TestWithInit:
+            def __init__(self): pass
+            def test_x(self): pass
+
+        class TestDisabled:
+            __test__ = False
+            def test_x(self): pass
+
+        class TestInheritsDisabled(TestDisabled):
+            def test_y(self): pass
+
+        class TestEnabledAgain(TestDisabled):
+            __test__ = True
+            def test_z(self): pass
+        """
+    )
+    assert counted == FileCount(tests=2)  # TestEnabledAgain: test_x and test_z
+
+
+def test_unittest_classes_whatever_their_name():
+    counted = _count(
+        """
+        import unittest
+        import pytest
+
+        class MyCase(unittest.TestCase):
+            def __init__(self, *a): super().__init__(*a)
+            def test_a(self): pass
+            def testB(self): pass               # unittest's prefix is "test", not python_functions
+            @pytest.mark.parametrize("x", [1, 2])   # not supported on unittest methods
+            def test_c(self, x): pass
+            def helper(self): pass
+
+        class Derived(MyCase):
+            def test_d(self): pass
+        """
+    )
+    assert counted == FileCount(tests=3 + 4)
+
+
+def test_the_projects_python_functions_and_python_classes():
+    source = """
+        def check_a(): pass
+        def test_b(): pass
+        class DescribeThing:
+            def it_works(self): pass
+            def check_c(self): pass
+        """
+    rules = CountRules(functions=("check_", "it_*"), classes=("Describe*",))
+    assert _count(source, rules) == FileCount(tests=3)
+    assert _count(source) == FileCount(tests=1)
+
+
+def test_files_with_no_tests_and_conditional_definitions():
+    assert _count("") == FileCount(tests=0)
+    assert _count('"""Helpers only."""\nimport os\n\ndef make(): return os.sep\n') == FileCount(tests=0)
+    counted = _count(
+        """
+        import sys
+        if sys.version_info >= (3, 11):
+            def test_new(): pass
+        else:
+            def test_new(): pass
+        try:
+            import numpy
+        except ImportError:
+            pass
+        else:
+            def test_numpy(): pass       # counted: whether numpy is there is known only when it runs
+        """
+    )
+    assert counted == FileCount(tests=2)
+
+
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        (b"def test_a(:\n    pass\n", SyntaxError),
+        (b"\xff\xfe\x00def test_a(): pass\n", SyntaxError),  # not UTF-8: Python's own decoding fails
+        (b"# -*- coding: klingon -*-\ndef test_a(): pass\n", SyntaxError),
+        (b"def test_a(): pass\x00\n", (SyntaxError, ValueError)),  # null bytes
+    ],
+)
+def test_what_is_not_python_raises_for_the_caller(source, error):
+    with pytest.raises(error):
+        count_tests(source)
+
+
+def test_bytes_follow_the_encoding_declaration():
+    source = "# -*- coding: latin-1 -*-\ndef test_é(): pass\n".encode("latin-1")
+    assert count_tests(source) == FileCount(tests=1)
