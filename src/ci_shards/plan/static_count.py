@@ -15,9 +15,10 @@ pytest's collection rules (``_pytest/python.py``: ``PyCollector.collect``, ``ist
   one) whatever their name, with unittest's own rule: methods whose name starts with ``test``;
 - ``@pytest.mark.parametrize`` (on the function, its classes or ``pytestmark``) multiplies by the
   length of its argument list when that is a literal list, tuple or set, or a module-level name
-  bound once to one (``pytest.param(...)`` entries count one each; an empty list is one test,
-  which pytest collects and skips); anything else (``range(n)``, a call, an imported name) counts
-  ``GUESSED_CASES`` and is counted in ``guessed``. Stacked parametrizes multiply.
+  bound once to one, or ``range()`` of integer literals (``pytest.param(...)`` entries count one
+  each; an empty list is one test, which pytest collects and skips); anything else (a call, a
+  comprehension, an imported name) counts ``GUESSED_CASES`` and is counted in ``guessed``.
+  Stacked parametrizes multiply.
 
 What only running the file can tell is not seen: ``pytest_generate_tests``, parametrized
 fixtures, tests imported from another module, base classes from another module.
@@ -137,9 +138,14 @@ def _literal_lengths(body: Sequence[ast.stmt]) -> dict[str, int | ast.Call]:
 
 
 def _literal_length(node: ast.expr) -> int | None:
-    """How many entries a literal list, tuple or set holds (None for anything else, ``*rest`` included)."""
+    """How many entries a literal list, tuple or set holds, or ``range(...)`` of integer literals
+    yields (None for anything else, ``*rest`` included)."""
     if isinstance(node, ast.List | ast.Tuple | ast.Set) and not any(isinstance(e, ast.Starred) for e in node.elts):
         return len(node.elts)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
+        bounds = [a.value for a in node.args if isinstance(a, ast.Constant) and type(a.value) is int]
+        if len(bounds) == len(node.args) and 1 <= len(bounds) <= 3 and not node.keywords and bounds[2:] != [0]:
+            return len(range(*bounds))
     return None
 
 
