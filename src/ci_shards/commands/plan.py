@@ -134,10 +134,14 @@ def _first_learned(learned: Iterable[tuple[float, int] | None]) -> tuple[float, 
     return 0.0, ""
 
 
-def with_test_overhead(estimates: Mapping[str, float], per_test: float) -> dict[str, float]:
-    """Every estimate of one test (a ``::`` id) plus ``per_test`` seconds; files and other items as
-    they are (how many tests a file holds is not known here)."""
-    return {item: seconds + per_test if "::" in item else seconds for item, seconds in estimates.items()}
+def with_test_overhead(
+    estimates: Mapping[str, float], per_test: float, tests_in: Mapping[str, int] | None = None
+) -> dict[str, float]:
+    """Every estimate of one test (a ``::`` id) plus ``per_test`` seconds, and of a file whose tests
+    discovery counted (``tests_in``) plus ``per_test`` for each; other items as they are (how many
+    tests they hold is not known)."""
+    counted = tests_in or {}
+    return {item: seconds + per_test * counted.get(item, int("::" in item)) for item, seconds in estimates.items()}
 
 
 def plan_from_options(
@@ -214,7 +218,7 @@ def plan_from_options(
     per_test, per_test_source = test_overhead(options, stores)
     overhead_notes: tuple[str, ...] = ()
     if per_test:
-        estimates = with_test_overhead(estimates, per_test)
+        estimates = with_test_overhead(estimates, per_test, discovery.new_file_tests if discovery else None)
         overhead_notes = (
             f"each test's estimate includes {per_test * 1000:.2g} ms of per-test overhead ({per_test_source})",
         )

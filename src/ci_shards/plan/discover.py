@@ -244,6 +244,7 @@ class Discovery:
     dropped_items: int  # timings of files no longer on disk
     dropped_files: int
     new_file_notes: tuple[str, ...] = ()  # how the new files were estimated
+    new_file_tests: Mapping[str, int] = dataclasses.field(default_factory=dict)  # tests counted in each
 
     @property
     def notes(self) -> list[str]:
@@ -285,7 +286,7 @@ def merge_with_timings(
     new = estimate_new_files(new_files, count_of, timed=totals, fallback_seconds=file_seconds)
     estimates.update(new.seconds)
     items = tuple(sorted([k for keys in kept.values() for k in keys] + list(new_files)))
-    return Discovery(items, estimates, new_files, dropped_items, dropped_files, new.notes)
+    return Discovery(items, estimates, new_files, dropped_items, dropped_files, new.notes, new.tests)
 
 
 def whole_files_as_items(plan: Plan) -> Plan:

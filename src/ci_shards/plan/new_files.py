@@ -38,6 +38,7 @@ def not_counted(_file: str) -> None:
 class NewFileEstimates:
     seconds: dict[str, float]
     notes: tuple[str, ...]
+    tests: dict[str, int]  # the counted files' tests (the learned per-test overhead is added per test)
 
 
 def learned_cost_per_test(timed: Mapping[str, float], count_of: CountOf) -> tuple[float | None, int]:
@@ -79,7 +80,7 @@ def estimate_new_files(
             f"{plural(len(others), 'test file')} without timings planned whole, each estimated at"
             f" {_seconds(fallback_seconds)} (the median known file): {listed(others)}"
         )
-    return NewFileEstimates(seconds, tuple(notes))
+    return NewFileEstimates(seconds, tuple(notes), {f: c.tests for f, c in counted.items()})
 
 
 def _counted_note(counted: Mapping[str, FileCount], cost: float, learned_from: int) -> str:

@@ -3,14 +3,18 @@ timed files, else the default per test that ``--pytest`` gives a test without ti
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from ci_shards.cli import main
+from ci_shards.model import Plan
 from ci_shards.plan.discover import discover_items, merge_with_timings
 from ci_shards.plan.estimates import DEFAULT_UNKNOWN_SECONDS
 from ci_shards.plan.new_files import EMPTY_FILE_TESTS, LEARN_FROM_FILES, estimate_new_files, learned_cost_per_test
 from ci_shards.plan.static_count import FileCount
+from ci_shards.timings import TimingsStore
 
 
 def test_no_timings_at_all_each_test_costs_the_default():
@@ -99,3 +103,18 @@ def test_discovery_estimates_files_on_disk_by_what_they_define(tmp_path: Path):
 def test_merge_without_a_counter_keeps_the_median_known_file():
     found = merge_with_timings(["a.py", "new.py"], {"a.py::t": 3.0}, lambda f: f == "a.py")
     assert found.estimates["new.py"] == 3.0
+
+
+def test_the_learned_per_test_overhead_is_added_for_each_counted_test(tmp_path: Path, monkeypatch, capsys):
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_timed.py").write_text("def test_a(): pass\ndef test_b(): pass\n")
+    (tests / "test_new.py").write_text("".join(f"def test_{n}(): pass\n" for n in range(10)))
+    store = TimingsStore().record({"tests/test_timed.py::test_a": 1.0, "tests/test_timed.py::test_b": 1.0})
+    (tmp_path / "timings.json").write_text(store.record_overhead(2.0, per_test=0.25).dumps())
+    monkeypatch.chdir(tmp_path)
+    argv = ["plan", "--discover", "--durations", "timings.json", "--shards", "1", "--format", "json", "--", "tests"]
+    assert main(argv) == 0
+    plan = Plan.from_json(json.loads(capsys.readouterr().out))
+    # test_new.py: 10 tests at 1 s (learned: 2 s over 2 counted) plus 0.25 s each; the timed ones 1.25 s each
+    assert plan.shards[0].estimated_seconds == pytest.approx(10 * 1.25 + 2 * 1.25)
