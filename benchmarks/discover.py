@@ -6,7 +6,8 @@ per test (as aggregate writes it) and a learned per-shard overhead, then deletes
 adds a few new ones (so both merge paths are taken). It times the whole command the action's plan
 step runs — a fresh ``python -m ci_shards matrix --discover --cached-durations ...`` process,
 interpreter start-up included — ``--repeat`` times and prints the median and the best, for a fixed
-shard count and for ``--shards auto``. The target (issue 10) is ≤ 1 s for 10,000 tests.
+shard count and for ``--shards auto``, and without the store (the first plan: every file's tests
+counted with ``ast``). The target (issue 10) is ≤ 1 s for 10,000 tests.
 
 Run by hand:  .venv/bin/python benchmarks/discover.py [--tests 10000] [--files 500] [--repeat 5]
 """
@@ -53,9 +54,9 @@ def make_suite(root: Path, tests: int, files: int, rnd: random.Random) -> None:
         (root / "tests" / f"pkg{f}" / f"test_new{f}.py").write_text("def test_new():\n    pass\n")
 
 
-def time_plan(root: Path, shards: list[str], repeat: int) -> list[float]:
+def time_plan(root: Path, shards: list[str], repeat: int, *, timings: bool = True) -> list[float]:
     command = [sys.executable, "-m", "ci_shards", "matrix", "--discover", "--plan-out", "plan.json"]
-    command += ["--cached-durations", ".ci-shards/timings.json", *shards]
+    command += ["--cached-durations", ".ci-shards/timings.json", *shards] if timings else shards
     env = {k: v for k, v in os.environ.items() if k not in {"GITHUB_OUTPUT", "PYTHONDONTWRITEBYTECODE"}}
     walls = []
     for _ in range(repeat):
@@ -79,14 +80,17 @@ def main() -> int:
             f" nproc {os.cpu_count()}, Python {sys.version.split()[0]}, load {os.getloadavg()[0]:.1f}"
         )
         print(f"{args.tests:,} tests in {args.files} files (5 deleted, 5 new), a store with 5 samples per test")
-        for label, shards in (
-            ("--shards 16", ["--shards", "16"]),
-            ("--shards auto --target-seconds 60", ["--shards", "auto", "--target-seconds", "60"]),
+        for label, shards, timings in (
+            ("--shards 16", ["--shards", "16"], True),
+            ("--shards auto --target-seconds 60", ["--shards", "auto", "--target-seconds", "60"], True),
+            # the first plan: no store, every file read with ast to count its tests
+            ("--shards 16", ["--shards", "16"], False),
         ):
-            walls = time_plan(root, shards, args.repeat)
+            walls = time_plan(root, shards, args.repeat, timings=timings)
             plan = json.loads((root / "plan.json").read_text())
+            given = "" if timings else " with no timings"
             print(
-                f"- `ci-shards matrix --discover {label}`: median {statistics.median(walls):.2f} s, best"
+                f"- `ci-shards matrix --discover {label}`{given}: median {statistics.median(walls):.2f} s, best"
                 f" {min(walls):.2f} s of {args.repeat} (whole process); {plan['total']} shards,"
                 f" {sum(len(s['items']) for s in plan['shards']):,} items, {plan['unknown_items']} unknown"
             )

@@ -64,8 +64,9 @@ PLAN_OPTIONS: Final = (
         group=_ITEMS,
         commands=PLANNING,
         action_input="discover",
-        help="the test files pytest's own settings (testpaths, python_files) find on disk, merged with the timings:"
-        " no test dependencies needed; path arguments after -- narrow it (default: off)",
+        help="the test files pytest's own settings (testpaths, python_files) find on disk, merged with the timings"
+        " (a file without timings is estimated from the tests it defines, read as text): no test dependencies"
+        " needed; path arguments after -- narrow it (default: off)",
     ),
     Option(
         flags=("--durations",),

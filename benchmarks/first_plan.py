@@ -1,0 +1,214 @@
+"""The first plan, before any timings exist: how balanced its shards really run (by hand; results in
+docs/benchmarks.md).
+
+    python benchmarks/first_plan.py [--venv /tmp/ci-shards-first-plan] [--suites attrs jinja2 click tomlkit]
+        [--shards 4] [--repeat 1] [--json-out FILE]
+
+Per suite (the tests of a PyPI sdist, run from the unpacked sdist's root as a checkout runs them,
+against the same version installed in a throwaway venv with pytest, pytest-split and this checkout),
+with no timings at all, three splits of the same tests into N shards:
+
+- ci-shards ``plan --discover``: files found on disk, each estimated from the tests it defines
+  (read with ``ast``), planned whole;
+- ci-shards ``plan --pytest``: pytest's collection, every collected test estimated alike;
+- pytest-split ``--splits N --group i`` with no durations file: its split by test count.
+
+Every shard is then run, one after another (the machine has 2 shared cores: parallel shards would
+time each other's load), the three tools alternating per shard index: ci-shards' shards as
+``ci-shards run --plan … --pytest``, pytest-split's as ``pytest --splits N --group i``. A shard's
+time is its whole process (start-up and collection included, as a CI job pays them), in wall and
+in CPU seconds (user + sys of the process tree: robust to the other load). Reported per tool: the
+slowest shard over the mean shard (target ≤ 1.3, and never above pytest-split's), the shards'
+times, the tests each ran, and the plan's estimated seconds per shard (for discovery and
+collection, which agree when the counts match pytest's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from e2e import CPU, REPO, sh  # same timing of a process tree (benchmarks/ is on sys.path when run)
+
+PYTEST_OPTS = ["-p", "no:cacheprovider", "--rootdir=.", "-q"]
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    distribution: str  # the sdist (and the installed package) at this version
+    version: str
+    tests: str  # the test path inside the sdist
+    packages: tuple[str, ...] = ()  # the suite's test dependencies
+    args: tuple[str, ...] = ()  # pytest arguments every tool gets
+
+
+SUITES = {
+    s.name: s
+    for s in (
+        # attrs' conftest leaves test_forward_references.py out before Python 3.14 by a collect_ignore
+        # computed under an ``if``, which discovery cannot read; named in a shard, the file inside the
+        # tests package makes pytest stop with "not found" (exit 4) before the plugin can skip it, and
+        # the shard's other files do not run: said here for every tool, so the shards measure tests
+        Suite(
+            "attrs",
+            "attrs",
+            "26.1.0",
+            "tests",
+            ("hypothesis", "pympler", "cloudpickle"),
+            ("--ignore=tests/test_forward_references.py",),
+        ),
+        Suite("jinja2", "jinja2", "3.1.6", "tests", ("trio",)),
+        Suite("click", "click", "8.5.1", "tests"),
+        Suite("tomlkit", "tomlkit", "0.15.2", "tests"),
+    )
+}
+TOOLS = ("discover", "collect", "pytest-split")
+
+
+def ensure_venv(venv: Path) -> Path:
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        packages = ["pytest", "pytest-split", *(f"{s.distribution}=={s.version}" for s in SUITES.values())]
+        packages += sorted({p for s in SUITES.values() for p in s.packages})
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *packages], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(REPO)], check=True)
+    return python
+
+
+def unpacked(python: Path, suite: Suite, work: Path) -> Path:
+    root = work / f"{suite.distribution}-{suite.version}"
+    if not root.is_dir():
+        download = [str(python), "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
+        subprocess.run([*download, f"{suite.distribution}=={suite.version}", "-d", str(work)], check=True)
+        archive = next(work.glob(f"{suite.distribution.replace('-', '_')}-{suite.version}.tar.gz"), None)
+        archive = archive or work / f"{suite.distribution}-{suite.version}.tar.gz"
+        with tarfile.open(archive) as tar:
+            tar.extractall(work, filter="data")
+    return root
+
+
+def plan(python: Path, how: str, *, root: Path, suite: Suite, shards: int, out: Path) -> dict[str, Any]:
+    """ci-shards' plan with no timings: ``--discover`` (files read as text) or ``--pytest`` (collected)."""
+    words = [suite.tests, *suite.args] if how == "discover" else [suite.tests, *suite.args, *PYTEST_OPTS]
+    flag = "--discover" if how == "discover" else "--pytest"
+    argv = [str(python), "-m", "ci_shards", "plan", flag, "--shards", str(shards), "-o", str(out)]
+    wall = sh([*argv, "--", *words], cwd=root)
+    data = json.loads(out.read_text())
+    return {"wall": wall, "cpu": CPU[0], "estimated": [s["estimated_seconds"] for s in data["shards"]]}
+
+
+def run_shard(
+    python: Path, tool: str, index: int, shards: int, *, root: Path, suite: Suite, work: Path
+) -> dict[str, Any]:
+    """One shard of one tool: its wall and CPU seconds and the tests it ran."""
+    if tool == "pytest-split":
+        junit = work / f"split-{index}.xml"
+        argv = [str(python), "-m", "pytest", suite.tests, *suite.args, *PYTEST_OPTS, "--splits", str(shards)]
+        argv += ["--group", str(index)]
+        wall = sh([*argv, f"--junitxml={junit}"], cwd=root)
+        return {"wall": wall, "cpu": CPU[0], "tests": junit.read_text().count("<testcase ")}
+    out = work / f"out-{tool}"
+    argv = [str(python), "-m", "ci_shards", "run", "--plan", str(work / f"plan-{tool}.json"), "--shard"]
+    wall = sh([*argv, f"{index}/{shards}", "--out", str(out), "--pytest", "--", *suite.args, *PYTEST_OPTS], cwd=root)
+    outcome = json.loads((out / f"shard-{index}-of-{shards}" / "outcome.json").read_text())
+    tests = outcome["executed_tests"] + outcome["skipped"]
+    return {"wall": wall, "cpu": CPU[0], "tests": tests, "status": outcome["status"]}
+
+
+def one_round(python: Path, suite: Suite, root: Path, work: Path, shards: int) -> dict[str, Any]:
+    planned = TOOLS[:2]
+    plans = {
+        how: plan(python, how, root=root, suite=suite, shards=shards, out=work / f"plan-{how}.json") for how in planned
+    }
+    runs: dict[str, list[dict[str, Any]]] = {tool: [] for tool in TOOLS}
+    for index in range(1, shards + 1):
+        for tool in TOOLS:
+            runs[tool].append(run_shard(python, tool, index, shards, root=root, suite=suite, work=work))
+    result: dict[str, Any] = {}
+    for tool in TOOLS:
+        walls = [r["wall"] for r in runs[tool]]
+        cpus = [r["cpu"] for r in runs[tool]]
+        result[tool] = {
+            "slowest_over_mean_wall": round(max(walls) / statistics.mean(walls), 3),
+            "slowest_over_mean_cpu": round(max(cpus) / statistics.mean(cpus), 3),
+            "walls_s": [round(w, 2) for w in walls],
+            "cpus_s": [round(c, 2) for c in cpus],
+            "tests": [r["tests"] for r in runs[tool]],
+            "statuses": [r.get("status", "") for r in runs[tool]],
+        }
+        if tool in plans:
+            result[tool] |= {
+                "plan_wall_s": round(plans[tool]["wall"], 2),
+                "plan_cpu_s": round(plans[tool]["cpu"], 2),
+                "estimated_s": plans[tool]["estimated"],
+            }
+    return result
+
+
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--venv", type=Path, default=Path("/tmp/ci-shards-first-plan"), help="(default: /tmp/ci-shards-first-plan)"
+    )
+    parser.add_argument("--suites", nargs="+", choices=sorted(SUITES), default=list(SUITES), help="(default: all)")
+    parser.add_argument("--shards", type=int, default=4, help="(default: 4)")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds per suite (default: 1)")
+    parser.add_argument("--json-out", type=Path, default=None, help="also write the result here (default: none)")
+    args = parser.parse_args()
+    python = ensure_venv(args.venv)
+    result: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": f"{' '.join(platform.uname())}, nproc {os.cpu_count()}, Python {platform.python_version()}",
+        "command": shlex.join(sys.argv),
+        "shards": args.shards,
+    }
+    work_root = args.venv / "bench"
+    for name in args.suites:
+        suite = SUITES[name]
+        work = work_root / name
+        work.mkdir(parents=True, exist_ok=True)
+        root = unpacked(python, suite, work)
+        rounds = []
+        for _ in range(args.repeat):
+            before = _load()
+            rounds.append({**one_round(python, suite, root, work, args.shards), "load": [before, _load()]})
+            print(f"{name}: {json.dumps(rounds[-1])}", file=sys.stderr)
+        result[name] = {
+            "suite": f"{suite.distribution} {suite.version} sdist {suite.tests}/",
+            "median_slowest_over_mean": {
+                tool: {m: statistics.median(r[tool][f"slowest_over_mean_{m}"] for r in rounds) for m in ("cpu", "wall")}
+                for tool in TOOLS
+            },
+            "rounds": rounds,
+        }
+        _write(result, args.json_out)  # after every suite: an interrupted run keeps what it measured
+    result["load_at_the_end"] = _load()
+    print(_write(result, args.json_out))
+
+
+def _write(result: dict[str, Any], path: Path | None) -> str:
+    text = json.dumps(result, indent=2)
+    if path is not None:
+        path.write_text(text, encoding="utf-8")
+    return text
+
+
+if __name__ == "__main__":
+    main()
