@@ -145,7 +145,10 @@ def _literal_length(node: ast.expr) -> int | None:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
         bounds = [a.value for a in node.args if isinstance(a, ast.Constant) and type(a.value) is int]
         if len(bounds) == len(node.args) and 1 <= len(bounds) <= 3 and not node.keywords and bounds[2:] != [0]:
-            return len(range(*bounds))
+            try:
+                return len(range(*bounds))
+            except OverflowError:  # more cases than an index holds: nobody collects those
+                return None
     return None
 
 

@@ -89,6 +89,9 @@ def test_parametrize_over_names_literal_ones_resolved_others_guessed():
         @pytest.mark.parametrize("x", range(N))
         def test_range_of_a_name(x): pass
 
+        @pytest.mark.parametrize("x", range(100000000000000000000))
+        def test_range_too_long(x): pass
+
         @pytest.mark.parametrize("x", TWICE)
         def test_twice(x): pass
 
@@ -99,7 +102,7 @@ def test_parametrize_over_names_literal_ones_resolved_others_guessed():
         def test_mark_by_name(x): pass
         """
     )
-    assert counted == FileCount(tests=5 + 10_000 + 2 + 4 * GUESSED_CASES + 2, guessed=4)
+    assert counted == FileCount(tests=5 + 10_000 + 2 + 5 * GUESSED_CASES + 2, guessed=5)
 
 
 def test_class_and_module_marks_multiply_every_test_under_them():
