@@ -40,7 +40,15 @@ from ci_shards.model import Plan, ShardPlan, item_file
 from ci_shards.plan.collect import glob_items
 from ci_shards.plan.conftest_ignores import ConftestIgnores
 from ci_shards.plan.new_files import CountOf, estimate_new_files, not_counted
-from ci_shards.plan.static_count import DEFAULT_CLASSES, DEFAULT_FUNCTIONS, CountRules, FileCount, count_tests
+from ci_shards.plan.static_count import (
+    DEFAULT_CLASSES,
+    DEFAULT_FUNCTIONS,
+    CountRules,
+    FileCount,
+    Fixture,
+    count_tests,
+    fixtures_in,
+)
 from ci_shards.pytest_args import NO_IGNORES, Ignores, ignores_in, path_words
 
 DEFAULT_PYTHON_FILES: Final = ("test_*.py", "*_test.py")
@@ -334,22 +342,37 @@ def discover_items(
         timings = {k: v for k, v in timings.items() if item_file(k) not in gone} if gone else timings
         if conftest.left_out:
             notes.append(_left_out_note(list(conftest.left_out), cwd))
-        count_of = _counter(cwd, set(files), CountRules(settings.python_functions, settings.python_classes))
+        rules = CountRules(settings.python_functions, settings.python_classes)
+        count_of = _counter(cwd, set(files), rules, settings.rootdir.absolute())
     if globs:
         files += glob_items(globs, cwd=cwd)
     found = merge_with_timings(files, timings, lambda f: (cwd / f).is_file(), count_of)
     return found, notes + found.notes
 
 
-def _counter(cwd: Path, python_files: set[str], rules: CountRules) -> CountOf:
+def _counter(cwd: Path, python_files: set[str], rules: CountRules, rootdir: Path) -> CountOf:
     """``count_of`` for ``new_files``: the tests a file pytest would collect defines, or why it
     cannot be read as Python (one short reason: the file is still planned, never a crash)."""
+    by_folder: dict[Path, dict[str, Fixture]] = {}
+
+    def conftest_fixtures(folder: Path) -> dict[str, Fixture]:
+        """The fixtures of the conftest.py files from ``rootdir`` down to ``folder``, the nearest winning."""
+        if folder not in by_folder:
+            above = conftest_fixtures(folder.parent) if folder != rootdir and rootdir in folder.parents else {}
+            try:
+                own = fixtures_in((folder / "conftest.py").read_bytes())
+            except (OSError, SyntaxError, ValueError, RecursionError):  # none, or pytest will say what is wrong
+                own = {}
+            by_folder[folder] = {**above, **own}
+        return by_folder[folder]
 
     def count_of(file: str) -> FileCount | str | None:
         if file not in python_files:
             return None
+        path = (cwd / file).absolute()
         try:
-            return count_tests((cwd / file).read_bytes(), rules)  # bytes: Python's own encoding rules
+            # bytes: Python's own encoding rules
+            return count_tests(path.read_bytes(), rules, conftest_fixtures(path.parent))
         except SyntaxError as err:  # a bad encoding is one too (unicode error)
             return f"{type(err).__name__} at line {err.lineno}: {err.msg}"
         except (OSError, ValueError, RecursionError) as err:  # null bytes; nesting deeper than the parser goes

@@ -13,6 +13,10 @@ pytest's collection rules (``_pytest/python.py``: ``PyCollector.collect``, ``ist
   nested test classes;
 - subclasses of ``unittest.TestCase`` (a base named ``*TestCase``, or a class in the file that is
   one) whatever their name, with unittest's own rule: methods whose name starts with ``test``;
+- parametrized fixtures (``@pytest.fixture(params=[...])``, the same rule for the list) a test
+  asks for by an argument, directly or through other fixtures, multiply too: those the file
+  defines, and those of the ``conftest.py`` files above it (``fixtures_in``, handed in by the
+  caller; the nearest definition of a name wins, the file's own first);
 - ``@pytest.mark.parametrize`` (on the function, its classes or ``pytestmark``) multiplies by the
   length of its argument list when that is a literal list, tuple or set, or a module-level name
   bound once to one, or ``range()`` of integer literals (``pytest.param(...)`` entries count one
@@ -20,8 +24,9 @@ pytest's collection rules (``_pytest/python.py``: ``PyCollector.collect``, ``ist
   comprehension, an imported name) counts ``GUESSED_CASES`` and is counted in ``guessed``.
   Stacked parametrizes multiply.
 
-What only running the file can tell is not seen: ``pytest_generate_tests``, parametrized
-fixtures, tests imported from another module, base classes from another module.
+What only running the file can tell is not seen: ``pytest_generate_tests``, fixtures from
+plugins or defined in classes, tests imported from another module, base classes from another
+module.
 """
 
 from __future__ import annotations
@@ -47,16 +52,26 @@ class CountRules:
 
 
 @dataclass(frozen=True)
+class Fixture:
+    params: int  # how many cases it makes each test that asks for it (1: not parametrized)
+    requests: tuple[str, ...] = ()  # the fixtures it asks for itself
+
+
+@dataclass(frozen=True)
 class FileCount:
     tests: int
     guessed: int = 0  # parametrize argument lists that were not literal, each counted GUESSED_CASES
 
 
-def count_tests(source: str | bytes, rules: CountRules = CountRules()) -> FileCount:
-    """The tests ``source`` defines. Raises ``SyntaxError`` or ``ValueError`` (null bytes, a bad
-    encoding declaration) when it is not Python; bytes are decoded as Python does (PEP 263)."""
+def count_tests(
+    source: str | bytes, rules: CountRules = CountRules(), fixtures: Mapping[str, Fixture] | None = None
+) -> FileCount:
+    """The tests ``source`` defines, given the ``fixtures`` its conftests define. Raises
+    ``SyntaxError`` or ``ValueError`` (null bytes, a bad encoding declaration) when it is not
+    Python; bytes are decoded as Python does (PEP 263)."""
     module = ast.parse(source)
     counter = _Counter(rules, _literal_lengths(module.body))
+    counter.fixtures = {**(fixtures or {}), **counter.fixtures_of(module.body)}
     namespace = _namespace(module.body)
     classes = {name: node for name, node in namespace.items() if isinstance(node, ast.ClassDef)}
     factor = counter.marks_factor(_pytestmark(module.body))
@@ -65,8 +80,43 @@ def count_tests(source: str | bytes, rules: CountRules = CountRules()) -> FileCo
         if isinstance(node, ast.ClassDef):
             tests += counter.class_tests(node, classes, factor, ())
         elif _matches(name, rules.functions) and counter.is_test_function(node):
-            tests += factor * counter.function_factor(node)
+            tests += factor * counter.function_factor(node, method=False)
     return FileCount(tests=tests, guessed=counter.guessed)
+
+
+def fixtures_in(source: str | bytes) -> dict[str, Fixture]:
+    """The fixtures a ``conftest.py`` defines at module level (raises as ``count_tests`` does)."""
+    module = ast.parse(source)
+    return _Counter(CountRules(), _literal_lengths(module.body)).fixtures_of(module.body)
+
+
+def _arg_names(node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool) -> list[str]:
+    """The arguments pytest fills with fixtures: none with a default, not ``self``/``cls`` of a
+    method (``_pytest.compat.getfuncargnames``)."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    positional = positional[: len(positional) - len(args.defaults)]
+    if method and "staticmethod" not in (_decorator_name(d) for d in node.decorator_list):
+        positional = positional[1:]
+    keywords = [a for a, default in zip(args.kwonlyargs, args.kw_defaults, strict=True) if default is None]
+    return [a.arg for a in [*positional, *keywords]]
+
+
+def _given_names(node: ast.expr) -> set[str]:
+    """The arguments hypothesis' ``@given(name=strategy)`` fills by name."""
+    if isinstance(node, ast.Call) and _decorator_name(node) == "given":
+        return {k.arg for k in node.keywords if k.arg}
+    return set()
+
+
+def _argnames(mark: ast.Call) -> set[str]:
+    """The names a ``parametrize(...)`` gives values to (``"a, b"`` or a list of strings)."""
+    first = mark.args[0] if mark.args else next((k.value for k in mark.keywords if k.arg == "argnames"), None)
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return {n.strip() for n in first.value.split(",") if n.strip()}
+    if isinstance(first, ast.List | ast.Tuple):
+        return {e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return set()
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:
@@ -179,10 +229,44 @@ class _Counter:
         self.rules = rules
         self.names = names
         self.guessed = 0
+        self.fixtures: Mapping[str, Fixture] = {}
 
     def cases(self, mark: ast.Call) -> int:
         values = next((k.value for k in mark.keywords if k.arg == "argvalues"), None)
-        values = mark.args[1] if len(mark.args) > 1 else values
+        return self.length(mark.args[1] if len(mark.args) > 1 else values)
+
+    def fixtures_of(self, body: Sequence[ast.stmt]) -> dict[str, Fixture]:
+        """The fixtures ``body`` defines: their name (``name=`` or the function's), their
+        ``params`` cases (1 without), the fixtures they ask for."""
+        found: dict[str, Fixture] = {}
+        for node in _definitions(body):
+            decorator = next((d for d in node.decorator_list if _decorator_name(d) == "fixture"), None)
+            if decorator is None or isinstance(node, ast.ClassDef):
+                continue
+            keywords = {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
+            name = keywords.get("name")
+            key = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else node.name
+            params = self.length(keywords["params"]) if "params" in keywords else 1
+            found[key] = Fixture(params, tuple(_arg_names(node, method=False)))
+        return found
+
+    def fixture_factor(self, requested: Sequence[str], given: set[str]) -> int:
+        """The cases the parametrized fixtures among ``requested`` (and those they ask for) make;
+        a name the test's own parametrize ``given`` overrides its fixture, as in pytest."""
+        seen = set(given)
+        todo = list(requested)
+        factor = 1
+        while todo:
+            name = todo.pop()
+            fixture = self.fixtures.get(name) if name not in seen else None
+            seen.add(name)
+            if fixture is not None:
+                factor *= fixture.params
+                todo += fixture.requests
+        return factor
+
+    def length(self, values: ast.expr | None) -> int:
+        """The cases of an argument list: literal, a module-level literal name, else guessed."""
         length = _literal_length(values) if values is not None else None
         if length is None and isinstance(values, ast.Name):
             named = self.names.get(values.id)
@@ -202,8 +286,16 @@ class _Counter:
                 factor *= self.cases(call)
         return factor
 
-    def function_factor(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
-        return self.marks_factor(node.decorator_list)
+    def function_factor(self, node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool) -> int:
+        """The test's own parametrizes times the parametrized fixtures it asks for (an argument a
+        parametrize or hypothesis' ``@given(name=...)`` fills is no fixture)."""
+        given = set().union(*(_argnames(m) for m in map(_parametrize, node.decorator_list) if m is not None))
+        requested = _arg_names(node, method=method)
+        for decorator in node.decorator_list:
+            given |= _given_names(decorator)
+            if isinstance(decorator, ast.Call) and _decorator_name(decorator) == "given" and decorator.args:
+                given |= set(requested[-len(decorator.args) :])  # positional strategies fill the last ones
+        return self.marks_factor(node.decorator_list) * self.fixture_factor(requested, given)
 
     @staticmethod
     def is_test_function(node: Definition) -> bool:
@@ -234,7 +326,7 @@ class _Counter:
             if isinstance(member, ast.ClassDef):
                 tests += self.class_tests(member, classes, factor, (*outer, node.name))
             elif _matches(name, self.rules.functions) and self.is_test_function(member):
-                tests += factor * self.function_factor(member)
+                tests += factor * self.function_factor(member, method=True)
         return tests
 
 

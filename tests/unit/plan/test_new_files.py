@@ -118,3 +118,18 @@ def test_the_learned_per_test_overhead_is_added_for_each_counted_test(tmp_path: 
     plan = Plan.from_json(json.loads(capsys.readouterr().out))
     # test_new.py: 10 tests at 1 s (learned: 2 s over 2 counted) plus 0.25 s each; the timed ones 1.25 s each
     assert plan.shards[0].estimated_seconds == pytest.approx(10 * 1.25 + 2 * 1.25)
+
+
+def test_fixtures_of_the_conftests_above_a_file_count_the_nearest_first(tmp_path: Path):
+    fixture = "import pytest\n\n@pytest.fixture(params={params})\ndef backend(request):\n    return request.param\n"
+    (tmp_path / "conftest.py").write_text(fixture.format(params="[1, 2]"))
+    (tmp_path / "tests" / "sub").mkdir(parents=True)
+    (tmp_path / "tests" / "conftest.py").write_text("def helper(): pass\n")  # defines no fixture
+    (tmp_path / "tests" / "sub" / "conftest.py").write_text(fixture.format(params="[1, 2, 3]"))
+    (tmp_path / "tests" / "test_top.py").write_text("def test_a(backend): pass\n")
+    (tmp_path / "tests" / "sub" / "test_deep.py").write_text("def test_a(backend): pass\n")
+    (tmp_path / "tests" / "broken").mkdir()
+    (tmp_path / "tests" / "broken" / "conftest.py").write_text("def (:\n")  # pytest will say; counted without
+    (tmp_path / "tests" / "broken" / "test_b.py").write_text("def test_a(backend): pass\n")
+    found, _ = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=["tests"], globs=(), timings={})
+    assert found.estimates == {"tests/test_top.py": 2.0, "tests/sub/test_deep.py": 3.0, "tests/broken/test_b.py": 2.0}

@@ -6,11 +6,11 @@ import textwrap
 
 import pytest
 
-from ci_shards.plan.static_count import GUESSED_CASES, CountRules, FileCount, count_tests
+from ci_shards.plan.static_count import GUESSED_CASES, CountRules, FileCount, Fixture, count_tests, fixtures_in
 
 
-def _count(source: str, rules: CountRules | None = None) -> FileCount:
-    return count_tests(textwrap.dedent(source), rules or CountRules())
+def _count(source: str, rules: CountRules | None = None, fixtures: dict[str, Fixture] | None = None) -> FileCount:
+    return count_tests(textwrap.dedent(source), rules or CountRules(), fixtures)
 
 
 def test_functions_and_methods_by_pytest_default_names():
@@ -246,3 +246,58 @@ def test_what_is_not_python_raises_for_the_caller(source, error):
 def test_bytes_follow_the_encoding_declaration():
     source = "# -*- coding: latin-1 -*-\ndef test_é(): pass\n".encode("latin-1")
     assert count_tests(source) == FileCount(tests=1)
+
+
+def test_parametrized_fixtures_multiply_the_tests_that_ask_for_them():
+    conftest = fixtures_in(
+        textwrap.dedent(
+            """
+            import pytest
+
+            @pytest.fixture(name="slots", params=(True, False))
+            def _slots(request):
+                return request.param
+
+            @pytest.fixture(params=["sqlite", "postgres", "mysql"])
+            def db(request): return request.param
+            """
+        )
+    )
+    assert conftest == {"slots": Fixture(2, ("request",)), "db": Fixture(3, ("request",))}
+    counted = _count(
+        """
+        import pytest
+        from hypothesis import given, strategies as st
+
+        @pytest.fixture(params=[1, 2])
+        def size(request): return request.param
+
+        @pytest.fixture
+        def table(db, size): return (db, size)     # asks for two parametrized fixtures: 3 x 2
+
+        def test_direct(slots): pass                 # 2
+        def test_through_fixtures(table): pass       # 6
+        def test_both(table, slots): pass            # 12
+        def test_default(slots=True): pass           # an argument with a default is no fixture: 1
+
+        @pytest.mark.parametrize("slots", [True])
+        def test_overridden(slots): pass             # the parametrize wins: 1
+
+        @given(slots=st.booleans())
+        def test_given_by_name(slots): pass          # hypothesis fills it: 1
+
+        @given(st.booleans())
+        def test_given_positional(db, slots): pass   # the strategy fills the last one: db only
+
+        class TestMethods:
+            def test_method(self, slots): pass       # self is no fixture: 2
+
+        @pytest.fixture(params=[1, 2, 3, 4, 5])
+        def db(request): return request.param      # the file's own fixture wins over the conftest's
+        def test_own(db): pass                       # 5
+        """,
+        fixtures=conftest,
+    )
+    # the file's db (5 cases) also counts for test_through_fixtures, test_both and test_given_positional (47,
+    # as pytest collects this file beside that conftest.py)
+    assert counted == FileCount(tests=2 + 10 + 20 + 1 + 1 + 1 + 5 + 2 + 5)
