@@ -79,3 +79,25 @@ def test_every_collected_test_runs_in_exactly_one_process_thorough(
     run: tuple[Plan, list[str]],
 ) -> None:
     test_every_collected_test_runs_in_exactly_one_process.hypothesis.inner_test(run)
+
+
+def test_a_shard_walks_only_the_folders_of_its_files_and_the_unowned_shard_walks_every_folder() -> None:
+    shards = (
+        ShardPlan(1, ("t/a/test_x.py", "t/b/test_y.py::test_q"), 1.0),
+        ShardPlan(2, ("t/b/test_y.py::test_r",), 2.0),
+    )
+    plan = Plan(total=2, granularity=Granularity.TEST, shards=shards, lower_bound_seconds=0.0, unknown_items=0)
+    first, second = (_Selection(list(s.items), ownership=plan.ownership(), index=s.index) for s in shards)
+    unowned = first if plan.ownership().unowned_shard == 1 else second
+    other = second if unowned is first else first
+    assert [other.skips(d, is_dir=True) for d in ("t", "t/b", "t/c")] == [False, False, True]
+    assert not unowned.skips("t/c", is_dir=True)  # a new file may be anywhere in the user's selection
+    assert not second.skips("t/b/test_y.py", is_dir=False)  # a file cut across shards is each one's
+    assert second.skips("t/a/test_x.py", is_dir=False) and not first.skips("t/a/test_x.py", is_dir=False)
+    assert unowned.skips("t/c/test_new.py", is_dir=False) is False and other.skips("t/c/test_new.py", is_dir=False)
+    rerun = _Selection(["t/b/test_y.py::test_q"])  # by id, no plan: only the failed tests' files and folders
+    assert [rerun.skips(p, is_dir=d) for p, d in (("t/a", True), ("t/b", True), ("t/a/test_x.py", False))] == [
+        True,
+        False,
+        True,
+    ]

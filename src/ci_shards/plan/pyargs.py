@@ -11,13 +11,14 @@ each sub-name is looked up inside the package found, as ``__path__`` would be. F
 ``__init__.py`` are namespace portions, merged across entries, as the import system merges them;
 a name that ends on one is not resolved (pytest's ``search_pypath`` does not take namespace
 packages either). A package installed in editable mode through an import hook (no path entry holds
-it) is found by ``importlib.util.find_spec`` of its top-level name alone, which runs the finders but
-not the package (only a dotted name imports its parents).
+it) is found by asking the hooks on ``sys.meta_path`` for its top-level name alone, which runs the
+finders but not the package (only a dotted name imports its parents).
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.machinery
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -37,15 +38,23 @@ def _find(parts: Sequence[str], locations: Sequence[Path]) -> Path | None:
 
 
 def _hooked_top_level(name: str) -> list[Path]:
-    """Where an import hook (an editable install's finder) puts a top-level package; [] for none.
-    ``find_spec`` of a name without dots does not import it."""
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return []
-    if spec is None or not spec.submodule_search_locations:
-        return []
-    return [Path(p).parent for p in spec.submodule_search_locations]
+    """Where an import hook on ``sys.meta_path`` (an editable install's finder) puts a top-level
+    package; [] for none. Only those finders are asked (the path search is done above, and
+    ``sys.modules`` is this process's, not the shard's); ``find_spec`` of a name without dots imports
+    nothing."""
+    found: list[Path] = []
+    for finder in sys.meta_path:
+        if finder in (importlib.machinery.PathFinder, importlib.machinery.BuiltinImporter):
+            continue
+        if finder is importlib.machinery.FrozenImporter or not hasattr(finder, "find_spec"):
+            continue
+        try:
+            spec = finder.find_spec(name, None)
+        except (ImportError, ValueError, TypeError):
+            continue
+        if spec is not None and spec.submodule_search_locations:
+            found += [Path(p).parent for p in spec.submodule_search_locations]
+    return found
 
 
 def module_location(name: str, search_path: Sequence[Path]) -> Path | None:
