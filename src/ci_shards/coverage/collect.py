@@ -198,3 +198,26 @@ def entry_problem(entry: Mapping[str, Any] | None) -> str:
     if not entry:
         return "ran without --coverage"
     return str(entry.get("problem") or "")
+
+
+def listed_files(shard_dir: Path, entry: Mapping[str, Any]) -> tuple[list[Path], str]:
+    """The data files outcome.json's entry names, and why they are not all there ("" when they are).
+
+    Only the listed files are folded: a file the run did not list (left by another attempt, or copied in)
+    is not this run's data, and a listed file that is gone (an upload that lost the folder, a cache that
+    restored half of it) makes the shard's coverage lost, never a complete fold without it."""
+    data = entry.get("data", COVERAGE_DIR)
+    names = entry.get("files")
+    if not isinstance(data, str) or not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return [], "outcome.json's coverage entry has no list of data files"
+    bad = [n for n in (data, *names) if not n or n in {".", ".."} or PurePath(n).name != n]
+    if bad:  # a name from the artifact (untrusted) must not reach outside the shard folder
+        return [], f"outcome.json's coverage entry names a path, not a file in the folder: {bad[0]!r}"
+    folder = shard_dir / data
+    if not names:
+        return [], "outcome.json lists no coverage data file"
+    missing = [n for n in names if not (folder / n).is_file()]
+    if missing:
+        listed = f"{len(missing)} of {len(names)} coverage data files listed in outcome.json"
+        return [], f"{listed} are not in {folder}: {', '.join(missing[:3])}"
+    return [folder / n for n in names], ""

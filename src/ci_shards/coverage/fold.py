@@ -17,7 +17,7 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from ci_shards.coverage.artifact import (
     ShardCoverage,
     ShardState,
 )
-from ci_shards.coverage.collect import Tool, data_files, entry_problem
+from ci_shards.coverage.collect import entry_problem, listed_files
 from ci_shards.model import Outcome, Plan, ShardStatus
 from ci_shards.report.artifacts import OUTCOME_FILE, discover_shard_folders
 
@@ -44,8 +44,11 @@ def one_line(text: str, limit: int = 300) -> str:
     return " ".join(strip_control(text).split())[:limit]
 
 
-def shard_state(*, index: int, planned: int, outcome: Outcome | None, problem: str = "") -> ShardCoverage:
-    """What a planned shard can give the fold, before its data files are read."""
+def shard_state(
+    *, index: int, planned: int, outcome: Outcome | None, problem: str = "", missing: str = ""
+) -> ShardCoverage:
+    """What a planned shard can give the fold, before its data files are read (``missing``: why the files
+    its outcome lists are not all in its folder)."""
     problem = one_line(problem)
     if planned == 0:
         return ShardCoverage(index=index, state=ShardState.EMPTY)
@@ -55,7 +58,7 @@ def shard_state(*, index: int, planned: int, outcome: Outcome | None, problem: s
         return ShardCoverage(index=index, state=ShardState.EMPTY)
     if outcome.coverage is None:
         return ShardCoverage(index=index, state=ShardState.NO_COVERAGE)
-    lost = one_line(entry_problem(outcome.coverage))
+    lost = one_line(entry_problem(outcome.coverage) or missing)
     if lost:
         return ShardCoverage(index=index, state=ShardState.LOST, detail=lost)
     if outcome.status in _INCOMPLETE or outcome.not_run:
@@ -87,6 +90,7 @@ class FoldedShard:
     folder: Path | None
     outcome: Outcome | None
     problem: str
+    files: tuple[Path, ...] = ()  # the data files its outcome lists, all present (set by shard_states)
 
 
 def _read_outcome(folder: Path) -> tuple[Outcome | None, str]:
@@ -116,12 +120,17 @@ def shard_states(plan: Plan, dirs: Sequence[Path]) -> tuple[list[ShardCoverage],
     states: list[ShardCoverage] = []
     folded: list[FoldedShard] = []
     for shard in _shards(plan, dirs):
+        files: list[Path] = []
+        missing = ""
+        if shard.folder is not None and shard.outcome is not None and shard.outcome.coverage:
+            files, missing = listed_files(shard.folder, shard.outcome.coverage)
+        planned = len(plan.shard(shard.index).items)
         state = shard_state(
-            index=shard.index, planned=len(plan.shard(shard.index).items), outcome=shard.outcome, problem=shard.problem
+            index=shard.index, planned=planned, outcome=shard.outcome, problem=shard.problem, missing=missing
         )
         states.append(state)
         if state.state is ShardState.FOLDED:
-            folded.append(shard)
+            folded.append(replace(shard, files=tuple(files)))
     return states, folded
 
 
@@ -189,7 +198,7 @@ def _combine_python(shards: Sequence[FoldedShard], target: Any) -> tuple[dict[st
         mapped = _mapper(str(entry.get("source_root", "")))
         try:
             parts = []
-            for path in data_files(Tool.COVERAGE_PY, shard.folder / str(entry.get("data", "coverage"))):
+            for path in shard.files:
                 one = CoverageData(basename=str(path))
                 one.read()
                 parts.append(one)

@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from ci_shards.config import parse_config
-from ci_shards.coverage.collect import CoverageRequest, Tool, describe, environment, tool_for, wrap
+from ci_shards.coverage.collect import (
+    CoverageRequest,
+    Tool,
+    describe,
+    environment,
+    listed_files,
+    tool_for,
+    wrap,
+)
 from ci_shards.errors import ConfigError, UsageError
 
 PY = sys.executable
@@ -71,6 +79,34 @@ def test_missing_and_unsaved_data_are_problems(tmp_path: Path) -> None:
     (tmp_path / "saved-1").touch()
     entry = describe(Tool.COVERAGE_PY, tmp_path, source_root=tmp_path, request=request, launched=1)
     assert entry["problem"].startswith("unreadable coverage data: coverage-py.host.1.x")
+
+
+def test_only_the_listed_data_files_are_folded_and_all_must_be_there(tmp_path: Path) -> None:
+    data = tmp_path / "coverage"
+    data.mkdir()
+    (data / "coverage-py.a").write_bytes(b"x")
+    (data / "coverage-py.stray").write_bytes(b"x")  # left by another attempt: not this run's data
+    entry = {"data": "coverage", "files": ["coverage-py.a"]}
+    assert listed_files(tmp_path, entry) == ([data / "coverage-py.a"], "")
+    files, problem = listed_files(tmp_path, {**entry, "files": ["coverage-py.a", "coverage-py.gone"]})
+    assert files == []
+    assert problem == f"1 of 2 coverage data files listed in outcome.json are not in {data}: coverage-py.gone"
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ({"data": "coverage"}, "outcome.json's coverage entry has no list of data files"),
+        ({"data": "coverage", "files": "coverage-py.a"}, "outcome.json's coverage entry has no list of data files"),
+        ({"data": 3, "files": []}, "outcome.json's coverage entry has no list of data files"),
+        ({"data": "coverage", "files": []}, "outcome.json lists no coverage data file"),
+        ({"data": "..", "files": ["x"]}, "outcome.json's coverage entry names a path, not a file in the folder: '..'"),
+        ({"data": "coverage", "files": ["../../etc/passwd"]}, "names a path, not a file in the folder"),
+    ],
+)
+def test_an_entry_of_the_wrong_shape_is_a_problem_never_a_path_outside(entry: dict[str, object], problem: str) -> None:
+    files, found = listed_files(Path("shard"), entry)
+    assert files == [] and problem in found
 
 
 def test_config_key() -> None:
