@@ -39,6 +39,7 @@ from _pytest.junitxml import mangle_test_address  # pytest's own, so the names m
 from _pytest.pathlib import fnmatch_ex
 from _pytest.python import path_matches_patterns  # pytest's own python_files matching
 
+from ci_shards import outfile
 from ci_shards.model import Plan, ShardOwnership, item_file, owning_item, parse_shard_spec
 
 MAX_TEXT: int = 16 * 1024
@@ -405,7 +406,7 @@ class _CollectRecorder:
             "errors": self.errors,
             "exitstatus": int(exitstatus),
         }
-        Path(self.path).write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+        outfile.write_atomic(self.path, json.dumps(record, ensure_ascii=False))
 
 
 def _restrict_args(config: pytest.Config, args_path: str) -> list[str]:

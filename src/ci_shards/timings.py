@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ci_shards import outfile
 from ci_shards.errors import InputError, kind_of
 from ci_shards.junit import parse_junit_bytes
 from ci_shards.model import MAX_TEST_SECONDS
@@ -325,11 +326,5 @@ def load_timings(path: str | Path, *, junit: bool = False) -> TimingsStore:
 
 
 def write_store(store: TimingsStore, path: str | Path, sections: Mapping[str, Any] | None = None) -> None:
-    """Write atomically (a temp file renamed over ``path``) so a killed job never leaves half a store."""
-    target = Path(path)
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        tmp.write_text(store.dumps(sections), encoding="utf-8")
-        tmp.replace(target)
-    except OSError as err:
-        raise InputError(path, f"cannot write timings: {err.strerror or err}") from None
+    """Write atomically (``outfile.atomic``) so a killed job never leaves half a store."""
+    outfile.write_atomic(path, store.dumps(sections))
