@@ -31,7 +31,8 @@ from ci_shards.coverage.artifact import (
     ShardCoverage,
     ShardState,
 )
-from ci_shards.coverage.collect import entry_problem, listed_files
+from ci_shards.coverage.collect import entry_problem, listed_files, not_coverage_data
+from ci_shards.errors import InputError
 from ci_shards.model import Outcome, Plan, ShardStatus
 from ci_shards.report.artifacts import OUTCOME_FILE, discover_shard_folders
 
@@ -199,6 +200,9 @@ def _combine_python(shards: Sequence[FoldedShard], target: Any) -> tuple[dict[st
         try:
             parts = []
             for path in shard.files:
+                problem = not_coverage_data(path)
+                if problem:
+                    raise ValueError(problem)
                 one = CoverageData(basename=str(path))
                 one.read()
                 parts.append(one)
@@ -284,6 +288,20 @@ def _file_coverage(
     )
 
 
+def _json_report(cov: Any) -> dict[str, Any]:
+    """coverage.py's JSON report of the combined data, per file (through a temp file: its only output)."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="ci-shards-cov-") as tmp:
+            out = Path(tmp) / "report.json"
+            # every measured file, and with the project's `source` setting its never-imported files too
+            # (0 %, as a serial `coverage report` counts them); files outside the root are dropped below
+            cov.json_report(outfile=str(out), ignore_errors=True)
+            return dict(json.loads(out.read_text(encoding="utf-8"))["files"])
+    except OSError as err:  # a full disk, `ulimit -f`: the fold fails with the reason (exit 2), other outputs stay
+        why = f"cannot write coverage.py's report: {err.strerror or err}"
+        raise InputError(Path(tempfile.gettempdir()), why) from None
+
+
 def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, created_at: str) -> CoverageArtifact:
     """The folded coverage.py data of every shard under ``dirs``, analysed against the source in ``root``.
 
@@ -303,12 +321,7 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
     branch = combined.has_arcs()
     files: list[FileCoverage] = []
     if present:
-        with tempfile.TemporaryDirectory(prefix="ci-shards-cov-") as tmp:
-            out = Path(tmp) / "report.json"
-            # every measured file, and with the project's `source` setting its never-imported files too
-            # (0 %, as a serial `coverage report` counts them); files outside the root are dropped below
-            cov.json_report(outfile=str(out), ignore_errors=True)
-            report = json.loads(out.read_text(encoding="utf-8"))["files"]
+        report = _json_report(cov)
         exclude = cov.get_option("report:exclude_lines")
         patterns = [str(p) for p in exclude] if isinstance(exclude, list) else []
         names_of: dict[str, list[str]] = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from ci_shards.coverage.collect import (
     describe,
     environment,
     listed_files,
+    not_coverage_data,
     tool_for,
     wrap,
 )
@@ -107,6 +110,39 @@ def test_only_the_listed_data_files_are_folded_and_all_must_be_there(tmp_path: P
 def test_an_entry_of_the_wrong_shape_is_a_problem_never_a_path_outside(entry: dict[str, object], problem: str) -> None:
     files, found = listed_files(Path("shard"), entry)
     assert files == [] and problem in found
+
+
+def test_a_listed_name_the_file_system_refuses_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    # is_file() raises for ENAMETOOLONG and EACCES (not only returns False): the shard is lost, aggregate goes on
+    (tmp_path / "coverage").mkdir()
+    files, problem = listed_files(tmp_path, {"data": "coverage", "files": ["x" * 300]})
+    assert files == [] and problem.startswith(f"cannot read {tmp_path / 'coverage'}: ")
+
+
+def test_only_a_coverage_py_database_counts_as_coverage_data(tmp_path: Path) -> None:
+    # coverage.py reads an empty file, or a database of other tables, as "no line ran" (and writes its
+    # schema into it): a data file cut to 0 bytes must not fold as a complete shard that executed nothing
+    from coverage import CoverageData  # noqa: PLC0415 - only this test needs coverage.py
+
+    real = tmp_path / "coverage-py.real"
+    data = CoverageData(basename=str(real))
+    data.add_lines({str(tmp_path / "a.py"): [1, 2]})
+    data.write()
+    assert not_coverage_data(real) == ""
+    empty = tmp_path / "coverage-py.empty"
+    empty.touch()
+    assert not_coverage_data(empty) == "coverage-py.empty: not a coverage.py data file (empty)"
+    assert empty.stat().st_size == 0  # checked without writing into the shard's folder
+    (tmp_path / "coverage-py.json").write_text('{"lines": {}}')
+    assert "(not SQLite)" in not_coverage_data(tmp_path / "coverage-py.json")
+    other = tmp_path / "coverage-py.other"
+    with contextlib.closing(sqlite3.connect(other)) as db:
+        db.execute("create table other (x)")
+        db.commit()
+    assert not_coverage_data(other).startswith("coverage-py.other: not a coverage.py data file (no such table")
+    assert describe(Tool.COVERAGE_PY, tmp_path, source_root=tmp_path, request=CoverageRequest(), launched=0)[
+        "problem"
+    ].startswith("unreadable coverage data: coverage-py.empty, coverage-py.json, coverage-py.other")
 
 
 def test_config_key() -> None:
