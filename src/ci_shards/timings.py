@@ -192,15 +192,19 @@ def _learned(learned: Mapping[str, Samples], variant: str | None) -> tuple[float
 
 def _from_pairs(pairs: Iterable[tuple[str, object]], source: str, what: str) -> TimingsStore:
     values: dict[str, float] = {}
-    bad = duplicates = 0
+    bad = duplicates = nested = 0
     for item, raw in pairs:
         value = _usable(raw)
         if value is None:
             bad += 1
+            nested += isinstance(raw, (dict, list))
             continue
         if item in values:
             duplicates += 1  # pytest-split reads these with json.load: the last value wins
         values[item] = value
+    if nested and not values:  # e.g. a ci-shards store that lost its "schema" line: not a silent "no timings"
+        msg = f"not a {what}: its values are objects or lists, not seconds (a ci-shards store without its 'schema'?)"
+        raise InputError(source, msg)
     warnings = []
     if bad:
         warnings.append(
