@@ -197,13 +197,14 @@ def _from_pairs(pairs: Iterable[tuple[str, object]], source: str, what: str) -> 
         value = _usable(raw)
         if value is None:
             bad += 1
-            nested += isinstance(raw, (dict, list))
+            nested += isinstance(raw, dict)  # a [1] stays a skipped value (issue 2); an object is a section
             continue
         if item in values:
             duplicates += 1  # pytest-split reads these with json.load: the last value wins
         values[item] = value
-    if nested and not values:  # e.g. a ci-shards store that lost its "schema" line: not a silent "no timings"
-        msg = f"not a {what}: its values are objects or lists, not seconds (a ci-shards store without its 'schema'?)"
+    if nested:  # durations are numbers: e.g. a ci-shards store that lost its "schema" line, not a silent "no timings"
+        shape = f"{nested} of its values are objects, not seconds"
+        msg = f"not a {what}: {shape} (a ci-shards store without its 'schema'?)"
         raise InputError(source, msg)
     warnings = []
     if bad:

@@ -178,8 +178,11 @@ def test_real_junit_files(real_data):
 
 
 def test_a_store_that_lost_its_schema_is_an_error_not_an_empty_timings_file():
-    with pytest.raises(InputError, match=r"store.json: not a durations object: its values are objects or lists"):
-        parse_timings_text(b'{"variants": {"default": {"a::t": [1.0]}}, "overhead": {}}', "store.json")
+    with pytest.raises(
+        InputError, match=r"store.json: not a durations object: 1 of its values are objects, not seconds"
+    ):
+        # "history": 20 is a number, as a duration would be: one nested value is enough to tell
+        parse_timings_text(b'{"variants": {"default": {"a::t": [1.0]}}, "history": 20}', "store.json")
 
 
 def test_durations_over_a_day_are_skipped_with_a_count():
