@@ -186,6 +186,10 @@ def tracked_files(root: Path, suffixes: Sequence[str]) -> list[str] | None:
     return None
 
 
+class NotCoverageDataError(ValueError):
+    """A shard's data file that coverage.py must not be given (its message says why, whole)."""
+
+
 def _combine_python(shards: Sequence[FoldedShard], target: Any) -> tuple[dict[str, set[int]], dict[int, str]]:
     """Every folded shard's data into ``target`` (a CoverageData); a shard whose files cannot all be read
     is marked corrupt and adds nothing."""
@@ -202,14 +206,15 @@ def _combine_python(shards: Sequence[FoldedShard], target: Any) -> tuple[dict[st
             for path in shard.files:
                 problem = not_coverage_data(path)
                 if problem:
-                    raise ValueError(problem)
+                    raise NotCoverageDataError(problem)
                 one = CoverageData(basename=str(path))
                 one.read()
                 parts.append(one)
             for one in parts:  # update() checks line vs arc data before it writes anything
                 target.update(one, map_path=mapped)
         except Exception as err:  # DataError, sqlite3.DatabaseError, ...: only this shard is marked
-            corrupt[shard.index] = one_line(f"{type(err).__name__}: {err}", 200)
+            said = str(err) if isinstance(err, NotCoverageDataError) else f"{type(err).__name__}: {err}"
+            corrupt[shard.index] = one_line(said, 200)
             continue
         for one in parts:
             for name in one.measured_files():
