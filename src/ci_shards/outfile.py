@@ -1,11 +1,22 @@
 """Where a command's product goes when the user names it with ``-o``/``--output``/``--*-out``: a file, its
-missing parent folders created, or ``-`` for stdout. One rule for every subcommand (a test walks the parser)."""
+missing parent folders created, or ``-`` for stdout. One rule for every subcommand (a test walks the parser).
+
+Every file one stage hands to the next (plan.json, the matrix files, outcome.json, junit.xml,
+failures.jsonl, the timings store, coverage.json, the merged JUnit) is written through ``atomic``: a
+temp file in the same folder, fsynced, then renamed over the target (``os.replace``, atomic on POSIX
+within one file system), so a job killed mid-write leaves the old file or the new one, never half of
+one that the next stage would read as complete.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Final, TextIO
 
 from ci_shards.errors import InputError
 
@@ -30,12 +41,51 @@ def make_parent(path: str | Path) -> None:
 
 
 def write_output(path: str | Path, text: str) -> None:
-    """``text`` to the file ``path`` (parents created), or to stdout when ``path`` is ``-``."""
+    """``text`` to the file ``path`` (parents created, written atomically), or to stdout when ``path`` is ``-``."""
     if is_stdout(path):
         sys.stdout.write(text)
         return
-    make_parent(path)
+    write_atomic(path, text)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def atomic(path: str | Path) -> Iterator[TextIO]:
+    """A text handle (UTF-8, ``\n`` line ends) whose content becomes ``path`` only when the block ends
+    without an error; until then, and after a failure, ``path`` is as it was. Parents are created; an
+    ``OSError`` (disk full, no permission) becomes an ``InputError`` naming ``path``."""
+    target = Path(path)
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as err:
         raise InputError(path, f"cannot write: {err.strerror or err}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())  # the bytes are on disk before the name points at them
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would hide the file from the job that reads it
+        os.replace(tmp, target)
+    except OSError as err:
+        _remove(tmp)
+        raise InputError(path, f"cannot write: {err.strerror or err}") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _remove(tmp: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """``text`` to the file ``path`` through ``atomic``."""
+    with atomic(path) as handle:
+        handle.write(text)

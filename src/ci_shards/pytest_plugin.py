@@ -44,6 +44,7 @@ import pytest
 from _pytest.junitxml import mangle_test_address  # pytest's own, so the names match its --junitxml
 from _pytest.python import path_matches_patterns  # pytest's own python_files matching
 
+from ci_shards import outfile
 from ci_shards.model import Plan, ShardOwnership, item_file, owning_item, parse_shard_spec
 
 MAX_TEXT: int = 16 * 1024
@@ -419,7 +420,7 @@ class _CollectRecorder:
             "errors": self.errors,
             "exitstatus": int(exitstatus),
         }
-        Path(self.path).write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+        outfile.write_atomic(self.path, json.dumps(record, ensure_ascii=False))
 
 
 def pytest_configure(config: pytest.Config) -> None:

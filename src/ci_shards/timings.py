@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ci_shards import outfile
 from ci_shards.errors import InputError, kind_of
 from ci_shards.junit import parse_junit_bytes
 from ci_shards.model import MAX_TEST_SECONDS
@@ -191,15 +192,20 @@ def _learned(learned: Mapping[str, Samples], variant: str | None) -> tuple[float
 
 def _from_pairs(pairs: Iterable[tuple[str, object]], source: str, what: str) -> TimingsStore:
     values: dict[str, float] = {}
-    bad = duplicates = 0
+    bad = duplicates = nested = 0
     for item, raw in pairs:
         value = _usable(raw)
         if value is None:
             bad += 1
+            nested += isinstance(raw, dict)  # a [1] stays a skipped value (issue 2); an object is a section
             continue
         if item in values:
             duplicates += 1  # pytest-split reads these with json.load: the last value wins
         values[item] = value
+    if nested:  # durations are numbers: e.g. a ci-shards store that lost its "schema" line, not a silent "no timings"
+        shape = f"{nested} of its values are objects, not seconds"
+        msg = f"not a {what}: {shape} (a ci-shards store without its 'schema'?)"
+        raise InputError(source, msg)
     warnings = []
     if bad:
         warnings.append(
@@ -325,11 +331,5 @@ def load_timings(path: str | Path, *, junit: bool = False) -> TimingsStore:
 
 
 def write_store(store: TimingsStore, path: str | Path, sections: Mapping[str, Any] | None = None) -> None:
-    """Write atomically (a temp file renamed over ``path``) so a killed job never leaves half a store."""
-    target = Path(path)
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        tmp.write_text(store.dumps(sections), encoding="utf-8")
-        tmp.replace(target)
-    except OSError as err:
-        raise InputError(path, f"cannot write timings: {err.strerror or err}") from None
+    """Write atomically (``outfile.atomic``) so a killed job never leaves half a store."""
+    outfile.write_atomic(path, store.dumps(sections))

@@ -177,6 +177,14 @@ def test_real_junit_files(real_data):
         load_timings(junit / "EnricoMi__publish-unit-test-result-action__python__test__files__xml__non-xml.xml")
 
 
+def test_a_store_that_lost_its_schema_is_an_error_not_an_empty_timings_file():
+    with pytest.raises(
+        InputError, match=r"store.json: not a durations object: 1 of its values are objects, not seconds"
+    ):
+        # "history": 20 is a number, as a duration would be: one nested value is enough to tell
+        parse_timings_text(b'{"variants": {"default": {"a::t": [1.0]}}, "history": 20}', "store.json")
+
+
 def test_durations_over_a_day_are_skipped_with_a_count():
     store = parse('{"a::t": 1e30, "b::t": 86400.5, "c::t": 86400, "d::t": 2.0}')
     assert store.estimates() == {"c::t": 86400.0, "d::t": 2.0}

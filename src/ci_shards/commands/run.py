@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ci_shards import outfile
 from ci_shards.config import load_config
 from ci_shards.console import Console, console_for, fmt_seconds, is_ci, plural
 from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, UsageError
@@ -134,9 +135,9 @@ def local_handler(args: argparse.Namespace) -> int:
     plan_path = out / "plan.json"
     try:
         out.mkdir(parents=True, exist_ok=True)
-        plan_path.write_text(plan.dumps(), encoding="utf-8")
     except OSError as err:
         raise InputError(out, f"cannot write the results folder (--out): {err.strerror or err}") from None
+    outfile.write_atomic(plan_path, plan.dumps())
     allowed = options.plan.allow_empty
     check_not_empty(plan, allowed=allowed)  # nothing to run: say so before starting anything
     command = raw  # with --pytest, the plugin drops the arguments that select tests (and says so)

@@ -18,6 +18,7 @@ import importlib.metadata
 import importlib.util
 import json
 import shutil
+import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -104,12 +105,36 @@ def _version(tool: Tool) -> str:
         return ""
 
 
+_SQLITE_MAGIC: Final = b"SQLite format 3\x00"  # every SQLite 3 database's first 16 bytes (sqlite.org/fileformat.html)
+
+
+def not_coverage_data(path: Path) -> str:
+    """Why ``path`` is not a coverage.py data file ("" when it is one), checked without coverage.py:
+    its reader takes an empty file, or a database of other tables, as empty data and writes its own
+    schema into it, so a data file cut to 0 bytes would fold as "no line ran" (issue 20)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(_SQLITE_MAGIC))
+        if head != _SQLITE_MAGIC:
+            return f"{path.name}: not a coverage.py data file ({'empty' if not head else 'not SQLite'})"
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            db.execute("select version from coverage_schema").fetchone()
+    except OSError as err:
+        return f"{path.name}: cannot read: {err.strerror or err}"
+    except sqlite3.Error as err:
+        return f"{path.name}: not a coverage.py data file ({err})"
+    return ""
+
+
 def _python_problem(files: Sequence[Path]) -> str:
     from coverage import CoverageData  # noqa: PLC0415
 
     bad = []
     for path in files:
         try:
+            if not_coverage_data(path):
+                bad.append(path.name)
+                continue
             data = CoverageData(basename=str(path))
             data.read()
             data.measured_files()
@@ -198,3 +223,29 @@ def entry_problem(entry: Mapping[str, Any] | None) -> str:
     if not entry:
         return "ran without --coverage"
     return str(entry.get("problem") or "")
+
+
+def listed_files(shard_dir: Path, entry: Mapping[str, Any]) -> tuple[list[Path], str]:
+    """The data files outcome.json's entry names, and why they are not all there ("" when they are).
+
+    Only the listed files are folded: a file the run did not list (left by another attempt, or copied in)
+    is not this run's data, and a listed file that is gone (an upload that lost the folder, a cache that
+    restored half of it) makes the shard's coverage lost, never a complete fold without it."""
+    data = entry.get("data", COVERAGE_DIR)
+    names = entry.get("files")
+    if not isinstance(data, str) or not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return [], "outcome.json's coverage entry has no list of data files"
+    bad = [n for n in (data, *names) if not n or n in {".", ".."} or PurePath(n).name != n]
+    if bad:  # a name from the artifact (untrusted) must not reach outside the shard folder
+        return [], f"outcome.json's coverage entry names a path, not a file in the folder: {bad[0]!r}"
+    folder = shard_dir / data
+    if not names:
+        return [], "outcome.json lists no coverage data file"
+    try:
+        missing = [n for n in names if not (folder / n).is_file()]
+    except OSError as err:  # is_file() raises for EACCES (a folder without x permission)
+        return [], f"cannot read {folder}: {err.strerror or err}"
+    if missing:
+        listed = f"{len(missing)} of {len(names)} coverage data files listed in outcome.json"
+        return [], f"{listed} are not in {folder}: {', '.join(missing[:3])}"
+    return [folder / n for n in names], ""

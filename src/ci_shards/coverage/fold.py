@@ -17,7 +17,7 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,8 @@ from ci_shards.coverage.artifact import (
     ShardCoverage,
     ShardState,
 )
-from ci_shards.coverage.collect import Tool, data_files, entry_problem
+from ci_shards.coverage.collect import entry_problem, listed_files, not_coverage_data
+from ci_shards.errors import InputError
 from ci_shards.model import Outcome, Plan, ShardStatus
 from ci_shards.report.artifacts import OUTCOME_FILE, discover_shard_folders
 
@@ -44,8 +45,11 @@ def one_line(text: str, limit: int = 300) -> str:
     return " ".join(strip_control(text).split())[:limit]
 
 
-def shard_state(*, index: int, planned: int, outcome: Outcome | None, problem: str = "") -> ShardCoverage:
-    """What a planned shard can give the fold, before its data files are read."""
+def shard_state(
+    *, index: int, planned: int, outcome: Outcome | None, problem: str = "", missing: str = ""
+) -> ShardCoverage:
+    """What a planned shard can give the fold, before its data files are read (``missing``: why the files
+    its outcome lists are not all in its folder)."""
     problem = one_line(problem)
     if planned == 0:
         return ShardCoverage(index=index, state=ShardState.EMPTY)
@@ -55,7 +59,7 @@ def shard_state(*, index: int, planned: int, outcome: Outcome | None, problem: s
         return ShardCoverage(index=index, state=ShardState.EMPTY)
     if outcome.coverage is None:
         return ShardCoverage(index=index, state=ShardState.NO_COVERAGE)
-    lost = one_line(entry_problem(outcome.coverage))
+    lost = one_line(entry_problem(outcome.coverage) or missing)
     if lost:
         return ShardCoverage(index=index, state=ShardState.LOST, detail=lost)
     if outcome.status in _INCOMPLETE or outcome.not_run:
@@ -87,6 +91,7 @@ class FoldedShard:
     folder: Path | None
     outcome: Outcome | None
     problem: str
+    files: tuple[Path, ...] = ()  # the data files its outcome lists, all present (set by shard_states)
 
 
 def _read_outcome(folder: Path) -> tuple[Outcome | None, str]:
@@ -116,12 +121,17 @@ def shard_states(plan: Plan, dirs: Sequence[Path]) -> tuple[list[ShardCoverage],
     states: list[ShardCoverage] = []
     folded: list[FoldedShard] = []
     for shard in _shards(plan, dirs):
+        files: list[Path] = []
+        missing = ""
+        if shard.folder is not None and shard.outcome is not None and shard.outcome.coverage:
+            files, missing = listed_files(shard.folder, shard.outcome.coverage)
+        planned = len(plan.shard(shard.index).items)
         state = shard_state(
-            index=shard.index, planned=len(plan.shard(shard.index).items), outcome=shard.outcome, problem=shard.problem
+            index=shard.index, planned=planned, outcome=shard.outcome, problem=shard.problem, missing=missing
         )
         states.append(state)
         if state.state is ShardState.FOLDED:
-            folded.append(shard)
+            folded.append(replace(shard, files=tuple(files)))
     return states, folded
 
 
@@ -176,6 +186,10 @@ def tracked_files(root: Path, suffixes: Sequence[str]) -> list[str] | None:
     return None
 
 
+class NotCoverageDataError(ValueError):
+    """A shard's data file that coverage.py must not be given (its message says why, whole)."""
+
+
 def _combine_python(shards: Sequence[FoldedShard], target: Any) -> tuple[dict[str, set[int]], dict[int, str]]:
     """Every folded shard's data into ``target`` (a CoverageData); a shard whose files cannot all be read
     is marked corrupt and adds nothing."""
@@ -189,14 +203,18 @@ def _combine_python(shards: Sequence[FoldedShard], target: Any) -> tuple[dict[st
         mapped = _mapper(str(entry.get("source_root", "")))
         try:
             parts = []
-            for path in data_files(Tool.COVERAGE_PY, shard.folder / str(entry.get("data", "coverage"))):
+            for path in shard.files:
+                problem = not_coverage_data(path)
+                if problem:
+                    raise NotCoverageDataError(problem)
                 one = CoverageData(basename=str(path))
                 one.read()
                 parts.append(one)
             for one in parts:  # update() checks line vs arc data before it writes anything
                 target.update(one, map_path=mapped)
         except Exception as err:  # DataError, sqlite3.DatabaseError, ...: only this shard is marked
-            corrupt[shard.index] = one_line(f"{type(err).__name__}: {err}", 200)
+            said = str(err) if isinstance(err, NotCoverageDataError) else f"{type(err).__name__}: {err}"
+            corrupt[shard.index] = one_line(said, 200)
             continue
         for one in parts:
             for name in one.measured_files():
@@ -275,6 +293,20 @@ def _file_coverage(
     )
 
 
+def _json_report(cov: Any) -> dict[str, Any]:
+    """coverage.py's JSON report of the combined data, per file (through a temp file: its only output)."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="ci-shards-cov-") as tmp:
+            out = Path(tmp) / "report.json"
+            # every measured file, and with the project's `source` setting its never-imported files too
+            # (0 %, as a serial `coverage report` counts them); files outside the root are dropped below
+            cov.json_report(outfile=str(out), ignore_errors=True)
+            return dict(json.loads(out.read_text(encoding="utf-8"))["files"])
+    except OSError as err:  # a full disk, `ulimit -f`: the fold fails with the reason (exit 2), other outputs stay
+        why = f"cannot write coverage.py's report: {err.strerror or err}"
+        raise InputError(Path(tempfile.gettempdir()), why) from None
+
+
 def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, created_at: str) -> CoverageArtifact:
     """The folded coverage.py data of every shard under ``dirs``, analysed against the source in ``root``.
 
@@ -294,12 +326,7 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
     branch = combined.has_arcs()
     files: list[FileCoverage] = []
     if present:
-        with tempfile.TemporaryDirectory(prefix="ci-shards-cov-") as tmp:
-            out = Path(tmp) / "report.json"
-            # every measured file, and with the project's `source` setting its never-imported files too
-            # (0 %, as a serial `coverage report` counts them); files outside the root are dropped below
-            cov.json_report(outfile=str(out), ignore_errors=True)
-            report = json.loads(out.read_text(encoding="utf-8"))["files"]
+        report = _json_report(cov)
         exclude = cov.get_option("report:exclude_lines")
         patterns = [str(p) for p in exclude] if isinstance(exclude, list) else []
         names_of: dict[str, list[str]] = {}

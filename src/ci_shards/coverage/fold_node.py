@@ -17,7 +17,6 @@ from typing import Any, Final
 from urllib.parse import unquote, urlparse
 
 from ci_shards.coverage.artifact import Completeness, CoverageArtifact, FileCoverage, Function
-from ci_shards.coverage.collect import Tool, data_files
 from ci_shards.coverage.fold import (
     FoldedShard,
     mark_corrupt,
@@ -55,10 +54,8 @@ def _scripts(dump: Mapping[str, Any], shard_root: str) -> list[tuple[str, Sequen
 
 
 def _read_dumps(shard: FoldedShard) -> list[dict[str, Any]]:
-    assert shard.folder is not None and shard.outcome is not None and shard.outcome.coverage is not None
-    folder = shard.folder / str(shard.outcome.coverage.get("data", "coverage"))
     dumps = []
-    for path in data_files(Tool.V8, folder):
+    for path in shard.files:
         dump = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(dump, dict) or not isinstance(dump.get("result"), list):
             msg = f"{path.name}: no V8 coverage result"

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
 
+from ci_shards import outfile
 from ci_shards.console import Console
 from ci_shards.coverage import diffcov, fold, summary, writers
 from ci_shards.coverage.artifact import CoverageArtifact
@@ -80,9 +81,9 @@ def publish(
     reason = summary.gate(artifact, fail_under)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        (out / JSON_FILE).write_text(artifact.dumps(), encoding="utf-8")
-        (out / XML_FILE).write_text(writers.cobertura(artifact), encoding="utf-8")
-        (out / LCOV_FILE).write_text(writers.lcov(artifact), encoding="utf-8")
+        outfile.write_atomic(out / JSON_FILE, artifact.dumps())
+        outfile.write_atomic(out / XML_FILE, writers.cobertura(artifact))
+        outfile.write_atomic(out / LCOV_FILE, writers.lcov(artifact))
     except OSError as err:
         raise InputError(out, f"cannot write the coverage files: {err.strerror or err}") from None
     markdown = summary.render_section(artifact, diff=diff, diff_skipped=skipped, gate_reason=reason)

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
+from ci_shards import outfile
 from ci_shards.console import strip_ansi
 from ci_shards.errors import InputError
 from ci_shards.globs import has_magic, match_files
@@ -167,9 +168,7 @@ def write_junit_suites(
     """
     suite_list = list(suites)
     totals = [kv for kv in _counts(Totals.of(c for _n, cases in suite_list for c in cases)) if kv[0] != "skipped"]
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)  # `junit merge -o new/dir/x.xml` as `aggregate --junit`
-    with target.open("w", encoding="utf-8", newline="\n") as out:
+    with outfile.atomic(path) as out:  # parents made: `junit merge -o new/dir/x.xml` as `aggregate --junit`
         out.write('<?xml version="1.0" encoding="utf-8"?>\n')
         out.write(_open("testsuites", [("name", name), *totals]) + ">\n")  # xunit: no skipped on the root
         for suite_name, cases in suite_list:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from ci_shards import outfile
 from ci_shards.errors import InputError
 from ci_shards.junit import write_junit_suites
 from ci_shards.model import MAX_TEST_SECONDS, dumps_jsonl
@@ -21,21 +22,13 @@ JUNIT_SUMMARY_SCHEMA: Final = "ci-shards/junit-summary@1"
 
 
 def write_text(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise InputError(path, f"cannot write: {err.strerror or err}") from None
+    outfile.write_atomic(path, text)
 
 
 def write_merged_junit(verdict: Verdict, path: Path) -> None:
     """One suite per shard, one testcase per logical test, counts recounted."""
     suites = [(f"shard-{s.index}-of-{verdict.total_shards}", s.cases) for s in verdict.shards]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_junit_suites(suites, path, name="ci-shards")
-    except OSError as err:
-        raise InputError(path, f"cannot write: {err.strerror or err}") from None
+    write_junit_suites(suites, path, name="ci-shards")  # atomic; an OSError is an InputError naming path
 
 
 def write_failures(verdict: Verdict, path: Path) -> None:

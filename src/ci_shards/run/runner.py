@@ -35,6 +35,7 @@ from ci_shards.run.settings import RunSettings
 from ci_shards.run.shard_output import (
     attempt_entry,
     build_outcome,
+    clear_stale,
     now_rfc3339,
     print_summary,
     write_outcome,
@@ -339,6 +340,7 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     log_path = shard_dir / "output.log"
     try:
         shard_dir.mkdir(parents=True, exist_ok=True)
+        clear_stale(shard_dir)
         log_path.open("wb").close()  # writable? fail here, before anything runs, not mid-shard
     except OSError as err:
         raise InputError(shard_dir, f"cannot write the results folder (--out): {err.strerror or err}") from None

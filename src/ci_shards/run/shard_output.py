@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ci_shards import __version__
+from ci_shards import __version__, outfile
 from ci_shards.console import Console, plural
 from ci_shards.facts import RunnerFacts
 from ci_shards.judge import SYNTHESISED_TYPES
@@ -134,13 +134,19 @@ def write_report(shard_dir: Path, verdict: Verdict, *, name: str, planned: Seque
     )
 
 
+def clear_stale(shard_dir: Path) -> None:
+    """Remove an earlier run's outcome.json (first: it is what makes a folder count as finished), junit.xml
+    and failures.jsonl before this run starts, so a run killed before it writes its own leaves a folder
+    aggregate reads as unfinished, never the earlier run's verdict (a re-run job in the same workspace)."""
+    for name in ("outcome.json", "junit.xml", "failures.jsonl"):
+        (shard_dir / name).unlink(missing_ok=True)
+
+
 def write_outcome(shard_dir: Path, outcome: Outcome, records: Sequence[FailureRecord]) -> None:
-    """failures.jsonl, then outcome.json last and atomically: its presence means the folder is complete.
-    The one writer of these files (the test fixtures use it too)."""
-    (shard_dir / "failures.jsonl").write_text(dumps_jsonl(records), encoding="utf-8")
-    tmp = shard_dir / "outcome.json.tmp"
-    tmp.write_text(outcome.dumps(), encoding="utf-8")
-    tmp.replace(shard_dir / "outcome.json")
+    """failures.jsonl, then outcome.json last, each atomically: outcome.json's presence means the folder is
+    complete. The one writer of these files (the test fixtures use it too)."""
+    outfile.write_atomic(shard_dir / "failures.jsonl", dumps_jsonl(records))
+    outfile.write_atomic(shard_dir / "outcome.json", outcome.dumps())
 
 
 def tally(cases: Sequence[CaseResult]) -> str:

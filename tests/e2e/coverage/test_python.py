@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -311,3 +312,35 @@ def test_demo_in_four_shards_equals_a_serial_run(tmp_path: Path) -> None:
     (root / ".coveragerc").write_text("[run]\n", encoding="utf-8")
     assert folded_lines(artifact) == serial_lines(root)
     assert len(artifact["files"]) == 10
+
+
+def test_a_shard_whose_coverage_folder_was_lost_makes_the_fold_partial(tmp_path: Path) -> None:
+    # issue 20, as a new user found it: the upload lost shard 2's coverage/ folder (or a cache restored
+    # half of it); its outcome.json still lists the data file, and the fold said `complete (2/2 shards)`
+    root = tmp_path / "demo"
+    shutil.copytree(DEMO, root)
+    done = ci_shards(root, "plan", "--pytest", "--shards", "2", "-o", "plan.json", "--", "tests")
+    assert done.returncode == 0, done.stderr
+    for index in (1, 2):
+        assert run(root, index, 2, "--coverage").returncode == 0
+    shutil.rmtree(root / "out" / "shard-2-of-2" / "coverage")
+    done = ci_shards(root, "aggregate", "--plan", "plan.json", "out", "--coverage-out", "cov")
+    assert done.returncode == 0, done.stderr  # the tests' verdict is never affected (docs/coverage.md)
+    assert "Traceback" not in done.stderr
+    assert "coverage partial (1/2 — shard 2 lost its coverage: 1 of 1 coverage data files" in done.stderr
+    assert "complete" not in done.stderr and "%" not in done.stderr.split("coverage partial")[1].split("\n")[0]
+    artifact = json.loads((root / "cov" / "coverage.json").read_text(encoding="utf-8"))
+    assert artifact["state"] == "partial" and artifact["totals"]["percent"] is None
+    shards = {s["index"]: s for s in artifact["completeness"]["shards"]}
+    assert shards[1]["state"] == "folded" and shards[2]["state"] == "lost"
+    assert str(Path("out") / "shard-2-of-2" / "coverage") in shards[2]["detail"]
+    # the fold on a disk that takes 4 KiB per file (`ulimit -f 4`): one line and exit 2, never an internal error
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "COVERAGE_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "ci_shards", "aggregate", "--plan", "plan.json", "out", "--coverage-out", "cov2"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=240, check=False,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096)),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "cannot write coverage.py's report: File too large" in done.stderr and "Traceback" not in done.stderr
+    assert "ci-shards: PASSED: 44 tests" in done.stderr  # the verdict is still reached and said

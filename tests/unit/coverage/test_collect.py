@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import sys
 from pathlib import Path
 
 import pytest
 
 from ci_shards.config import parse_config
-from ci_shards.coverage.collect import CoverageRequest, Tool, describe, environment, tool_for, wrap
+from ci_shards.coverage.collect import (
+    CoverageRequest,
+    Tool,
+    describe,
+    environment,
+    listed_files,
+    not_coverage_data,
+    tool_for,
+    wrap,
+)
 from ci_shards.errors import ConfigError, UsageError
 
 PY = sys.executable
@@ -71,6 +82,67 @@ def test_missing_and_unsaved_data_are_problems(tmp_path: Path) -> None:
     (tmp_path / "saved-1").touch()
     entry = describe(Tool.COVERAGE_PY, tmp_path, source_root=tmp_path, request=request, launched=1)
     assert entry["problem"].startswith("unreadable coverage data: coverage-py.host.1.x")
+
+
+def test_only_the_listed_data_files_are_folded_and_all_must_be_there(tmp_path: Path) -> None:
+    data = tmp_path / "coverage"
+    data.mkdir()
+    (data / "coverage-py.a").write_bytes(b"x")
+    (data / "coverage-py.stray").write_bytes(b"x")  # left by another attempt: not this run's data
+    entry = {"data": "coverage", "files": ["coverage-py.a"]}
+    assert listed_files(tmp_path, entry) == ([data / "coverage-py.a"], "")
+    files, problem = listed_files(tmp_path, {**entry, "files": ["coverage-py.a", "coverage-py.gone"]})
+    assert files == []
+    assert problem == f"1 of 2 coverage data files listed in outcome.json are not in {data}: coverage-py.gone"
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ({"data": "coverage"}, "outcome.json's coverage entry has no list of data files"),
+        ({"data": "coverage", "files": "coverage-py.a"}, "outcome.json's coverage entry has no list of data files"),
+        ({"data": 3, "files": []}, "outcome.json's coverage entry has no list of data files"),
+        ({"data": "coverage", "files": []}, "outcome.json lists no coverage data file"),
+        ({"data": "..", "files": ["x"]}, "outcome.json's coverage entry names a path, not a file in the folder: '..'"),
+        ({"data": "coverage", "files": ["../../etc/passwd"]}, "names a path, not a file in the folder"),
+    ],
+)
+def test_an_entry_of_the_wrong_shape_is_a_problem_never_a_path_outside(entry: dict[str, object], problem: str) -> None:
+    files, found = listed_files(Path("shard"), entry)
+    assert files == [] and problem in found
+
+
+def test_a_listed_name_the_file_system_refuses_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    # is_file() raises for ENAMETOOLONG and EACCES (not only returns False): the shard is lost, aggregate goes on
+    (tmp_path / "coverage").mkdir()
+    files, problem = listed_files(tmp_path, {"data": "coverage", "files": ["x" * 300]})
+    assert files == [] and problem.startswith(f"cannot read {tmp_path / 'coverage'}: ")
+
+
+def test_only_a_coverage_py_database_counts_as_coverage_data(tmp_path: Path) -> None:
+    # coverage.py reads an empty file, or a database of other tables, as "no line ran" (and writes its
+    # schema into it): a data file cut to 0 bytes must not fold as a complete shard that executed nothing
+    from coverage import CoverageData  # noqa: PLC0415 - only this test needs coverage.py
+
+    real = tmp_path / "coverage-py.real"
+    data = CoverageData(basename=str(real))
+    data.add_lines({str(tmp_path / "a.py"): [1, 2]})
+    data.write()
+    assert not_coverage_data(real) == ""
+    empty = tmp_path / "coverage-py.empty"
+    empty.touch()
+    assert not_coverage_data(empty) == "coverage-py.empty: not a coverage.py data file (empty)"
+    assert empty.stat().st_size == 0  # checked without writing into the shard's folder
+    (tmp_path / "coverage-py.json").write_text('{"lines": {}}')
+    assert "(not SQLite)" in not_coverage_data(tmp_path / "coverage-py.json")
+    other = tmp_path / "coverage-py.other"
+    with contextlib.closing(sqlite3.connect(other)) as db:
+        db.execute("create table other (x)")
+        db.commit()
+    assert not_coverage_data(other).startswith("coverage-py.other: not a coverage.py data file (no such table")
+    assert describe(Tool.COVERAGE_PY, tmp_path, source_root=tmp_path, request=CoverageRequest(), launched=0)[
+        "problem"
+    ].startswith("unreadable coverage data: coverage-py.empty, coverage-py.json, coverage-py.other")
 
 
 def test_config_key() -> None:

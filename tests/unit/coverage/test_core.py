@@ -107,6 +107,12 @@ def test_shard_state(planned: int, outcome: Outcome | None, state: ShardState) -
     assert shard_state(index=1, planned=planned, outcome=outcome).state is state
 
 
+def test_listed_data_files_that_are_gone_make_the_shard_lost() -> None:
+    outcome = _outcome(ShardStatus.PASSED, {"problem": ""})
+    state = shard_state(index=2, planned=3, outcome=outcome, missing="1 of 1 coverage data files ... are not in x")
+    assert state.state is ShardState.LOST and state.detail.startswith("1 of 1 coverage data files")
+
+
 def test_a_shards_problem_text_stays_one_inert_line() -> None:
     outcome = _outcome(ShardStatus.PASSED, {"problem": "lost\n::error::injected\x1b[31m"})
     state = shard_state(index=1, planned=1, outcome=outcome)
