@@ -113,6 +113,18 @@ def clean_text(text: str | None, limit: int = MAX_TEXT_CHARS) -> str:
     return text
 
 
+def _message(elem: ET.Element | None, text: str) -> str:
+    """The element's ``message``, else the first non-blank line of its text: jest-junit writes no
+    ``message`` attribute and puts the whole error in the element's text."""
+    if elem is None:
+        return ""
+    stated = elem.get("message")
+    if stated and stated.strip():
+        return clean_text(stated, 4096)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return clean_text(first, 4096)
+
+
 def _module_of(file: str) -> str:
     """``tests/test_a.py`` → ``tests.test_a`` (how pytest spells the module in ``classname``)."""
     return file.removesuffix(".py").replace("/", ".") if file.endswith(".py") else ""
@@ -158,11 +170,12 @@ def _attempt(elem: ET.Element, outcome: CaseOutcome) -> Attempt:
     """An interim result; its trace is the ``<stackTrace>`` child (Surefire, Playwright), else its
     own text (nextest writes plain text)."""
     trace = elem.find("stackTrace")
+    text = clean_text(elem.text if trace is None else (trace.text or ""))
     return Attempt(
         outcome=outcome,
-        message=clean_text(elem.get("message"), 4096),
+        message=_message(elem, text),
         type=elem.get("type") or "",
-        text=clean_text(elem.text if trace is None else (trace.text or "")),
+        text=text,
         time=parse_time(elem.get("time")),
     )
 
@@ -192,6 +205,7 @@ def _case_result(case: ET.Element, suite_file: str, suite_name: str, *, pytest_i
     if case.get("status") == "disabled" and outcome is CaseOutcome.PASSED:  # Bazel
         outcome = CaseOutcome.SKIPPED
     seconds = _seconds(case.get("time") or case.get("duration"))  # Bazel writes ``duration``
+    text = clean_text(None if final is None else final.text)
     return CaseResult(
         test_id=_test_id(case, name, classname, file, suite_name, pytest_ids=pytest_ids),
         name=name,
@@ -202,9 +216,9 @@ def _case_result(case: ET.Element, suite_file: str, suite_name: str, *, pytest_i
         time=seconds if _plausible(seconds) else 0.0,
         # an unusable or implausible time is 0 in totals and skipped (and counted) by the timings store
         time_invalid=not _plausible(seconds) or case.get(TIME_INVALID_ATTR) == "true",
-        message=clean_text(None if final is None else final.get("message"), 4096),
+        message=_message(final, text),
         type=("" if final is None else final.get("type")) or "",
-        text=clean_text(None if final is None else final.text),
+        text=text,
         system_out=clean_text(system_out),
         system_err=clean_text(system_err),
         attempts=tuple(attempts),
@@ -225,8 +239,10 @@ def _test_id(
     # without a classname (jest-junit, gotestsum's TestMain, nested suites) the suite tells
     # same-named tests apart: <testsuite name="TestA"><testcase name="A"/> vs TestB's "A"
     # (but with a file attribute the file already scopes it: ``file::name`` is a module-level test)
+    # jest-junit's default templates ("{classname} {title}") start with a space when a test has no
+    # describe block: the parts are stripped so the id reads ``file::three breaks``
     scope = classname or ("" if file else suite_name)
-    return "::".join(p for p in (file, scope, name) if p)
+    return "::".join(p.strip() for p in (file, scope, name) if p and p.strip())
 
 
 def _line(written: str | None, ours: str | None, *, pytest_ids: bool) -> int | None:
