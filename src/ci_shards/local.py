@@ -247,8 +247,8 @@ def aggregate_results(
     dirs = [d for d in (out / shard_dir_name(s.index, plan.total) for s in plan.shards) if d.is_dir()]
     verdict = aggregate_dirs(plan, dirs, flaky_result=flaky_result, allow_empty=allow_empty)
     files = files or ReportFiles()
-    if files.merged_junit:
-        outputs.write_merged_junit(verdict, files.merged_junit)
+    if files.junit_out:
+        outputs.write_merged_junit(verdict, files.junit_out)
     if files.failures:
         outputs.write_failures(verdict, files.failures)
     if files.summary:

@@ -30,6 +30,7 @@ class Command:
     arguments: Callable[[argparse.ArgumentParser], None] | None = None
     metavar: str = "COMMAND"  # a group's: how --help names its subcommand
     required: bool = False  # a group's: its subcommand must be given
+    hidden: bool = False  # works, but not listed in its parent's --help (the action's internals)
 
     @property
     def name(self) -> str:
@@ -156,6 +157,7 @@ COMMANDS: tuple[Command, ...] = (
         "(toJSON(inputs)), runs its stage and appends to $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY.",
         metavar="STEP",
         required=True,
+        hidden=True,
     ),
     *(
         Command(path=("gha", name), help=gha.HELP[name], description=gha.HELP[name], handler=gha.step_handler(name))

@@ -155,7 +155,7 @@ def run_options(values: Mapping[str, Any], config: Config) -> RunSettings:
 class ReportFiles:
     """What ``local`` writes besides its console output, as ``aggregate`` does (None: not written)."""
 
-    merged_junit: Path | None = None
+    junit_out: Path | None = None
     summary: Path | None = None
     failures: Path | None = None
     timings_out: Path | None = None
@@ -179,7 +179,7 @@ def local_options(values: Mapping[str, Any], config: Config) -> LocalOptions:
     plan = plan_options(values, config)
     run = run_options(values, config)
     reports = ReportFiles(
-        merged_junit=values.get("merged_junit"),
+        junit_out=values.get("junit_out"),
         summary=values.get("summary"),
         failures=values.get("failures"),
         timings_out=values.get("timings_out"),

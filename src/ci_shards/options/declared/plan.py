@@ -48,7 +48,8 @@ PLAN_OPTIONS: Final = (
         group=_ITEMS,
         commands=PLANNING,
         action_input="pytest",
-        help="collect node ids with 'python -m pytest --collect-only -q'; pytest arguments follow -- (default: off)",
+        help="collect node ids with pytest --collect-only, run by --python with ci-shards' plugin recording"
+        " pytest's own ids; pytest arguments follow -- (default: off)",
     ),
     Option(
         flags=("--from-timings",),
