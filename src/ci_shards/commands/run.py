@@ -137,7 +137,9 @@ def local_handler(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     from ci_shards.commands.plan import check_not_empty, plan_from_options  # noqa: PLC0415 - cycle (above)
 
-    plan = plan_from_options(options.plan, env=env, cwd=cwd, pytest_args=raw if options.run.pytest else None)
+    plan = plan_from_options(
+        options.plan, env=env, cwd=cwd, pytest_args=raw if options.run.pytest else None, cap_to_items=True
+    )
     out = options.run.out
     plan_path = out / "plan.json"
     try:
