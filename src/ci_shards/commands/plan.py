@@ -141,8 +141,18 @@ def with_test_overhead(estimates: Mapping[str, float], per_test: float) -> dict[
 
 
 def shard_count(shards: str, items: int, *, cap_to_items: bool, console: Console) -> int:
-    """``--shards N`` checked before anything is allocated for it: over ``MAX_SHARDS`` no CI fans out
-    (exit 2), and with ``cap_to_items`` no more shards than items (one line says so)."""
+    """``--shards N`` checked (``checked_count``), and with ``cap_to_items`` no more shards than items
+    (one line says so)."""
+    count = checked_count(shards)
+    if cap_to_items and count > max(items, 1):
+        console.line(f"ci-shards: --shards {count} capped to {plural(items, 'shard')}: one per item")
+        return max(items, 1)
+    return count
+
+
+def checked_count(shards: str) -> int:
+    """``--shards N`` as a count, refused (exit 2) when it is none or over ``MAX_SHARDS``: no CI fans out
+    that many, and a plan of 10**23 shards would be allocated before anything else failed."""
     if not shards.isdigit() or int(shards) < 1:
         msg = f"--shards must be a whole number ≥ 1 or auto, not {shards!r}"
         raise UsageError(msg)
@@ -153,9 +163,6 @@ def shard_count(shards: str, items: int, *, cap_to_items: bool, console: Console
             f" {matrix_mod.GITHUB_MATRIX_MAX} jobs, GitLab's parallel: 200); use at most {MAX_SHARDS}"
         )
         raise UsageError(msg)
-    if cap_to_items and count > max(items, 1):
-        console.line(f"ci-shards: --shards {count} capped to {plural(items, 'shard')}: one per item")
-        return max(items, 1)
     return count
 
 
@@ -171,6 +178,8 @@ def plan_from_options(
     words after --, which run the shards too (plan and matrix pass theirs in ``options.pytest_args``).
     ``cap_to_items``: ``--shards N`` over the item count makes one shard per item (matrix and local choose
     their own fan-out; a ``plan`` may be read by a CI with a fixed count, so it keeps N, empty shards noted)."""
+    if options.shards not in (None, "auto"):
+        checked_count(str(options.shards))  # before collecting: the count alone is already wrong
     durations_paths = list(options.durations)
     cached_paths = list(options.cached_durations)
     stores = load_cached_durations(cached_paths, cwd=cwd, env=env)  # the cached store first: fresher
