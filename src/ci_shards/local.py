@@ -81,6 +81,8 @@ def run_argv(options: RunSettings, plan_path: Path, index: int, total: int, comm
         argv.append("--accept-exit-code")
     if options.pytest:
         argv.append("--pytest")
+    if options.python:
+        argv += ["--python", options.python]
     if options.allow_empty:
         argv.append("--allow-empty")
     argv.append("--coverage" if options.coverage else "--no-coverage")

@@ -47,7 +47,8 @@ FOREIGN: Final = {
 # old spellings, named only where the README lists them as such
 OLD_NAMES_PAGE: Final = REPO / "README.md"
 FENCE: Final = re.compile(r"^\s*(```|~~~)")
-COMMAND: Final = re.compile(r"(?:^|(?<=[\s/]))ci-shards\s+([a-z].*)")
+# a word of letters after ci-shards: `ci-shards shard-1-of-4: …` is a line of its output, not a command
+COMMAND: Final = re.compile(r"(?:^|(?<=[\s/]))ci-shards\s+([a-z][a-z-]*(?=[\s/]|$).*)")
 PLACEHOLDER: Final = re.compile(r"[][|…]|\.\.\.|(?<![\w{])[A-Z][A-Z_]+(?![\w}])")
 
 

@@ -215,7 +215,7 @@ def plan_from_options(
         raise UsageError(msg)
     if options.pytest and not discovering:
         check_pytest_words(extra, cwd)
-        collection = collect_pytest(extra, cwd=cwd, env=env)
+        collection = collect_pytest(extra, cwd=cwd, env=env, python=options.python)
         items += collection.ids
         rootdir = portable_rootdir(collection.rootdir, cwd)
         sources += 1

@@ -52,6 +52,15 @@ PLAN_OPTIONS: Final = (
         " pytest's own ids; pytest arguments follow -- (default: off)",
     ),
     Option(
+        flags=("--python",),
+        metavar="PATH",
+        commands=PLANNING | {"run"},
+        config="python",
+        action_input="python",
+        help="the interpreter whose pytest --pytest runs (collection and shards); it needs pytest (default: config"
+        " 'python', else the active virtualenv's ($VIRTUAL_ENV) when ci-shards runs from another, else ci-shards' own)",
+    ),
+    Option(
         flags=("--from-timings",),
         action="store_true",
         group=_ITEMS,
