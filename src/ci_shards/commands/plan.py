@@ -144,9 +144,10 @@ def shard_count(shards: str, items: int, *, cap_to_items: bool, console: Console
     """``--shards N`` checked (``checked_count``), and with ``cap_to_items`` no more shards than items
     (one line says so)."""
     count = checked_count(shards)
-    if cap_to_items and count > max(items, 1):
+    # no items: the legs stay (never an empty matrix; each empty shard says so)
+    if cap_to_items and 0 < items < count:
         console.line(f"ci-shards: --shards {count} capped to {plural(items, 'shard')}: one per item")
-        return max(items, 1)
+        return items
     return count
 
 
