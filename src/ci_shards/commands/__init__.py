@@ -114,8 +114,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         path=("junit", "summary"),
         help="totals of JUnit files",
-        description="Totals (tests, passed, failed, errors, skipped, flaky, time) recounted from the test cases. "
-        "Exit 2 naming any unreadable file.",
+        description="Totals (tests, passed, failed, errors, skipped, xfailed, xpassed, flaky, left_out, time) "
+        "recounted from the test cases, as pytest counts them. Exit 2 naming any unreadable file.",
         arguments=aggregate.junit_summary_arguments,
         handler=aggregate.work("junit_summary_handler"),
     ),

@@ -25,7 +25,7 @@ from typing import Final
 from ci_shards.console import strip_ansi
 from ci_shards.errors import InputError
 from ci_shards.junit.safe_xml import EntityDeclared, parse_xml
-from ci_shards.model import JUNIT_IDENTITY_ATTRS, MAX_TEST_SECONDS, Attempt, CaseOutcome, CaseResult
+from ci_shards.model import JUNIT_IDENTITY_ATTRS, MAX_TEST_SECONDS, XPASSED_TYPE, Attempt, CaseOutcome, CaseResult
 
 MAX_TEXT_CHARS = 64 * 1024  # per message/trace kept in memory; GitHub caps annotation text at 64 KB too
 INVALID_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -39,6 +39,9 @@ TIME_INVALID_ATTR: Final = "time-invalid"
 # junit.xml must read back under the ids run judged it by (judge.py), whatever those hold
 TEST_ID_ATTR: Final = "ci-shards-id"
 TEST_LINE_ATTR: Final = "ci-shards-line"
+# ours: a non-strict xfail that passed, which pytest's own JUnit writes as a plain pass; a shard's
+# junit.xml keeps it so aggregate counts it as xpassed, as pytest does
+XPASSED_ATTR: Final = "ci-shards-xpassed"
 
 
 class JUnitError(InputError):
@@ -217,13 +220,17 @@ def _case_result(case: ET.Element, suite_file: str, suite_name: str, *, pytest_i
         # an unusable or implausible time is 0 in totals and skipped (and counted) by the timings store
         time_invalid=not _plausible(seconds) or case.get(TIME_INVALID_ATTR) == "true",
         message=_message(final, text),
-        type=("" if final is None else final.get("type")) or "",
+        type=("" if final is None else final.get("type")) or _xpassed(case, outcome),
         text=text,
         system_out=clean_text(system_out),
         system_err=clean_text(system_err),
         attempts=tuple(attempts),
         junit_attrs=tuple((k, v) for k in JUNIT_IDENTITY_ATTRS if (v := case.get(k)) is not None),
     )
+
+
+def _xpassed(case: ET.Element, outcome: CaseOutcome) -> str:
+    return XPASSED_TYPE if outcome is CaseOutcome.PASSED and case.get(XPASSED_ATTR) == "true" else ""
 
 
 def _test_id(

@@ -40,6 +40,7 @@ from ci_shards.judge import (
     judge_shard,
 )
 from ci_shards.model import (
+    LEFT_OUT,
     CaseOutcome,
     CaseResult,
     FailureKind,
@@ -345,13 +346,23 @@ def decide(
         lower_bound_seconds=plan.lower_bound_seconds,
         estimated_makespan=plan.estimated_makespan + (plan.shard_overhead_seconds if plan.items else 0.0),
         flaky_result=flaky_result,
-        notes=tuple(stray),
+        notes=(*stray, *_left_out_notes(c for r in results for c in r.cases)),
         reasons=tuple(
             _reasons(results, accounting, totals, flaky_result, _empty(plan, results, allow_empty), excused=excused)
         ),
         item_seconds=item_seconds,
         selection=selection_report(plan, (c for r in results if r.verified for c in r.cases)),
     )
+
+
+def _left_out_notes(cases: Iterable[CaseResult]) -> list[str]:
+    """Planned items the shards' pytest did not collect by the project's own rules: a note each
+    (the first five, then a count), never a test in the counts (``model.LEFT_OUT_TYPE``)."""
+    left_out = [c for c in cases if c.counted_as == LEFT_OUT]
+    notes = [f"not a test: {c.test_id} — {c.message}" for c in left_out[:5]]
+    if len(left_out) > 5:
+        notes.append(f"not tests: {len(left_out) - 5} more planned items left out the same way")
+    return notes
 
 
 _UNVERIFIED_MISSING = "planned but never reported: shard {index}'s results could not be matched to plan items"

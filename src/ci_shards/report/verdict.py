@@ -108,8 +108,7 @@ class Verdict:
     @property
     def headline(self) -> str:
         t = self.totals
-        counts = f"{plural(t.tests, 'test')}, {t.passed} passed, {t.failed} failed, {plural(t.errors, 'error')}, "
-        counts += f"{t.skipped} skipped"
+        counts = t.counts_line()
         if t.flaky:
             counts += f", {t.flaky} flaky"
         if self.passed:
