@@ -260,7 +260,24 @@ def aggregate_results(
         for warning in warnings:
             (console or Console()).warning(warning)
         (console or Console()).line(f"ci-shards: {recorded}")
-    return LocalResult(render_terminal(verdict), failure_details(verdict, out), verdict.exit_code)
+    table = render_terminal(verdict, every_in=_every_in(files, out)) + _logs(verdict, out)
+    return LocalResult(table, failure_details(verdict, out), verdict.exit_code)
+
+
+def _every_in(files: ReportFiles, out: Path) -> str:
+    """Where every failure and name is, from what this run wrote (never a job summary that does not exist)."""
+    written = [str(p) for p in (files.summary, files.failures) if p]
+    return " and ".join(written) if written else f"{out}/shard-*/failures.jsonl"
+
+
+def _logs(verdict: Verdict, out: Path) -> str:
+    """Each shard's full output, so a reader goes from the table to the log without looking for it."""
+    total = verdict.total_shards
+    lines = [
+        f"  {s.index}/{total} {s.status.value}: {out / shard_dir_name(s.index, total) / LOG_FILE}"
+        for s in verdict.shards
+    ]
+    return "\noutput.log of each shard:\n" + "".join(f"{line}\n" for line in lines)
 
 
 def failure_details(verdict: Verdict, out: Path) -> str:

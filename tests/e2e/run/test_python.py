@@ -70,6 +70,8 @@ def test_the_projects_interpreter_runs_collection_and_every_shard(project: Path,
     done = _local(project, f"results-{way}", *flags, env=env)
     assert done.returncode == 0, done.stderr
     assert "3 passed" in done.stdout + done.stderr
+    out = project / f"results-{way}"
+    assert f"  2/2 passed: {out.name}/shard-2-of-2/output.log" in done.stdout  # local names each shard's log
     logs = sorted((project / f"results-{way}").glob("shard-*/console.log"))
     first_lines = [log.read_text().splitlines()[0] for log in logs]
     assert len(first_lines) == 2, done.stderr
