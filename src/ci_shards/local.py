@@ -27,7 +27,7 @@ from ci_shards.report.aggregate import FlakyResult, aggregate_dirs
 from ci_shards.report.artifacts import LOG_FILE
 from ci_shards.report.frames import failing_line, restore_first_indent
 from ci_shards.report.groups import group_failures
-from ci_shards.report.render import failure_lines, render_summary, render_terminal
+from ci_shards.report.render import complete_in, failure_lines, render_summary, render_terminal
 from ci_shards.report.verdict import Verdict
 from ci_shards.run.process import CancelToken, become_subreaper, kill_tree
 from ci_shards.run.settings import RunSettings
@@ -137,6 +137,10 @@ def estimate_eta(
     open_ended = False
     for index, start in started.items():
         remaining = estimates[index] * pace - (now - start)
+        if remaining <= 0 and pace < 1:
+            # shards that finished early made the pace fast; one still within the plan's own estimate is
+            # not "running past the estimates" (issue 27): that estimate is what is left
+            remaining = estimates[index] - (now - start)
         open_ended |= remaining <= 0
         left.append(max(0.0, remaining))
     pending = sum(estimates[i] for i in queue) * pace
@@ -265,9 +269,7 @@ def aggregate_results(
 
 
 def _every_in(files: ReportFiles, out: Path) -> str:
-    """Where every failure and name is, from what this run wrote (never a job summary that does not exist)."""
-    written = [str(p) for p in (files.summary, files.failures) if p]
-    return " and ".join(written) if written else f"{out}/shard-*/failures.jsonl"
+    return complete_in([str(p) for p in (files.summary, files.failures) if p], f"{out}/shard-*/failures.jsonl")
 
 
 def _logs(verdict: Verdict, out: Path) -> str:

@@ -151,7 +151,8 @@ def shard_all(cwd: Path, collect: list[str], run: list[str]) -> tuple[list[Path]
         ran = ci_shards("run", "--no-live", "--shard", f"{index}/{SHARDS}", "--pytest", "--", *extra, cwd=cwd)
         assert ran.returncode in (0, 1), ran.stderr
         dropped = [line for line in ran.stderr.splitlines() if "dropped pytest arguments" in line]
-        selecting = [a for a in run if not a.startswith("-") and a != "sqlite://mem"]
+        # a folder given after -- is the collection root, not a selection: not reported as dropped (issue 27)
+        selecting = [a for a in run if not a.startswith("-") and a != "sqlite://mem" and not (cwd / a).is_dir()]
         # the plan's unowned shard keeps the run's paths (it collects test files no shard owns there)
         unowned = json.loads((cwd / "plan.json").read_text(encoding="utf-8")).get("unowned_shard")
         kept = index == unowned and not any(a == "--pyargs" for a in run)

@@ -35,7 +35,13 @@ def _one_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-EVERY_FAILURE_IN: Final = "the job summary / --failures file"  # aggregate's; local names what it wrote
+EVERY_FAILURE_IN: Final = "the job summary / --failures file"  # the default; aggregate and local name what they wrote
+
+
+def complete_in(written: list[str], fallback: str) -> str:
+    """Where a cut terminal list is complete: the reports this run wrote, else ``fallback`` (issue 27: "see
+    the job summary / --failures file" was printed when neither was written)."""
+    return " and ".join(written) if written else fallback
 
 
 def _listing(title: str, names: tuple[str, ...] | list[str], every_in: str) -> list[str]:
@@ -56,7 +62,9 @@ def render_terminal(verdict: Verdict, *, every_in: str = EVERY_FAILURE_IN) -> st
     """A compact verdict for stderr: the verdict line, one row per shard, then what went wrong; ``every_in``:
     where a cut list is complete (only what was written: ``local`` without --summary has no job summary)."""
     lines = [f"ci-shards: {_one_line(verdict.headline, 400)}", ""]
-    header = f"{'shard':>7}  {'status':<15} {'tests':>6} {'failed':>6} {'flaky':>5} {'actual':>8} {'est.':>8}  note"
+    # failed and errors apart, as the headline counts them: a never-started shard's items are errors
+    header = f"{'shard':>7}  {'status':<15} {'tests':>6} {'failed':>6} {'errors':>6} {'flaky':>5} {'actual':>8} "
+    header += f"{'est.':>8}  note"
     lines.append(header)
     for shard in verdict.shards:
         t = shard.totals
@@ -67,7 +75,7 @@ def render_terminal(verdict: Verdict, *, every_in: str = EVERY_FAILURE_IN) -> st
             note = (note + "; " if note else "") + f"{len(shard.notes)} earlier attempt(s)/notes"
         lines.append(
             f"{shard.index:>3}/{verdict.total_shards:<3}  {shard.status.value:<15} {t.tests:>6} "
-            f"{t.failed + t.errors:>6} {t.flaky:>5} {fmt_seconds(shard.elapsed_seconds):>8} "
+            f"{t.failed:>6} {t.errors:>6} {t.flaky:>5} {fmt_seconds(shard.elapsed_seconds):>8} "
             f"{fmt_seconds(shard.estimated_seconds):>8}  {_one_line(note, 100)}"
         )
     unit = verdict.accounting.unit
@@ -181,7 +189,8 @@ def _shard_row(shard: ShardResult, total: int) -> dict[str, Any]:
         "icon": _STATUS_ICON[shard.status],
         "status": shard.status.value,
         "tests": t.tests,
-        "failed": t.failed + t.errors,
+        "failed": t.failed,
+        "errors": t.errors,
         "flaky": t.flaky,
         "actual": fmt_seconds(shard.elapsed_seconds),
         "estimated": fmt_seconds(shard.estimated_seconds),

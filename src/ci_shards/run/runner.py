@@ -298,13 +298,22 @@ class _ShardRun:
             for line in handle:
                 if '"dropped-args"' in line:
                     with contextlib.suppress(ValueError):
-                        dropped = json.loads(line).get("args", [])
+                        dropped = self._selecting(json.loads(line).get("args", []))
+                        if not dropped:
+                            return
                         self.console.line(
                             f"ci-shards {self.name}: dropped pytest arguments that select tests (the shard runs"
                             f" its own files): {shlex.join(dropped)[:500]}"
                         )
                         self.said_dropped = True
                     return
+
+    def _selecting(self, dropped: list[str]) -> list[str]:
+        """The dropped words that did select tests: a folder given after -- (``local --pytest -- tests``) is
+        the collection root the shard's files sit in, so nothing it chose was dropped (issue 27: the line was
+        printed for every shard of the documented command)."""
+        roots = {os.path.normpath(r) for r in self.opts.pytest_roots}
+        return [a for a in dropped if not (os.path.normpath(a) in roots and (self.opts.cwd / a).is_dir())]
 
     def _collect_paths(self, files: list[str], *, rerun: int, batch: tuple[int, int]) -> list[str]:
         """What pytest collects: the shard's own files, so other shards' files cost nothing. The
