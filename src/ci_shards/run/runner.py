@@ -441,7 +441,7 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
             if planned:
                 limit = fmt_duration(opts.settings.timeout) if opts.settings.timeout else "none"
                 python = f", {interpreter.describe()}" if interpreter is not None else ""
-                console.line(f"ci-shards {state.name}: {len(planned)} items, timeout {limit}{python}")
+                console.line(f"ci-shards {state.name}: {plural(len(planned), 'item')}, timeout {limit}{python}")
                 env = state.env(tmpdir)
                 state.runs.extend(state.execute(planned, rerun=0, env=env))
                 _rerun(state, env)
