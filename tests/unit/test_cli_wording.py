@@ -91,3 +91,22 @@ def test_a_never_started_shards_row_counts_errors_as_the_headline_does(tmp_path:
     assert header.split()[:6] == ["shard", "status", "tests", "failed", "errors", "flaky"]
     assert row.split()[1:5] == ["never-started", "7", "0", "7"]
     assert "7 errors" in text.splitlines()[0]  # the row and the headline say the same
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "said"),
+    [
+        ([CaseOutcome.ERROR] * 7, "7 errors, first: t.py::t0"),
+        ([CaseOutcome.FAILED, CaseOutcome.ERROR], "1 failed, 1 error, first: t.py::t0"),
+        ([CaseOutcome.FAILED] * 2, "2 tests failed, first: t.py::t0"),
+    ],
+)
+def test_a_shards_reason_counts_failed_and_errors_as_the_headline_does(outcomes, said) -> None:
+    from ci_shards.run.classify import Policy, _failed_or_passed  # noqa: PLC0415
+
+    problems: list[str] = []
+    cases = [case_for(f"t.py::t{i}", outcome) for i, outcome in enumerate(outcomes)]
+    status = _failed_or_passed(
+        first=[], merged=cases, collect_errors=[], report_problems=[], not_run=[], problems=problems, policy=Policy()
+    )
+    assert status is ShardStatus.FAILED and problems == [said]

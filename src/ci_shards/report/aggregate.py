@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
-from ci_shards.console import plural
+from ci_shards.console import count_failures, plural
 from ci_shards.judge import (
     SHARD_CASE_CLASSNAME,
     SYNTHESISED_TYPES,
@@ -53,7 +53,7 @@ from ci_shards.model import (
     owning_item,
 )
 from ci_shards.report.artifacts import ShardArtifact, read_shard_folders
-from ci_shards.report.verdict import Accounting, ShardResult, Verdict, count_failures
+from ci_shards.report.verdict import Accounting, ShardResult, Verdict
 from ci_shards.select.report import selection_report
 
 # the verdict types live in verdict.py, the shard rules in judge.py; they are re-exported here, where

@@ -11,18 +11,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ci_shards.console import count_failures
 from ci_shards.model import Totals
 from ci_shards.report import md
 from ci_shards.report.frames import restore_first_indent
 from ci_shards.report.groups import FailureGroup, interleave, message_of, round_robin
-from ci_shards.report.verdict import count_failures
 
 SHARDS_NAMED = 10  # a group names at most this many of its shards, then "…"
 _PYTEST_ID = re.compile(r"[^\s:]+\.py(?:::|$)")
 
 
 def failure_counts(totals: Totals) -> str:
-    """How many tests went wrong, as every report says it (``verdict.count_failures``)."""
+    """How many tests went wrong, as every report says it (``console.count_failures``)."""
     return count_failures(totals.failed, totals.errors)
 
 

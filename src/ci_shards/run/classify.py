@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ci_shards.console import fmt_duration, plural
+from ci_shards.console import count_failures, fmt_duration, plural
 from ci_shards.judge import (
     COLLECTION_ERROR_TYPE,
     NO_REPORT_TYPE,
@@ -411,8 +411,9 @@ def _failed_or_passed(
     if report_problems and not policy.accept_exit_code:
         problems.append(report_problems[0])
     bad = [c for c in merged if c.outcome.is_bad]
-    if bad:
-        problems.append(f"{plural(len(bad), 'test')} failed, first: {bad[0].test_id}")
+    if bad:  # in the headline's words: a shard of errors does not say "tests failed"
+        errors = sum(c.outcome is CaseOutcome.ERROR for c in bad)
+        problems.append(f"{count_failures(len(bad) - errors, errors)}, first: {bad[0].test_id}")
     flaky = [c for c in merged if c.flaky]
     if flaky and policy.flaky_result is FlakyResult.FAIL:
         verb = "counts" if len(flaky) == 1 else "count"
