@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     groups: dict[tuple[str, ...], Any] = {(): parser.add_subparsers(dest="command", metavar="COMMAND")}
     for command in COMMANDS:
         sub = groups[command.path[:-1]].add_parser(command.name, help=command.help, description=command.description)
+        if command.hidden:
+            _unlist(groups[command.path[:-1]], command.name)
         parsers[command.path] = sub
         if command.declared:
             add_options(sub, for_command(OPTIONS, command.name))
@@ -68,6 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
             if not command.required:
                 sub.set_defaults(handler=lambda _args, sub=sub: _group_help(sub))
     return parser
+
+
+def _unlist(subparsers: Any, name: str) -> None:
+    """``name`` still parses but leaves its parent's --help. ``help=argparse.SUPPRESS`` prints
+    ``==SUPPRESS==`` for a subparser before Python 3.14 (bpo-22848), so its row is taken out of the
+    listing argparse keeps for the help (``_choices_actions``), the one private name read here."""
+    subparsers._choices_actions[:] = [a for a in subparsers._choices_actions if a.dest != name]
 
 
 def _group_help(parser: argparse.ArgumentParser) -> int:

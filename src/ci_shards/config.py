@@ -35,6 +35,7 @@ class Config:
     source: str = ""  # where it was read from ("" when there is no config)
     timings: str | None = None
     variant: str | None = None
+    python: str | None = None  # --python: the interpreter of --pytest
     granularity: Granularity | None = None
     keep_together: tuple[str, ...] = ()
     weights: Mapping[str, float] = field(default_factory=dict)

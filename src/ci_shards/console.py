@@ -48,6 +48,17 @@ def listed(names: Sequence[str], shown: int = 5) -> str:
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
+def count_failures(failed: int, errors: int) -> str:
+    """The one way ci-shards says how many tests went wrong (verdict reasons, headline, reports):
+    ``7 failed, 2 errors``; ``1 test failed``; ``2 errors``. Failed and errored tests are counted
+    apart: "6166 errors" is a broken environment, not 6166 failed asserts."""
+    if failed and errors:
+        return f"{failed} failed, {plural(errors, 'error')}"
+    if errors:
+        return plural(errors, "error")
+    return f"{plural(failed, 'test')} failed"
+
+
 def fmt_seconds(seconds: float) -> str:
     """``0.4s``, ``12.3s``, ``4m 05s``, ``1h 02m``."""
     if seconds < 60:

@@ -27,7 +27,7 @@ from ci_shards.report.aggregate import FlakyResult, aggregate_dirs
 from ci_shards.report.artifacts import LOG_FILE
 from ci_shards.report.frames import failing_line, restore_first_indent
 from ci_shards.report.groups import group_failures
-from ci_shards.report.render import failure_lines, render_summary, render_terminal
+from ci_shards.report.render import complete_in, failure_lines, render_summary, render_terminal
 from ci_shards.report.verdict import Verdict
 from ci_shards.run.process import CancelToken, become_subreaper, kill_tree
 from ci_shards.run.settings import RunSettings
@@ -81,6 +81,8 @@ def run_argv(options: RunSettings, plan_path: Path, index: int, total: int, comm
         argv.append("--accept-exit-code")
     if options.pytest:
         argv.append("--pytest")
+    if options.python:
+        argv += ["--python", options.python]
     if options.allow_empty:
         argv.append("--allow-empty")
     argv.append("--coverage" if options.coverage else "--no-coverage")
@@ -135,6 +137,10 @@ def estimate_eta(
     open_ended = False
     for index, start in started.items():
         remaining = estimates[index] * pace - (now - start)
+        if remaining <= 0 and pace < 1:
+            # shards that finished early made the pace fast; one still within the plan's own estimate is
+            # not "running past the estimates" (issue 27): that estimate is what is left
+            remaining = estimates[index] - (now - start)
         open_ended |= remaining <= 0
         left.append(max(0.0, remaining))
     pending = sum(estimates[i] for i in queue) * pace
@@ -247,8 +253,8 @@ def aggregate_results(
     dirs = [d for d in (out / shard_dir_name(s.index, plan.total) for s in plan.shards) if d.is_dir()]
     verdict = aggregate_dirs(plan, dirs, flaky_result=flaky_result, allow_empty=allow_empty)
     files = files or ReportFiles()
-    if files.merged_junit:
-        outputs.write_merged_junit(verdict, files.merged_junit)
+    if files.junit_out:
+        outputs.write_merged_junit(verdict, files.junit_out)
     if files.failures:
         outputs.write_failures(verdict, files.failures)
     if files.summary:
@@ -258,7 +264,22 @@ def aggregate_results(
         for warning in warnings:
             (console or Console()).warning(warning)
         (console or Console()).line(f"ci-shards: {recorded}")
-    return LocalResult(render_terminal(verdict), failure_details(verdict, out), verdict.exit_code)
+    table = render_terminal(verdict, every_in=_every_in(files, out)) + _logs(verdict, out)
+    return LocalResult(table, failure_details(verdict, out), verdict.exit_code)
+
+
+def _every_in(files: ReportFiles, out: Path) -> str:
+    return complete_in([str(p) for p in (files.summary, files.failures) if p], f"{out}/shard-*/failures.jsonl")
+
+
+def _logs(verdict: Verdict, out: Path) -> str:
+    """Each shard's full output, so a reader goes from the table to the log without looking for it."""
+    total = verdict.total_shards
+    lines = [
+        f"  {s.index}/{total} {s.status.value}: {out / shard_dir_name(s.index, total) / LOG_FILE}"
+        for s in verdict.shards
+    ]
+    return "\noutput.log of each shard:\n" + "".join(f"{line}\n" for line in lines)
 
 
 def failure_details(verdict: Verdict, out: Path) -> str:

@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import Counter
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Final
 
+from ci_shards.console import plural
 from ci_shards.errors import as_written
 from ci_shards.facts import RunnerFacts
 
@@ -439,6 +441,11 @@ class Attempt:
 # (tools such as EnricoMi's and dorny's reporters, Jenkins and GitLab key test history on them)
 JUNIT_IDENTITY_ATTRS: Final = ("classname", "class", "name", "file", "line")
 MAX_TEST_SECONDS: Final = 86_400.0  # one test over a day is a broken clock or producer, not a measurement
+XFAILED_TYPE: Final = "pytest.xfail"  # what pytest's --junitxml writes as the type of an xfailed test's <skipped>
+XPASSED_TYPE: Final = "pytest.xpass"  # a non-strict xfail that passed (pytest's JUnit cannot tell it from a pass)
+# a planned item pytest's own rules did not collect (the project's collect_ignore, a file without tests,
+# the command's -k/-m): written as a <skipped> so the item is accounted for, but a note, never a test
+LEFT_OUT_TYPE: Final = "ci-shards.left-out"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -474,39 +481,71 @@ class CaseResult:
     def flaky(self) -> bool:
         return self.outcome is CaseOutcome.PASSED and any(a.outcome.is_bad for a in self.attempts)
 
+    @property
+    def counted_as(self) -> str:
+        """The outcome as pytest's summary line counts it: ``passed``, ``failed``, ``error``, ``skipped``,
+        ``xfailed``, ``xpassed`` (pytest's own words, each its own count), or ``left-out`` (no test)."""
+        if self.type == LEFT_OUT_TYPE and self.outcome is CaseOutcome.SKIPPED:
+            return LEFT_OUT
+        if self.type == XFAILED_TYPE and self.outcome is CaseOutcome.SKIPPED:
+            return "xfailed"
+        if self.type == XPASSED_TYPE and self.outcome is CaseOutcome.PASSED:
+            return "xpassed"
+        return self.outcome.value
+
+
+LEFT_OUT: Final = "left-out"
+
 
 @dataclass(frozen=True, kw_only=True)
 class Totals:
     """The counts of a set of test cases, one per logical test (never per result element): the one
-    counting shared by the shard's outcome.json, the JUnit writer's attributes and the verdict."""
+    counting shared by the shard's outcome.json, the JUnit writer's attributes and the verdict.
+
+    Counted as pytest counts them (``1 failed, 1376 passed, 8 skipped, 1 xfailed``): xfailed and
+    xpassed are outcomes of their own, not in ``skipped``/``passed``, and a planned item pytest's own
+    rules left out (``LEFT_OUT_TYPE``) is no test: it is in ``left_out`` only."""
 
     tests: int = 0
     passed: int = 0
     failed: int = 0
     errors: int = 0
     skipped: int = 0
+    xfailed: int = 0
+    xpassed: int = 0
     flaky: int = 0
+    left_out: int = 0
     time: float = 0.0
 
     @classmethod
     def of(cls, cases: Iterable[CaseResult]) -> Totals:
-        counts = dict.fromkeys(CaseOutcome, 0)
+        counts: Counter[str] = Counter()
         flaky = 0
         time = 0.0
-        tests = 0
         for case in cases:
-            tests += 1
-            counts[case.outcome] += 1
+            counts[case.counted_as] += 1
             flaky += case.flaky
             time += case.time
         return cls(
-            tests=tests,
-            passed=counts[CaseOutcome.PASSED],
-            failed=counts[CaseOutcome.FAILED],
-            errors=counts[CaseOutcome.ERROR],
-            skipped=counts[CaseOutcome.SKIPPED],
+            tests=sum(counts.values()) - counts[LEFT_OUT],
+            passed=counts["passed"],
+            failed=counts["failed"],
+            errors=counts["error"],
+            skipped=counts["skipped"],
+            xfailed=counts["xfailed"],
+            xpassed=counts["xpassed"],
             flaky=flaky,
+            left_out=counts[LEFT_OUT],
             time=time,
+        )
+
+    def counts_line(self) -> str:
+        """``484 tests, 470 passed, 1 failed, 0 errors, 10 skipped, 2 xfailed, 1 xpassed``: every
+        report's words for these counts (xfailed and xpassed, as pytest, only when there are any)."""
+        line = f"{plural(self.tests, 'test')}, {self.passed} passed, {self.failed} failed, "
+        line += f"{plural(self.errors, 'error')}, {self.skipped} skipped"
+        return line + "".join(
+            f", {n} {word}" for word, n in (("xfailed", self.xfailed), ("xpassed", self.xpassed)) if n
         )
 
     def to_json(self) -> dict[str, int | float]:
@@ -517,7 +556,10 @@ class Totals:
             "failed": self.failed,
             "errors": self.errors,
             "skipped": self.skipped,
+            "xfailed": self.xfailed,
+            "xpassed": self.xpassed,
             "flaky": self.flaky,
+            "left_out": self.left_out,
             "time": round(self.time, 3),
         }
 
@@ -606,7 +648,9 @@ class Outcome:
     passed: int = 0
     failed: int = 0
     errors: int = 0
-    skipped: int = 0
+    skipped: int = 0  # as pytest counts: xfailed and xpassed are counts of their own
+    xfailed: int = 0
+    xpassed: int = 0
     attempts: tuple[Mapping[str, Any], ...] = ()  # one entry per process run (first run, re-runs)
     flaky_tests: tuple[str, ...] = ()
     not_run: tuple[str, ...] = ()  # planned items never reported
@@ -637,6 +681,8 @@ class Outcome:
             "failed": self.failed,
             "errors": self.errors,
             "skipped": self.skipped,
+            "xfailed": self.xfailed,
+            "xpassed": self.xpassed,
             "attempts": [dict(a) for a in self.attempts],
             "flaky_tests": list(self.flaky_tests),
             "not_run": list(self.not_run),
@@ -676,6 +722,8 @@ class Outcome:
             failed=int(data.get("failed", 0)),
             errors=int(data.get("errors", 0)),
             skipped=int(data.get("skipped", 0)),
+            xfailed=int(data.get("xfailed", 0)),
+            xpassed=int(data.get("xpassed", 0)),
             attempts=tuple(data.get("attempts", ())),
             flaky_tests=tuple(data.get("flaky_tests", ())),
             not_run=tuple(data.get("not_run", ())),

@@ -32,12 +32,29 @@ def describe(path: str | Path) -> str:
     return "stdout" if is_stdout(path) else str(path)
 
 
+def file_in_the_way(path: str | Path) -> Path | None:
+    """The nearest of ``path``'s parents that is a regular file: what makes creating ``path`` fail with a bare
+    ``File exists`` or ``Not a directory`` (``-o notes.txt/plan.json``)."""
+    for parent in reversed(Path(path).parents):
+        if parent.exists() and not parent.is_dir():
+            return parent
+    return None
+
+
+def folder_error(path: str | Path, err: OSError) -> str:
+    """Why ``path``'s folder could not be made: a file in the way is named, else the system's words."""
+    blocker = file_in_the_way(path)
+    if blocker is not None:
+        return f"cannot create its folder: {blocker} is a file, not a folder"
+    return f"cannot create its folder: {err.strerror or err}"
+
+
 def make_parent(path: str | Path) -> None:
     """Create ``path``'s missing parent folders (``-o new/dir/plan.json`` works, as ``junit merge -o`` always did)."""
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise InputError(path, f"cannot create its folder: {err.strerror or err}") from None
+        raise InputError(path, folder_error(path, err)) from None
 
 
 def write_output(path: str | Path, text: str) -> None:
@@ -60,8 +77,8 @@ def atomic(path: str | Path) -> Iterator[TextIO]:
     without an error; until then, and after a failure, ``path`` is as it was. Parents are created; an
     ``OSError`` (disk full, no permission) becomes an ``InputError`` naming ``path``."""
     target = Path(path)
+    make_parent(target)  # a file in the way is named (folder_error), not a bare "Not a directory"
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as err:
         raise InputError(path, f"cannot write: {err.strerror or err}") from None

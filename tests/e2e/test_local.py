@@ -135,7 +135,7 @@ def test_local_prints_each_failure_with_its_trace_and_output_log(tmp_path: Path)
         )
     )
     argv = [sys.executable, "-m", "ci_shards", "local", "--shards", "2", "--jobs", "1", "--out", "out"]
-    argv += ["--merged-junit", "m.xml", "--summary", "s.md", "--failures", "f.jsonl", "--timings-out", "t.json"]
+    argv += ["--junit-out", "m.xml", "--summary", "s.md", "--failures", "f.jsonl", "--timings-out", "t.json"]
     argv += ["--pytest", "--", "tests"]
     proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_env(), check=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr

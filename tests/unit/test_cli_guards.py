@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,8 +71,39 @@ def test_pytest_misuse_is_exit_2_everywhere(capsys, items: Path, argv: list[str]
 def test_matrix_over_githubs_limit_is_exit_2_naming_it(capsys, items: Path) -> None:
     code, out, err = run(capsys, "matrix", "--items", "items.txt", "--shards", "300", "--plan-out", "p.json")
     assert (code, out) == (2, "")
-    assert "300 shards exceed GitHub's matrix limit of 256 jobs per workflow run" in err
+    assert "--shards 300: more shards than any CI fans out (GitHub's matrix runs at most 256 jobs" in err
     assert not (items.parent / "p.json").exists()
+
+
+@pytest.mark.parametrize("command", ["plan", "matrix", "local"])
+@pytest.mark.parametrize("count", ["257", "99999999999999999999999"])
+def test_a_shard_count_beyond_any_ci_is_exit_2_before_any_plan(capsys, items: Path, command: str, count: str) -> None:
+    # issue 27: `plan --shards 99999999999999999999999` ran 45 s and reached 8.8 GB with no message
+    command_words = ["--", "true"] if command == "local" else []  # local's shards run a command
+    code, out, err = run(capsys, command, "--items", "items.txt", "--shards", count, *command_words)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"ci-shards: --shards {count}: more shards than any CI fans out (GitHub's matrix runs at most 256 jobs,"
+        " GitLab's parallel: 200); use at most 256"
+    ]
+
+
+def test_matrix_caps_more_shards_than_items_with_one_line(capsys, items: Path) -> None:
+    items.write_text("a.py::t\nb.py::t\nc.py::t\n")
+    code, out, err = run(capsys, "matrix", "--items", "items.txt", "--shards", "200", "--plan-out", "p.json")
+    assert code == 0
+    assert [m["label"] for m in json.loads(out)["include"]] == ["1/3", "2/3", "3/3"]
+    assert "ci-shards: --shards 200 capped to 3 shards: one per item" in err.splitlines()
+    assert json.loads((items.parent / "p.json").read_text())["total"] == 3
+
+
+def test_plan_keeps_the_count_a_fixed_ci_needs_and_says_which_shards_are_empty(capsys, items: Path) -> None:
+    # GitLab's `parallel: 4` runs 4 jobs whatever the plan holds: the plan has exactly 4, the empty ones pass
+    items.write_text("a.py::t\nb.py::t\n")
+    code, _out, err = run(capsys, "plan", "--items", "items.txt", "--shards", "4", "--format", "json", "-o", "p.json")
+    assert code == 0
+    assert json.loads((items.parent / "p.json").read_text())["total"] == 4
+    assert "2 of 4 shards are empty (shards 3-4)" in err and "capped" not in err
 
 
 def test_shards_auto_over_githubs_limit_is_exit_2(capsys, items: Path) -> None:
@@ -133,3 +165,17 @@ def test_abbreviated_options_are_refused(capsys, items: Path, argv: list[str]) -
     code, _, err = run(capsys, *argv)
     assert code == 2
     assert "unrecognized arguments: --" in err
+
+
+def test_local_starts_no_more_shards_than_items(capsys, items: Path) -> None:
+    # issue 27: `local --shards 200` on the 44-item demo started 200 processes (52 s against 8 s)
+    items.write_text("a.py::t\nb.py::t\n")
+    writer = "import sys; open(sys.argv[1], 'w').write('<testsuite><testcase classname=\"a\" name=\"t\"/></testsuite>')"
+    argv = ["local", "--items", "items.txt", "--shards", "200", "--jobs", "1", "--allow-empty"]
+    code, _out, err = run(capsys, *argv, "--", sys.executable, "-c", writer, "{junit}")
+    assert "ci-shards: --shards 200 capped to 2 shards: one per item" in err.splitlines()
+    assert sorted(p.name for p in (items.parent / "ci-shards-results").glob("shard-*")) == [
+        "shard-1-of-2",
+        "shard-2-of-2",
+    ]
+    assert code in (0, 1)

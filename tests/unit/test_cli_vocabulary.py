@@ -49,10 +49,7 @@ OUTPUT_CASES: dict[tuple[str, str], list[str]] = {
     ("aggregate", "--comment-out"): ["aggregate", "--plan", "plan.json", "shards", "--comment-out", "{out}"],
     ("aggregate", "--coverage-out"): ["aggregate", "--plan", "plan.json", "shards", "--coverage-out", "{out}"],
     ("run", "--out"): ["run", "--plan", "one.json", "--shard", "1/1", "--out", "{out}", "--", *WRITE_JUNIT],
-    **{
-        ("local", flag): _local(flag)
-        for flag in ("--out", "--merged-junit", "--summary", "--failures", "--timings-out")
-    },
+    **{("local", flag): _local(flag) for flag in ("--out", "--junit-out", "--summary", "--failures", "--timings-out")},
 }
 FOLDER_FLAGS = {
     ("run", "--out"),
@@ -126,6 +123,7 @@ def test_one_name_per_concept(dests, name):
     ("argv", "old", "new"),
     [
         (["aggregate", "--plan", "plan.json", "shards", "--junit", "{out}"], "--junit", "--junit-out"),
+        (_local("--merged-junit"), "--merged-junit", "--junit-out"),
         (
             ["aggregate", "--plan", "plan.json", "shards", "--timings-out", "t.json", "--timings-variant", "v"],
             "--timings-variant",
@@ -137,12 +135,13 @@ def test_old_names_still_work_with_a_warning_and_are_hidden(argv, old, new, work
     out = workdir / "merged.xml"
     assert main([str(out) if a == "{out}" else a for a in argv]) in (0, 1)
     err = capsys.readouterr().err
-    assert f"{old} is deprecated: use {new}" in err
-    if old == "--junit":
+    # a ci-shards line like every other, not `warning:` (issue 27)
+    assert f"ci-shards: {old} is deprecated: use {new} (same meaning)" in err.splitlines()
+    if old in ("--junit", "--merged-junit"):
         assert out.is_file()
     else:
         assert "v" in json.loads((workdir / "t.json").read_text())["variants"]
-    assert main(["aggregate", "--help"]) == 0
+    assert main([argv[0], "--help"]) == 0
     assert f"{old} " not in capsys.readouterr().out
 
 
@@ -353,3 +352,21 @@ def test_plan_piped_into_head_exits_quietly(workdir):
     assert "Traceback" not in proc.stderr
     assert "Exception ignored" not in proc.stderr
     assert "Broken pipe" not in proc.stderr
+
+
+def test_help_names_values_by_what_they_hold_and_lists_only_user_commands(capsys):
+    # issue 27: aggregate showed `--summary SUMMARY` and `--timings-out TIMINGS_OUT`; `gha` (the action's
+    # internals) sat beside the user commands; --pytest said it runs `python -m pytest --collect-only -q`
+    raw = [
+        f"{path} {_long(a)} {a.metavar or a.dest.upper()}"
+        for path, a in _visible(build_parser())
+        if a.nargs != 0 and not a.choices and "_" in (a.metavar or a.dest.upper())
+    ]
+    assert raw == []
+    assert main(["--help"]) == 0
+    listing = capsys.readouterr().out
+    assert "\n    gha" not in listing and "\n    plan" in listing
+    assert main(["gha", "--help"]) == 0  # hidden, not gone
+    for command in ("plan", "matrix", "local"):
+        assert main([command, "--help"]) == 0
+        assert "--collect-only -q" not in capsys.readouterr().out

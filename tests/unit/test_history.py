@@ -137,3 +137,29 @@ def test_aggregate_with_a_bad_quarantine_is_exit_2_naming_the_entry(tmp_path, mo
     assert "Traceback" not in err and len(err.splitlines()) == 1
     assert main(["aggregate", "--plan", "plan.json", "shards", "--max-base-age", "two"]) == 2
     assert "--max-base-age: must be a whole number of days, not 'two'" in capsys.readouterr().err
+
+
+def test_a_history_without_branch_names_says_the_base_branch_not_an_empty_name() -> None:
+    # issue 27: `failing on  since an unknown commit` (runs recorded with no branch, no base branch given)
+    h = History().record(run(1, branch="", commit=""), {"a": Mark.FAILED})
+    (c,) = classify(["a"], {"a": Mark.FAILED}, h, _ctx(base_branch="")).failures
+    assert c.kind is Kind.KNOWN
+    assert c.why.startswith("failing on the base branch since ")
+    assert "  " not in c.why
+
+
+def test_known_failures_of_one_reason_are_one_row() -> None:
+    # issue 27: `--fail-on new` listed 31 known failures one per line; the summary groups them by reason
+    from ci_shards.report.triage_view import triage_context  # noqa: PLC0415
+
+    failing = [f"t.py::test_same[{n}]" for n in range(30)] + ["t.py::test_other"]
+    h = (
+        History()
+        .record(run(1), {t: Mark.FAILED for t in failing[:30]})
+        .record(run(2), {"t.py::test_other": Mark.FAILED})
+    )
+    triage = classify(failing, dict.fromkeys(failing, Mark.FAILED), h, _ctx(fail_on=FailOn.NEW))
+    view = triage_context(triage, list_limit=100, summary=True)
+    assert view is not None and view["known_total"] == 31 and view["known_more"] == 0
+    assert [row["count"] for row in view["known"]] == [30, 1]
+    assert view["known"][0]["id"] == "**× 30 tests** (first `t.py::test_same[0]`)"

@@ -29,6 +29,16 @@ def test_finished_shards_pace_the_estimates():
     assert fmt_eta(eta) == "50.0s"
 
 
+def test_shards_that_finished_early_do_not_make_a_running_one_past_the_estimates():
+    # issue 27: `ETA at least 0.2s (running past the estimates)` right after shards finished under their estimates
+    estimates = {1: 10.0, 2: 10.0, 3: 1.0}
+    eta = estimate_eta(3.0, {2: 0.0}, [3], estimates, jobs=1, finished=[(10.0, 2.0)])  # pace 0.2: 2 s paced
+    assert not eta.open_ended and "past the estimates" not in fmt_eta(eta)
+    assert eta.seconds == (10.0 - 3.0) + 1.0 * 0.2
+    late = estimate_eta(12.0, {2: 0.0}, [], estimates, jobs=1, finished=[(10.0, 2.0)])  # past its own 10 s too
+    assert fmt_eta(late) == "unknown (running past the estimates)"
+
+
 @given(
     st.dictionaries(st.integers(1, 5), seconds, min_size=1),
     st.lists(st.integers(6, 9), max_size=4),

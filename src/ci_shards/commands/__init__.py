@@ -30,6 +30,7 @@ class Command:
     arguments: Callable[[argparse.ArgumentParser], None] | None = None
     metavar: str = "COMMAND"  # a group's: how --help names its subcommand
     required: bool = False  # a group's: its subcommand must be given
+    hidden: bool = False  # works, but not listed in its parent's --help (the action's internals)
 
     @property
     def name(self) -> str:
@@ -113,8 +114,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         path=("junit", "summary"),
         help="totals of JUnit files",
-        description="Totals (tests, passed, failed, errors, skipped, flaky, time) recounted from the test cases. "
-        "Exit 2 naming any unreadable file.",
+        description="Totals (tests, passed, failed, errors, skipped, xfailed, xpassed, flaky, left_out, time) "
+        "recounted from the test cases, as pytest counts them. Exit 2 naming any unreadable file.",
         arguments=aggregate.junit_summary_arguments,
         handler=aggregate.work("junit_summary_handler"),
     ),
@@ -156,6 +157,7 @@ COMMANDS: tuple[Command, ...] = (
         "(toJSON(inputs)), runs its stage and appends to $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY.",
         metavar="STEP",
         required=True,
+        hidden=True,
     ),
     *(
         Command(path=("gha", name), help=gha.HELP[name], description=gha.HELP[name], handler=gha.step_handler(name))

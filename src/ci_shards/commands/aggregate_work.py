@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ci_shards import config, outfile
 from ci_shards.commands import history_work
-from ci_shards.console import Console, console_for
+from ci_shards.console import Console, console_for, plural
 from ci_shards.errors import EXIT_OK, EXIT_USAGE, InputError, UsageError
 from ci_shards.junit import JUnitError, expand_patterns, read_many, write_junit_suites
 from ci_shards.model import CommentMode, Plan
@@ -33,7 +33,7 @@ from ci_shards.planfile import load_plan
 from ci_shards.report import comment as pr_comment
 from ci_shards.report import github, joblinks, outputs
 from ci_shards.report.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
-from ci_shards.report.render import comment_marker, render_comment, render_summary, render_terminal
+from ci_shards.report.render import comment_marker, complete_in, render_comment, render_summary, render_terminal
 from ci_shards.report.triage import FailOn, Triage
 from ci_shards.report.triage_view import render_triage_terminal, triage_json
 
@@ -191,7 +191,7 @@ def run_aggregate(
             run_attempt=ctx.run_attempt,
         )
         write(lambda: outputs.write_text(comment_out, body))
-    console.untrusted(render_terminal(verdict))
+    console.untrusted(render_terminal(verdict, every_in=every_in(github_mode, summary_out, failures_out)))
     triage_text = render_triage_terminal(triage)
     if triage_text:
         console.untrusted(triage_text)
@@ -314,6 +314,11 @@ def _history_options(options: AggregateOptions) -> history_work.HistoryOptions:
     )
 
 
+def every_in(github_mode: bool, *files: Path | None) -> str:
+    written = [*(["the job summary"] if github_mode else []), *(str(f) for f in files if f)]
+    return complete_in(written, "the shard folders' failures.jsonl (or rerun with --failures FILE)")
+
+
 # --------------------------------------------------------------------------------------------
 # junit merge / junit summary
 
@@ -327,7 +332,7 @@ def _read_all(patterns: Sequence[str], console: Console) -> tuple[list[tuple[str
 
 def junit_merge(*, patterns: Sequence[str], out: Path, name: str, env: Mapping[str, str]) -> int:
     console = console_for(env)
-    suites, errors = _read_all(patterns, console)
+    suites, errors = read_many(expand_patterns(patterns))
     # partial results are kept even when a file is bad
     if outfile.is_stdout(out):
         _merged_junit_to_stdout(suites, name)  # a closed stdout is cli's quiet BrokenPipeError, not a bad file
@@ -337,9 +342,13 @@ def junit_merge(*, patterns: Sequence[str], out: Path, name: str, env: Mapping[s
         except OSError as err:
             raise InputError(out, f"cannot write: {err.strerror or err}") from None
     totals = Totals.of(c for _name, cases in suites for c in cases)
-    console.line(f"ci-shards: merged {len(suites)} files, {totals.tests} tests into {outfile.describe(out)}")
-    if errors:
+    said = f"merged {plural(len(suites), 'file')}, {plural(totals.tests, 'test')} into {outfile.describe(out)}"
+    if errors:  # the partial merge is written, but the line must not read as success before the error
+        console.line(f"ci-shards: {said}; {plural(len(errors), 'unreadable file')} left out:")
+        for problem in errors[1:]:
+            console.error(str(problem))
         raise errors[0]
+    console.line(f"ci-shards: {said}")
     return EXIT_OK
 
 

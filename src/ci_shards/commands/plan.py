@@ -18,7 +18,7 @@ from typing import Any
 from ci_shards import outfile
 from ci_shards.commands.run import check_pytest_words
 from ci_shards.config import load_config
-from ci_shards.console import console_for, plural
+from ci_shards.console import Console, console_for, plural
 from ci_shards.errors import InputError, TestsFailed, UsageError
 from ci_shards.judge import empty_plan_message
 from ci_shards.model import Plan, rfc3339
@@ -26,7 +26,7 @@ from ci_shards.options.declared import PLAN_OPTIONS
 from ci_shards.options.spec import given_flags
 from ci_shards.options.typed import PlanOptions, plan_options
 from ci_shards.plan import matrix as matrix_mod
-from ci_shards.plan.choose import choose_shards
+from ci_shards.plan.choose import MAX_SHARDS, choose_shards
 from ci_shards.plan.collect import glob_items, read_items
 from ci_shards.plan.discover import discover_items, whole_files_as_items
 from ci_shards.plan.estimates import match_timings, measured_ratio, rebase_keys
@@ -144,15 +144,47 @@ def with_test_overhead(
     return {item: seconds + per_test * counted.get(item, int("::" in item)) for item, seconds in estimates.items()}
 
 
+def shard_count(shards: str, items: int, *, cap_to_items: bool, console: Console) -> int:
+    """``--shards N`` checked (``checked_count``), and with ``cap_to_items`` no more shards than items
+    (one line says so)."""
+    count = checked_count(shards)
+    # no items: the legs stay (never an empty matrix; each empty shard says so)
+    if cap_to_items and 0 < items < count:
+        console.line(f"ci-shards: --shards {count} capped to {plural(items, 'shard')}: one per item")
+        return items
+    return count
+
+
+def checked_count(shards: str) -> int:
+    """``--shards N`` as a count, refused (exit 2) when it is none or over ``MAX_SHARDS``: no CI fans out
+    that many, and a plan of 10**23 shards would be allocated before anything else failed."""
+    if not shards.isdigit() or int(shards) < 1:
+        msg = f"--shards must be a whole number ≥ 1 or auto, not {shards!r}"
+        raise UsageError(msg)
+    count = int(shards)
+    if count > MAX_SHARDS:
+        msg = (
+            f"--shards {shards}: more shards than any CI fans out (GitHub's matrix runs at most"
+            f" {matrix_mod.GITHUB_MATRIX_MAX} jobs, GitLab's parallel: 200); use at most {MAX_SHARDS}"
+        )
+        raise UsageError(msg)
+    return count
+
+
 def plan_from_options(
     options: PlanOptions,
     *,
     env: Mapping[str, str],
     cwd: Path,
     pytest_args: Sequence[str] | None = None,
+    cap_to_items: bool = False,
 ) -> Plan:
     """Collect the items, read the timings and plan (``created_at`` filled here). ``pytest_args``: ``local``'s
-    words after --, which run the shards too (plan and matrix pass theirs in ``options.pytest_args``)."""
+    words after --, which run the shards too (plan and matrix pass theirs in ``options.pytest_args``).
+    ``cap_to_items``: ``--shards N`` over the item count makes one shard per item (matrix and local choose
+    their own fan-out; a ``plan`` may be read by a CI with a fixed count, so it keeps N, empty shards noted)."""
+    if options.shards not in (None, "auto"):
+        checked_count(str(options.shards))  # before collecting: the count alone is already wrong
     durations_paths = list(options.durations)
     cached_paths = list(options.cached_durations)
     stores = load_cached_durations(cached_paths, cwd=cwd, env=env)  # the cached store first: fresher
@@ -188,7 +220,7 @@ def plan_from_options(
         raise UsageError(msg)
     if options.pytest and not discovering:
         check_pytest_words(extra, cwd)
-        collection = collect_pytest(extra, cwd=cwd, env=env)
+        collection = collect_pytest(extra, cwd=cwd, env=env, python=options.python)
         items += collection.ids
         rootdir = portable_rootdir(collection.rootdir, cwd)
         sources += 1
@@ -276,10 +308,7 @@ def plan_from_options(
         if plan.total > matrix_mod.GITHUB_MATRIX_MAX:
             raise UsageError(matrix_mod.over_matrix_limit(plan.total, "--shards auto"))
     else:
-        if not str(shards).isdigit() or int(shards) < 1:
-            msg = f"--shards must be a whole number ≥ 1 or auto, not {shards!r}"
-            raise UsageError(msg)
-        count = int(shards)
+        count = shard_count(str(shards), len(items), cap_to_items=cap_to_items, console=console_for(env))
         if selection is not None and mode is SelectMode.CHANGED:
             count = shrink_shards(count, all_items, items, estimates)
         plan = plan_items(items, estimates, count, **balance)
@@ -368,7 +397,11 @@ def matrix_command(args: argparse.Namespace) -> int:
             msg = f"--plan {args.plan} cannot be combined with plan options ({', '.join(given)}): the plan decides them"
             raise UsageError(msg)
     options = options_of(args, Path.cwd())
-    plan = load_plan(args.plan) if args.plan else plan_from_options(options, env=os.environ, cwd=Path.cwd())
+    plan = (
+        load_plan(args.plan)
+        if args.plan
+        else plan_from_options(options, env=os.environ, cwd=Path.cwd(), cap_to_items=True)
+    )
     code = emit_matrix(plan=plan, plan_out=args.plan_out, env=os.environ)
     check_not_empty(plan, allowed=options.allow_empty)
     return code

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ from ci_shards import outfile
 from ci_shards.config import load_config
 from ci_shards.console import Console, console_for, fmt_seconds, is_ci, plural
 from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, UsageError
+from ci_shards.interpreter import default_python, probe
 from ci_shards.model import Plan
 from ci_shards.options.typed import LocalOptions, local_options, run_options
 
@@ -81,6 +83,7 @@ def run_handler(args: argparse.Namespace) -> int:
         live=live,
         cwd=cwd,
         env=env,
+        python=default_python(options.python, env),
         coverage=coverage_request(options),
     )
     if options.retries < 0 or options.max_rerun_failures < 0:
@@ -122,6 +125,7 @@ def local_handler(args: argparse.Namespace) -> int:
     raw = list(options.run.command)
     if options.run.pytest:
         check_pytest_words(raw, cwd)
+        options = _with_python(options, env)
     if not options.run.pytest and not raw:
         msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
         raise UsageError(msg)
@@ -130,7 +134,9 @@ def local_handler(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     from ci_shards.commands.plan import check_not_empty, plan_from_options  # noqa: PLC0415 - cycle (above)
 
-    plan = plan_from_options(options.plan, env=env, cwd=cwd, pytest_args=raw if options.run.pytest else None)
+    plan = plan_from_options(
+        options.plan, env=env, cwd=cwd, pytest_args=raw if options.run.pytest else None, cap_to_items=True
+    )
     out = options.run.out
     plan_path = out / "plan.json"
     try:
@@ -174,6 +180,17 @@ def local_handler(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     code = max(result.exit_code, _local_coverage(options, plan, cwd, env, console))
     return EXIT_INTERRUPTED if cancel.cancelled else code
+
+
+def _with_python(options: LocalOptions, env: Mapping[str, str]) -> LocalOptions:
+    """The one interpreter of the collection and every shard, checked once here (no pytest: exit 2 before
+    anything starts, not once per shard) and passed to each ``run`` as ``--python``."""
+    python = probe(default_python(options.run.python, env), env).path
+    return dataclasses.replace(
+        options,
+        plan=dataclasses.replace(options.plan, python=python),
+        run=dataclasses.replace(options.run, python=python),
+    )
 
 
 def _local_coverage(options: LocalOptions, plan: Plan, cwd: Path, env: dict[str, str], console: Console) -> int:

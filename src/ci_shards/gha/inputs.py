@@ -114,6 +114,8 @@ def plan_argv(inputs: Mapping[str, str], folders: Folders, *, timings_exist: boo
     argv += _option(inputs, "variant", "--variant")
     argv += _switch(inputs, "allow-empty", "--allow-empty")
     argv += _option(inputs, "select", "--select")
+    # ci-shards is installed into this Python (bootstrap), so it is sys.executable already: said, not assumed
+    argv += _option(inputs, "python", "--python")
     # The cached store first; the committed file covers items the store has not measured yet.
     # --cached-durations: a corrupt cache entry is a warning, not a failed plan (the next aggregate replaces it).
     if timings_exist:
@@ -138,6 +140,7 @@ def run_argv(inputs: Mapping[str, str], folders: Folders) -> list[str]:
     argv += _option(inputs, "junit", "--junit")
     argv += _switch(inputs, "allow-empty", "--allow-empty")
     argv += _switch(inputs, "coverage", "--coverage")
+    argv += _option(inputs, "python", "--python")
     if is_true(inputs, "pytest"):
         return [*argv, "--pytest", *_after_dashes(words(inputs, "pytest-args"))]
     command = words(inputs, "test-command")

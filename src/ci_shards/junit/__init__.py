@@ -29,6 +29,7 @@ from ci_shards.junit.read import (
     TEST_ID_ATTR,
     TEST_LINE_ATTR,
     TIME_INVALID_ATTR,
+    XPASSED_ATTR,
     JUnitError,
     clean_text,
     parse_junit,
@@ -118,6 +119,8 @@ def _case_xml(case: CaseResult) -> str:
         attrs.append((TEST_LINE_ATTR, str(case.line)))
     if case.time_invalid:  # the shard's report carries it to aggregate, so the timings store skips it
         attrs.append((TIME_INVALID_ATTR, "true"))
+    if case.counted_as == "xpassed":
+        attrs.append((XPASSED_ATTR, "true"))
     body: list[str] = []
     if case.outcome is CaseOutcome.SKIPPED:
         skipped_attrs = [("message", _clean(case.message, 4096))] + ([("type", case.type)] if case.type else [])
@@ -147,11 +150,13 @@ def _case_xml(case: CaseResult) -> str:
 
 
 def _counts(totals: Totals) -> list[tuple[str, str]]:
+    """JUnit's counts are of ``<testcase>`` elements: an xfailed test and a left-out item are ``<skipped>``
+    ones (as pytest's own --junitxml counts an xfail), an xpassed test is a pass."""
     return [
-        ("tests", str(totals.tests)),
+        ("tests", str(totals.tests + totals.left_out)),
         ("failures", str(totals.failed)),
         ("errors", str(totals.errors)),
-        ("skipped", str(totals.skipped)),
+        ("skipped", str(totals.skipped + totals.xfailed + totals.left_out)),
         ("time", _fmt_time(totals.time)),
     ]
 

@@ -25,7 +25,7 @@ from typing import Final
 from ci_shards.console import strip_ansi
 from ci_shards.errors import InputError
 from ci_shards.junit.safe_xml import EntityDeclared, parse_xml
-from ci_shards.model import JUNIT_IDENTITY_ATTRS, MAX_TEST_SECONDS, Attempt, CaseOutcome, CaseResult
+from ci_shards.model import JUNIT_IDENTITY_ATTRS, MAX_TEST_SECONDS, XPASSED_TYPE, Attempt, CaseOutcome, CaseResult
 
 MAX_TEXT_CHARS = 64 * 1024  # per message/trace kept in memory; GitHub caps annotation text at 64 KB too
 INVALID_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -39,6 +39,9 @@ TIME_INVALID_ATTR: Final = "time-invalid"
 # junit.xml must read back under the ids run judged it by (judge.py), whatever those hold
 TEST_ID_ATTR: Final = "ci-shards-id"
 TEST_LINE_ATTR: Final = "ci-shards-line"
+# ours: a non-strict xfail that passed, which pytest's own JUnit writes as a plain pass; a shard's
+# junit.xml keeps it so aggregate counts it as xpassed, as pytest does
+XPASSED_ATTR: Final = "ci-shards-xpassed"
 
 
 class JUnitError(InputError):
@@ -113,6 +116,18 @@ def clean_text(text: str | None, limit: int = MAX_TEXT_CHARS) -> str:
     return text
 
 
+def _message(elem: ET.Element | None, text: str) -> str:
+    """The element's ``message``, else the first non-blank line of its text: jest-junit writes no
+    ``message`` attribute and puts the whole error in the element's text."""
+    if elem is None:
+        return ""
+    stated = elem.get("message")
+    if stated and stated.strip():
+        return clean_text(stated, 4096)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return clean_text(first, 4096)
+
+
 def _module_of(file: str) -> str:
     """``tests/test_a.py`` → ``tests.test_a`` (how pytest spells the module in ``classname``)."""
     return file.removesuffix(".py").replace("/", ".") if file.endswith(".py") else ""
@@ -158,11 +173,12 @@ def _attempt(elem: ET.Element, outcome: CaseOutcome) -> Attempt:
     """An interim result; its trace is the ``<stackTrace>`` child (Surefire, Playwright), else its
     own text (nextest writes plain text)."""
     trace = elem.find("stackTrace")
+    text = clean_text(elem.text if trace is None else (trace.text or ""))
     return Attempt(
         outcome=outcome,
-        message=clean_text(elem.get("message"), 4096),
+        message=_message(elem, text),
         type=elem.get("type") or "",
-        text=clean_text(elem.text if trace is None else (trace.text or "")),
+        text=text,
         time=parse_time(elem.get("time")),
     )
 
@@ -192,6 +208,7 @@ def _case_result(case: ET.Element, suite_file: str, suite_name: str, *, pytest_i
     if case.get("status") == "disabled" and outcome is CaseOutcome.PASSED:  # Bazel
         outcome = CaseOutcome.SKIPPED
     seconds = _seconds(case.get("time") or case.get("duration"))  # Bazel writes ``duration``
+    text = clean_text(None if final is None else final.text)
     return CaseResult(
         test_id=_test_id(case, name, classname, file, suite_name, pytest_ids=pytest_ids),
         name=name,
@@ -202,14 +219,18 @@ def _case_result(case: ET.Element, suite_file: str, suite_name: str, *, pytest_i
         time=seconds if _plausible(seconds) else 0.0,
         # an unusable or implausible time is 0 in totals and skipped (and counted) by the timings store
         time_invalid=not _plausible(seconds) or case.get(TIME_INVALID_ATTR) == "true",
-        message=clean_text(None if final is None else final.get("message"), 4096),
-        type=("" if final is None else final.get("type")) or "",
-        text=clean_text(None if final is None else final.text),
+        message=_message(final, text),
+        type=("" if final is None else final.get("type")) or _xpassed(case, outcome),
+        text=text,
         system_out=clean_text(system_out),
         system_err=clean_text(system_err),
         attempts=tuple(attempts),
         junit_attrs=tuple((k, v) for k in JUNIT_IDENTITY_ATTRS if (v := case.get(k)) is not None),
     )
+
+
+def _xpassed(case: ET.Element, outcome: CaseOutcome) -> str:
+    return XPASSED_TYPE if outcome is CaseOutcome.PASSED and case.get(XPASSED_ATTR) == "true" else ""
 
 
 def _test_id(
@@ -225,8 +246,10 @@ def _test_id(
     # without a classname (jest-junit, gotestsum's TestMain, nested suites) the suite tells
     # same-named tests apart: <testsuite name="TestA"><testcase name="A"/> vs TestB's "A"
     # (but with a file attribute the file already scopes it: ``file::name`` is a module-level test)
+    # jest-junit's default templates ("{classname} {title}") start with a space when a test has no
+    # describe block: the parts are stripped so the id reads ``file::three breaks``
     scope = classname or ("" if file else suite_name)
-    return "::".join(p for p in (file, scope, name) if p)
+    return "::".join(p.strip() for p in (file, scope, name) if p and p.strip())
 
 
 def _line(written: str | None, ours: str | None, *, pytest_ids: bool) -> int | None:

@@ -23,5 +23,8 @@ class DeprecatedAlias(argparse.Action):
         values: Any,
         option_string: str | None = None,
     ) -> None:
-        console_for(os.environ).warning(f"{option_string} is deprecated: use {self.new} (same meaning)")
+        console = console_for(os.environ)
+        text = f"ci-shards: {option_string} is deprecated: use {self.new} (same meaning)"
+        # a ci-shards line like every other off GitHub; there a warning annotation, so the rename is seen
+        console.warning(text) if console.github else console.line(text)
         setattr(namespace, self.dest, values)

@@ -43,6 +43,7 @@ class PlanOptions:
     items: tuple[str, ...] = ()  # --items files ("-" is stdin)
     globs: tuple[str, ...] = ()
     pytest: bool = False
+    python: str | None = None  # --python as given (None: chosen at the edge, interpreter.default_python)
     discover: bool = False
     from_timings: bool = False
     durations: tuple[str, ...] = ()  # --durations, else the config's timings
@@ -100,6 +101,7 @@ def plan_options(values: Mapping[str, Any], config: Config) -> PlanOptions:
         items=tuple(values.get("items") or ()),
         globs=tuple(values.get("glob") or ()),
         pytest=bool(values.get("pytest")),
+        python=_pick(values.get("python"), config.python, None),
         discover=bool(values.get("discover")),
         from_timings=bool(values.get("from_timings")),
         durations=tuple(values.get("durations") or ([config.timings] if config.timings else [])),
@@ -135,6 +137,7 @@ def run_options(values: Mapping[str, Any], config: Config) -> RunSettings:
         out=values["out"],
         command=tuple(raw[1:] if raw[:1] == ["--"] else raw),
         pytest=bool(values.get("pytest")),
+        python=_pick(values.get("python"), config.python, None),
         junit=values.get("junit"),
         timeout=values.get("timeout"),
         grace=values["grace"],
@@ -155,7 +158,7 @@ def run_options(values: Mapping[str, Any], config: Config) -> RunSettings:
 class ReportFiles:
     """What ``local`` writes besides its console output, as ``aggregate`` does (None: not written)."""
 
-    merged_junit: Path | None = None
+    junit_out: Path | None = None
     summary: Path | None = None
     failures: Path | None = None
     timings_out: Path | None = None
@@ -179,7 +182,7 @@ def local_options(values: Mapping[str, Any], config: Config) -> LocalOptions:
     plan = plan_options(values, config)
     run = run_options(values, config)
     reports = ReportFiles(
-        merged_junit=values.get("merged_junit"),
+        junit_out=values.get("junit_out"),
         summary=values.get("summary"),
         failures=values.get("failures"),
         timings_out=values.get("timings_out"),

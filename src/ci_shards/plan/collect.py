@@ -27,9 +27,10 @@ def read_items(source: str, *, cwd: Path, stdin: TextIO | None = None) -> list[s
     path = cwd / source
     try:
         return parse_item_lines(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise InputError(source, f"cannot read the items list: {reason}") from None
+    except UnicodeDecodeError as err:  # as every other input file says it, not the codec's message
+        raise InputError(source, f"not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
+        raise InputError(source, f"cannot read the items list: {err.strerror or err}") from None
 
 
 def glob_items(patterns: Sequence[str], *, cwd: Path) -> list[str]:

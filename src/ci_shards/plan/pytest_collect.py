@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ci_shards.errors import CollectionError
+from ci_shards.interpreter import default_python, plugin_env, probe
 from ci_shards.model import item_file
 
 PYTEST_NO_TESTS: Final = 5  # pytest's ExitCode.NO_TESTS_COLLECTED
@@ -97,13 +97,16 @@ def portable_rootdir(rootdir: str, cwd: Path) -> str:
     return Path(os.path.relpath(rootdir, cwd.resolve())).as_posix()
 
 
-def collect_pytest(args: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> Collection:
-    """Run ``python -m pytest --collect-only`` with the recording plugin in ``cwd``."""
+def collect_pytest(args: Sequence[str], *, cwd: Path, env: Mapping[str, str], python: str | None = None) -> Collection:
+    """Run ``python -m pytest --collect-only`` with the recording plugin in ``cwd``; ``python``: ``--python``
+    (interpreter.default_python chooses when None)."""
+    interpreter = probe(default_python(python, env), env)
     with tempfile.TemporaryDirectory(prefix="ci-shards-collect-") as scratch:
         record_path = Path(scratch) / "collection.json"
+        env = plugin_env(interpreter, env, Path(scratch) / "plugin")
         # the =form: a free-standing path argument would take part in pytest's rootdir search
         command = [
-            sys.executable,
+            interpreter.path,
             "-m",
             "pytest",
             "--collect-only",

@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
-from ci_shards.console import plural
+from ci_shards.console import count_failures, plural
 from ci_shards.judge import (
     SHARD_CASE_CLASSNAME,
     SYNTHESISED_TYPES,
@@ -40,6 +40,7 @@ from ci_shards.judge import (
     judge_shard,
 )
 from ci_shards.model import (
+    LEFT_OUT,
     CaseOutcome,
     CaseResult,
     FailureKind,
@@ -52,7 +53,7 @@ from ci_shards.model import (
     owning_item,
 )
 from ci_shards.report.artifacts import ShardArtifact, read_shard_folders
-from ci_shards.report.verdict import Accounting, ShardResult, Verdict, count_failures
+from ci_shards.report.verdict import Accounting, ShardResult, Verdict
 from ci_shards.select.report import selection_report
 
 # the verdict types live in verdict.py, the shard rules in judge.py; they are re-exported here, where
@@ -343,15 +344,26 @@ def decide(
         failures=tuple(failures),
         totals=totals,
         lower_bound_seconds=plan.lower_bound_seconds,
+        unknown_items=plan.unknown_items,
         estimated_makespan=plan.estimated_makespan + (plan.shard_overhead_seconds if plan.items else 0.0),
         flaky_result=flaky_result,
-        notes=tuple(stray),
+        notes=(*stray, *_left_out_notes(c for r in results for c in r.cases)),
         reasons=tuple(
             _reasons(results, accounting, totals, flaky_result, _empty(plan, results, allow_empty), excused=excused)
         ),
         item_seconds=item_seconds,
         selection=selection_report(plan, (c for r in results if r.verified for c in r.cases)),
     )
+
+
+def _left_out_notes(cases: Iterable[CaseResult]) -> list[str]:
+    """Planned items the shards' pytest did not collect by the project's own rules: a note each
+    (the first five, then a count), never a test in the counts (``model.LEFT_OUT_TYPE``)."""
+    left_out = [c for c in cases if c.counted_as == LEFT_OUT]
+    notes = [f"not a test: {c.test_id} — {c.message}" for c in left_out[:5]]
+    if len(left_out) > 5:
+        notes.append(f"not tests: {len(left_out) - 5} more planned items left out the same way")
+    return notes
 
 
 _UNVERIFIED_MISSING = "planned but never reported: shard {index}'s results could not be matched to plan items"

@@ -96,7 +96,9 @@ def _read_outcome(path: Path) -> tuple[Outcome | None, str]:
         return None, f"no {OUTCOME_FILE} (the shard did not finish writing its results)"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except UnicodeDecodeError as err:
+        return None, f"{OUTCOME_FILE} is unreadable: not UTF-8 text (byte {err.start})"
+    except (OSError, json.JSONDecodeError) as err:
         return None, f"{OUTCOME_FILE} is unreadable: {err}"
     if not isinstance(data, dict):
         return None, f"{OUTCOME_FILE} is not a JSON object"

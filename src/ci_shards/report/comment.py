@@ -67,7 +67,10 @@ def result_state(verdict: Verdict) -> str:
     t = verdict.totals
     failing = sorted(r.test_id for r in verdict.failures)
     statuses = [s.status.value for s in verdict.shards]
-    payload = json.dumps([verdict.passed, t.tests, t.failed, t.errors, t.skipped, t.flaky, statuses, failing])
+    counts: list[object] = [verdict.passed, t.tests, t.failed, t.errors, t.skipped, t.flaky, statuses, failing]
+    if t.xfailed or t.xpassed:  # only then: a run without them keeps the state comments already carry
+        counts += [t.xfailed, t.xpassed]
+    payload = json.dumps(counts)
     digest = hashlib.sha256(payload.encode()).hexdigest()[:16]
     return f"{'passed' if verdict.passed else 'failed'} {digest}"
 

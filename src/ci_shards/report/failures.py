@@ -7,22 +7,22 @@ Also the words for counts that every report shares ("7 failed, 2 errors", "1 tes
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from ci_shards.console import count_failures
 from ci_shards.model import Totals
 from ci_shards.report import md
 from ci_shards.report.frames import restore_first_indent
 from ci_shards.report.groups import FailureGroup, interleave, message_of, round_robin
-from ci_shards.report.verdict import count_failures
 
 SHARDS_NAMED = 10  # a group names at most this many of its shards, then "…"
 _PYTEST_ID = re.compile(r"[^\s:]+\.py(?:::|$)")
 
 
 def failure_counts(totals: Totals) -> str:
-    """How many tests went wrong, as every report says it (``verdict.count_failures``)."""
+    """How many tests went wrong, as every report says it (``console.count_failures``)."""
     return count_failures(totals.failed, totals.errors)
 
 
@@ -111,18 +111,49 @@ def _quote(word: str) -> str:
     return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
-def pytest_command(groups: Sequence[FailureGroup], *, max_ids: int, max_chars: int) -> tuple[str, int]:
-    """(``pytest 'id' …``, how many failing tests it leaves out). The ids are taken in turn from
-    each group (every distinct failure is in it), each single-quoted so that no id can
-    end its quotes, substitute or chain a command; whole ids only, never one cut in half. ("", 0)
-    when the failures are not all pytest node ids: no command is better than a wrong one."""
+PYTEST: Final = "python -m pytest"  # the interpreter of the environment the reader activated, not a stray pytest
+
+
+def parametrized_base(test_id: str) -> str:
+    """``t.py::test_same`` for ``t.py::test_same[3]``; the id itself when it has no parameters."""
+    head, _, last = test_id.rpartition("::")
+    if not (head and last.endswith("]") and "[" in last):
+        return test_id
+    return f"{head}::{last.split('[', 1)[0]}"
+
+
+def collapse_parametrized(failing: Sequence[str], every: Iterable[str]) -> list[str]:
+    """``failing`` with each parametrized test whose every case (of ``every``, the run's ids) failed named
+    once, where its first case was: pytest runs all its cases from the bare id."""
+    cases: dict[str, set[str]] = {}
+    for test_id in every:
+        cases.setdefault(parametrized_base(test_id), set()).add(test_id)
+    failed = set(failing)
+    out: dict[str, None] = {}
+    for test_id in failing:
+        base = parametrized_base(test_id)
+        whole = base != test_id and len(cases.get(base, ())) > 1 and cases[base] <= failed
+        out[base if whole else test_id] = None
+    return list(out)
+
+
+def pytest_command(
+    groups: Sequence[FailureGroup], *, max_ids: int, max_chars: int, every: Iterable[str] = ()
+) -> tuple[str, int]:
+    """(``python -m pytest 'id' …``, how many failing tests it leaves out). The ids are taken in turn from
+    each group (every distinct failure is in it), a parametrized test whose every case in ``every`` (the
+    run's test ids) failed named once; each single-quoted so that no id can end its quotes, substitute or
+    chain a command; whole ids only, never one cut in half. ("", 0) when the failures are not all pytest
+    node ids: no command is better than a wrong one."""
     everything = [r.test_id for g in groups for r in g.records]
     if not everything or not all(_PYTEST_ID.match(test_id) for test_id in everything):
         return "", 0
-    unique = len(set(everything))
-    chosen = list(dict.fromkeys(interleave([[r.test_id for r in g.records] for g in groups], max_ids)))
+    every = [*every, *everything]
+    per_group = [collapse_parametrized([r.test_id for r in g.records], every) for g in groups]
+    unique = len({i for ids in per_group for i in ids})
+    chosen = list(dict.fromkeys(interleave(per_group, max_ids)))
     words: list[str] = []
-    size = len("pytest")
+    size = len(PYTEST)
     for test_id in chosen:
         word = _quote(test_id)
         if size + len(_SEPARATOR) + len(word) > max_chars:
@@ -131,4 +162,4 @@ def pytest_command(groups: Sequence[FailureGroup], *, max_ids: int, max_chars: i
             continue  # one id longer than the whole budget: skipped, never cut
         words.append(word)
         size += len(_SEPARATOR) + len(word)
-    return _SEPARATOR.join(["pytest", *words]), unique - len(words)
+    return _SEPARATOR.join([PYTEST, *words]), unique - len(words)

@@ -22,7 +22,7 @@ from ci_shards.model import FailureKind, FailureRecord
 from ci_shards.report import md
 from ci_shards.report.aggregate import Verdict
 from ci_shards.report.frames import failing_line
-from ci_shards.report.groups import message_of
+from ci_shards.report.groups import group_failures, interleave, message_of
 
 ANNOTATIONS_PER_TYPE: Final = 10  # GitHub shows 10 per type per step; the rest are silently dropped
 DEFAULT_API_URL: Final = "https://api.github.com"
@@ -125,12 +125,6 @@ def _annotation(kind: str, message: str, *, title: str, file: str | None = None,
     return f"::{kind} {','.join(props)}::{escape_data(text)}"
 
 
-def _usefulness(record: FailureRecord) -> tuple[int, int]:
-    """Shard-level problems first (they hide the most), then failures with a file, then the rest."""
-    order = {FailureKind.SHARD: 0, FailureKind.TIMED_OUT: 1, FailureKind.ERROR: 2, FailureKind.FAILED: 2}
-    return (order.get(record.kind, 3), 0 if record.file else 1)
-
-
 def repo_relative(file: str | None, workspace: str) -> str | None:
     """GitHub places an annotation only with a repository-relative path (a ``../`` path is not shown): an
     absolute path under the workspace is made relative; one outside it is dropped (no file=)."""
@@ -174,50 +168,65 @@ def _looks_like_path(file: str | None) -> bool:
 
 
 def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, workspace: str = "") -> list[str]:
-    """At most ``per_type`` ``::error``s and ``::warning``s, the most useful first, then one ``::notice``
-    per type saying how many more there are and where to find them. ``workspace`` is
-    ``GITHUB_WORKSPACE``, to make absolute file paths repository-relative."""
+    """At most ``per_type`` ``::error``s and ``::warning``s, then one ``::notice`` per type saying how many more
+    there are and where to find them. ``workspace`` is ``GITHUB_WORKSPACE``, to make absolute file paths
+    repository-relative.
+
+    The errors are spent on distinct failures first (issue 27: 30 copies of one parametrized failure took 8 of
+    the 10 and a different failure got none): the never-run items (one annotation), shard-level problems of
+    shards with no test failure to point at (never started, timed out between tests, unverified), then one per
+    failure group at its failing line, its title counting the group, then further members of the groups in
+    turn while the budget lasts."""
     lines_by_id = {c.test_id: c.line for c in verdict.cases if c.line is not None}
-    errors = sorted(
-        (r for r in verdict.failures if r.kind not in (FailureKind.FLAKY, FailureKind.NOT_RUN)), key=_usefulness
-    )
+    records = [r for r in verdict.failures if r.kind not in (FailureKind.FLAKY, FailureKind.NOT_RUN)]
+    tests = [r for r in records if r.kind is not FailureKind.SHARD]
+    pointed = {r.shard for r in tests}
+    shard_level = [r for r in records if r.kind is FailureKind.SHARD and r.shard not in pointed]
     missing = [r for r in verdict.failures if r.kind is FailureKind.NOT_RUN]
+    head = ([_never_ran(missing)] if missing else []) + shard_level
+    groups = group_failures(tests, {c.test_id: c.type for c in verdict.cases if c.type})
+    counted = {g.first.test_id: g.count for g in groups}
+    errors = head + interleave([g.records for g in groups], len(tests))
     warnings = [r for r in verdict.failures if r.kind is FailureKind.FLAKY]
     out: list[str] = []
-    if missing:  # one annotation for all missing items: they share one cause
-        first = ", ".join(r.test_id for r in missing[:5])
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        errors.insert(
-            0,
-            FailureRecord(
-                shard=missing[0].shard,
-                test_id=f"{plural(len(missing), 'planned item')} never ran",
-                kind=FailureKind.NOT_RUN,
-                message=f"never reported by any shard: {first}{more}",
-            ),
-        )
-    for kind, records in (("error", errors), ("warning", warnings)):
-        for record in records[:per_type]:
-            prefix = "flaky: " if record.kind is FailureKind.FLAKY else ""
-            first_line = (message_of(record).splitlines() or [record.kind.value])[0]
-            # shard-level records repeat their reason in the text: say it once
-            detail = record.text if record.text.strip() and record.text.strip() not in first_line else ""
-            out.append(
-                _annotation(
-                    kind,
-                    f"{first_line}\n\n{detail}" if detail else first_line,
-                    title=f"{prefix}{record.test_id} (shard {record.shard})",
-                    **_where(record, lines_by_id.get(record.test_id), workspace),
-                )
-            )
-        if len(records) > per_type:
+    for kind, chosen in (("error", errors), ("warning", warnings)):
+        for position, record in enumerate(chosen[:per_type]):
+            # a group's count on its first annotation only (later members are annotated as themselves)
+            count = counted.get(record.test_id, 1) if kind == "error" and position >= len(head) else 1
+            out.append(_record_annotation(kind, record, count, lines_by_id.get(record.test_id), workspace))
+        if len(chosen) > per_type:
+            left = len(chosen) - per_type
             out.append(
                 f"::notice title={escape_property('ci-shards')}::"
                 + escape_data(
-                    f"{plural(len(records) - per_type, 'more ' + kind)} "
-                    f"{'is' if len(records) - per_type == 1 else 'are'} not annotated "
-                    f"(GitHub shows {per_type} per type); "
-                    "see the job summary and the merged failures.jsonl"
+                    f"{plural(left, 'more ' + kind)} {'is' if left == 1 else 'are'} not annotated "
+                    f"(GitHub shows {per_type} per type); see the job summary and the merged failures.jsonl"
                 )
             )
     return out
+
+
+def _never_ran(missing: list[FailureRecord]) -> FailureRecord:
+    """One record for every missing item: they share one cause."""
+    first = ", ".join(r.test_id for r in missing[:5])
+    more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+    return FailureRecord(
+        shard=missing[0].shard,
+        test_id=f"{plural(len(missing), 'planned item')} never ran",
+        kind=FailureKind.NOT_RUN,
+        message=f"never reported by any shard: {first}{more}",
+    )
+
+
+def _record_annotation(kind: str, record: FailureRecord, count: int, test_line: int | None, workspace: str) -> str:
+    prefix = "flaky: " if record.kind is FailureKind.FLAKY else ""
+    first_line = (message_of(record).splitlines() or [record.kind.value])[0]
+    # shard-level records repeat their reason in the text: say it once
+    detail = record.text if record.text.strip() and record.text.strip() not in first_line else ""
+    times = f" × {plural(count, 'test')}" if count > 1 else ""
+    return _annotation(
+        kind,
+        f"{first_line}\n\n{detail}" if detail else first_line,
+        title=f"{prefix}{record.test_id} (shard {record.shard}){times}",
+        **_where(record, test_line, workspace),
+    )

@@ -18,7 +18,7 @@ import jinja2
 
 from ci_shards.console import fmt_seconds, strip_control
 from ci_shards.model import CaseResult, FailureKind, FailureRecord, ShardStatus
-from ci_shards.report import md
+from ci_shards.report import md, story
 from ci_shards.report.aggregate import Accounting, ShardResult, Verdict
 from ci_shards.report.failures import Detail, Location, failure_counts, fit, group_view, pytest_command
 from ci_shards.report.frames import failing_line
@@ -35,13 +35,22 @@ def _one_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _listing(title: str, names: tuple[str, ...] | list[str]) -> list[str]:
+EVERY_FAILURE_IN: Final = "the job summary / --failures file"  # the default; aggregate and local name what they wrote
+
+
+def complete_in(written: list[str], fallback: str) -> str:
+    """Where a cut terminal list is complete: the reports this run wrote, else ``fallback`` (issue 27: "see
+    the job summary / --failures file" was printed when neither was written)."""
+    return " and ".join(written) if written else fallback
+
+
+def _listing(title: str, names: tuple[str, ...] | list[str], every_in: str) -> list[str]:
     if not names:
         return []
     lines = [f"{title} ({len(names)}):"]
     lines += [f"  {_one_line(n)}" for n in names[:TERMINAL_LIST_LIMIT]]
     if len(names) > TERMINAL_LIST_LIMIT:
-        lines.append(f"  … and {len(names) - TERMINAL_LIST_LIMIT} more (see the job summary / --failures file)")
+        lines.append(f"  … and {len(names) - TERMINAL_LIST_LIMIT} more (see {every_in})")
     return lines
 
 
@@ -49,10 +58,13 @@ def _with_shard(acc: Accounting) -> list[str]:
     return [f"{i} (shard {acc.unplanned_shard[i]})" if i in acc.unplanned_shard else i for i in acc.unplanned]
 
 
-def render_terminal(verdict: Verdict) -> str:
-    """A compact verdict for stderr: the verdict line, one row per shard, then what went wrong."""
+def render_terminal(verdict: Verdict, *, every_in: str = EVERY_FAILURE_IN) -> str:
+    """A compact verdict for stderr: the verdict line, one row per shard, then what went wrong; ``every_in``:
+    where a cut list is complete (only what was written: ``local`` without --summary has no job summary)."""
     lines = [f"ci-shards: {_one_line(verdict.headline, 400)}", ""]
-    header = f"{'shard':>7}  {'status':<15} {'tests':>6} {'failed':>6} {'flaky':>5} {'actual':>8} {'est.':>8}  note"
+    # failed and errors apart, as the headline counts them: a never-started shard's items are errors
+    header = f"{'shard':>7}  {'status':<15} {'tests':>6} {'failed':>6} {'errors':>6} {'flaky':>5} {'actual':>8} "
+    header += f"{'est.':>8}  note"
     lines.append(header)
     for shard in verdict.shards:
         t = shard.totals
@@ -63,7 +75,7 @@ def render_terminal(verdict: Verdict) -> str:
             note = (note + "; " if note else "") + f"{len(shard.notes)} earlier attempt(s)/notes"
         lines.append(
             f"{shard.index:>3}/{verdict.total_shards:<3}  {shard.status.value:<15} {t.tests:>6} "
-            f"{t.failed + t.errors:>6} {t.flaky:>5} {fmt_seconds(shard.elapsed_seconds):>8} "
+            f"{t.failed:>6} {t.errors:>6} {t.flaky:>5} {fmt_seconds(shard.elapsed_seconds):>8} "
             f"{fmt_seconds(shard.estimated_seconds):>8}  {_one_line(note, 100)}"
         )
     unit = verdict.accounting.unit
@@ -77,7 +89,7 @@ def render_terminal(verdict: Verdict) -> str:
         (f"{unit}s that ran, not planned (new since the plan; not a failure)", _with_shard(verdict.accounting)),
         ("notes", list(verdict.notes)),
     ):
-        block = _listing(title, names)
+        block = _listing(title, names, every_in)
         if block:
             lines += ["", *block]
     if verdict.selection is not None:
@@ -177,7 +189,8 @@ def _shard_row(shard: ShardResult, total: int) -> dict[str, Any]:
         "icon": _STATUS_ICON[shard.status],
         "status": shard.status.value,
         "tests": t.tests,
-        "failed": t.failed + t.errors,
+        "failed": t.failed,
+        "errors": t.errors,
         "flaky": t.flaky,
         "actual": fmt_seconds(shard.elapsed_seconds),
         "estimated": fmt_seconds(shard.estimated_seconds),
@@ -215,7 +228,6 @@ def _context(
     acc = verdict.accounting
     shard_level = [r for r in verdict.failures if r.kind is FailureKind.SHARD]
     cases = verdict.cases
-    slowest = sorted(cases, key=lambda c: c.time, reverse=True)[: min(10, limits.list_limit)]
     flaky = verdict.flaky
     lower = verdict.lower_bound_seconds
     actual = verdict.actual_makespan
@@ -242,10 +254,7 @@ def _context(
         "shard_failures": [
             {"shard": r.shard, "message": md.inline(r.message, 400)} for r in shard_level[: limits.list_limit]
         ],
-        "flaky": [
-            {"shard": index, "id": md.code_inline(c.test_id), "attempts": 1 + len(c.attempts)}
-            for index, c in flaky[: limits.list_limit]
-        ],
+        "flaky": story.flaky_rows(flaky, limits.list_limit, limits.trace_chars if flavor is Flavor.SUMMARY else 0),
         "flaky_total": len(flaky),
         "unit": acc.unit,
         "missing": [md.code_inline(i) for i in acc.missing[: limits.list_limit]],
@@ -258,7 +267,10 @@ def _context(
         ],
         "unplanned_total": len(acc.unplanned),
         "unverified": list(acc.unverified_shards),
-        "slowest": [{"id": md.code_inline(c.test_id, table=True), "time": fmt_seconds(c.time)} for c in slowest],
+        "slowest": story.slowest(cases, min(10, limits.list_limit)),
+        "skips": story.skip_reasons(cases, limits.list_limit),
+        "expected": story.expected_failures(cases, limits.list_limit),
+        "estimates_note": md.inline(story.estimates_note(verdict), 300),
         "plan": {
             "lower": fmt_seconds(lower),
             "estimated": fmt_seconds(verdict.estimated_makespan),
@@ -293,7 +305,7 @@ def render_markdown(
     # no report can show more than budget/60 entries: never build views for the rest
     candidates = [group_view(g, detail, _location(g.first, cases)) for g in groups[: limits.budget // 60]]
 
-    reproduce = _reproduce(groups, shard_links or {}, limits)
+    reproduce = _reproduce(groups, shard_links or {}, limits, every=list(cases))
     history = triage_context(triage, list_limit=limits.list_limit, summary=flavor is Flavor.SUMMARY)
 
     def render(shown: int, with_trace: int) -> str:
@@ -332,9 +344,13 @@ def _location(record: FailureRecord, cases: Mapping[str, CaseResult]) -> Locatio
     return Location(failing=str(frame) if frame else "", test=test, file=record.file or "")
 
 
-def _reproduce(groups: list[FailureGroup], shard_links: Mapping[int, str], limits: _Limits) -> dict[str, Any]:
+def _reproduce(
+    groups: list[FailureGroup], shard_links: Mapping[int, str], limits: _Limits, *, every: list[str]
+) -> dict[str, Any]:
     """The "Reproduce" section: a pytest command for the failing tests, and each failing shard's job log."""
-    command, left_out = pytest_command(groups, max_ids=limits.reproduce_ids, max_chars=limits.reproduce_chars)
+    command, left_out = pytest_command(
+        groups, max_ids=limits.reproduce_ids, max_chars=limits.reproduce_chars, every=every
+    )
     links = [{"shard": i, "url": _safe_url(url)} for i, url in sorted(shard_links.items()) if _safe_url(url)]
     return {
         "reproduce": md.code_block(command, limits.reproduce_chars + 100, lang="sh") if command else "",

@@ -150,25 +150,26 @@ def _classify_one(test_id: str, mark: Mark, history: History, current: RunInfo, 
 def _against_base(test_id: str, past: Sequence[tuple[RunInfo, Mark]], ctx: TriageContext) -> Classified:
     base = ctx.base_branch
     on_base = [(run, m) for run, m in past if run.branch == base and m is not Mark.SKIPPED]
+    name = base or "the base branch"  # a history recorded without a branch name: never "failing on  since"
     if not on_base:
-        return Classified(test_id=test_id, kind=Kind.NEW, why=f"no result on {base or 'the base branch'} to compare")
+        return Classified(test_id=test_id, kind=Kind.NEW, why=f"no result on {name} to compare")
     latest, latest_mark = on_base[-1]
     if ctx.now - latest.date > timedelta(days=ctx.max_base_age_days):
-        why = f"{base}'s latest result ({_when(latest)}) is older than {ctx.max_base_age_days} days"
+        why = f"{name}'s latest result ({_when(latest)}) is older than {ctx.max_base_age_days} days"
         return Classified(test_id=test_id, kind=Kind.NEW, why=why)
     ancestry = ctx.ancestry.get(latest.commit, Ancestry.UNKNOWN)
     if ancestry is Ancestry.NOT_ANCESTOR:
-        why = f"{base}'s latest result is from {_short(latest.commit)}, which is not an ancestor of this commit"
+        why = f"{name}'s latest result is from {_short(latest.commit)}, which is not an ancestor of this commit"
         return Classified(test_id=test_id, kind=Kind.NEW, why=why)
     if not latest_mark.is_bad:
-        return Classified(test_id=test_id, kind=Kind.NEW, why=f"passed on {base} at {_when(latest)}")
+        return Classified(test_id=test_id, kind=Kind.NEW, why=f"passed on {name} at {_when(latest)}")
     since = latest
     for run, m in reversed(on_base):
         if not m.is_bad:
             break
         since = run
     unchecked = " (ancestry not checked: no git history here)" if ancestry is Ancestry.UNKNOWN else ""
-    return Classified(test_id=test_id, kind=Kind.KNOWN, why=f"failing on {base} since {_when(since)}{unchecked}")
+    return Classified(test_id=test_id, kind=Kind.KNOWN, why=f"failing on {name} since {_when(since)}{unchecked}")
 
 
 def flaky_rate(test_id: str, outcomes: Sequence[tuple[RunInfo, Mark]], *, quarantined: bool) -> FlakyRate:

@@ -31,8 +31,22 @@ def informative(triage: Triage | None) -> bool:
     )
 
 
-def _rows(entries: list[Classified], limit: int) -> list[dict[str, str]]:
-    return [{"id": md.code_inline(c.test_id), "why": md.inline(c.why, 200)} for c in entries[:limit]]
+def _rows(entries: list[Classified], limit: int) -> list[dict[str, Any]]:
+    """One row per reason, as the failures section groups identical failures: 30 cases of one test
+    failing on the base branch since the same commit are one row ("x 30 tests"), not 30."""
+    by_why: dict[str, list[str]] = {}
+    for c in entries:
+        by_why.setdefault(c.why, []).append(c.test_id)
+    return [
+        {
+            "id": md.code_inline(ids[0])
+            if len(ids) == 1
+            else f"**× {len(ids)} tests** (first {md.code_inline(ids[0])})",
+            "why": md.inline(why, 200),
+            "count": len(ids),
+        }
+        for why, ids in list(by_why.items())[:limit]
+    ]
 
 
 def triage_context(triage: Triage | None, *, list_limit: int, summary: bool) -> dict[str, Any] | None:
@@ -43,8 +57,10 @@ def triage_context(triage: Triage | None, *, list_limit: int, summary: bool) -> 
     sections: dict[str, Any] = {}
     for kind in Kind:
         entries = triage.of_kind(kind)
-        sections[kind.value] = _rows(entries, limit)
+        rows = _rows(entries, limit)
+        sections[kind.value] = rows
         sections[f"{kind.value}_total"] = len(entries)
+        sections[f"{kind.value}_more"] = len(entries) - sum(r["count"] for r in rows)
     quarantined = triage.quarantined
     return {
         **sections,

@@ -9,22 +9,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ci_shards.console import plural
 from ci_shards.errors import EXIT_FAILED, EXIT_OK
 from ci_shards.judge import FlakyResult
 from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Granularity, ShardStatus, Totals
 from ci_shards.select.report import SelectionReport
-
-
-def count_failures(failed: int, errors: int) -> str:
-    """The one way ci-shards says how many tests went wrong (verdict reasons, headline, reports):
-    ``7 failed, 2 errors``; ``1 test failed``; ``2 errors``. Failed and errored tests are counted
-    apart: "6166 errors" is a broken environment, not 6166 failed asserts."""
-    if failed and errors:
-        return f"{failed} failed, {plural(errors, 'error')}"
-    if errors:
-        return plural(errors, "error")
-    return f"{plural(failed, 'test')} failed"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,6 +64,7 @@ class Verdict:
     totals: Totals
     lower_bound_seconds: float = 0.0
     estimated_makespan: float = 0.0
+    unknown_items: int = 0  # planned items the plan had no timing for: their estimates were guesses
     flaky_result: FlakyResult = FlakyResult.PASS
     notes: tuple[str, ...] = ()  # folders that belong to no planned shard, etc.
     item_seconds: Mapping[str, float] = field(
@@ -108,8 +97,7 @@ class Verdict:
     @property
     def headline(self) -> str:
         t = self.totals
-        counts = f"{plural(t.tests, 'test')}, {t.passed} passed, {t.failed} failed, {plural(t.errors, 'error')}, "
-        counts += f"{t.skipped} skipped"
+        counts = t.counts_line()
         if t.flaky:
             counts += f", {t.flaky} flaky"
         if self.passed:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ci_shards.console import fmt_duration, plural
+from ci_shards.console import count_failures, fmt_duration, plural
 from ci_shards.judge import (
     COLLECTION_ERROR_TYPE,
     NO_REPORT_TYPE,
@@ -29,6 +29,9 @@ from ci_shards.judge import (
 )
 from ci_shards.model import (
     JUNIT_IDENTITY_ATTRS,
+    LEFT_OUT_TYPE,
+    XFAILED_TYPE,
+    XPASSED_TYPE,
     Attempt,
     CaseOutcome,
     CaseResult,
@@ -87,10 +90,6 @@ class Verdict:
     not_run: tuple[str, ...]
     records: tuple[FailureRecord, ...]
     accounted: bool = True  # False: --accept-exit-code without a usable report (outcome.json's ``accounted``)
-
-
-XFAILED_TYPE = "pytest.xfail"  # what pytest's --junitxml writes as the type of an xfailed test's <skipped>
-XPASSED_TYPE = "pytest.xpass"  # a non-strict xfail that passed (pytest's JUnit cannot tell it from a pass)
 
 
 def _case_from_event(event: Mapping[str, Any]) -> CaseResult:
@@ -270,12 +269,14 @@ def decide(
     all_cases = merged + collect_errors + killed_cases
     report_problems = [f"{r.report.problem}" for r in first if r.report.problem and not r.start_error]
     skipped_cases = [
-        replace(_not_run_case(i, f"skipped at collection: {why}"), outcome=CaseOutcome.SKIPPED, type="")
+        replace(_not_run_case(i, f"skipped at collection: {why}"), outcome=CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE)
         for r in first
         for i, why in r.report.skipped_at_collection.items()
     ]
     deselected_cases = [
-        replace(_not_run_case(i, "deselected by the command's own filters"), outcome=CaseOutcome.SKIPPED, type="")
+        replace(
+            _not_run_case(i, "deselected by the command's own filters"), outcome=CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE
+        )
         for r in first
         for i in r.report.deselected
     ]
@@ -410,8 +411,9 @@ def _failed_or_passed(
     if report_problems and not policy.accept_exit_code:
         problems.append(report_problems[0])
     bad = [c for c in merged if c.outcome.is_bad]
-    if bad:
-        problems.append(f"{plural(len(bad), 'test')} failed, first: {bad[0].test_id}")
+    if bad:  # in the headline's words: a shard of errors does not say "tests failed"
+        errors = sum(c.outcome is CaseOutcome.ERROR for c in bad)
+        problems.append(f"{count_failures(len(bad) - errors, errors)}, first: {bad[0].test_id}")
     flaky = [c for c in merged if c.flaky]
     if flaky and policy.flaky_result is FlakyResult.FAIL:
         verb = "counts" if len(flaky) == 1 else "count"

@@ -26,6 +26,7 @@ from ci_shards.console import Console, fmt_duration, plural
 from ci_shards.coverage import collect as coverage_collect
 from ci_shards.errors import InputError, UsageError
 from ci_shards.globs import match_files
+from ci_shards.interpreter import Interpreter, plugin_env, probe
 from ci_shards.junit import JUnitError, parse_junit
 from ci_shards.model import CaseOutcome, Outcome, Plan, shard_dir_name
 from ci_shards.run import command as cmd
@@ -103,8 +104,10 @@ class _ShardRun:
         log: Any,
         *,
         coverage: coverage_collect.Collector | None = None,
+        interpreter: Interpreter | None = None,
     ) -> None:
         self.opts = opts
+        self.interpreter = interpreter  # with --pytest: the Python that runs it
         self.console = console
         self.cancel = cancel
         self.work = work
@@ -132,7 +135,7 @@ class _ShardRun:
         )
         if self.coverage is not None:
             env.update(self.coverage.environment())
-        return env
+        return env if self.interpreter is None else plugin_env(self.interpreter, env, self.work / "plugin")
 
     def stopped(self) -> bool:
         return self.cancel.cancelled or (self.deadline is not None and time.monotonic() >= self.deadline)
@@ -345,6 +348,8 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     except OSError as err:
         raise InputError(shard_dir, f"cannot write the results folder (--out): {err.strerror or err}") from None
     settings = opts.settings
+    # before the folder has a log: an interpreter without pytest fails the command here (exit 2), clearly
+    interpreter = probe(opts.python, opts.env) if settings.pytest else None
     coverage = coverage_collect.start(
         opts.coverage, command=settings.command, pytest=settings.pytest, python=opts.python, shard_dir=shard_dir
     )
@@ -354,10 +359,11 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     tmpdir = Path(tempfile.mkdtemp(prefix="ci-shards-tmp-"))
     try:
         with log_path.open("w+b") as log:
-            state = _ShardRun(opts, console, cancel, work, log, coverage=coverage)
+            state = _ShardRun(opts, console, cancel, work, log, coverage=coverage, interpreter=interpreter)
             if planned:
                 limit = fmt_duration(opts.settings.timeout) if opts.settings.timeout else "none"
-                console.line(f"ci-shards {state.name}: {len(planned)} items, timeout {limit}")
+                python = f", {interpreter.describe()}" if interpreter is not None else ""
+                console.line(f"ci-shards {state.name}: {plural(len(planned), 'item')}, timeout {limit}{python}")
                 env = state.env(tmpdir)
                 state.runs.extend(state.execute(planned, rerun=0, env=env))
                 _rerun(state, env)

@@ -18,6 +18,7 @@ class RunSettings:
     out: Path
     command: tuple[str, ...] = ()  # the words after --
     pytest: bool = False
+    python: str | None = None  # --python as given (None: chosen at the edge, interpreter.default_python)
     junit: str | None = None
     timeout: float | None = None
     grace: float = 10.0

@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import platform
 import shlex
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ci_shards import __version__, outfile
-from ci_shards.console import Console, plural
+from ci_shards.console import Console
 from ci_shards.facts import RunnerFacts
 from ci_shards.judge import SYNTHESISED_TYPES
 from ci_shards.junit import JUnitError, parse_junit, write_junit
 from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Outcome, Plan, Totals, dumps_jsonl, rfc3339
-from ci_shards.run.classify import XFAILED_TYPE, XPASSED_TYPE, Run, Verdict, judged
+from ci_shards.run.classify import Run, Verdict, judged
 from ci_shards.run.process import ProcessResult
 from ci_shards.run.spool import OUTCOME_TAIL_BYTES, TAIL_BYTES, read_tail
 
@@ -94,6 +93,8 @@ def build_outcome(
         failed=totals.failed,
         errors=totals.errors,
         skipped=totals.skipped,
+        xfailed=totals.xfailed,
+        xpassed=totals.xpassed,
         attempts=tuple(attempts),
         flaky_tests=verdict.flaky,
         not_run=verdict.not_run,
@@ -151,19 +152,10 @@ def write_outcome(shard_dir: Path, outcome: Outcome, records: Sequence[FailureRe
 
 def tally(cases: Sequence[CaseResult]) -> str:
     """``484 tests run: 470 passed, 1 failed, 0 errors, 10 skipped, 2 xfailed, 1 xpassed``: every test
-    the command reported, by outcome (xfailed/xpassed, as pytest names them, only when there are any)."""
-    counts = Counter(_outcome_word(c) for c in cases)
-    words = ["passed", "failed", "error", "skipped"] + [w for w in ("xfailed", "xpassed") if counts[w]]
-    parts = [plural(counts[w], w) if w == "error" else f"{counts[w]} {w}" for w in words]
-    return f"{plural(len(cases), 'test')} run: " + ", ".join(parts)
-
-
-def _outcome_word(case: CaseResult) -> str:
-    if case.type == XFAILED_TYPE and case.outcome is CaseOutcome.SKIPPED:
-        return "xfailed"
-    if case.type == XPASSED_TYPE and case.outcome is CaseOutcome.PASSED:
-        return "xpassed"
-    return case.outcome.value
+    the command reported, counted as pytest counts them (``model.Totals``)."""
+    counts = Totals.of(cases).counts_line()
+    tests, _, rest = counts.partition(", ")
+    return f"{tests} run: {rest}"
 
 
 def print_summary(console: Console, outcome: Outcome, verdict: Verdict, log_path: Path) -> None:

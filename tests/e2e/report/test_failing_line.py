@@ -98,8 +98,11 @@ def test_reproduce_command_is_inert_in_a_real_shell(tmp_path: Path) -> None:
     assert left_out == 0
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    fake_pytest = bin_dir / "pytest"  # prints its arguments, NUL-separated
-    fake_pytest.write_text(f"#!{sys.executable}\nimport sys\nsys.stdout.write('\\0'.join(sys.argv[1:]))\n")
+    fake_pytest = bin_dir / "python"  # `python -m pytest`: prints the arguments after those, NUL-separated
+    fake_pytest.write_text(
+        f"#!{sys.executable}\nimport sys\nassert sys.argv[1:3] == ['-m', 'pytest']\n"
+        "sys.stdout.write('\\0'.join(sys.argv[3:]))\n"
+    )
     fake_pytest.chmod(0o755)
     work = tmp_path / "work"
     work.mkdir()

@@ -17,7 +17,7 @@ from ci_shards.junit import (
     write_junit,
     write_junit_suites,
 )
-from ci_shards.model import Attempt, CaseOutcome, CaseResult
+from ci_shards.model import LEFT_OUT_TYPE, XFAILED_TYPE, XPASSED_TYPE, Attempt, CaseOutcome, CaseResult
 from ci_shards.report.aggregate import Totals
 
 P = "EnricoMi__publish-unit-test-result-action__python__test__files__"
@@ -34,7 +34,8 @@ EXPECTED = {
     "apache__maven-surefire__surefire-report-parser__src__test__resources__fixture__testsuitexmlparser__"
     "TEST-org.apache.maven.surefire.test.FailingTest.xml": (2, 0, 2, 0, 0, 0),
     "dorny__test-reporter____tests____fixtures__external__java__junit4-complete.xml": (8, 5, 1, 1, 1, 0),
-    "dorny__test-reporter____tests____fixtures__python-xunit-pytest.xml": (10, 6, 2, 0, 2, 0),
+    # and 1 xfailed, a count of its own as pytest says it
+    "dorny__test-reporter____tests____fixtures__python-xunit-pytest.xml": (10, 6, 2, 0, 1, 0),
     "gotestyourself__gotestsum__internal__junitxml__testdata__junitxml-report.golden": (60, 42, 13, 0, 5, 0),
     "jenkinsci__junit-plugin__src__test__resources__hudson__tasks__junit__JENKINS-48583__TESTS-TestSuites.xml": (
         3,
@@ -410,3 +411,25 @@ def test_a_file_item_never_reported_reads_back_without_a_doubled_id(tmp_path):
                          outcome=CaseOutcome.ERROR, type="not-run")  # fmt: skip
     write_junit([made_up], tmp_path / "junit.xml")
     assert [c.test_id for c in parse_junit(tmp_path / "junit.xml")] == ["tests/test_b.py"]
+
+
+def test_pytest_counts_survive_a_round_trip(tmp_path):
+    """xfailed and xpassed keep their own counts through the shard's junit.xml (pytest's own report
+    writes an xpass as a plain pass), and a left-out item is a <skipped> element but no test."""
+    skipped = CaseOutcome.SKIPPED
+    cases = [
+        CaseResult(test_id="t.py::test_ok", name="test_ok", classname="t"),
+        CaseResult(test_id="t.py::test_xf", name="test_xf", classname="t", outcome=skipped, type=XFAILED_TYPE),
+        CaseResult(test_id="t.py::test_xp", name="test_xp", classname="t", type=XPASSED_TYPE),
+        CaseResult(test_id="t.py::test_sk", name="test_sk", classname="t", outcome=skipped),
+        CaseResult(test_id="u.py", name="u.py", outcome=skipped, type=LEFT_OUT_TYPE, message="deselected"),
+    ]
+    path = tmp_path / "junit.xml"
+    write_junit(cases, path)
+    totals = Totals.of(parse_junit(path))
+    assert (totals.tests, totals.passed, totals.skipped, totals.xfailed, totals.xpassed) == (4, 1, 1, 1, 1)
+    assert totals.left_out == 1
+    assert totals.counts_line() == "4 tests, 1 passed, 0 failed, 0 errors, 1 skipped, 1 xfailed, 1 xpassed"
+    suite = etree.parse(str(path)).getroot()
+    suite = suite if suite.tag == "testsuite" else suite[0]
+    assert (suite.get("tests"), suite.get("skipped")) == ("5", "3")  # JUnit counts elements

@@ -230,3 +230,20 @@ def test_invalid_utf8_is_replaced_not_a_lost_shard(head):
 def test_invalid_utf8_does_not_let_entity_declarations_through():
     data = b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "\xff">]><testsuite><testcase name="&a;"/></testsuite>'
     assert "refusing a DOCTYPE that declares entities" in _read(data)
+
+
+def test_jest_junit_ids_have_no_space_after_the_separator_and_the_message_comes_from_the_text():
+    # jest-junit's default templates are "{classname} {title}": a test outside any describe block
+    # gets a leading space in both, and the failure's error is the element's text, not a message
+    report = b"""<testsuites name="jest tests"><testsuite name="src/b/three.test.ts" tests="1">
+      <testcase classname=" three breaks" name=" three breaks" time="0.01" file="src/b/three.test.ts">
+        <failure>Error: expect(received).toBe(expected)
+
+Expected: 3
+Received: 2
+    at Object.&lt;anonymous&gt; (src/b/three.test.ts:2:15)</failure>
+      </testcase></testsuite></testsuites>"""
+    (case,) = parse_junit_bytes(report, "junit.xml")
+    assert case.test_id == "src/b/three.test.ts::three breaks::three breaks"
+    assert case.message == "Error: expect(received).toBe(expected)"
+    assert case.text.startswith("Error: expect(received)")

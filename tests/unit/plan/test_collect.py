@@ -19,7 +19,7 @@ def test_read_items_from_stdin_and_file(tmp_path):
     (tmp_path / "l.txt").write_text("p\n")
     assert read_items("l.txt", cwd=tmp_path) == ["p"]
     (tmp_path / "bin.txt").write_bytes(b"\xff\xfe\x00")
-    with pytest.raises(InputError, match=r"bin\.txt: cannot read the items list"):
+    with pytest.raises(InputError, match=r"bin\.txt: not UTF-8 text \(byte 0\)"):
         read_items("bin.txt", cwd=tmp_path)
 
 

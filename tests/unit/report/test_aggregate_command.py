@@ -247,7 +247,7 @@ def test_an_unwritable_output_is_exit_2_after_every_other_output(tmp_path, capsy
         "--failures", str(out / "all.jsonl"), "--summary", str(out / "summary.md"), "--comment-out", str(out / "c.md"),
     ])  # fmt: skip
     assert code == 2
-    assert "blocker/m.xml: cannot write" in capsys.readouterr().err
+    assert "blocker/m.xml: cannot create its folder" in capsys.readouterr().err
     assert (out / "all.jsonl").is_file() and (out / "summary.md").is_file() and (out / "c.md").is_file()
 
 

@@ -33,7 +33,7 @@ def test_counts_have_one_vocabulary():
 def test_pytest_command_single_quotes_every_id():
     command, left_out = pytest_command(_groups(HOSTILE), max_ids=10, max_chars=2000)
     assert left_out == 0
-    assert command.startswith("pytest \\\n    'tests/test_a.py::test_x[it'\"'\"'s]' \\\n")
+    assert command.startswith("python -m pytest \\\n    'tests/test_a.py::test_x[it'\"'\"'s]' \\\n")
     assert "'tests/test_a.py::test_y[$(touch pwned)]'" in command
 
 
@@ -48,7 +48,17 @@ def test_pytest_command_is_capped_by_whole_ids_and_samples_every_group():
     assert len(command) <= 200
     assert command.count("'") % 2 == 0  # never an id cut in half
     assert left_out == 300 - command.count("tests/")
-    assert pytest_command(_groups(["x" * 500 + ".py::t"]), max_ids=5, max_chars=100) == ("pytest", 1)
+    assert pytest_command(_groups(["x" * 500 + ".py::t"]), max_ids=5, max_chars=100) == ("python -m pytest", 1)
+
+
+def test_a_parametrized_test_whose_every_case_failed_is_named_once():
+    # issue 27: 30 failing cases of one test listed 30 ids; pytest runs them all from the bare id
+    failing = [f"t.py::test_same[{n}]" for n in range(30)]
+    every = [*failing, "t.py::test_other[a]", "t.py::test_other[b]", "t.py::test_ok"]
+    groups = _groups(failing) + _groups(["t.py::test_other[a]"], "different")
+    command, left_out = pytest_command(groups, max_ids=20, max_chars=2000, every=every)
+    assert command == "python -m pytest \\\n    't.py::test_same' \\\n    't.py::test_other[a]'"
+    assert left_out == 0
 
 
 def test_no_command_for_ids_that_are_not_pytest_node_ids():

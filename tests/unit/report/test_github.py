@@ -9,7 +9,7 @@ import requests
 
 from ci_shards.cli import main
 from ci_shards.errors import InputError
-from ci_shards.model import CaseOutcome, FailureKind, FailureRecord, dumps_jsonl
+from ci_shards.model import CaseOutcome, FailureKind, FailureRecord, ShardStatus, dumps_jsonl
 from ci_shards.report import comment, github
 from ci_shards.report.aggregate import aggregate_dirs
 from ci_shards.report.comment import CommentAction, CommentClient, CommentMode, GitHubError
@@ -519,9 +519,10 @@ def test_annotation_paths_are_repo_relative(file, workspace, expected):
 
 
 def test_shard_level_annotation_says_its_reason_once(tmp_path):
+    # a shard whose tests passed but which failed as a whole: the shard-level line is its only annotation
     plan = make_plan([["tests/test_a.py::test_x"]])
-    folder = write_shard(tmp_path, plan, 1, [case_for("tests/test_a.py::test_x", CaseOutcome.FAILED, message="no")])
-    problem = "1 test(s) failed, first: tests/test_a.py::test_x"
+    folder = write_shard(tmp_path, plan, 1, [case_for("tests/test_a.py::test_x")], status=ShardStatus.TIMED_OUT)
+    problem = "timed out after 1s, between tests"
     record = FailureRecord(
         shard=1, test_id="ci-shards::shard-1-of-1", kind=FailureKind.SHARD, message=f"failed: {problem}", text=problem
     )

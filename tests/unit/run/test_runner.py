@@ -10,11 +10,9 @@ import pytest
 from ci_shards.commands.run import parse_duration, parse_signal, parse_size
 from ci_shards.errors import UsageError
 from ci_shards.local import auto_jobs, available_memory
-from ci_shards.model import CaseOutcome, CaseResult, ShardStatus
+from ci_shards.model import XFAILED_TYPE, XPASSED_TYPE, CaseOutcome, CaseResult, ShardStatus
 from ci_shards.run import command as cmd
 from ci_shards.run.classify import (
-    XFAILED_TYPE,
-    XPASSED_TYPE,
     FlakyResult,
     Policy,
     Report,

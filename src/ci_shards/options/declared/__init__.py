@@ -63,6 +63,5 @@ ACTION_ONLY_INPUTS: Final = {
     "working-directory": "where every step runs",
     "artifact-prefix": "the names of the uploaded artifacts (gha.inputs.shard_artifact_name)",
     "retention-days": "how long the uploaded artifacts are kept",
-    "python": "the interpreter the action installs ci-shards with",
     "python-version": "the Python setup-python installs when no python is given",
 }

@@ -19,6 +19,12 @@ CONFIG_KEYS: Final = (
     ),
     ConfigKey(name="variant", kind=ConfigKind.STRING, default="none", meaning="variant key in the store"),
     ConfigKey(
+        name="python",
+        kind=ConfigKind.STRING,
+        default="`$VIRTUAL_ENV`'s, else ci-shards' own",
+        meaning="interpreter whose pytest `--pytest` runs (docs/run.md#which-python)",
+    ),
+    ConfigKey(
         name="granularity",
         kind=ConfigKind.CHOICE,
         default="`auto`",

@@ -48,7 +48,17 @@ PLAN_OPTIONS: Final = (
         group=_ITEMS,
         commands=PLANNING,
         action_input="pytest",
-        help="collect node ids with 'python -m pytest --collect-only -q'; pytest arguments follow -- (default: off)",
+        help="collect node ids with pytest --collect-only, run by --python with ci-shards' plugin recording"
+        " pytest's own ids; pytest arguments follow -- (default: off)",
+    ),
+    Option(
+        flags=("--python",),
+        metavar="PATH",
+        commands=PLANNING | {"run"},
+        config="python",
+        action_input="python",
+        help="the interpreter whose pytest --pytest runs (collection and shards); it needs pytest (default: config"
+        " 'python', else the active virtualenv's ($VIRTUAL_ENV) when ci-shards runs from another, else ci-shards' own)",
     ),
     Option(
         flags=("--from-timings",),

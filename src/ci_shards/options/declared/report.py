@@ -41,7 +41,14 @@ _COMMENT_MODE_HELP: Final = "when to write the comment (default: always)"
 
 # aggregate's and comment's options that come before --flaky-result in their --help
 AGGREGATE_HEAD: Final = (
-    Option(flags=("--plan",), type=Path, required=True, commands=_AGGREGATE, help="plan.json of this run (required)"),
+    Option(
+        flags=("--plan",),
+        type=Path,
+        metavar="FILE",
+        required=True,
+        commands=_AGGREGATE,
+        help="plan.json of this run (required)",
+    ),
     Option(flags=("dirs",), nargs="+", type=Path, metavar="DIR", commands=_AGGREGATE, help=_SHARD_DIRS_HELP),
     Option(
         flags=("--junit-out",),
@@ -56,12 +63,14 @@ AGGREGATE_HEAD: Final = (
     Option(
         flags=("--failures",),
         type=Path,
+        metavar="FILE",
         commands=_AGGREGATE,
         help="write every failure record as JSON lines (default: not written)",
     ),
     Option(
         flags=("--summary",),
         type=Path,
+        metavar="FILE",
         commands=_AGGREGATE,
         help="write the Markdown summary to FILE, replacing it; combines with --github (default: none)",
     ),
@@ -74,6 +83,7 @@ AGGREGATE_HEAD: Final = (
     Option(
         flags=("--timings-out",),
         type=Path,
+        metavar="FILE",
         commands=_AGGREGATE,
         help="fold measured durations into this timings file (default: none)",
     ),
@@ -108,18 +118,24 @@ AGGREGATE_HEAD: Final = (
         action_input="comment-mode",
         help=_COMMENT_MODE_HELP,
     ),
-    Option(flags=("--comment-key",), commands=_AGGREGATE, help=_COMMENT_KEY_HELP),  # its input is comment's
+    Option(
+        flags=("--comment-key",), metavar="KEY", commands=_AGGREGATE, help=_COMMENT_KEY_HELP
+    ),  # its input is comment's
     Option(
         flags=("--comment-out",),
         type=Path,
+        metavar="FILE",
         commands=_AGGREGATE,
         help="also write the comment body to FILE (default: none)",
     ),
-    Option(flags=("--plan",), type=Path, commands=_COMMENT, help="plan.json (with DIR...) (default: none)"),
+    Option(
+        flags=("--plan",), type=Path, metavar="FILE", commands=_COMMENT, help="plan.json (with DIR...) (default: none)"
+    ),
     Option(flags=("dirs",), nargs="*", type=Path, metavar="DIR", commands=_COMMENT, help=_SHARD_DIRS_HELP),
     Option(
         flags=("--body-file",),
         type=Path,
+        metavar="FILE",
         commands=_COMMENT,
         help="post this rendered body instead; only a body from a trusted workflow (default: none)",
     ),

@@ -22,6 +22,7 @@ RUN_HEAD: Final = (
     Option(
         flags=("--plan",),
         type=Path,
+        metavar="FILE",
         default=Path("plan.json"),
         commands=frozenset({"run"}),
         help="the plan file (default: plan.json)",
@@ -226,10 +227,19 @@ LOCAL_REPORTS: Final = (
     *(
         Option(flags=(flag,), type=Path, metavar="FILE", group=_REPORTS, commands=frozenset({"local"}), help=help_)
         for flag, help_ in (
-            ("--merged-junit", "write the merged JUnit XML to FILE (default: not written)"),
+            ("--junit-out", "write the merged JUnit XML to FILE, as aggregate --junit-out (default: not written)"),
             ("--summary", "write the Markdown summary to FILE (default: not written)"),
             ("--failures", "write every failure record to FILE as JSON lines (default: not written)"),
             ("--timings-out", "fold measured durations into the timings file FILE (default: not written)"),
         )
+    ),
+    # --junit-out was called --merged-junit in local only: aggregate's name is the one
+    Option(
+        flags=("--merged-junit",),
+        dest="junit_out",
+        type=Path,
+        commands=frozenset({"local"}),
+        deprecated_for="--junit-out",
+        help="",
     ),
 )

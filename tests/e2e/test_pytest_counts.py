@@ -1,0 +1,131 @@
+"""The counts of a sharded run are pytest's counts, and the timings it writes know every test pytest reported.
+
+Small generated projects, real pytest, real shards through ``ci-shards local`` and ``aggregate`` (issue 26,
+items 4 and 5): xfailed and xpassed are outcomes of their own, a planned file the command leaves out is a
+note and no test, and a test skipped in the run whose timings plan the next one is no "new" test then.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+OUTCOMES = """
+import pytest
+
+def test_pass():
+    pass
+
+def test_fail():
+    assert False
+
+@pytest.mark.skip(reason="not here")
+def test_skip():
+    pass
+
+@pytest.mark.xfail(reason="known")
+def test_xfail():
+    assert False
+
+"""
+XPASSES = """
+import pytest
+
+@pytest.mark.xfail(reason="fixed meanwhile")
+def test_xpass():
+    pass
+
+@pytest.mark.xfail(reason="strict", strict=True)
+def test_xpass_strict():
+    pass
+"""
+OTHER = "def test_other():\n    pass\n"
+_PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b")
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+
+
+def _ci_shards(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "ci_shards", *args]
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300, env=_env(), check=False)
+
+
+def _project(root: Path) -> None:
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_outcomes.py").write_text(OUTCOMES)
+    (root / "tests" / "test_xpasses.py").write_text(XPASSES)
+    (root / "tests" / "test_other.py").write_text(OTHER)
+    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+
+
+def _pytest_counts(root: Path, args: list[str]) -> dict[str, int]:
+    """Plain pytest's own summary line (``1 failed, 1 passed, 1 deselected, 1 xfailed ...``) as counts."""
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
+    proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120, env=_env(), check=False)
+    last = proc.stdout.strip().splitlines()[-1]
+    counts = {word: 0 for word in ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "deselected")}
+    for number, word in _PYTEST_COUNT.findall(last):
+        counts["error" if word.startswith("error") else word] = int(number)
+    return counts
+
+
+def _verdict(root: Path, out: Path) -> dict[str, Any]:
+    proc = _ci_shards("aggregate", "--plan", str(out / "plan.json"), "--format", "json", str(out), cwd=root)
+    verdict: dict[str, Any] = json.loads(proc.stdout)
+    return verdict
+
+
+def _ran(totals: dict[str, Any]) -> dict[str, int]:
+    return {k: totals[k] for k in ("passed", "failed", "skipped", "xfailed", "xpassed")} | {"error": totals["errors"]}
+
+
+@pytest.mark.slow
+def test_xfailed_and_xpassed_are_counted_as_pytest_counts_them(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    _project(root)
+    expected = _pytest_counts(root, [])
+    assert expected == {
+        "passed": 2,
+        "failed": 2,
+        "error": 0,
+        "skipped": 1,
+        "xfailed": 1,
+        "xpassed": 1,
+        "deselected": 0,
+    }  # the strict xpass is a failure, as pytest says
+    out = tmp_path / "out"
+    local = _ci_shards("local", "--shards", "2", "--out", str(out), "--pytest", cwd=root)
+    assert local.returncode == 1, local.stderr
+    assert "7 tests, 2 passed, 2 failed, 0 errors, 1 skipped, 1 xfailed, 1 xpassed" in local.stdout
+    totals = _verdict(root, out)["totals"]
+    assert _ran(totals) == {k: v for k, v in expected.items() if k != "deselected"}
+    assert totals["tests"] == 7
+    outcomes = [json.loads(p.read_text()) for p in sorted(out.glob("shard-*/outcome.json"))]
+    assert [sum(o[k] for o in outcomes) for k in ("skipped", "xfailed", "xpassed")] == [1, 1, 1]
+
+
+@pytest.mark.slow
+def test_a_planned_file_the_command_leaves_out_is_a_note_not_a_test(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    _project(root)
+    args = ["-k", "not test_other"]  # discovery plans tests/test_other.py, pytest deselects it
+    expected = _pytest_counts(root, args)
+    assert expected["deselected"] == 1
+    out = tmp_path / "out"
+    local = _ci_shards("local", "--discover", "--shards", "1", "--out", str(out), "--pytest", "--", *args, cwd=root)
+    assert local.returncode == 1, local.stderr
+    verdict = _verdict(root, out)
+    assert _ran(verdict["totals"]) == {k: v for k, v in expected.items() if k != "deselected"}
+    assert verdict["totals"]["tests"] == 6 and verdict["totals"]["left_out"] == 1
+    assert any("tests/test_other.py" in n and "deselected" in n for n in verdict["notes"])

@@ -1,0 +1,42 @@
+"""Which Python runs ``--pytest``: the flag, else the active virtualenv when ci-shards runs from another, else
+ci-shards' own; one line (exit 2) for an interpreter that cannot run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from ci_shards.errors import UsageError
+from ci_shards.interpreter import choose_python, probe
+
+
+def test_the_flag_wins_over_the_active_virtualenv():
+    env = {"VIRTUAL_ENV": "/work/proj/.venv"}
+    assert (
+        choose_python("/opt/py/bin/python", env, running="/tools/bin/python", prefix="/tools") == "/opt/py/bin/python"
+    )
+
+
+def test_an_active_virtualenv_other_than_ci_shards_own_is_the_default():
+    env = {"VIRTUAL_ENV": "/work/proj/.venv"}
+    assert choose_python(None, env, running="/tools/bin/python", prefix="/tools") == "/work/proj/.venv/bin/python"
+
+
+def test_ci_shards_own_venv_active_or_none_keeps_its_interpreter(tmp_path: Path):
+    own = str(tmp_path)
+    assert choose_python(None, {"VIRTUAL_ENV": own}, running="/x/bin/python", prefix=own) == "/x/bin/python"
+    assert choose_python(None, {}, running="/x/bin/python", prefix=own) == "/x/bin/python"
+
+
+def test_ci_shards_own_interpreter_is_probed_as_ours():
+    found = probe(sys.executable, {})
+    assert found.is_ours and found.version == sys.version.split()[0]
+
+
+def test_an_interpreter_that_cannot_start_is_one_line(tmp_path: Path):
+    missing = tmp_path / "no-python"
+    with pytest.raises(UsageError) as raised:
+        probe(str(missing), {})
+    assert str(raised.value) == f"--python {missing}: cannot run it (No such file or directory)"
