@@ -65,9 +65,12 @@ class Judgement:
     counts: bool = True  # False: its test results cannot be used (junit.xml unreadable)
 
 
+# what is known, not a guess at the cause (the unowned shard that walked a whole package ran only
+# tests outside its plan, and was told it wrote "JUnit without file attributes": issue 26.3)
 UNVERIFIED: Final = (
     "its results name none of its {planned}, so they count as missing "
-    "(results could not be matched to plan items, e.g. JUnit without file attributes)"
+    "(every test it reported is outside its plan: only tests no planned item covers ran, or the ids are"
+    " written another way than the plan's)"
 )
 UNVERIFIED_NOTHING_PLANNED: Final = "it was planned no items but reported tests that no planned item owns"
 

@@ -38,10 +38,9 @@ def _takes_next(word: str, following: str | None) -> bool:
     return word != "--cov" or not following.startswith("-")  # --cov's value is optional
 
 
-def path_words(words: Sequence[str], cwd: Path) -> list[str]:
-    """The words that name something on disk (``tests``, ``tests/test_a.py::test_x``), in order:
-    what pytest would collect from. Options and their values (``-p no:randomly``,
-    ``--ignore tests/slow``) name nothing."""
+def positional_words(words: Sequence[str]) -> list[str]:
+    """The words that are not options nor an option's value, in order: what pytest takes for its
+    collection arguments (paths, node ids, ``--pyargs`` module names)."""
     found: list[str] = []
     skip_next = False
     for index, word in enumerate(words):
@@ -51,9 +50,16 @@ def path_words(words: Sequence[str], cwd: Path) -> list[str]:
         following = words[index + 1] if index + 1 < len(words) else None
         if word.startswith("-"):
             skip_next = _takes_next(word, following)
-        elif (cwd / word.split("::", 1)[0]).exists():
+        else:
             found.append(word)
     return found
+
+
+def path_words(words: Sequence[str], cwd: Path) -> list[str]:
+    """The words that name something on disk (``tests``, ``tests/test_a.py::test_x``), in order:
+    what pytest would collect from. Options and their values (``-p no:randomly``,
+    ``--ignore tests/slow``) name nothing."""
+    return [word for word in positional_words(words) if (cwd / word.split("::", 1)[0]).exists()]
 
 
 @dataclass(frozen=True)

@@ -4,20 +4,27 @@ Loaded through the ``pytest11`` entry point (and by ``ci-shards run --pytest`` w
 ``-p ci_shards.pytest_plugin``); it does nothing unless ``--ci-shards-plan``/``--ci-shards-select``
 or ``--ci-shards-report`` is given.
 
-- Selection happens at collection time from plan.json (or an id file for re-runs), so there is no
-  argument-length limit and pytest collects only the files it is given. Tests the plan does not
-  know are never dropped: each runs in exactly one shard (``model.ShardOwnership``), the one that
-  owns its file, or for a file no shard owns the plan's ``unowned_shard`` (which the runner gives
-  the run's own paths to collect).
+- The shard's pytest is given the user's own arguments (paths, ``--pyargs`` modules, or none:
+  ``testpaths``), never the shard's files, so it collects what plain pytest collects, by pytest's
+  own rules (``collect_ignore``, ``--ignore``, ``norecursedirs``, ``python_files``). Selection
+  happens inside pytest from plan.json (or an id file for re-runs), so there is no argument-length
+  limit: ``pytest_ignore_collect`` keeps pytest from walking into folders and files this process runs
+  nothing of (another shard's files are never imported), and ``pytest_collection_modifyitems``
+  keeps the shard's tests. Tests the plan does not know are never dropped: each runs in exactly one
+  shard (``model.ShardOwnership``), the one that owns its file, or for a file no shard owns the
+  plan's ``unowned_shard``, whose walk is the user's own selection (never wider).
 - Every event is appended to the report as one JSON line and flushed at once, so a run killed at
   the deadline still tells which tests finished and which one was in flight.
 - Planned ids that were not collected are reported (a deleted or renamed test must not vanish);
-  planned ids that another filter (``-k``, ``-m``) deselected are reported as such.
+  planned ids that another filter (``-k``, ``-m``) deselected are reported as such, and a planned
+  file the project's own rules leave out is reported skipped with the rule.
 
 Ids are written the way the plan names them: the test file's path relative to the directory pytest
 was started in (or to ``--ci-shards-ids-root``, a pytest plan's rootdir), plus the node id's ``::``
-suffix, so they match whatever rootdir pytest picks. ``--ci-shards-args`` makes the shard's files the
-only collection arguments (what else was given is dropped and reported).
+suffix, so they match whatever rootdir pytest picks. A file outside that folder (a package run with
+``--pyargs`` from another folder) is named as pytest names it: relative to the nearest collection
+argument that holds it (``_pytest.nodes._check_initialpaths_for_relpath``), so a plan from pytest's
+node ids or from pytest-split's timings matches it as it is.
 
 ``--ci-shards-collect-to`` is ``ci-shards plan --pytest``'s side: it records every collected node id
 in-process (ci_shards.plan.pytest_collect reads it), never through pytest's text output.
@@ -30,13 +37,11 @@ import os
 from collections.abc import Generator
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 import pytest
-from _pytest.doctest import DoctestTextfile
 from _pytest.junitxml import mangle_test_address  # pytest's own, so the names match its --junitxml
-from _pytest.pathlib import fnmatch_ex
 from _pytest.python import path_matches_patterns  # pytest's own python_files matching
 
 from ci_shards.model import Plan, ShardOwnership, item_file, owning_item, parse_shard_spec
@@ -72,13 +77,6 @@ def _add_collection_options(group: pytest.OptionGroup) -> None:
         help="write every collected node id, rootdir and collection error here as JSON (default: none)",
     )
     group.addoption(
-        "--ci-shards-args",
-        metavar="PATH",
-        default=None,
-        help="file with one path per line: the only arguments collected; other positional arguments and"
-        " --pyargs are dropped and reported (default: none)",
-    )
-    group.addoption(
         "--ci-shards-ids-root",
         metavar="DIR",
         default=None,
@@ -92,16 +90,13 @@ class _Selection:
 
     With a plan: every collected test that ``ShardOwnership`` gives to shard ``index`` (its planned
     items, tests the plan does not know in the files it owns, and, in the plan's ``unowned_shard``,
-    files no shard owns), narrowed to the files of ``batch`` when the runner split the shard into
-    batches. With only an id file (re-runs): the tests those ids cover. ``planned`` is what the
-    process answers for: ids reported as not collected when nothing covers them.
+    files no shard owns). With only an id file (re-runs): the tests those ids cover. ``planned`` is
+    what the process answers for: ids reported as not collected when nothing covers them.
     """
 
     planned: list[str]
     ownership: ShardOwnership | None = None
     index: int = 0
-    batch: frozenset[str] | None = None  # files of this batch (None: every file of the shard)
-    own_files: frozenset[str] = frozenset()
 
     def keeps(self, key: str, nodeid: str) -> bool:
         if self.ownership is None:
@@ -112,18 +107,29 @@ class _Selection:
             shard = own.planned_shard(nodeid)
         if shard is None:
             shard = own.unplanned_shard(key)
-        return shard == self.index and self._in_batch(item_file(key))
+        return shard == self.index
 
-    def _in_batch(self, file: str) -> bool:
-        # a batch runs its own files; a file no shard owns is collected only by the batch given the roots
-        return self.batch is None or file in self.batch or file not in self.own_files
+    def skips(self, path_id: str, *, is_dir: bool) -> bool:
+        """A file or folder (its id) this process runs nothing of, so pytest need not import or walk it.
+        The unowned shard walks every folder (a new file may be anywhere in the user's selection)."""
+        if is_dir:
+            return not self.walks_everything and path_id not in self.own_folders
+        if path_id in self.own_files or self.ownership is None:
+            return path_id not in self.own_files
+        return self.ownership.unplanned_shard(path_id) != self.index  # another shard's, or no shard's
 
-    def skips_file(self, file: str) -> bool:
-        """A planned file this process runs nothing of: another shard's, or another batch's. The
-        unowned shard collects the run's roots, and must not import (nor fail on) those files."""
-        if self.ownership is None or file not in self.ownership.file_shard:
-            return False
-        return file not in self.own_files or not self._in_batch(file)
+    @cached_property
+    def walks_everything(self) -> bool:
+        return self.ownership is not None and self.ownership.unowned_shard == self.index
+
+    @cached_property
+    def own_files(self) -> frozenset[str]:
+        return frozenset(item_file(i) for i in self.planned)
+
+    @cached_property
+    def own_folders(self) -> frozenset[str]:
+        """Every folder above an own file, as ids (``a/b/t.py`` gives ``a`` and ``a/b``)."""
+        return frozenset(str(parent) for f in self.own_files for parent in PurePosixPath(f).parents)
 
     @cached_property
     def planned_set(self) -> frozenset[str]:
@@ -152,13 +158,9 @@ def _selection(config: pytest.Config) -> _Selection | None:
     if plan.total != total:
         msg = f"{plan_path}: the plan has {plan.total} shards, not {total}"
         raise pytest.UsageError(msg)
-    items = list(plan.shard(index).items)
-    own_files = frozenset(item_file(i) for i in items)
-    if not select:
-        return _Selection(items, ownership=plan.ownership(), index=index, own_files=own_files)
-    batch_items = _read_ids(select)
-    batch = frozenset(item_file(i) for i in batch_items)
-    return _Selection(batch_items, ownership=plan.ownership(), index=index, batch=batch, own_files=own_files)
+    if select:  # the runner re-runs failed tests by id, with the plan for nothing else
+        return _Selection(_read_ids(select))
+    return _Selection(list(plan.shard(index).items), ownership=plan.ownership(), index=index)
 
 
 class _ShardState:
@@ -174,6 +176,9 @@ class _ShardState:
         self.collected_files: set[str] = set()  # plan-style paths of modules collected without error
         self.phases: dict[str, dict[str, Any]] = {}
         self.ids_root = Path(config.getoption("ci_shards_ids_root") or config.invocation_params.dir)
+        self.session: pytest.Session | None = None
+        self.collector_paths: dict[str, Path] = {}  # a collector's node id -> its path
+        self.initial_paths: list[Path] = []  # the collection arguments' paths, as pytest resolved them
 
     def emit(self, event: dict[str, Any]) -> None:
         if self.report is not None:
@@ -185,11 +190,25 @@ class _ShardState:
             return self.keys[nodeid]
         key = nodeid
         if path is not None:
-            rel = Path(os.path.relpath(path, self.ids_root)).as_posix()
+            rel = self.path_id(path)
             suffix = nodeid.split("::", 1)[1] if "::" in nodeid else ""
             key = f"{rel}::{suffix}" if suffix else rel
         self.keys[nodeid] = key
         return key
+
+    def path_id(self, path: Path) -> str:
+        """A file's or folder's id, by pytest's rule for node ids with ``ids_root`` as the rootdir: its
+        path relative to ``ids_root`` when it is under it, else relative to the nearest collection
+        argument that holds it (``_pytest.nodes.FSCollector``: a ``--pyargs`` package elsewhere)."""
+        try:
+            return path.relative_to(self.ids_root).as_posix()
+        except ValueError:
+            pass
+        if self.session is not None:
+            for parent in path.parents:
+                if self.session.isinitpath(parent):
+                    return path.relative_to(parent).as_posix()
+        return Path(os.path.relpath(path, self.ids_root)).as_posix()
 
     def id_of(self, nodeid: str) -> str:
         """The plan-style id of a test this process may not have collected itself (pytest-xdist's
@@ -205,56 +224,42 @@ class _ShardState:
             self.report.close()
             self.report = None
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        """Never walk into a folder, nor collect a file, this process runs nothing of (None: pytest's
+        own rules and the project's decide, as in a plain run)."""
         if self.selection is None:
             return None
-        file = Path(os.path.relpath(collection_path, self.ids_root)).as_posix()
-        return True if self.selection.skips_file(file) else None  # None: the other hooks decide
+        path_id = self.path_id(collection_path)
+        return True if self.selection.skips(path_id, is_dir=collection_path.is_dir()) else None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collect_file(
         self, file_path: Path, parent: pytest.Collector
     ) -> Generator[None, list[pytest.Collector], list[pytest.Collector]]:
-        """This process's files are collected as a walk of their folder collects them.
-
-        - A planned file no collector takes (``t.py``, which ``python_files`` would not find in a
-          folder): named on the command line pytest collects it, but the unowned shard also gives
-          pytest the run's roots, and a file inside a given folder is then met through the folder.
-          It is collected as a module, once.
-        - A planned file the project's own rules leave out of its folder's walk (``collect_ignore``
-          in a conftest, ``--ignore``/``--ignore-glob``): pytest collects a file named on the
-          command line anyway, and a discovery plan, which reads no conftest, may name it. It is
-          not collected, and reported skipped with the reason, as the project's own run skips it.
-        - A file the shard names (``--ci-shards-args``) is collected by more collectors than the same
-          file in a folder: any ``.py`` as a test module, any ``.txt``/``.rst`` as a doctest (and the
-          ``t.py`` module above). When a conftest's collector also claims it (Pygments collects
-          ``snippets/*.txt`` and ``examplefiles/*/*.py`` as lexer tests), those are dropped: the
-          project's own run has no such tests (a data file imported as a module, a failing doctest).
-        """
+        """A planned ``.py`` file that no collector takes in the walk (``t.py`` from ``--items``, which
+        no ``python_files`` pattern matches) is collected as a module, as pytest collects any ``.py``
+        named on its command line: the plan names it, so its tests are not lost."""
         collectors = yield
-        if self.selection is None:
+        if collectors or self.selection is None or file_path.suffix != ".py":
             return collectors
-        file = Path(os.path.relpath(file_path, self.ids_root)).as_posix()
-        own = file in self.selection.own_files
-        config = parent.config
-        if own and parent.session.isinitpath(file_path) and _left_out_by_the_project(file_path, config):
-            return []  # reported skipped, with the reason, at collection_finish
-        if len(collectors) == 1 or (not collectors and file_path.suffix != ".py"):
-            return collectors
-        if not collectors:
-            return (
-                [pytest.Module.from_parent(parent, path=file_path)]
-                if own and _named_only_module(file_path, config)
-                else []
-            )
-        if not own and not parent.session.isinitpath(file_path):
-            return collectors
-        claimed = [c for c in collectors if not _collected_for_its_name(c, file_path, config)]
-        return claimed or collectors
+        if self.path_id(file_path) in self.selection.own_files and _named_only_module(file_path, parent.config):
+            return [pytest.Module.from_parent(parent, path=file_path)]
+        return collectors
+
+    def pytest_collectstart(self, collector: pytest.Collector) -> None:
+        path = getattr(collector, "path", None)
+        if collector.nodeid and isinstance(path, Path):
+            self.collector_paths[collector.nodeid] = path
+        if isinstance(path, Path) and collector.session.isinitpath(path):
+            self.initial_paths.append(path)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        # a collector's node id is relative to rootdir, which need not be the directory pytest ran in
-        path = self.config.rootpath / report.nodeid.split("::", 1)[0] if report.nodeid else None
+        # a collector's node id is relative to rootdir (or to a collection argument outside it), which
+        # need not be the directory pytest ran in
+        path = self.collector_paths.get(report.nodeid) or self.config.rootpath / report.nodeid.split("::", 1)[0]
         key = self.key(report.nodeid, path) if report.nodeid else "<collection>"
         if report.failed:
             self.emit(
@@ -301,10 +306,9 @@ class _ShardState:
                 for prefix, reason in self.skipped_collectors.items():
                     if planned_id == prefix or planned_id.startswith(prefix + "::"):
                         skipped[planned_id] = reason
-                if planned_id not in skipped and _left_out_by_the_project(
-                    self.ids_root / item_file(planned_id), self.config
-                ):
-                    skipped[planned_id] = IGNORED_REASON
+                reason = "" if planned_id in skipped else self.left_out(item_file(planned_id))
+                if reason:
+                    skipped[planned_id] = reason
                 if planned_id in self.collected_files and planned_id not in skipped:
                     # a planned file (a discovery plan names files found on disk) that pytest
                     # collected without error and that holds no test: nothing to run, nothing lost
@@ -312,6 +316,15 @@ class _ShardState:
             event["skipped_at_collection"] = skipped
             event["not_collected"] = [p for p in missing if p not in skipped]
         self.emit(event)
+
+    def left_out(self, file: str) -> str:
+        """Why pytest's own walk of the user's selection does not collect this planned file, or "" (a
+        file that is gone, or outside what the arguments select, is not collected: said loudly)."""
+        for root in (self.ids_root, *self.initial_paths):
+            path = root / file
+            if path.is_file() and self.session is not None:
+                return _why_left_out(path, self.session)
+        return ""
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.emit({"event": "start", "id": self.id_of(nodeid)})
@@ -358,27 +371,28 @@ class _ShardState:
         self.emit({"event": "finish", "exitstatus": int(exitstatus)})
 
 
-IGNORED_REASON = "left out by the project's collect_ignore or --ignore (its own run does not collect it)"
+IGNORED_REASON = "left out by the project's collect_ignore, --ignore or norecursedirs (its own run does not collect it)"
 
 
-def _left_out_by_the_project(path: Path, config: pytest.Config) -> bool:
-    """Would a walk of the file's folder leave it out? pytest consults ``pytest_ignore_collect``
-    (conftests' ``collect_ignore``/``collect_ignore_glob``, ``--ignore``, plugins) only while walking."""
-    return bool(config.hook.pytest_ignore_collect(collection_path=path, config=config))
+def _why_left_out(path: Path, session: pytest.Session) -> str:
+    """The rule of a walk that leaves ``path`` out: ``pytest_ignore_collect`` (conftests'
+    ``collect_ignore``/``collect_ignore_glob``, ``--ignore``, ``norecursedirs``, plugins), which pytest
+    consults for the file and each folder between it and the collection argument; "" when the file is
+    outside every collection argument."""
+    chain = [path, *path.parents]
+    inside = [n for n, entry in enumerate(chain) if session.isinitpath(entry)]
+    if not inside:
+        return ""
+    config = session.config
+    for entry in chain[: inside[0]]:
+        if config.hook.pytest_ignore_collect(collection_path=entry, config=config):
+            return IGNORED_REASON
+    return ""
 
 
 def _named_only_module(path: Path, config: pytest.Config) -> bool:
     """A ``.py`` file a folder's walk does not collect as a test module (its name does not match)."""
     return not path_matches_patterns(path, [*config.getini("python_files"), "__init__.py"])
-
-
-def _collected_for_its_name(collector: pytest.Collector, path: Path, config: pytest.Config) -> bool:
-    """Would a folder's walk leave this collector out (it was made because the path was named)?"""
-    if type(collector) is pytest.Module:
-        return _named_only_module(path, config)
-    if isinstance(collector, DoctestTextfile):
-        return not any(fnmatch_ex(glob, path) for glob in config.getoption("doctestglob") or ["test*.txt"])
-    return False
 
 
 class _CollectRecorder:
@@ -408,27 +422,10 @@ class _CollectRecorder:
         Path(self.path).write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
 
 
-def _restrict_args(config: pytest.Config, args_path: str) -> list[str]:
-    """Collect only the shard's files: every other positional argument (paths, node ids, ``--pyargs``
-    module names, whatever options the project's conftests define) and ``--pyargs`` are dropped.
-    Returns what was dropped. pytest parsed the command line, so an option's value is never taken
-    for a path."""
-    own = [line for line in Path(args_path).read_text(encoding="utf-8").splitlines() if line]
-    own_set = set(own)
-    dropped = [a for a in config.args if a not in own_set]
-    if config.option.pyargs:
-        dropped.insert(0, "--pyargs")
-        config.option.pyargs = False
-    config.args = own
-    return dropped
-
-
 def pytest_configure(config: pytest.Config) -> None:
     collect_to = config.getoption("ci_shards_collect_to")
     if collect_to and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_CollectRecorder(collect_to), "ci-shards-collect")
-    args_path = config.getoption("ci_shards_args")
-    dropped = _restrict_args(config, args_path) if args_path else []
     selection = _selection(config)
     report_path = config.getoption("ci_shards_report")
     if selection is None and not report_path:
@@ -440,8 +437,6 @@ def pytest_configure(config: pytest.Config) -> None:
     report = open(report_path, "a", encoding="utf-8") if report_path else None  # noqa: SIM115 (closed at unconfigure)
     state = _ShardState(config, selection, report)
     config.pluginmanager.register(state, PLUGIN_NAME)
-    if dropped:
-        state.emit({"event": "dropped-args", "args": dropped})
 
 
 def _junit_identity(report: pytest.TestReport) -> dict[str, str]:

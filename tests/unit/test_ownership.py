@@ -1,13 +1,11 @@
 """Property (issue 8.5): with ``--pytest`` every collected test runs in exactly one shard, planned or not.
 
-The plugin's selection (``_Selection``) is checked over every pytest process a run starts: one per
-shard, or one per batch when a shard's command line is split, where only the unowned shard's last
-batch is given the run's roots and collects files no shard planned.
+The plugin's selection (``_Selection``) is checked over every pytest process a run starts, one per
+shard: each walks the user's whole selection less the files ``skips`` leaves out before they are
+imported, and a shard other than the unowned one collects no file but its own (issue 26).
 """
 
 from __future__ import annotations
-
-import itertools
 
 import pytest
 from hypothesis import given, settings
@@ -22,8 +20,8 @@ PARAMS = ["", "[1]", "[a::b]", "[c/d]", "[ü]"]
 
 
 @st.composite
-def runs(draw: st.DrawFn) -> tuple[Plan, list[str], list[list[list[str]]]]:
-    """(a plan, every test pytest would collect, each shard's files split into batches)."""
+def runs(draw: st.DrawFn) -> tuple[Plan, list[str]]:
+    """(a plan, every test pytest would collect)."""
     tests = sorted(
         draw(st.sets(st.tuples(st.sampled_from(FILES), st.sampled_from(FUNCS), st.sampled_from(PARAMS)), min_size=1))
     )
@@ -45,45 +43,28 @@ def runs(draw: st.DrawFn) -> tuple[Plan, list[str], list[list[list[str]]]]:
         unknown_items=0,
         unowned_shard=pick_unowned_shard(shards),
     )
-    batches = []
-    for its in shards_items:
-        files = sorted({item_file(i) for i in its})
-        cuts = sorted(draw(st.sets(st.integers(1, max(1, len(files) - 1)), max_size=2))) if len(files) > 1 else []
-        bounds = [0, *cuts, len(files)]
-        batches.append([files[a:b] for a, b in itertools.pairwise(bounds) if files[a:b]])
-    return plan, collected, batches
+    return plan, collected
 
 
 # the fast run's sample; the full one is the slow-marked `_thorough` twin below (tests/README.md, "Property tests")
 @settings(max_examples=150, deadline=None)
 @given(runs())
-def test_every_collected_test_runs_in_exactly_one_process(run: tuple[Plan, list[str], list[list[list[str]]]]) -> None:
-    plan, collected, batches = run
+def test_every_collected_test_runs_in_exactly_one_process(run: tuple[Plan, list[str]]) -> None:
+    plan, collected = run
     ownership = plan.ownership()
     all_files = sorted({item_file(t) for t in collected})
     ran: dict[str, list[int]] = {t: [] for t in collected}
-    for index, shard_batches in enumerate(batches, 1):
+    for index in range(1, plan.total + 1):
         if not plan.shard(index).items:
             continue  # an empty shard runs nothing (and is never the unowned shard)
-        items = list(plan.shard(index).items)
-        own_files = frozenset(item_file(i) for i in items)
-        for number, batch_files in enumerate(shard_batches, 1):
-            split = len(shard_batches) > 1
-            batch_items = [i for i in items if item_file(i) in batch_files] if split else items
-            selection = _Selection(
-                batch_items,
-                ownership=ownership,
-                index=index,
-                batch=frozenset(batch_files) if split else None,
-                own_files=own_files,
-            )
-            roots = index == plan.unowned_shard and number == len(shard_batches)
-            # what the process collects: its files, or the roots without the files skipped before import
-            given = all_files if roots else batch_files
-            collected_files = [f for f in given if not (roots and selection.skips_file(f))]
-            for test in collected:
-                if item_file(test) in collected_files and selection.keeps(test, test):
-                    ran[test].append(index)
+        selection = _Selection(list(plan.shard(index).items), ownership=ownership, index=index)
+        walked = [f for f in all_files if not selection.skips("t", is_dir=True)]
+        imported = [f for f in walked if not selection.skips(f, is_dir=False)]
+        if index != plan.unowned_shard:
+            assert set(imported) <= {item_file(i) for i in plan.shard(index).items}
+        for test in collected:
+            if item_file(test) in imported and selection.keeps(test, test):
+                ran[test].append(index)
     assert all(len(shards) == 1 for shards in ran.values()), ran
     for test, (shard,) in ran.items():
         assert shard == ownership.shard_of(test)
@@ -95,6 +76,28 @@ def test_every_collected_test_runs_in_exactly_one_process(run: tuple[Plan, list[
 @settings(max_examples=400, deadline=None)
 @given(runs())
 def test_every_collected_test_runs_in_exactly_one_process_thorough(
-    run: tuple[Plan, list[str], list[list[list[str]]]],
+    run: tuple[Plan, list[str]],
 ) -> None:
     test_every_collected_test_runs_in_exactly_one_process.hypothesis.inner_test(run)
+
+
+def test_a_shard_walks_only_the_folders_of_its_files_and_the_unowned_shard_walks_every_folder() -> None:
+    shards = (
+        ShardPlan(1, ("t/a/test_x.py", "t/b/test_y.py::test_q"), 1.0),
+        ShardPlan(2, ("t/b/test_y.py::test_r",), 2.0),
+    )
+    plan = Plan(total=2, granularity=Granularity.TEST, shards=shards, lower_bound_seconds=0.0, unknown_items=0)
+    first, second = (_Selection(list(s.items), ownership=plan.ownership(), index=s.index) for s in shards)
+    unowned = first if plan.ownership().unowned_shard == 1 else second
+    other = second if unowned is first else first
+    assert [other.skips(d, is_dir=True) for d in ("t", "t/b", "t/c")] == [False, False, True]
+    assert not unowned.skips("t/c", is_dir=True)  # a new file may be anywhere in the user's selection
+    assert not second.skips("t/b/test_y.py", is_dir=False)  # a file cut across shards is each one's
+    assert second.skips("t/a/test_x.py", is_dir=False) and not first.skips("t/a/test_x.py", is_dir=False)
+    assert unowned.skips("t/c/test_new.py", is_dir=False) is False and other.skips("t/c/test_new.py", is_dir=False)
+    rerun = _Selection(["t/b/test_y.py::test_q"])  # by id, no plan: only the failed tests' files and folders
+    assert [rerun.skips(p, is_dir=d) for p, d in (("t/a", True), ("t/b", True), ("t/a/test_x.py", False))] == [
+        True,
+        False,
+        True,
+    ]

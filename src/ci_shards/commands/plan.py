@@ -192,7 +192,12 @@ def plan_from_options(
         estimates = rebase_keys(estimates, durations_root=options.durations_root, ids_root=rootdir or ".")
     if discovering or (options.globs and options.from_timings):
         discovery, discovery_notes = discover_items(
-            cwd=cwd, pytest_files=discovering, pytest_args=extra, globs=options.globs, timings=estimates
+            cwd=cwd,
+            pytest_files=discovering,
+            pytest_args=extra,
+            globs=options.globs,
+            timings=estimates,
+            search_path=sys.path,  # the shards' pytest runs on this interpreter (run --pytest, local)
         )
         items += discovery.items
         estimates = dict(discovery.estimates)

@@ -20,7 +20,6 @@ from ci_shards.options.typed import LocalOptions, local_options, run_options
 from ci_shards.options.values import parse_duration, parse_seconds, parse_signal, parse_size, parse_timeout
 from ci_shards.plan.matrix import resolve_shard
 from ci_shards.planfile import load_plan
-from ci_shards.pytest_args import path_words
 from ci_shards.run.settings import RunSettings
 
 if TYPE_CHECKING:
@@ -55,12 +54,6 @@ def command_args(raw: Sequence[str]) -> list[str]:
     return args[1:] if args[:1] == ["--"] else args
 
 
-def pytest_roots(raw: Sequence[str], cwd: Path) -> list[str]:
-    """The paths among the words after ``--`` (which the plugin drops from every shard): the run's test roots,
-    which the plan's unowned shard collects to find test files no shard owns."""
-    return path_words(command_args(raw), cwd)
-
-
 def run_handler(args: argparse.Namespace) -> int:
     from ci_shards.run.process import CancelToken  # noqa: PLC0415
     from ci_shards.run.runner import RunOptions as RunnerOptions  # noqa: PLC0415
@@ -87,7 +80,6 @@ def run_handler(args: argparse.Namespace) -> int:
         live=live,
         cwd=cwd,
         env=env,
-        pytest_roots=tuple(pytest_roots(options.command, cwd)) if options.pytest else (),
         coverage=coverage_request(options),
     )
     if options.retries < 0 or options.max_rerun_failures < 0:

@@ -38,7 +38,8 @@ from ci_shards.errors import InputError
 from ci_shards.model import Plan, ShardPlan, item_file
 from ci_shards.plan.collect import glob_items
 from ci_shards.plan.conftest_ignores import ConftestIgnores
-from ci_shards.pytest_args import NO_IGNORES, Ignores, ignores_in, path_words
+from ci_shards.plan.pyargs import module_location
+from ci_shards.pytest_args import NO_IGNORES, Ignores, ignores_in, path_words, positional_words
 
 DEFAULT_PYTHON_FILES: Final = ("test_*.py", "*_test.py")
 DEFAULT_NORECURSE: Final = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
@@ -58,6 +59,7 @@ class PytestSettings:
     python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
     addopts: tuple[str, ...] = ()  # read for --ignore/--ignore-glob, which pytest applies from there too
+    pythonpath: tuple[str, ...] = ()  # folders pytest puts first on sys.path (relative to the rootdir)
 
 
 def _words(value: Any) -> tuple[str, ...] | None:
@@ -84,6 +86,7 @@ def _settings(rootdir: Path, source: str, values: Mapping[str, Any]) -> PytestSe
         python_files=words("python_files") or DEFAULT_PYTHON_FILES,
         norecursedirs=words("norecursedirs") or DEFAULT_NORECURSE,
         addopts=words("addopts") or (),
+        pythonpath=words("pythonpath") or (),
     )
 
 
@@ -151,6 +154,15 @@ def _is_test_file(name: str, rel: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatch(rel if "/" in p else name, p) for p in patterns)
 
 
+def file_id(path: Path, cwd: Path, root: Path) -> str:
+    """A found file's id, by pytest's rule for node ids with ``cwd`` as the rootdir: relative to ``cwd``
+    when it is under it, else relative to the collection argument ``root`` it was found in (a
+    ``--pyargs`` package installed elsewhere: ``tests/test_x.py``, as pytest and pytest-split name it)."""
+    if path != cwd and cwd not in path.parents and (path == root or root in path.parents):
+        return (path.relative_to(root) if path != root else Path(path.name)).as_posix()
+    return Path(os.path.relpath(path, cwd)).as_posix()
+
+
 def _walk(root: Path, cwd: Path, settings: PytestSettings, ignores: Ignores, conftest: ConftestIgnores) -> set[str]:
     found: set[str] = set()
     for directory, dirs, files in os.walk(root):
@@ -167,7 +179,7 @@ def _walk(root: Path, cwd: Path, settings: PytestSettings, ignores: Ignores, con
         )
         for name in files:
             path = here / name
-            rel = Path(os.path.relpath(path, cwd)).as_posix()
+            rel = file_id(path, cwd, root)
             if (
                 _is_test_file(name, rel, settings.python_files)
                 and not ignores.ignores(path)
@@ -190,7 +202,7 @@ def discover_pytest_files(
     what they left out); POSIX paths relative to ``cwd``. A file named directly is taken whatever
     its name, as pytest does."""
     cwd = cwd.absolute()  # ignores are absolute paths
-    roots: list[Path] = [cwd / p for p in paths]
+    roots: list[Path] = [cwd / p for p in paths]  # an absolute path (a --pyargs package) stays as it is
     if not roots and settings.testpaths:
         for entry in settings.testpaths:
             roots += (
@@ -200,12 +212,19 @@ def discover_pytest_files(
         roots = [cwd]
     conftest = conftest if conftest is not None else ConftestIgnores(settings.rootdir.absolute())
     found: set[str] = set()
-    for root in roots:
+    for root in _outermost(roots):
         if root.is_file():
-            found.add(Path(os.path.relpath(root, cwd)).as_posix())
+            found.add(file_id(root, cwd, root))
         elif root.is_dir():
             found |= _walk(root, cwd, settings, ignores, conftest)
     return sorted(found)
+
+
+def _outermost(roots: Sequence[Path]) -> list[Path]:
+    """The roots less those inside another one, in order: pytest collects overlapping arguments once,
+    from the outer one (``normalize_collection_arguments``), which then names the files."""
+    absolute = [Path(os.path.normpath(r)) for r in roots]
+    return list(dict.fromkeys(r for r in absolute if not any(o in r.parents for o in absolute)))
 
 
 def _left_out(file: str, cwd: Path, ignores: Ignores, conftest: ConftestIgnores) -> bool:
@@ -304,19 +323,28 @@ def whole_files_as_items(plan: Plan) -> Plan:
 
 
 def discover_items(
-    *, cwd: Path, pytest_files: bool, pytest_args: Sequence[str], globs: Sequence[str], timings: Mapping[str, float]
+    *,
+    cwd: Path,
+    pytest_files: bool,
+    pytest_args: Sequence[str],
+    globs: Sequence[str],
+    timings: Mapping[str, float],
+    search_path: Sequence[str] = (),
 ) -> tuple[Discovery, list[str]]:
     """The discovery and its notes: test files by the project's pytest settings (``pytest_files``;
-    path words of ``pytest_args`` narrow them) and/or by ``globs``, merged with ``timings``."""
+    path words of ``pytest_args`` narrow them, or with ``--pyargs`` the packages they name, looked up
+    on ``search_path``: the target interpreter's ``sys.path``) and/or by ``globs``, merged with ``timings``."""
     files: list[str] = []
     notes: list[str] = []
+    on_disk = [cwd]  # where a timed file's id may be found: the working directory, a --pyargs package
     if pytest_files:
         settings = find_settings(cwd)
-        paths = path_words(pytest_args, cwd)
+        paths, where = _collection_roots(pytest_args, settings, cwd.absolute(), search_path)
+        on_disk += [Path(p) for p in paths if Path(p).is_absolute()]
         ignores = ignores_in([*settings.addopts, *pytest_args], cwd.absolute())
         conftest = ConftestIgnores(settings.rootdir.absolute())
         files += discover_pytest_files(cwd, settings, paths, ignores, conftest)
-        where = ", ".join(paths) if paths else " ".join(settings.testpaths) or "the working directory"
+        where = where or " ".join(settings.testpaths) or "the working directory"
         source = f"settings from {os.path.relpath(settings.source, cwd)}" if settings.source else "pytest's defaults"
         notes.append(
             f"discovered {len(files)} test files in {where} ({source}, python_files {' '.join(settings.python_files)})"
@@ -330,5 +358,38 @@ def discover_items(
             notes.append(_left_out_note(list(conftest.left_out), cwd))
     if globs:
         files += glob_items(globs, cwd=cwd)
-    found = merge_with_timings(files, timings, lambda f: (cwd / f).is_file())
+    found = merge_with_timings(files, timings, lambda f: any((base / f).is_file() for base in on_disk))
     return found, notes + found.notes
+
+
+def _collection_roots(
+    pytest_args: Sequence[str], settings: PytestSettings, cwd: Path, search_path: Sequence[str]
+) -> tuple[list[str], str]:
+    """What pytest collects from (paths relative to ``cwd``, or absolute for a ``--pyargs`` package
+    elsewhere) and how the note names it ("" for no argument: ``testpaths`` or the working directory).
+    With ``--pyargs``, each positional word is a module name first, as for pytest, resolved without
+    importing it (``plan.pyargs``), else a path."""
+    if "--pyargs" not in (*settings.addopts, *pytest_args):
+        paths = path_words(pytest_args, cwd)
+        return paths, ", ".join(paths)
+    # pytest's own order: the pythonpath setting first, then the working directory (python -m pytest)
+    search = [settings.rootdir / p for p in settings.pythonpath] + [cwd]
+    search += [Path(p) if p else cwd for p in search_path]
+    roots: list[str] = []
+    named: list[str] = []
+    for word in positional_words(pytest_args):
+        location = module_location(word.split("::", 1)[0], [p.absolute() for p in search])
+        if location is None and (cwd / word.split("::", 1)[0]).exists():
+            roots.append(word)
+            named.append(word)
+        elif location is None:
+            raise InputError(
+                word,
+                "--pyargs: no module or package of that name on the search path (pythonpath setting, the working"
+                " directory, this Python's sys.path), so pytest would not find it either",
+            )
+        else:
+            inside = location == cwd or cwd in location.parents
+            roots.append(os.path.relpath(location, cwd) if inside else str(location))
+            named.append(f"{word} ({roots[-1]})")
+    return roots, "--pyargs " + ", ".join(named) if named else ""

@@ -4,10 +4,12 @@ pytest runs ``--collect-only`` with ``--ci-shards-collect-to FILE``; the plugin 
 item's node id and file, pytest's rootdir and each failed collector to FILE. Whatever output options
 (``-q``, ``-v``, ``-rA``, ``--tb``), plugins or ``addopts`` the project uses, the ids are pytest's own.
 
-The ids stay relative to pytest's rootdir (as in ``.test_durations`` and JUnit reports); the plan
-records that rootdir relative to the working directory, so a shard job with its checkout elsewhere
-finds the same files. ``read_collection`` (pure) refuses a collection that could not be run again
-by id: a failed collector, a duplicate id, or an id whose file part does not name its file.
+The ids are pytest's node ids as they are (as in ``.test_durations`` and JUnit reports): relative to
+pytest's rootdir, or for a file outside it (a package run with ``--pyargs`` from another folder)
+relative to the collection argument that holds it. The plan records that rootdir relative to the
+working directory, so a shard job with its checkout elsewhere finds the same files.
+``read_collection`` (pure) refuses a collection that could not be run again by id: a failed collector,
+a duplicate id, or an id whose file part does not name its file.
 """
 
 from __future__ import annotations
@@ -70,15 +72,24 @@ def read_collection(record: Mapping[str, Any], *, exit_code: int, output: str = 
             msg = f"pytest collected {node_id!r} twice: a shard could not run one without the other; no plan was made"
             raise CollectionError(msg)
         seen.add(node_id)
-        if not node_id or os.path.normpath(os.path.join(rootdir, item_file(node_id))) != os.path.normpath(path):
+        if not node_id or not names_its_file(item_file(node_id), path, rootdir):
             msg = (
-                f"pytest node id {node_id!r} does not name its file {path} relative to rootdir {rootdir}, so a"
-                " shard could not select it again (a file outside rootdir? pass --rootdir, or plan from a folder"
-                " that contains it); no plan was made"
+                f"pytest node id {node_id!r} does not name its file {path} (by its path relative to rootdir"
+                f" {rootdir} or to a collection argument), so a shard could not select it again; no plan was made"
             )
             raise CollectionError(msg)
         ids.append(node_id)
     return Collection(ids=ids, rootdir=rootdir)
+
+
+def names_its_file(file_part: str, path: str, rootdir: str) -> bool:
+    """Whether a node id's file part names ``path``: relative to ``rootdir``, or, for a file outside it,
+    relative to the collection argument that holds it, as pytest names it (a ``--pyargs`` package
+    installed elsewhere: ``tests/test_x.py`` for ``site-packages/pkg/sub/tests/test_x.py``)."""
+    if os.path.normpath(os.path.join(rootdir, file_part)) == os.path.normpath(path):
+        return True
+    part = Path(os.path.normpath(file_part)).parts
+    return bool(part) and ".." not in part and Path(os.path.normpath(path)).parts[-len(part) :] == part
 
 
 def portable_rootdir(rootdir: str, cwd: Path) -> str:

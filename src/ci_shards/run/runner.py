@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import shlex
 import shutil
@@ -28,7 +27,7 @@ from ci_shards.coverage import collect as coverage_collect
 from ci_shards.errors import InputError, UsageError
 from ci_shards.globs import match_files
 from ci_shards.junit import JUnitError, parse_junit
-from ci_shards.model import CaseOutcome, Outcome, Plan, item_file, shard_dir_name
+from ci_shards.model import CaseOutcome, Outcome, Plan, shard_dir_name
 from ci_shards.run import command as cmd
 from ci_shards.run.classify import Policy, Report, Run, decide, report_from_events
 from ci_shards.run.process import CancelToken, Limits, ProcessResult, become_subreaper, run_process
@@ -57,9 +56,6 @@ class RunOptions:
     env: Mapping[str, str] = field(default_factory=dict)
     python: str = sys.executable
     arg_limit: int | None = None  # ARG_MAX override (tests)
-    # with ``pytest``: the paths given after ``--`` (the run's test roots), which the plan's unowned
-    # shard collects so that test files no shard owns still run; empty: the planned files' directory
-    pytest_roots: tuple[str, ...] = ()
     coverage: coverage_collect.CoverageRequest | None = None  # run --coverage
 
 
@@ -120,14 +116,6 @@ class _ShardRun:
         self.total = opts.plan.total
         self.name = shard_dir_name(opts.shard_index, self.total)
         self.coverage = coverage
-        self.said_dropped = False
-        self.collects_unowned = opts.settings.pytest and opts.shard_index == opts.plan.ownership().unowned_shard
-
-    def file_arg(self, item: str) -> str:
-        """The item's file as pytest is given it, relative to the working directory: a pytest plan's
-        ids are relative to its recorded rootdir."""
-        rootdir = self.opts.plan.rootdir
-        return item_file(item) if rootdir in (None, ".") else os.path.normpath(os.path.join(rootdir, item_file(item)))
 
     def env(self, tmpdir: Path) -> dict[str, str]:
         env = dict(self.opts.env)
@@ -153,12 +141,7 @@ class _ShardRun:
         template = self._template(rerun=rerun)
         limit = self.opts.arg_limit or cmd.os_arg_limit()
         if self.opts.settings.pytest:
-            files = list(dict.fromkeys(self.file_arg(i) for i in items))
-            file_batches = cmd.batches(template, files, limit=limit, environment_bytes=cmd.env_size(env))
-            batch_of = {f: n for n, fb in enumerate(file_batches) for f in fb}
-            groups: list[list[str]] = [[] for _ in file_batches]
-            for item in items:
-                groups[batch_of[self.file_arg(item)]].append(item)
+            groups = [list(items)]  # the plugin selects inside pytest: no file on the command line, no batches
         else:
             groups = cmd.batches(template, items, limit=limit, environment_bytes=cmd.env_size(env))
         runs: list[Run] = []
@@ -188,7 +171,7 @@ class _ShardRun:
             template = list(self.opts.settings.command)
         else:
             base = [self.opts.python, "-m", "pytest", "-p", "ci_shards", "--continue-on-collection-errors"]
-            template = [*base, *self.opts.settings.command, cmd.ITEMS]
+            template = [*base, *self.opts.settings.command]
         return self.coverage.wrap(template) if self.coverage is not None else template
 
     def _one(
@@ -207,35 +190,17 @@ class _ShardRun:
         junit_path = stem.with_suffix(".xml")
         events = stem.with_suffix(".events.jsonl")
         if self.opts.settings.pytest:
-            # a planned file that is gone would make pytest stop with a usage error (exit 4) before
-            # running anything; leave it out: the plugin reports its items as not collected
-            files = [f for f in dict.fromkeys(self.file_arg(i) for i in items) if (self.opts.cwd / f).exists()]
-            if not files:
-                self.log.write(b"==> ci-shards: none of the planned files exists; nothing to run\n")
-                return Run(
-                    rerun=rerun,
-                    items=tuple(items),
-                    exit_code=None,
-                    signal=None,
-                    report=Report(not_collected=tuple(items)),
-                )
-            argv = cmd.expand(template, items=files, items_file=str(items_file), junit=str(junit_path))
-            argv = argv[: len(argv) - len(files)]
-            # --opt=value: pytest takes every free-standing argument that names an existing path
-            # into its rootdir/ini search, and our scratch paths would move rootdir away from the project
-            if not rerun:  # the plan selects (tests it does not know included); a batch narrows it to its files
+            # the user's own arguments select what pytest walks, as in a plain run; the plugin keeps this
+            # shard's tests (--opt=value: a free-standing path would take part in pytest's rootdir search)
+            argv = cmd.expand(template, items=(), items_file=str(items_file), junit=str(junit_path))
+            if rerun:  # only the failed tests, by id
+                argv += [f"--ci-shards-select={items_file}"]
+            else:  # the plan selects (tests it does not know included)
                 argv += [
                     f"--ci-shards-plan={self.opts.plan_path.resolve()}",
                     f"--ci-shards-shard={self.opts.shard_index}/{self.total}",
                 ]
-            if rerun or batch[1] > 1:
-                argv += [f"--ci-shards-select={items_file}"]
-            collect = self._collect_paths(files, rerun=rerun, batch=batch)
-            # the plugin collects exactly these (the user's own paths and --pyargs targets are dropped)
-            args_file = stem.with_suffix(".args")
-            args_file.write_text("".join(f"{f}\n" for f in collect), encoding="utf-8")
-            argv += [f"--ci-shards-report={events}", f"--ci-shards-args={args_file}", *self._rootdir_args()]
-            argv += ["--", *collect]
+            argv += [f"--ci-shards-report={events}", *self._rootdir_args()]
         else:
             argv = cmd.expand(template, items=items, items_file=str(items_file), junit=str(junit_path))
         label = f"re-run {rerun}" if rerun else "run"
@@ -264,8 +229,6 @@ class _ShardRun:
         self.log.seek(0, 2)
         self.leaked.extend(result.leaked)
         report = self._read_report(result, events, junit_path, stale_before, started)
-        if self.opts.settings.pytest:
-            self._say_dropped(events)
         self.attempts.append(
             attempt_entry(argv=argv, result=result, rerun=rerun, batch=batch, items=len(items), tests=len(report.cases))
         )
@@ -286,47 +249,6 @@ class _ShardRun:
             return []
         root = (self.opts.cwd / self.opts.plan.rootdir).resolve()
         return [f"--rootdir={root}", f"--ci-shards-ids-root={root}"]
-
-    def _say_dropped(self, events: Path) -> None:
-        """Once per shard: the pytest arguments the plugin dropped because the shard's files replace them."""
-        if self.said_dropped or not events.exists():
-            return
-        with events.open(encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                if '"dropped-args"' in line:
-                    with contextlib.suppress(ValueError):
-                        dropped = json.loads(line).get("args", [])
-                        self.console.line(
-                            f"ci-shards {self.name}: dropped pytest arguments that select tests (the shard runs"
-                            f" its own files): {shlex.join(dropped)[:500]}"
-                        )
-                        self.said_dropped = True
-                    return
-
-    def _collect_paths(self, files: list[str], *, rerun: int, batch: tuple[int, int]) -> list[str]:
-        """What pytest collects: the shard's own files, so other shards' files cost nothing. The
-        plan's unowned shard (in its first run's last batch) also collects the run's roots, so a test
-        file no shard owns is found and run there; its own files stay named, because a planned file
-        need not match pytest's discovery patterns (``t.py``) and a root would not find it (pytest
-        collects a path given twice once)."""
-        if not self.collects_unowned or rerun or batch[0] != batch[1]:
-            return files
-        roots = list(self.opts.pytest_roots) or self._planned_root()
-        return list(dict.fromkeys([*roots, *files]))
-
-    def _planned_root(self) -> list[str]:
-        """Without paths after ``--``: the deepest directory that holds every planned file (never
-        pytest's default, ``testpaths`` or the whole directory, which may hold far more than the plan's
-        suite); ``.`` when they share none, nothing (only the shard's files) when it does not exist."""
-        files = {self.file_arg(i) for i in self.opts.plan.items}
-        try:
-            common = os.path.commonpath(sorted(files)) if files else ""
-        except ValueError:  # absolute and relative paths mixed
-            return []
-        if common in files:  # a single planned file
-            common = os.path.dirname(common)
-        common = common or "."
-        return [common] if (self.opts.cwd / common).is_dir() else []
 
     def _report_mtimes(self) -> dict[str, float]:
         return {p: os.path.getmtime(p) for p in self._junit_files()}

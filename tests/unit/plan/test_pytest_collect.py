@@ -45,10 +45,15 @@ def test_a_duplicate_id_is_refused_naming_it() -> None:
 
 
 def test_an_id_that_does_not_name_its_file_is_refused_naming_the_first() -> None:
-    # pytest names a file outside rootdir relative to the argument it came from: not runnable by id
-    record = _record(("t.py::a", "/r/t.py"), ("tests/test_x.py::b", "/site/pkg/tests/test_x.py"), ("c", "/x"))
-    with pytest.raises(CollectionError, match=r"node id 'tests/test_x\.py::b' does not name its file"):
+    record = _record(("t.py::a", "/r/t.py"), ("c", "/x"), ("d.py::e", "/r/other/f.py"))
+    with pytest.raises(CollectionError, match=r"node id 'c' does not name its file /x"):
         read_collection(record, exit_code=0)
+
+
+def test_a_file_outside_rootdir_is_named_relative_to_its_collection_argument() -> None:
+    # --pyargs pkg.sub from another folder: pytest names the file relative to the package's folder
+    record = _record(("tests/test_x.py::b", "/site/pkg/sub/tests/test_x.py"))
+    assert read_collection(record, exit_code=0).ids == ["tests/test_x.py::b"]
 
 
 def test_portable_rootdir_is_relative_to_the_working_directory(tmp_path: Path) -> None:

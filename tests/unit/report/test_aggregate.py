@@ -313,7 +313,8 @@ def test_unmappable_results_fail_as_unverified_and_their_items_are_missing(tmp_p
     assert first.status is ShardStatus.FAILED
     assert first.reason == (
         "its results name none of its 1 planned item, so they count as missing "
-        "(results could not be matched to plan items, e.g. JUnit without file attributes)"
+        "(every test it reported is outside its plan: only tests no planned item covers ran, or the ids are"
+        " written another way than the plan's)"
     )
     assert verdict.shards[1].status is ShardStatus.PASSED
     assert verdict.exit_code == 1

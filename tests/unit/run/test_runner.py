@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.commands.run import parse_duration, parse_signal, parse_size, pytest_roots
+from ci_shards.commands.run import parse_duration, parse_signal, parse_size
 from ci_shards.errors import UsageError
 from ci_shards.local import auto_jobs, available_memory
 from ci_shards.model import XFAILED_TYPE, XPASSED_TYPE, CaseOutcome, CaseResult, ShardStatus
@@ -265,13 +265,3 @@ def test_run_counts_every_reported_test_by_outcome_in_agreeing_words():
     ]
     assert tally(cases) == "5 tests run: 1 passed, 1 failed, 0 errors, 1 skipped, 1 xfailed, 1 xpassed"
     assert tally([case(CaseOutcome.SKIPPED)]) == "1 test run: 0 passed, 0 failed, 0 errors, 1 skipped"
-
-
-def test_pytest_roots_are_the_paths_among_the_words_after_the_separator(tmp_path):
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_a.py").write_text("")
-    raw = ["--", "tests", "-k", "fast", "tests/test_a.py::test_x", "-p", "no:cacheprovider"]
-    assert pytest_roots(raw, tmp_path) == ["tests", "tests/test_a.py::test_x"]
-    # an option's value is not a root, even when it names a path: --ignore tests/test_a.py ignores it
-    valued = ["--", "--ignore", "tests/test_a.py", "--deselect", "tests/test_a.py::test_y", "--cov", "tests", "tests"]
-    assert pytest_roots(valued, tmp_path) == ["tests"]

@@ -95,9 +95,10 @@ RUN_OUT: Final = (
         action="store_true",
         commands=frozenset({"run"}),
         action_input="pytest",
-        help="run `python -m pytest` on the shard's own files with the bundled plugin selecting its node ids; "
-        "arguments after -- are extra pytest options (paths, node ids and --pyargs targets among them are dropped"
-        " and named; the plan's unowned_shard collects the paths, to run test files no shard owns) (default: off)",
+        help="run `python -m pytest` with the arguments after -- (the same paths, --pyargs modules and options"
+        " the plan was made with) and the bundled plugin selecting the shard's node ids inside pytest; other"
+        " shards' files are never collected, and the plan's unowned_shard runs test files no shard owns"
+        " (default: off)",
     ),
 )
 

@@ -1,0 +1,186 @@
+"""Issue 26: a ``--pytest`` shard runs pytest's own suite, whatever paths pytest agrees to collect.
+
+Small generated projects of the shapes that broke on real ones, every shard a real pytest, each
+compared with one plain ``python -m pytest`` of the same arguments:
+
+- a conftest whose ``collect_ignore`` is computed (attrs 26.1.0: ``.extend`` under a Python-version
+  ``if``), planned by discovery from timings that name the left-out file: that file costs its
+  shard nothing and is reported with pytest's reason (26.1);
+- a package with its tests inside it, on ``sys.path`` outside the working directory (PYTHONPATH:
+  for pytest the same shape as site-packages), run with ``--pyargs`` of some of its sub-packages
+  from another folder, planned by ``plan --pytest`` and ``plan --discover`` from pytest-split-style
+  timings and run through ``local`` (26.2);
+- the shard that runs files no shard owns walks what the arguments select, never the common
+  folder of the planned files (26.3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_pytest_projects import _write, ci_shards, junit_cases, plain_run
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+PARAMETRIZED = """
+import pytest
+
+@pytest.mark.parametrize("n", range(3))
+def test_{name}(n):
+    pass
+"""
+# imported by anything, it fails: a shard that collects it, or walks into it, reports an error
+REFUSES_IMPORT = "import no_such_module_anywhere\n\ndef test_never():\n    pass\n"
+COMPUTED_IGNORE = """
+import sys
+
+collect_ignore = []
+if sys.version_info >= (3, 0):
+    collect_ignore.extend(["test_forward.py"])
+"""
+
+
+def _shard_junits(results: Path) -> list[Path]:
+    return sorted(results.glob("shard-*/junit.xml"))
+
+
+def _ran(cases: Counter[tuple[str, str, str]]) -> Counter[tuple[str, str, str]]:
+    """The cases that are tests pytest ran (a file reported skipped at collection is not one)."""
+    return Counter({c: n for c, n in cases.items() if not (c[2] == "skipped" and c[1].endswith(".py"))})
+
+
+def test_a_file_a_computed_collect_ignore_leaves_out_costs_its_shard_nothing(tmp_path: Path) -> None:
+    files = {"tests/__init__.py": "", "tests/conftest.py": COMPUTED_IGNORE, "tests/test_forward.py": REFUSES_IMPORT}
+    files |= {f"tests/test_{x}.py": PARAMETRIZED.format(name=x) for x in "abcd"}
+    _write(tmp_path, files)
+    # the timings of a run that collected the file (before the rule, or on another Python)
+    timings = {f"tests/test_{x}.py::test_{x}[{n}]": 1.0 for x in "abcd" for n in range(3)}
+    (tmp_path / "d.json").write_text(json.dumps({**timings, "tests/test_forward.py::test_never": 0.5}))
+    reference = plain_run(tmp_path, ["tests"], tmp_path)
+    assert sum(reference.values()) == 12
+
+    argv = ["local", "--discover", "--durations", "d.json", "--shards", "2", "--out", "results", "--pytest"]
+    done = ci_shards(*argv, "--", "tests", "-p", "no:cacheprovider", cwd=tmp_path)
+
+    plan = json.loads((tmp_path / "results/plan.json").read_text())
+    shard_of = {i: s["index"] for s in plan["shards"] for i in s["items"]}
+    # discovery cannot know a computed list: the file is planned, in a shard that is given other files
+    forward = shard_of["tests/test_forward.py"]
+    assert forward != plan["unowned_shard"] and list(shard_of.values()).count(forward) > 1, plan
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "never ran" not in done.stdout + done.stderr
+    cases = junit_cases(*_shard_junits(tmp_path / "results"))
+    assert _ran(cases) == reference  # every other test of that shard ran, once, as in plain pytest
+    said = "".join(p.read_text() for p in _shard_junits(tmp_path / "results")) + done.stdout + done.stderr
+    assert "collect_ignore" in said  # pytest's own reason for leaving the file out
+
+
+PACKAGE_SUBS = ("alpha", "beta", "gamma")
+
+
+def _installed_package(site: Path) -> None:
+    """``mypkg`` with tests inside each sub-package; ``gamma`` is not asked for, and refuses import."""
+    files = {"mypkg/__init__.py": ""}
+    for sub in PACKAGE_SUBS:
+        files |= {f"mypkg/{sub}/__init__.py": "", f"mypkg/{sub}/tests/__init__.py": ""}
+        for name in ("one", "two"):
+            test = PARAMETRIZED.format(name=f"{sub}_{name}") if sub != "gamma" else REFUSES_IMPORT
+            files[f"mypkg/{sub}/tests/test_{sub}_{name}.py"] = test
+    _write(site, files)
+
+
+@pytest.fixture
+def neutral_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A work folder with no pytest settings; ``mypkg`` importable from elsewhere, as an installed package."""
+    _installed_package(tmp_path / "site")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "site"), os.environ.get("PYTHONPATH", "")]))
+    work = tmp_path / "work"
+    work.mkdir()
+    return work
+
+
+PYARGS = ["--pyargs", "mypkg.alpha", "mypkg.beta"]
+# what pytest-split records in that same setup (pytest's node ids), uneven so the balance cuts files
+SPLIT_TIMINGS = {
+    f"tests/test_{sub}_{name}.py::test_{sub}_{name}[{n}]": 0.5 + n * 0.7 + (sub == "beta")
+    for sub in ("alpha", "beta")
+    for name in ("one", "two")
+    for n in range(3)
+}
+
+
+@pytest.mark.parametrize("source", ["--pytest", "--discover"])
+def test_a_package_installed_elsewhere_runs_its_pyargs_suite_from_another_folder(
+    neutral_folder: Path, source: str
+) -> None:
+    work = neutral_folder
+    (work / ".test_durations").write_text(json.dumps(SPLIT_TIMINGS))
+    reference = plain_run(work, PYARGS, work)
+    assert sum(reference.values()) == 12 and not [c for c in reference if c[2] != "passed"]
+
+    argv = ["plan", source, "--durations", ".test_durations", "--shards", "3", "-o", "plan.json"]
+    planned = ci_shards(*argv, "--", *PYARGS, cwd=work)
+    assert planned.returncode == 0, planned.stderr
+    plan = json.loads((work / "plan.json").read_text())
+    assert plan["unknown_items"] == 0  # pytest-split's ids are the plan's: nothing guessed
+    assert "matched" not in planned.stderr  # nor re-mapped by path suffix
+    if source == "--discover":
+        (note,) = [n for n in plan["notes"] if n.startswith("discovered")]
+        assert note.startswith("discovered 4 test files in --pyargs mypkg.alpha (")
+        assert f"mypkg.beta ({neutral_folder.parent / 'site/mypkg/beta'})" in note, note
+        assert not [n for n in plan["notes"] if "no longer on disk" in n]
+    for index in (1, 2, 3):
+        extra = [*PYARGS, f"--junitxml={work}/pytest-{index}.xml", "-p", "no:cacheprovider"]
+        ran = ci_shards("run", "--no-live", "--shard", f"{index}/3", "--pytest", "--", *extra, cwd=work)
+        assert ran.returncode == 0, ran.stderr
+    assert junit_cases(*(work / f"pytest-{i}.xml" for i in (1, 2, 3))) == reference
+    aggregated = ci_shards("aggregate", "--plan", "plan.json", "--format", "json", "ci-shards-results", cwd=work)
+    assert aggregated.returncode == 0, aggregated.stderr
+    assert json.loads(aggregated.stdout)["totals"]["passed"] == 12
+
+
+def test_local_runs_the_pyargs_suite_from_another_folder_to_pytests_counts(neutral_folder: Path) -> None:
+    work = neutral_folder
+    reference = plain_run(work, PYARGS, work)
+    for _ in range(2):  # the second time planned from the timings the first one learned
+        learned = ["--durations", "timings.json"] if (work / "timings.json").exists() else []
+        argv = ["local", "--discover", *learned, "--timings-out", "timings.json", "--shards", "3", "--pytest"]
+        done = ci_shards(*argv, "--", *PYARGS, "-p", "no:cacheprovider", cwd=work)
+        assert done.returncode == 0, done.stderr
+        assert "PASSED: 12 tests, 12 passed, 0 failed, 0 errors, 0 skipped" in done.stdout + done.stderr, done.stderr
+        assert junit_cases(*_shard_junits(work / "ci-shards-results")) == reference
+
+
+def test_the_shard_for_unowned_files_walks_only_the_packages_the_arguments_name(tmp_path: Path) -> None:
+    # the package inside the project (pythonpath = src), run with --pyargs of two of its sub-packages;
+    # the plan is made from timings, then a test file appears in one of them, which no shard owns
+    _installed_package(tmp_path / "src")
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["src"]\n')
+    timings = {
+        f"src/mypkg/{sub}/tests/test_{sub}_{name}.py::test_{sub}_{name}[{n}]": 1.0
+        for sub in ("alpha", "beta")
+        for name in ("one", "two")
+        for n in range(3)
+    }
+    (tmp_path / "d.json").write_text(json.dumps(timings))
+    argv = ["plan", "--from-timings", "--durations", "d.json", "--shards", "2", "-o", "plan.json"]
+    made = ci_shards(*argv, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    (tmp_path / "src/mypkg/beta/tests/test_beta_new.py").write_text(PARAMETRIZED.format(name="beta_new"))
+    reference = plain_run(tmp_path, PYARGS, tmp_path)
+    assert sum(reference.values()) == 15
+
+    for index in (1, 2):
+        extra = [*PYARGS, f"--junitxml={tmp_path}/pytest-{index}.xml", "-p", "no:cacheprovider"]
+        ran = ci_shards("run", "--no-live", "--shard", f"{index}/2", "--pytest", "--", *extra, cwd=tmp_path)
+        assert ran.returncode == 0, ran.stderr  # gamma, which refuses import, is never walked into
+    assert junit_cases(*(tmp_path / f"pytest-{i}.xml" for i in (1, 2))) == reference
+    aggregated = ci_shards("aggregate", "--plan", "plan.json", "--format", "json", "ci-shards-results", cwd=tmp_path)
+    assert aggregated.returncode == 0, aggregated.stderr
+    accounting = json.loads(aggregated.stdout)["accounting"]
+    assert len(accounting["unplanned"]) == 3 and accounting["missing"] == []
