@@ -45,8 +45,8 @@ class Project:
     name: str
     shape: str  # what it exercises, for the table
     source: str  # the folder under sdists/ that is the project root ("" for an installed package only)
-    args: tuple[str, ...]  # the user's pytest arguments
-    pyargs: bool = False  # tests inside the installed package: also run from a neutral folder
+    args: tuple[str, ...]  # the user's pytest arguments from the project root
+    pyargs: tuple[str, ...] = ()  # tests inside the installed package: these arguments from a neutral folder
 
 
 PROJECTS = (
@@ -62,11 +62,18 @@ PROJECTS = (
     Project("more_itertools", "flat layout, unittest TestCase with subTest", "more_itertools-11.2.1", ("tests",)),
     Project("boltons", "flat layout, --doctest-modules", "boltons-26.2.0", ("--doctest-modules", "boltons", "tests")),
     Project(
+        "toolz",
+        "tests inside the package (testpaths), also --pyargs from a neutral folder",
+        "toolz-1.2.0",
+        (),
+        pyargs=("--pyargs", "toolz"),
+    ),
+    Project(
         "networkx",
         "tests inside the installed package, --pyargs of sub-packages",
         "",
-        ("--pyargs", "networkx.algorithms.approximation", "networkx.algorithms.flow", "networkx.readwrite"),
-        pyargs=True,
+        (),
+        pyargs=("--pyargs", "networkx.algorithms.approximation", "networkx.algorithms.flow", "networkx.readwrite"),
     ),
 )
 
@@ -119,11 +126,11 @@ def _per_test(lines: list[dict[str, object]]) -> Seen:
     return Seen(ids=Counter(outcome.keys()), counts={k: counts[k] for k in OUTCOMES}, subtests=subtests)
 
 
-def plain(project: Project, venv: Path, cwd: Path, work: Path) -> tuple[Seen, str, float, float]:
+def plain(args: tuple[str, ...], venv: Path, cwd: Path, work: Path) -> tuple[Seen, str, float, float]:
     reports = work / "plain.jsonl"
     env = _env() | {"CONFORMANCE_REPORTS": str(reports), "PYTHONPATH": str(HERE)}
     argv = [str(venv / "bin" / "python"), "-m", "pytest", "-p", "conformance_recorder", "-p", "no:cacheprovider"]
-    rc, wall, cpu = _run([*argv, *project.args], cwd, env, work / "plain.log")
+    rc, wall, cpu = _run([*argv, *args], cwd, env, work / "plain.log")
     lines = [json.loads(x) for x in reports.read_text(encoding="utf-8").splitlines() if x.strip()]
     tail = (work / "plain.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()
     summary = re.sub(r"\s*in [\d.]+s.*$", "", tail[-1].strip("= ")) if tail else ""
@@ -171,17 +178,41 @@ def compare(reference: Seen, seen: Seen) -> tuple[str, list[str]]:
     return "; ".join(parts + diffs), details
 
 
-def modes(project: Project, source: Path, neutral: Path, work: Path) -> list[tuple[str, Path, list[str]]]:
-    """(label, folder, ci-shards flags) in run order: each timed run reads the timings its untimed twin wrote."""
-    folders = ([("root", source)] if project.source else []) + ([("neutral", neutral)] if project.pyargs else [])
+def folders(project: Project, work: Path) -> list[tuple[str, Path, tuple[str, ...]]]:
+    """(where, folder, the user's arguments): the project root, and a neutral folder for a --pyargs suite."""
+    root = [("root", work / "sdists" / project.source, project.args)] if project.source else []
+    return root + ([("neutral", work / "neutral" / project.name, project.pyargs)] if project.pyargs else [])
+
+
+def modes(where: str, work: Path) -> list[tuple[str, list[str]]]:
+    """(label, ci-shards flags) in run order: each timed run reads the timings its untimed twin wrote."""
     result = []
-    for where, folder in folders:
-        for plan in ("discover", "pytest"):
-            timings = work / f"{where}-{plan}.timings.json"
-            flag = ["--discover"] if plan == "discover" else []
-            result.append((f"{plan}, {where}, untimed", folder, [*flag, "--timings-out", str(timings)]))
-            result.append((f"{plan}, {where}, timed", folder, [*flag, "--durations", str(timings)]))
+    for plan in ("discover", "pytest"):
+        timings = work / f"{where}-{plan}.timings.json"
+        flag = ["--discover"] if plan == "discover" else []
+        result.append((f"{plan}, {where}, untimed", [*flag, "--timings-out", str(timings)]))
+        result.append((f"{plan}, {where}, timed", [*flag, "--durations", str(timings)]))
     return result
+
+
+def _campaign(
+    project: Project, venv: Path, *, where: str, folder: Path, args: tuple[str, ...], work: Path
+) -> list[str]:
+    """Plain pytest from ``folder``, then every ci-shards mode from there; prints the rows, returns the mismatches."""
+    problems = []
+    reference, summary, wall, cpu = plain(args, venv, folder, work)
+    sub = f"; {reference.subtests} subtest reports" if reference.subtests else ""
+    print(f"| {project.name} | {project.shape} | plain `pytest {' '.join(args)}` from the {where} folder | "
+          f"{sum(reference.ids.values())} | {summary}{sub} | (reference) | {wall:.0f} | {cpu:.0f} |")  # fmt: skip
+    for n, (label, flags) in enumerate(modes(where, work)):
+        seen, _headline, wall, cpu = sharded(flags, venv, folder, work / f"mode{n}", args)
+        verdict, details = compare(reference, seen)
+        words = ", ".join(f"{seen.counts[k]} {k}" for k in OUTCOMES if seen.counts[k])
+        print(f"| {project.name} | | {label} | {sum(seen.ids.values())} | {words} ({seen.note}) | {verdict} | "
+              f"{wall:.0f} | {cpu:.0f} |", flush=True)  # fmt: skip
+        if verdict != "same":
+            problems.append(f"{project.name}, {label}: {verdict}: " + "; ".join(details))
+    return problems
 
 
 def main() -> int:
@@ -200,25 +231,12 @@ def main() -> int:
         if wanted and project.name not in wanted:
             continue
         venv = ns.work / "venvs" / project.name
-        source = ns.work / "sdists" / project.source if project.source else ns.work / "neutral"
-        neutral = ns.work / "neutral" / project.name
-        work = ns.work / "runs" / project.name
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
-        neutral.mkdir(parents=True, exist_ok=True)
-        first_folder = source if project.source else neutral
-        reference, summary, wall, cpu = plain(project, venv, first_folder, work)
-        sub = f"; {reference.subtests} subtest reports" if reference.subtests else ""
-        print(f"| {project.name} | {project.shape} | plain `pytest {' '.join(project.args)}` | "
-              f"{sum(reference.ids.values())} | {summary}{sub} | (reference) | {wall:.0f} | {cpu:.0f} |")  # fmt: skip
-        for n, (label, folder, flags) in enumerate(modes(project, source, neutral, work)):
-            seen, _headline, wall, cpu = sharded(flags, venv, folder, work / f"mode{n}", project.args)
-            verdict, details = compare(reference, seen)
-            words = ", ".join(f"{seen.counts[k]} {k}" for k in OUTCOMES if seen.counts[k])
-            print(f"| {project.name} | | {label} | {sum(seen.ids.values())} | {words} ({seen.note}) | {verdict} | "
-                  f"{wall:.0f} | {cpu:.0f} |", flush=True)  # fmt: skip
-            if verdict != "same":
-                problems.append(f"{project.name}, {label}: {verdict}: " + "; ".join(details))
+        for where, folder, args in folders(project, ns.work):
+            work = ns.work / "runs" / f"{project.name}-{where}"
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir(parents=True)
+            folder.mkdir(parents=True, exist_ok=True)
+            problems += _campaign(project, venv, where=where, folder=folder, args=args, work=work)
     load = os.getloadavg()
     print(f"\nload at end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     for line in problems:
