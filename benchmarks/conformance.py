@@ -155,7 +155,10 @@ def sharded(mode: list[str], venv: Path, cwd: Path, out: Path, args: tuple[str, 
     }
     log = out.with_suffix(".log").read_text(encoding="utf-8", errors="replace")
     headline = next((ln for ln in log.splitlines() if ln.startswith(("ci-shards: PASSED", "ci-shards: FAILED"))), "")
-    note = f"exit {rc}" + (f", {totals.left_out} left out" if totals.left_out else "")
+    plan = out / "plan.json"
+    unknown = json.loads(plan.read_text(encoding="utf-8")).get("unknown_items", "?") if plan.exists() else "no plan"
+    note = f"exit {rc}, {unknown} of the plan's items unknown to the timings"
+    note += f", {totals.left_out} left out" if totals.left_out else ""
     if not headline:
         note += ": " + (log.strip().splitlines() or [""])[-1][:160]
     return Seen(ids=Counter(c.test_id for c in counted), counts=counts, note=note), headline, wall, cpu
