@@ -189,20 +189,14 @@ class _ShardRun:
         items_file.write_text("".join(f"{i}\n" for i in items), encoding="utf-8")
         junit_path = stem.with_suffix(".xml")
         events = stem.with_suffix(".events.jsonl")
+        argv = cmd.expand(
+            template,
+            items=() if self.opts.settings.pytest else items,
+            items_file=str(items_file),
+            junit=str(junit_path),
+        )
         if self.opts.settings.pytest:
-            # the user's own arguments select what pytest walks, as in a plain run; the plugin keeps this
-            # shard's tests (--opt=value: a free-standing path would take part in pytest's rootdir search)
-            argv = cmd.expand(template, items=(), items_file=str(items_file), junit=str(junit_path))
-            if rerun:  # only the failed tests, by id
-                argv += [f"--ci-shards-select={items_file}"]
-            else:  # the plan selects (tests it does not know included)
-                argv += [
-                    f"--ci-shards-plan={self.opts.plan_path.resolve()}",
-                    f"--ci-shards-shard={self.opts.shard_index}/{self.total}",
-                ]
-            argv += [f"--ci-shards-report={events}", *self._rootdir_args()]
-        else:
-            argv = cmd.expand(template, items=items, items_file=str(items_file), junit=str(junit_path))
+            argv += self._plugin_args(items_file, events, rerun=rerun)
         label = f"re-run {rerun}" if rerun else "run"
         header = (
             f"==> ci-shards {self.name}: {label}, batch {batch[0]}/{batch[1]}, {plural(len(items), 'item')}: "
@@ -242,6 +236,19 @@ class _ShardRun:
             cancelled=result.cancelled,
             report=report,
         )
+
+    def _plugin_args(self, items_file: Path, events: Path, *, rerun: int) -> list[str]:
+        """The plugin's options after the user's own arguments, which select what pytest walks as in a
+        plain run; the plugin keeps this shard's tests. (--opt=value: a free-standing path would take
+        part in pytest's rootdir search.)"""
+        if rerun:  # only the failed tests, by id
+            args = [f"--ci-shards-select={items_file}"]
+        else:  # the plan selects (tests it does not know included)
+            args = [
+                f"--ci-shards-plan={self.opts.plan_path.resolve()}",
+                f"--ci-shards-shard={self.opts.shard_index}/{self.total}",
+            ]
+        return [*args, f"--ci-shards-report={events}", *self._rootdir_args()]
 
     def _rootdir_args(self) -> list[str]:
         """A pytest plan's rootdir, forced, so node ids come out as the plan wrote them."""

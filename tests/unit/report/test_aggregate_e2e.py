@@ -47,6 +47,8 @@ def real_run(tmp_path_factory):
                 str(root / "results"),
                 "--pytest",
                 "--no-live",
+                "--",
+                "examples/demo/tests",  # the plan's arguments: the shard's pytest walks what they select
             ],
             cwd=REPO,
             env=env,
