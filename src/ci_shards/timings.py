@@ -90,11 +90,25 @@ class TimingsStore:
                 result[item] = float(statistics.median(chosen))
         return result
 
-    def record(self, samples: Mapping[str, float], *, variant: str | None = None) -> TimingsStore:
-        """A new store with one more sample per item of ``samples`` (unusable values are skipped)."""
+    def record(
+        self, samples: Mapping[str, float], *, variant: str | None = None, known: Mapping[str, float] | None = None
+    ) -> TimingsStore:
+        """A new store with one more sample per item of ``samples`` (unusable values are skipped).
+
+        ``known`` are tests that were reported but whose time says nothing about their cost (skipped:
+        a setup and teardown of ~0 s). Each becomes a first sample only when the store has none for it
+        in any variant, so the next plan knows the test (pytest-split records skipped tests too) and
+        never lists it as new; a test that has run before keeps its history untouched, so a skip in
+        one run (a missing optional dependency, a platform ``skipif``) never pulls its median down."""
         key = DEFAULT_VARIANT if variant is None else variant
         variants = {name: dict(items) for name, items in self.variants.items()}
         target = variants.setdefault(key, {})
+        if known:
+            have = set(self.items) | set(samples)
+            for item in sorted(known):
+                value = _usable(known[item])
+                if item not in have and value is not None:
+                    target[item] = (value,)
         skipped = 0
         for item in sorted(samples):
             value = _usable(samples[item])

@@ -129,3 +129,27 @@ def test_a_planned_file_the_command_leaves_out_is_a_note_not_a_test(tmp_path: Pa
     assert _ran(verdict["totals"]) == {k: v for k, v in expected.items() if k != "deselected"}
     assert verdict["totals"]["tests"] == 6 and verdict["totals"]["left_out"] == 1
     assert any("tests/test_other.py" in n and "deselected" in n for n in verdict["notes"])
+
+
+@pytest.mark.slow
+def test_a_test_skipped_in_the_timed_run_is_planned_next_time_not_new(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    _project(root)
+    out, timings = tmp_path / "first", tmp_path / "timings.json"
+    first_args = ["--out", str(out), "--timings-out", str(timings), "--pytest"]
+    first = _ci_shards("local", "--discover", "--shards", "2", *first_args, cwd=root)
+    assert first.returncode == 1, first.stderr  # test_fail and the strict xpass
+    recorded = json.loads(timings.read_text())["variants"][""]
+    assert "tests/test_outcomes.py::test_skip" in recorded  # known, as pytest-split records it
+    assert "tests/test_outcomes.py::test_xfail" in recorded  # an xfailed test ran: measured
+    # test granularity: the plan names tests, so a test the timings do not know would be "new"
+    second_out = tmp_path / "second"
+    args = ["--granularity", "test", "--durations", str(timings), "--out", str(second_out)]
+    second = _ci_shards("local", "--discover", "--shards", "2", *args, "--pytest", cwd=root)
+    assert second.returncode == 1, second.stderr
+    planned = [i for s in json.loads((second_out / "plan.json").read_text())["shards"] for i in s["items"]]
+    assert "tests/test_outcomes.py::test_skip" in planned
+    verdict = _verdict(root, second_out)
+    assert verdict["accounting"]["unplanned"] == []
+    assert "new since the plan" not in second.stdout + second.stderr
+    assert verdict["totals"]["tests"] == 7

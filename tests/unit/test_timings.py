@@ -213,3 +213,15 @@ def test_unusable_junit_times_are_skipped_and_counted_not_stored_as_zero():
     store = parse_timings_text(f"<testsuite>{cases}</testsuite>".encode(), "r.xml")
     assert store.estimates() == {"a::ok": 0.5}
     assert any("skipped 4 unusable duration(s)" in w for w in store.warnings)
+
+
+def test_a_skipped_test_is_known_but_never_a_measurement():
+    """A skipped test's ~0 s becomes a first sample only for a test the store has never seen: the next
+    plan knows it, and a test that ran before keeps its history (a skip never pulls its median down)."""
+    store = TimingsStore().record({"t.py::test_ran": 2.0})
+    store = store.record({"t.py::test_other": 1.0}, known={"t.py::test_ran": 0.001, "t.py::test_new": 0.001})
+    assert store.estimates() == {"t.py::test_new": 0.001, "t.py::test_other": 1.0, "t.py::test_ran": 2.0}
+    again = store.record({}, known={"t.py::test_new": 0.0})
+    assert again.variants[""]["t.py::test_new"] == (0.001,)  # known once, then left alone
+    macos = store.record({}, variant="macos", known={"t.py::test_ran": 0.0})
+    assert "t.py::test_ran" not in macos.variants["macos"]  # known in another variant is known

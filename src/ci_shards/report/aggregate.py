@@ -53,7 +53,7 @@ from ci_shards.model import (
     owning_item,
 )
 from ci_shards.report.artifacts import ShardArtifact, read_shard_folders
-from ci_shards.report.verdict import Accounting, ShardResult, Verdict
+from ci_shards.report.verdict import UNMEASURED, Accounting, ShardResult, Verdict
 from ci_shards.select.report import selection_report
 
 # the verdict types live in verdict.py, the shard rules in judge.py; they are re-exported here, where
@@ -332,7 +332,7 @@ def decide(
             continue
         for case in result.cases:
             owner = owning_item(case.test_id, planned_items)
-            if owner is not None and case.outcome is not CaseOutcome.SKIPPED:
+            if owner is not None and case.counted_as not in UNMEASURED:
                 seconds = math.nan if case.time_invalid else case.time  # the store skips the item's sum
                 item_seconds[owner] = item_seconds.get(owner, 0.0) + seconds
     return Verdict(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ci_shards import outfile
+from ci_shards.console import plural
 from ci_shards.errors import InputError
 from ci_shards.junit import write_junit_suites
 from ci_shards.model import MAX_TEST_SECONDS, dumps_jsonl
@@ -103,7 +104,9 @@ def write_timings(
             store = load_timings(path)
         except InputError as err:
             warnings.append(f"{err}; starting a fresh timings store (this run's durations replace it)")
-    store = store.record(durations, variant=variant or None)
+    known = verdict.skipped_tests()
+    new_known = len(set(known) - set(store.items) - set(durations))
+    store = store.record(durations, variant=variant or None, known=known)
     overheads = shard_overheads(verdict.shards)
     cases = case_counts(verdict.shards)
     per_test = per_test_overhead(overheads, cases)
@@ -125,4 +128,6 @@ def write_timings(
     )
     if overhead is not None and per_test is not None:
         learned += f" plus {per_test * 1000:.2g} ms per test"
+    if new_known:  # skipped tests the store had never seen: known from now on, not measured
+        learned += f", and {plural(new_known, 'skipped test')} as known"
     return f"recorded {recorded} measured durations{learned} into {path}{where}", warnings

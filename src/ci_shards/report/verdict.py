@@ -8,11 +8,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from ci_shards.errors import EXIT_FAILED, EXIT_OK
 from ci_shards.judge import FlakyResult
-from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Granularity, ShardStatus, Totals
+from ci_shards.model import LEFT_OUT, CaseResult, FailureRecord, Granularity, ShardStatus, Totals
 from ci_shards.select.report import SelectionReport
+
+# outcomes whose time is no measurement of the test: skipped before it ran, or no test at all
+UNMEASURED: Final = frozenset({"skipped", LEFT_OUT})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,11 +111,17 @@ class Verdict:
     def durations(self) -> dict[str, float]:
         """Measured seconds for the timings store: per test, and per planned item that is not a single
         test (a file or class item costs the sum of its tests, which is what the planner balances).
-        Skipped tests say nothing about duration; an implausible time (``CaseResult.time_invalid``)
-        is NaN here, so ``TimingsStore.record`` skips it and counts it in a warning."""
+        Skipped tests say nothing about duration (``skipped_tests`` has them; an xfailed test ran and
+        is measured); an implausible time (``CaseResult.time_invalid``) is NaN here, so
+        ``TimingsStore.record`` skips it and counts it in a warning."""
         measured: dict[str, float] = {}
         for case in self.cases:
-            if case.outcome is not CaseOutcome.SKIPPED:
+            if case.counted_as not in UNMEASURED:
                 seconds = math.nan if case.time_invalid else case.time
                 measured[case.test_id] = measured.get(case.test_id, 0.0) + seconds
         return {**measured, **{k: v for k, v in self.item_seconds.items() if k not in measured}}
+
+    def skipped_tests(self) -> dict[str, float]:
+        """The tests pytest reported as skipped, with their (setup and teardown) seconds: the timings
+        store records them as known, never as a measurement (``TimingsStore.record``'s ``known``)."""
+        return {c.test_id: c.time for c in self.cases if c.counted_as == "skipped" and not c.time_invalid}

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.coverage.test_python import ci_shards, git
+from tests.e2e.gitignore import write_gitignore
 
 pytestmark = [
     pytest.mark.e2e,
@@ -55,6 +56,7 @@ def test_node_shards_fold_to_nodes_own_serial_coverage(tmp_path: Path) -> None:
     root = tmp_path / "node proj ü"
     shutil.copytree(PROJECT, root)
     git(root, "init", "-q")
+    write_gitignore(root)
     git(root, "add", "-A")
     git(root, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
     done = ci_shards(root, "plan", "--glob", "test/*.test.js", "--shards", "4", "-o", "plan.json")

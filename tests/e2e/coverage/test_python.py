@@ -21,6 +21,7 @@ import pytest
 
 from ci_shards.coverage.publish import FIGURES
 from tests.conftest import DEMO
+from tests.e2e.gitignore import write_gitignore
 
 pytestmark = [
     pytest.mark.e2e,
@@ -94,6 +95,7 @@ def make_project(tmp_path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8")
     git(root, "init", "-q")
+    write_gitignore(root)
     git(root, "add", "-A")
     git(root, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
     return root

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import yaml
 
+from tests.e2e.gitignore import write_gitignore
+
 REPO = Path(__file__).resolve().parents[3]
 STAND_INS = Path(__file__).resolve().parent / "stand-ins"
 ACTION_REF = "ci-shards/ci-shards@v1"
@@ -92,6 +94,7 @@ def make_repo(dest: Path, workflow: dict[str, object], files: dict[str, str | Pa
     wf.parent.mkdir(parents=True, exist_ok=True)
     wf.write_text(yaml.safe_dump(workflow, sort_keys=False))
     git = ["git", "-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid", "-c", "init.defaultBranch=main"]
+    write_gitignore(dest)
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "e2e"]):
         subprocess.run([*git, *cmd], cwd=dest, check=True, capture_output=True)
     return dest

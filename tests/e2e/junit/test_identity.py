@@ -136,4 +136,5 @@ def test_run_counts_every_reported_test_by_outcome(project: Path, tmp_path: Path
     # 2 * (1 + 3 + 1) twin tests, then xfailed, xpassed, skipped
     assert "(13 tests run: 10 passed, 0 failed, 0 errors, 1 skipped, 1 xfailed, 1 xpassed; 0 flaky" in shard.stderr
     outcome = json.loads((tmp_path / "results/shard-1-of-1/outcome.json").read_text())
-    assert (outcome["passed"], outcome["skipped"]) == (11, 2)
+    # as pytest counts them (issue 26.4): xfailed and xpassed in neither passed nor skipped
+    assert (outcome["passed"], outcome["skipped"], outcome["xfailed"], outcome["xpassed"]) == (10, 1, 1, 1)

@@ -20,6 +20,7 @@ import pytest
 from ci_shards.select.apply import select_items
 from ci_shards.select.decide import Selection
 from ci_shards.select.settings import SelectionSettings
+from tests.e2e.gitignore import write_gitignore
 from tests.e2e.select.test_git import commit, git
 
 pytestmark = [
@@ -112,6 +113,7 @@ def measure(root: Path, files: Mapping[str, str]) -> Path:
     run (two shards), written next to the repository: ``root.parent / "cov" / "coverage.json"``."""
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
+    write_gitignore(root)
     commit(root, files, "initial")
     out = root.parent
     plan = str(out / "plan.json")

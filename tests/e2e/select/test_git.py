@@ -17,6 +17,7 @@ from ci_shards.model import CaseOutcome, Plan
 from ci_shards.select.apply import select_items
 from ci_shards.select.decide import Selection
 from ci_shards.select.settings import SelectionSettings
+from tests.e2e.gitignore import write_gitignore
 from tests.unit.aggregate_fixtures import case_for, write_shard
 
 pytestmark = [pytest.mark.e2e]
@@ -78,6 +79,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     root = tmp_path / "repo"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
+    write_gitignore(root)
     commit(root, PROJECT, "initial")
     git(root, "checkout", "-q", "-b", "feature")
     yield root

@@ -1,0 +1,251 @@
+"""Conformance on real suites: does ci-shards run exactly what plain ``python -m pytest`` runs?
+
+    .venv/bin/python benchmarks/conformance.py --work /tmp/conf26            # every project
+    .venv/bin/python benchmarks/conformance.py --work /tmp/conf26 --only attrs,boltons
+
+Each project lives in its own venv under ``--work`` (``venvs/<name>``: pytest, the project's test
+dependencies, the project and ci-shards installed; the sdists unpacked under ``sdists/``; the setup
+commands are in docs/benchmarks.md). For each project: plain ``python -m pytest ARGS`` once, with
+``conformance_recorder`` counting every report in pytest's own words; then ``ci-shards local --shards 4``
+in every mode a user meets: ``--discover`` and ``--pytest``, without timings (writing
+``--timings-out``) and then with the timings of that previous sharded run, from the project root
+and, for a ``--pyargs`` suite, from a neutral folder. Each ci-shards run is read back from its shard
+folders' ``junit.xml`` (the ids and outcomes aggregate accounts) and compared with plain pytest's:
+the multiset of test ids and the count per outcome (passed, failed, error, skipped, xfailed,
+xpassed). Prints a Markdown table with date, machine and load for docs/benchmarks.md, and the first
+differing ids of every mismatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ci_shards.junit import parse_junit
+from ci_shards.model import Totals
+
+HERE = Path(__file__).resolve().parent
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    shape: str  # what it exercises, for the table
+    source: str  # the folder under sdists/ that is the project root ("" for an installed package only)
+    args: tuple[str, ...]  # the user's pytest arguments from the project root
+    pyargs: tuple[str, ...] = ()  # tests inside the installed package: these arguments from a neutral folder
+
+
+PROJECTS = (
+    Project("attrs", "src layout, computed collect_ignore, hypothesis, xdist installed", "attrs-26.1.0", ("tests",)),
+    Project(
+        "packaging",
+        "src layout, parametrized ids with [ ], escaped unicode and tabs; --ignore",
+        "packaging-26.4",
+        # its two largest files (51,524 and 5,417 of 64,207 tests) left out: the campaign runs in minutes
+        ("tests", "--ignore=tests/test_version.py", "--ignore=tests/test_requirements.py"),
+    ),
+    Project("jinja2", "src layout, testpaths, filterwarnings=error", "jinja2-3.1.6", ()),
+    Project("more_itertools", "flat layout, unittest TestCase with subTest", "more_itertools-11.2.1", ("tests",)),
+    Project("boltons", "flat layout, --doctest-modules", "boltons-26.2.0", ("--doctest-modules", "boltons", "tests")),
+    Project(
+        "toolz",
+        "tests inside the package (testpaths), also --pyargs from a neutral folder",
+        "toolz-1.2.0",
+        (),
+        pyargs=("--pyargs", "toolz"),
+    ),
+    Project(
+        "networkx",
+        "tests inside the installed package, --pyargs of sub-packages",
+        "",
+        (),
+        pyargs=("--pyargs", "networkx.algorithms.approximation", "networkx.algorithms.flow", "networkx.readwrite"),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One run's tests: each id as many times as it was reported, and the count per outcome."""
+
+    ids: Counter[str]
+    counts: dict[str, int]
+    subtests: int = 0
+    note: str = ""
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CI_SHARDS_", "PYTEST_"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on a user's machine
+    return env
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[int, float, float]:
+    """(exit code, wall seconds, CPU seconds of the children) of one command, its output into ``log``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    with log.open("w", encoding="utf-8") as out:
+        rc = subprocess.run(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return rc, time.monotonic() - start, cpu
+
+
+def _per_test(lines: list[dict[str, object]]) -> Seen:
+    """pytest's reports → one outcome per test, as ci-shards counts (and pytest's line, but for a test
+    that fails and then errors in teardown, which pytest counts twice)."""
+    order = {"error": 3, "failed": 2}
+    outcome: dict[str, str] = {}
+    subtests = 0
+    for line in lines:
+        test_id, category = str(line["id"]), str(line["category"])
+        if line.get("subtest") or category.startswith("subtests "):
+            subtests += 1
+            continue
+        if line["when"] != "call" and category in ("passed", ""):
+            continue
+        word = "error" if category in ("error", "errors") else category
+        old = outcome.get(test_id)
+        if old is None or order.get(word, 0) >= order.get(old, 0):
+            outcome[test_id] = word
+    counts = Counter(outcome.values())
+    return Seen(ids=Counter(outcome.keys()), counts={k: counts[k] for k in OUTCOMES}, subtests=subtests)
+
+
+def plain(args: tuple[str, ...], venv: Path, cwd: Path, work: Path) -> tuple[Seen, str, float, float]:
+    reports = work / "plain.jsonl"
+    env = _env() | {"CONFORMANCE_REPORTS": str(reports), "PYTHONPATH": str(HERE)}
+    argv = [str(venv / "bin" / "python"), "-m", "pytest", "-p", "conformance_recorder", "-p", "no:cacheprovider"]
+    rc, wall, cpu = _run([*argv, *args], cwd, env, work / "plain.log")
+    lines = [json.loads(x) for x in reports.read_text(encoding="utf-8").splitlines() if x.strip()]
+    tail = (work / "plain.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    summary = re.sub(r"\s*in [\d.]+s.*$", "", tail[-1].strip("= ")) if tail else ""
+    del rc
+    return _per_test(lines), summary, wall, cpu
+
+
+def sharded(mode: list[str], venv: Path, cwd: Path, out: Path, args: tuple[str, ...]) -> tuple[Seen, str, float, float]:
+    shutil.rmtree(out, ignore_errors=True)
+    argv = [str(venv / "bin" / "python"), "-m", "ci_shards", "local", "--shards", "4", "--out", str(out), *mode]
+    rc, wall, cpu = _run([*argv, "--pytest", "--", *args], cwd, _env(), out.with_suffix(".log"))
+    cases = [c for path in sorted(out.glob("shard-*/junit.xml")) for c in parse_junit(path)]
+    totals = Totals.of(cases)
+    counted = [c for c in cases if c.counted_as != "left-out"]
+    counts = {
+        "passed": totals.passed,
+        "failed": totals.failed,
+        "error": totals.errors,
+        "skipped": totals.skipped,
+        "xfailed": totals.xfailed,
+        "xpassed": totals.xpassed,
+    }
+    log = out.with_suffix(".log").read_text(encoding="utf-8", errors="replace")
+    headline = next((ln for ln in log.splitlines() if ln.startswith(("ci-shards: PASSED", "ci-shards: FAILED"))), "")
+    plan = out / "plan.json"
+    unknown = json.loads(plan.read_text(encoding="utf-8")).get("unknown_items", "?") if plan.exists() else "no plan"
+    note = f"exit {rc}, {unknown} of the plan's items unknown to the timings"
+    note += f", {totals.left_out} left out" if totals.left_out else ""
+    if not headline:
+        note += ": " + (log.strip().splitlines() or [""])[-1][:160]
+    return Seen(ids=Counter(c.test_id for c in counted), counts=counts, note=note), headline, wall, cpu
+
+
+def compare(reference: Seen, seen: Seen) -> tuple[str, list[str]]:
+    missing = reference.ids - seen.ids
+    extra = seen.ids - reference.ids
+    diffs = [
+        f"{k} {seen.counts[k]} vs {reference.counts[k]}" for k in OUTCOMES if seen.counts[k] != reference.counts[k]
+    ]
+    details = [f"missing {i}" for i in sorted(missing)[:5]] + [f"extra {i}" for i in sorted(extra)[:5]]
+    if not (missing or extra or diffs):
+        return "same", details
+    parts = []
+    if missing:
+        parts.append(f"{sum(missing.values())} ids missing")
+    if extra:
+        parts.append(f"{sum(extra.values())} ids extra")
+    return "; ".join(parts + diffs), details
+
+
+def folders(project: Project, work: Path) -> list[tuple[str, Path, tuple[str, ...]]]:
+    """(where, folder, the user's arguments): the project root, and a neutral folder for a --pyargs suite."""
+    root = [("root", work / "sdists" / project.source, project.args)] if project.source else []
+    return root + ([("neutral", work / "neutral" / project.name, project.pyargs)] if project.pyargs else [])
+
+
+def modes(where: str, work: Path) -> list[tuple[str, list[str]]]:
+    """(label, ci-shards flags) in run order: each timed run reads the timings its untimed twin wrote."""
+    result = []
+    for plan in ("discover", "pytest"):
+        timings = work / f"{where}-{plan}.timings.json"
+        flag = ["--discover"] if plan == "discover" else []
+        result.append((f"{plan}, {where}, untimed", [*flag, "--timings-out", str(timings)]))
+        result.append((f"{plan}, {where}, timed", [*flag, "--durations", str(timings)]))
+    return result
+
+
+def _campaign(
+    project: Project, venv: Path, *, where: str, folder: Path, args: tuple[str, ...], work: Path
+) -> list[str]:
+    """Plain pytest from ``folder``, then every ci-shards mode from there; prints the rows, returns the mismatches."""
+    problems = []
+    reference, summary, wall, cpu = plain(args, venv, folder, work)
+    sub = f"; {reference.subtests} subtest reports" if reference.subtests else ""
+    print(f"| {project.name} | {project.shape} | plain `pytest {' '.join(args)}` from the {where} folder | "
+          f"{sum(reference.ids.values())} | {summary}{sub} | (reference) | {wall:.0f} | {cpu:.0f} |")  # fmt: skip
+    for n, (label, flags) in enumerate(modes(where, work)):
+        seen, _headline, wall, cpu = sharded(flags, venv, folder, work / f"mode{n}", args)
+        verdict, details = compare(reference, seen)
+        words = ", ".join(f"{seen.counts[k]} {k}" for k in OUTCOMES if seen.counts[k])
+        print(f"| {project.name} | | {label} | {sum(seen.ids.values())} | {words} ({seen.note}) | {verdict} | "
+              f"{wall:.0f} | {cpu:.0f} |", flush=True)  # fmt: skip
+        if verdict != "same":
+            problems.append(f"{project.name}, {label}: {verdict}: " + "; ".join(details))
+    return problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/conf26"))
+    parser.add_argument("--only", default="", help="comma-separated project names (default: all)")
+    ns = parser.parse_args()
+    wanted = {n for n in ns.only.split(",") if n}
+    load = os.getloadavg()
+    print(f"date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; machine: {' '.join(platform.uname())}; "
+          f"nproc {os.cpu_count()}; load at start {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")  # fmt: skip
+    print("\n| project | shape | mode | tests | outcomes (pytest's words) | vs plain pytest | wall s | CPU s |")
+    print("|---|---|---|---:|---|---|---:|---:|")
+    problems: list[str] = []
+    for project in PROJECTS:
+        if wanted and project.name not in wanted:
+            continue
+        venv = ns.work / "venvs" / project.name
+        for where, folder, args in folders(project, ns.work):
+            work = ns.work / "runs" / f"{project.name}-{where}"
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir(parents=True)
+            folder.mkdir(parents=True, exist_ok=True)
+            problems += _campaign(project, venv, where=where, folder=folder, args=args, work=work)
+    load = os.getloadavg()
+    print(f"\nload at end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    for line in problems:
+        print(f"- {line}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""A pytest plugin for ``benchmarks/conformance.py``: every report plain pytest counts, in its own words.
+
+Loaded only into the plain ``python -m pytest`` run (``-p conformance_recorder``, with this folder on
+``PYTHONPATH``). Each report's category is the one pytest's terminal summary line counts it under
+(``pytest_report_teststatus``: passed, failed, error, skipped, xfailed, xpassed, and pytest 9's
+``subtests passed`` ...), so the benchmark compares ci-shards with exactly what pytest says. One JSON
+line per report to the file named by ``CONFORMANCE_REPORTS``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+_STATE: dict[str, object] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _STATE["config"] = config
+    _STATE["out"] = open(os.environ["CONFORMANCE_REPORTS"], "w", encoding="utf-8")  # noqa: SIM115 (closed below)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    config = _STATE["config"]
+    assert isinstance(config, pytest.Config)
+    category, _short, _verbose = config.hook.pytest_report_teststatus(report=report, config=config)
+    if category:
+        subtest = type(report).__name__ == "SubtestReport"  # pytest 9's subtests (and unittest subTest)
+        line = {"id": report.nodeid, "when": report.when, "category": category, "subtest": subtest}
+        out = _STATE["out"]
+        assert hasattr(out, "write")
+        out.write(json.dumps(line) + "\n")  # type: ignore[union-attr]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    out = _STATE.pop("out", None)
+    if out is not None:
+        out.close()  # type: ignore[attr-defined]
