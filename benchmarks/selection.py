@@ -4,26 +4,33 @@
    into a git repository (one commit on ``main``).
 2. Baseline: every test file runs in its own pytest process (the package's own configuration), recording
    its test time (JUnit) and which of the package's modules it loaded (``sys.modules`` at the end).
-3. Mutations: every function of the package's source gets at most one candidate (seeded shuffle): flip a
+3. Mutations, in four kinds (``--kinds``), each kind collecting ``--mutations`` killed ones: every function
+   of the package's source gets at most one candidate of a kind (seeded shuffle). ``replace``: flip a
    comparison, ``and``/``or``, ``True``/``False``, an integer ``n`` → ``n + 1``, or ``return X`` →
-   ``return None``. Each one is committed on a branch ``mutant`` off ``main`` and the selection
+   ``return None``. ``insert-first``: ``raise RuntimeError(...)`` as the body's new first statement, right
+   after the ``def``'s ``:`` line or the docstring (before any blank or comment line, as a person types
+   it). ``insert-middle``: the same between two statements of the body. ``delete``: one whole statement of
+   a body of two or more. Each one is committed on a branch ``mutant`` off ``main`` and the selection
    (``select_items``, ``--base main``, test files as items) is asked which test files to run.
 4. Ground truth, per mutation: a test file whose process never loaded the mutated module cannot observe
    a change inside one of its functions. The files that loaded it and are not selected by both maps run
    in full (one pytest process, failures attributed per file from the JUnit report): any failure there
    outside a map's selection is a miss of that map. The files both select run with ``-x``: at least one
    failure anywhere means the mutation is killed. Mutations no test kills are counted apart and left
-   out of the figures.
+   out of the figures. A test that already fails on the base (the baseline's JUnit reports) is neither a
+   miss nor a kill.
 5. Coverage map: before the campaign, one full base run of the suite under ``ci-shards run --coverage``
    (per-test-file contexts) and ``ci-shards aggregate --coverage-out``; every mutation is then selected
    twice, with the import map only and with the coverage map (``--select-coverage``), which narrows a
    change confined to function bodies to the test files that executed them.
 6. Figures: misses per map (must be 0), and the median over killed mutations of the selected share of
-   the suite's test time (baseline seconds of the selected files / all), per map.
+   the suite's test time (baseline seconds of the selected files / all), per map, per kind and over all.
 
 Run by hand (needs a venv with the package's test dependencies, e.g. pytest hypothesis pretend tomli_w):
   .venv/bin/python benchmarks/selection.py --sdist packaging-26.3.tar.gz --python /tmp/venv/bin/python \\
-      --package packaging --work /tmp/selbench/run --mutations 60 --seed 12
+      --package packaging --work /tmp/selbench/run --mutations 8 --max-tries 14 --seed 12
+(``--mutations`` and ``--max-tries`` count per kind; a project whose addopts need a plugin the base run
+must not start takes ``--pytest-arg``, e.g. semver's pytest-cov: ``--pytest-arg=--no-cov``.)
 (the Python needs coverage too; ci-shards' own src/ is put on its PYTHONPATH for the coverage launcher.)
 Prints Markdown (the mutation list included) to stdout and writes results.json into --work.
 """
@@ -485,8 +492,8 @@ def main() -> int:
     parser.add_argument("--python", required=True, help="a Python with the package's test dependencies")
     parser.add_argument("--package", required=True, help="the import name under src/")
     parser.add_argument("--work", required=True, help="a scratch folder (replaced)")
-    parser.add_argument("--mutations", type=int, default=60, help="killed mutations to collect (default: 60)")
-    parser.add_argument("--max-tries", type=int, default=200, help="mutations to try at most (default: 200)")
+    parser.add_argument("--mutations", type=int, default=60, help="killed mutations to collect per kind (default: 60)")
+    parser.add_argument("--max-tries", type=int, default=200, help="mutations to try at most per kind (default: 200)")
     parser.add_argument("--seed", type=int, default=12, help="shuffle seed (default: 12)")
     parser.add_argument(
         "--kinds", type=lambda v: v.split(","), default=list(KINDS), help=f"mutation kinds (default: {','.join(KINDS)})"
