@@ -17,8 +17,8 @@ import pytest
 from ci_shards.select.apply import select_items
 from ci_shards.select.decide import Selection
 from ci_shards.select.settings import SelectionSettings
-from tests.e2e.select.test_coverage import failing_test_files, measure
-from tests.e2e.select.test_git import commit, git
+from tests.e2e.select.test_coverage import failing_test_files, measure, on_a_branch
+from tests.e2e.select.test_git import commit
 
 pytestmark = [
     pytest.mark.e2e,
@@ -91,9 +91,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def repo(measured: Path) -> Iterator[Path]:
-    git(measured, "checkout", "-q", "-B", "change", "main")
-    yield measured
-    git(measured, "checkout", "-q", "-f", "main")
+    yield from on_a_branch(measured)
 
 
 def select(repo: Path, coverage: bool = True) -> Selection:
