@@ -142,6 +142,11 @@ def _body_statements(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.s
     return func.body[1:] if docstring and isinstance(first.value.value, str) else func.body
 
 
+def _opening(stmt: ast.stmt) -> int:
+    """The first line of a statement, its decorators included."""
+    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+
+
 def _line_edits(
     rel: str, lines: Sequence[str], func: ast.FunctionDef | ast.AsyncFunctionDef
 ) -> dict[str, list[Mutation]]:
@@ -149,10 +154,10 @@ def _line_edits(
     after the ``def``'s ``:`` line or the docstring, as a person adds one) or between two of its statements;
     one whole statement deleted (a body of two or more, so it stays a body)."""
     body = _body_statements(func)
-    if not body or body[0].lineno == func.lineno:  # no body proper, or a one-line def
+    if not body or lines[_opening(body[0]) - 1][: body[0].col_offset].strip():  # no body proper, or on a header line
         return {}
     indent = " " * body[0].col_offset
-    header = func.body[0].end_lineno or func.lineno if body[0] is not func.body[0] else body[0].lineno - 1
+    header = func.body[0].end_lineno or func.lineno if body[0] is not func.body[0] else _opening(body[0]) - 1
     while body[0] is func.body[0] and header > func.lineno and lines[header - 1].strip()[:1] in ("", "#"):
         header -= 1  # the `:` line, not a blank or comment line before the first statement
     new = f"{indent}{INSERTED}\n"
@@ -163,10 +168,8 @@ def _line_edits(
             for prev, _ in itertools.pairwise(body)
         ],
         "delete": [
-            Mutation(
-                rel, func.name, stmt.lineno, "delete", "".join(lines[stmt.lineno - 1 : stmt.end_lineno]), "", "delete"
-            )
-            for stmt in (body if len(body) >= 2 else [])
+            Mutation(rel, func.name, start, "delete", "".join(lines[start - 1 : stmt.end_lineno]), "", "delete")
+            for stmt, start in ((s, _opening(s)) for s in (body if len(body) >= 2 else []))
             if stmt.end_lineno is not None and not lines[stmt.lineno - 1][: stmt.col_offset].strip()
         ],
     }
