@@ -4,26 +4,33 @@
    into a git repository (one commit on ``main``).
 2. Baseline: every test file runs in its own pytest process (the package's own configuration), recording
    its test time (JUnit) and which of the package's modules it loaded (``sys.modules`` at the end).
-3. Mutations: every function of the package's source gets at most one candidate (seeded shuffle): flip a
+3. Mutations, in four kinds (``--kinds``), each kind collecting ``--mutations`` killed ones: every function
+   of the package's source gets at most one candidate of a kind (seeded shuffle). ``replace``: flip a
    comparison, ``and``/``or``, ``True``/``False``, an integer ``n`` → ``n + 1``, or ``return X`` →
-   ``return None``. Each one is committed on a branch ``mutant`` off ``main`` and the selection
+   ``return None``. ``insert-first``: ``raise RuntimeError(...)`` as the body's new first statement, right
+   after the ``def``'s ``:`` line or the docstring (before any blank or comment line, as a person types
+   it). ``insert-middle``: the same between two statements of the body. ``delete``: one whole statement of
+   a body of two or more. Each one is committed on a branch ``mutant`` off ``main`` and the selection
    (``select_items``, ``--base main``, test files as items) is asked which test files to run.
 4. Ground truth, per mutation: a test file whose process never loaded the mutated module cannot observe
    a change inside one of its functions. The files that loaded it and are not selected by both maps run
    in full (one pytest process, failures attributed per file from the JUnit report): any failure there
    outside a map's selection is a miss of that map. The files both select run with ``-x``: at least one
    failure anywhere means the mutation is killed. Mutations no test kills are counted apart and left
-   out of the figures.
+   out of the figures. A test that already fails on the base (the baseline's JUnit reports) is neither a
+   miss nor a kill.
 5. Coverage map: before the campaign, one full base run of the suite under ``ci-shards run --coverage``
    (per-test-file contexts) and ``ci-shards aggregate --coverage-out``; every mutation is then selected
    twice, with the import map only and with the coverage map (``--select-coverage``), which narrows a
    change confined to function bodies to the test files that executed them.
 6. Figures: misses per map (must be 0), and the median over killed mutations of the selected share of
-   the suite's test time (baseline seconds of the selected files / all), per map.
+   the suite's test time (baseline seconds of the selected files / all), per map, per kind and over all.
 
 Run by hand (needs a venv with the package's test dependencies, e.g. pytest hypothesis pretend tomli_w):
   .venv/bin/python benchmarks/selection.py --sdist packaging-26.3.tar.gz --python /tmp/venv/bin/python \\
-      --package packaging --work /tmp/selbench/run --mutations 60 --seed 12
+      --package packaging --work /tmp/selbench/run --mutations 8 --max-tries 14 --seed 12
+(``--mutations`` and ``--max-tries`` count per kind; a project whose addopts need a plugin the base run
+must not start takes ``--pytest-arg``, e.g. semver's pytest-cov: ``--pytest-arg=--no-cov``.)
 (the Python needs coverage too; ci-shards' own src/ is put on its PYTHONPATH for the coverage launcher.)
 Prints Markdown (the mutation list included) to stdout and writes results.json into --work.
 """
@@ -32,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import itertools
 import json
 import os
 import platform
@@ -94,14 +102,19 @@ def make_repo(sdist: Path, work: Path) -> Path:
     return repo
 
 
+KINDS = ("replace", "insert-first", "insert-middle", "delete")
+INSERTED = 'raise RuntimeError("selbench: inserted statement")'  # fails wherever it runs: killed when reached
+
+
 @dataclass(frozen=True)
 class Mutation:
     path: str
     function: str
     line: int
     operator: str
-    before: str
-    after: str
+    before: str  # replace: the text replaced; delete: the lines deleted (from `line`)
+    after: str  # replace: its replacement; inserts: the line inserted before `line`
+    kind: str = "replace"
 
 
 def _mutate(node: ast.AST) -> tuple[str, ast.AST] | None:
@@ -123,8 +136,48 @@ def _mutate(node: ast.AST) -> tuple[str, ast.AST] | None:
     return None
 
 
-def candidates(repo: Path, package: str, rng: random.Random) -> Iterator[Mutation]:
-    """At most one mutation per function, functions in a seeded random order."""
+def _body_statements(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    first = func.body[0]
+    docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+    return func.body[1:] if docstring and isinstance(first.value.value, str) else func.body
+
+
+def _opening(stmt: ast.stmt) -> int:
+    """The first line of a statement, its decorators included."""
+    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+
+
+def _line_edits(
+    rel: str, lines: Sequence[str], func: ast.FunctionDef | ast.AsyncFunctionDef
+) -> dict[str, list[Mutation]]:
+    """The insert and delete candidates of one function: ``INSERTED`` as the body's new first statement (right
+    after the ``def``'s ``:`` line or the docstring, as a person adds one) or between two of its statements;
+    one whole statement deleted (a body of two or more, so it stays a body)."""
+    body = _body_statements(func)
+    if not body or lines[_opening(body[0]) - 1][: body[0].col_offset].strip():  # no body proper, or on a header line
+        return {}
+    indent = " " * body[0].col_offset
+    header = func.body[0].end_lineno or func.lineno if body[0] is not func.body[0] else _opening(body[0]) - 1
+    while body[0] is func.body[0] and header > func.lineno and lines[header - 1].strip()[:1] in ("", "#"):
+        header -= 1  # the `:` line, not a blank or comment line before the first statement
+    new = f"{indent}{INSERTED}\n"
+    found = {
+        "insert-first": [Mutation(rel, func.name, header + 1, "insert first", "", new, "insert-first")],
+        "insert-middle": [
+            Mutation(rel, func.name, (prev.end_lineno or prev.lineno) + 1, "insert middle", "", new, "insert-middle")
+            for prev, _ in itertools.pairwise(body)
+        ],
+        "delete": [
+            Mutation(rel, func.name, start, "delete", "".join(lines[start - 1 : stmt.end_lineno]), "", "delete")
+            for stmt, start in ((s, _opening(s)) for s in (body if len(body) >= 2 else []))
+            if stmt.end_lineno is not None and not lines[stmt.lineno - 1][: stmt.col_offset].strip()
+        ],
+    }
+    return {kind: options for kind, options in found.items() if options}
+
+
+def candidates(repo: Path, package: str, rng: random.Random, kind: str = "replace") -> Iterator[Mutation]:
+    """At most one mutation of ``kind`` per function, functions in a seeded random order."""
     per_function: list[list[Mutation]] = []
     for path in sorted((repo / "src" / package).rglob("*.py")):
         rel = path.relative_to(repo).as_posix()
@@ -132,6 +185,11 @@ def candidates(repo: Path, package: str, rng: random.Random) -> Iterator[Mutatio
         tree = ast.parse(text)
         for func in ast.walk(tree):
             if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if kind != "replace":
+                edits = _line_edits(rel, text.splitlines(keepends=True), func).get(kind)
+                if edits:
+                    per_function.append(edits)
                 continue
             options = []
             for stmt in func.body:
@@ -154,24 +212,47 @@ def apply(repo: Path, mutation: Mutation) -> None:
     path = repo / mutation.path
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
+    if mutation.kind != "replace":  # a whole-line edit before line `line`: insert `after`, delete `before`
+        index = mutation.line - 1
+        removed = len(mutation.before.splitlines())
+        assert "".join(lines[index : index + removed]) == mutation.before
+        path.write_text("".join([*lines[:index], mutation.after, *lines[index + removed :]]), encoding="utf-8")
+        return
     offset = sum(len(line) for line in lines[: mutation.line - 1])
     start = text.index(mutation.before, offset)
     path.write_text(text[:start] + mutation.after + text[start + len(mutation.before) :], encoding="utf-8")
 
 
+PROJECT_ARGS: list[str] = []  # --pytest-arg: given to every pytest run of the project (main sets it once)
+Case = tuple[str, str]  # a JUnit testcase: classname, name
+
+
 def pytest(python: str, repo: Path, files: Sequence[str], *extra: str, env: dict[str, str] | None = None) -> int:
     """Exit code of pytest over ``files`` (0: all passed, 1: some failed)."""
     run_env = {**os.environ, "PYTHONPATH": str(repo / "src"), **(env or {})}
-    cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, *files]
+    cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *PROJECT_ARGS, *extra, *files]
     return subprocess.run(cmd, cwd=repo, env=run_env, capture_output=True, check=False).returncode
 
 
-def baseline(python: str, repo: Path, package: str, work: Path) -> dict[str, tuple[float, list[str]]]:
-    """Per test file: its test seconds and the package modules its process loaded."""
+def _failed(junit: Path) -> set[tuple[str, Case]]:
+    """The failed or errored testcases of a JUnit report, with their ``file`` (xunit1; "" when absent)."""
+    if not junit.is_file():
+        return set()
+    return {
+        (str(case.get("file", "")), (str(case.get("classname", "")), str(case.get("name", ""))))
+        for case in ET.parse(junit).iter("testcase")
+        if case.find("failure") is not None or case.find("error") is not None
+    }
+
+
+def baseline(python: str, repo: Path, package: str, work: Path) -> tuple[dict[str, tuple[float, list[str]]], set[Case]]:
+    """Per test file: its test seconds and the package modules its process loaded; and the testcases that
+    already fail on the base (never counted as a miss or a kill)."""
     plugin_dir = work / "plugin"
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / "selbench_plugin.py").write_text(PLUGIN, encoding="utf-8")
     found: dict[str, tuple[float, list[str]]] = {}
+    failing: set[Case] = set()
     tests = sorted(p.relative_to(repo).as_posix() for p in (repo / "tests").rglob("test_*.py"))
     for test in tests:
         junit, modules = work / "junit.xml", work / "modules.json"
@@ -183,11 +264,13 @@ def baseline(python: str, repo: Path, package: str, work: Path) -> dict[str, tup
         code = pytest(python, repo, [test], "-p", "selbench_plugin", f"--junitxml={junit}", env=env)
         if code == 5:  # every test deselected (opt-in markers): not part of the suite
             continue
-        if code != 0:
-            sys.exit(f"baseline: {test} fails before any mutation (exit {code})")
+        failed = {case for _, case in _failed(junit)}
+        if code not in (0, 1) or (code == 1 and not failed):
+            sys.exit(f"baseline: {test} errors before any mutation (exit {code})")
+        failing |= failed
         seconds = sum(float(c.get("time", 0)) for c in ET.parse(junit).iter("testcase"))
         found[test] = (seconds, json.loads(modules.read_text()))
-    return found
+    return found, failing
 
 
 def coverage_map(python: str, repo: Path, tests: Sequence[str], work: Path) -> Path:
@@ -203,7 +286,7 @@ def coverage_map(python: str, repo: Path, tests: Sequence[str], work: Path) -> P
     steps = [
         [*cli, "plan", "--items", str(out / "items.txt"), "--shards", "1", "-o", plan],
         [*cli, "run", "--plan", plan, "--shard", "1/1", "--coverage", "--out", str(out / "shards"), "--",
-         python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml={junit}", "{items}"],
+         python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *PROJECT_ARGS, "--junitxml={junit}", "{items}"],
         [*cli, "aggregate", "--plan", plan, str(out / "shards"), "--coverage-out", str(out / "cov")],
     ]  # fmt: skip
     for step in steps:
@@ -216,9 +299,10 @@ def coverage_map(python: str, repo: Path, tests: Sequence[str], work: Path) -> P
     return artifact
 
 
-def failing_files(python: str, repo: Path, files: Sequence[str], work: Path) -> set[str]:
-    """The files of ``files`` with a failing test, all run in full in one pytest process (JUnit ``file``
-    attributes, xunit1); a failure the report cannot place reruns every file alone."""
+def failing_files(python: str, repo: Path, files: Sequence[str], work: Path, known: set[Case]) -> set[str]:
+    """The files of ``files`` with a failing test that passed on the base (``known``: those that did not), all
+    run in full in one pytest process (JUnit ``file`` attributes, xunit1); a failure the report cannot place
+    (a collection error, exit 2 and up) reruns every file alone."""
     if not files:
         return set()
     junit = work / "truth.xml"
@@ -226,14 +310,16 @@ def failing_files(python: str, repo: Path, files: Sequence[str], work: Path) -> 
     code = pytest(python, repo, files, f"--junitxml={junit}", "-o", "junit_family=xunit1")
     if code == 0:
         return set()
-    found: set[str] = set()
-    if junit.is_file():
-        for case in ET.parse(junit).iter("testcase"):
-            if case.find("failure") is not None or case.find("error") is not None:
-                found.add(str(case.get("file", "")))
-    if found and found <= set(files):
+    found = {path for path, case in _failed(junit) if case not in known}
+    if code == 1 and found <= set(files):
         return found
-    return {f for f in files if pytest(python, repo, [f]) != 0}
+    placed = set()
+    for path in files:
+        junit.unlink(missing_ok=True)
+        code = pytest(python, repo, [path], f"--junitxml={junit}")
+        if code not in (0, 1) or any(case not in known for _, case in _failed(junit)):
+            placed.add(path)
+    return placed
 
 
 def module_of(path: str) -> str:
@@ -266,21 +352,28 @@ def _narrowing_note(selection: Selection, path: str) -> str:
     return selection.run_all or "-"
 
 
-def campaign(args: argparse.Namespace) -> tuple[list[Result], dict[str, tuple[float, list[str]]], int]:
+def _mutations(args: argparse.Namespace, repo: Path, results: list[Result]) -> Iterator[Mutation]:
+    """Per kind, candidates until ``--mutations`` of that kind are killed or ``--max-tries`` were tried. The
+    replacements keep the seed's order of earlier runs; each other kind is shuffled by ``seed``:``kind``."""
+    for kind in args.kinds:
+        rng = random.Random(args.seed if kind == "replace" else f"{args.seed}:{kind}")
+        for tried, mutation in enumerate(candidates(repo, args.package, rng, kind)):
+            killed = sum(r.killed for r in results if r.mutation.kind == kind)
+            if killed >= args.mutations or tried >= args.max_tries:
+                break
+            yield mutation
+
+
+def campaign(args: argparse.Namespace) -> tuple[list[Result], dict[str, tuple[float, list[str]]], set[Case]]:
     work = Path(args.work).resolve()
     repo = make_repo(Path(args.sdist).resolve(), work)
-    base = baseline(args.python, repo, args.package, work)
+    base, known = baseline(args.python, repo, args.package, work)
     total = sum(seconds for seconds, _ in base.values())
     tests = sorted(base)
     artifact = coverage_map(args.python, repo, tests, work)
     settings = {"imports": SelectionSettings(), "coverage": SelectionSettings(coverage=str(artifact))}
-    rng = random.Random(args.seed)
     results: list[Result] = []
-    tried = 0
-    for mutation in candidates(repo, args.package, rng):
-        if sum(r.killed for r in results) >= args.mutations or tried >= args.max_tries:
-            break
-        tried += 1
+    for tried, mutation in enumerate(_mutations(args, repo, results), 1):
         git(repo, "checkout", "-q", "-B", "mutant", "main")
         apply(repo, mutation)
         git(repo, "commit", "-q", "-am", f"mutate {mutation.function}")
@@ -292,9 +385,12 @@ def campaign(args: argparse.Namespace) -> tuple[list[Result], dict[str, tuple[fl
         module = module_of(mutation.path)
         loaded = [t for t in tests if module in base[t][1]]
         both = selected["imports"] & selected["coverage"]
-        failing = failing_files(args.python, repo, [t for t in loaded if t not in both], work)
+        failing = failing_files(args.python, repo, [t for t in loaded if t not in both], work, known)
         chosen = [t for t in loaded if t in both]
-        killed = bool(failing) or bool(chosen and pytest(args.python, repo, chosen, "-x") != 0)
+        if known:  # a test failing on the base would stop `-x` and count as a kill
+            killed = bool(failing) or bool(failing_files(args.python, repo, chosen, work, known))
+        else:
+            killed = bool(failing) or bool(chosen and pytest(args.python, repo, chosen, "-x") != 0)
         picked = {
             name: Picked(
                 selected=tuple(sorted(selected[name])),
@@ -307,14 +403,15 @@ def campaign(args: argparse.Namespace) -> tuple[list[Result], dict[str, tuple[fl
         note = _narrowing_note(picks["coverage"], mutation.path)
         results.append(Result(mutation, killed, picked["imports"], picked["coverage"], note))
         print(
-            f"{tried:3} {mutation.path}:{mutation.line} {mutation.function} {mutation.operator}: killed={killed} "
+            f"{tried:3} {mutation.kind} {mutation.path}:{mutation.line} {mutation.function} {mutation.operator}:"
+            f" killed={killed} "
             + " ".join(f"{n}={len(p.selected)}/{len(tests)},{p.share:.1%},misses={p.misses}" for n, p in picked.items())
             + f" [{note[:100]}]",
             file=sys.stderr,
             flush=True,
         )
         git(repo, "checkout", "-q", "-f", "main")
-    return results, base, tried
+    return results, base, known
 
 
 def _figures(label: str, shares: Sequence[float]) -> str:
@@ -326,7 +423,33 @@ def _figures(label: str, shares: Sequence[float]) -> str:
     )
 
 
-def report(args: argparse.Namespace, results: Sequence[Result], base: dict[str, tuple[float, list[str]]]) -> str:
+def _median(shares: Sequence[float]) -> str:
+    return f"{statistics.median(shares):.1%}" if shares else "-"
+
+
+def per_kind(results: Sequence[Result]) -> list[str]:
+    """One row per mutation kind and one for all: tried, killed, misses and median shares over the killed."""
+    rows = [
+        "| kind | tried | killed | misses (imports) | misses (coverage) | median share (imports) "
+        "| median share (coverage) | narrowed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    kinds = sorted({r.mutation.kind for r in results}, key=lambda k: KINDS.index(k) if k in KINDS else len(KINDS))
+    for kind in [*kinds, "all kinds"]:
+        tried = [r for r in results if kind in (r.mutation.kind, "all kinds")]
+        killed = [r for r in tried if r.killed]
+        rows.append(
+            f"| {kind} | {len(tried)} | {len(killed)} | {sum(bool(r.imports.misses) for r in killed)} "
+            f"| {sum(bool(r.coverage.misses) for r in killed)} | {_median([r.imports.share for r in killed])} "
+            f"| {_median([r.coverage.share for r in killed])} "
+            f"| {sum(r.narrowing.startswith('coverage narrowed') for r in killed)} |"
+        )
+    return rows
+
+
+def report(
+    args: argparse.Namespace, results: Sequence[Result], base: dict[str, tuple[float, list[str]]], cost: str
+) -> str:
     killed = [r for r in results if r.killed]
     uname = " ".join(platform.uname())
     narrowed = sum(r.narrowing.startswith("coverage narrowed") for r in killed)
@@ -334,6 +457,7 @@ def report(args: argparse.Namespace, results: Sequence[Result], base: dict[str, 
         f"Selection benchmark ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, `{uname}`,"
         f" nproc {os.cpu_count()}, load {' '.join(f'{x:.1f}' for x in os.getloadavg())})",
         "",
+        f"- cost: {cost}",
         f"- suite: `{Path(args.sdist).name}`, {len(base)} test files, "
         f"{sum(s for s, _ in base.values()):.1f} s of test time (baseline, each file in its own process)",
         f"- mutations tried: {len(results)} (seed {args.seed}); killed (≥ 1 failing test): {len(killed)}; "
@@ -345,17 +469,20 @@ def report(args: argparse.Namespace, results: Sequence[Result], base: dict[str, 
         _figures("with the coverage map", [r.coverage.share for r in killed]),
         f"- the coverage map narrowed {narrowed} of {len(killed)} killed mutations (the others fell back)",
         "",
-        "| # | file:line | function | mutation | killed | files (imports) | share (imports) | files (coverage) "
+        *per_kind(results),
+        "",
+        "| # | kind | file:line | function | mutation | killed | files (imports) | share (imports) | files (coverage) "
         "| share (coverage) | misses | coverage map |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for number, r in enumerate(results, 1):
         m = r.mutation
-        change = f"`{m.before[:60]}` → `{m.after[:60]}`".replace("|", "\\|").replace("\n", " ")
+        change = f"`{m.before.strip()[:60]}` → `{m.after.strip()[:60]}`".replace("|", "\\|").replace("\n", " ")
         misses = ", ".join(sorted({*r.imports.misses, *r.coverage.misses})) or 0
         note = r.narrowing.removeprefix("coverage ").replace(f" {m.path}", "").replace("|", "\\|")
         lines.append(
-            f"| {number} | {m.path}:{m.line} | {m.function} | {m.operator}: {change} | {'yes' if r.killed else 'no'} "
+            f"| {number} | {m.kind} | {m.path}:{m.line} | {m.function} | {m.operator}: {change} "
+            f"| {'yes' if r.killed else 'no'} "
             f"| {len(r.imports.selected)} | {r.imports.share:.1%} | {len(r.coverage.selected)} "
             f"| {r.coverage.share:.1%} | {misses} | {note[:110]} |"
         )
@@ -368,12 +495,28 @@ def main() -> int:
     parser.add_argument("--python", required=True, help="a Python with the package's test dependencies")
     parser.add_argument("--package", required=True, help="the import name under src/")
     parser.add_argument("--work", required=True, help="a scratch folder (replaced)")
-    parser.add_argument("--mutations", type=int, default=60, help="killed mutations to collect (default: 60)")
-    parser.add_argument("--max-tries", type=int, default=200, help="mutations to try at most (default: 200)")
+    parser.add_argument("--mutations", type=int, default=60, help="killed mutations to collect per kind (default: 60)")
+    parser.add_argument("--max-tries", type=int, default=200, help="mutations to try at most per kind (default: 200)")
     parser.add_argument("--seed", type=int, default=12, help="shuffle seed (default: 12)")
+    parser.add_argument(
+        "--kinds", type=lambda v: v.split(","), default=list(KINDS), help=f"mutation kinds (default: {','.join(KINDS)})"
+    )
+    parser.add_argument(
+        "--pytest-arg", action="append", default=[], help="an argument for every pytest run of the project, e.g."
+        " --pytest-arg=--no-cov for a project whose addopts start pytest-cov (default: none)"
+    )  # fmt: skip
     args = parser.parse_args()
-    results, base, _tried = campaign(args)
-    text = report(args, results, base)
+    PROJECT_ARGS.extend(args.pytest_arg)
+    wall, load, before = time.monotonic(), os.getloadavg(), os.times()
+    results, base, _known = campaign(args)
+    after = os.times()
+    cpu = sum(after[:4]) - sum(before[:4])  # this process and every child waited for (pytest, coverage, git)
+    loads = [" ".join(f"{x:.1f}" for x in values) for values in (load, os.getloadavg())]
+    cost = (
+        f"{time.monotonic() - wall:.0f} s wall, {cpu:.0f} s CPU (this process and its children), load average"
+        f" {loads[0]} at the start, {loads[1]} at the end"
+    )
+    text = report(args, results, base, cost)
     (Path(args.work) / "results.json").write_text(
         json.dumps([asdict(r) for r in results], indent=1, ensure_ascii=False), encoding="utf-8"
     )

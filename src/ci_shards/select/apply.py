@@ -21,7 +21,7 @@ from ci_shards.select.decide import AlwaysRun, Selection, decide, run_everything
 from ci_shards.select.diff import ChangedFile, ChangeKind
 from ci_shards.select.imports import ImportMapError, build_import_map
 from ci_shards.select.maps import CoverageMap, MapError, TestMap, TouchfilesMap, coverage_entries, coverage_lines
-from ci_shards.select.narrow import Confined, Narrowing, changed_functions, parse_hunks
+from ci_shards.select.narrow import Confined, Narrowing, confine
 from ci_shards.select.paths import shown
 from ci_shards.select.settings import SelectionSettings
 
@@ -107,10 +107,10 @@ def _narrowing(
     for change in changed:
         if change.kind is not ChangeKind.MODIFIED or not change.path.endswith(".py"):
             continue
-        source = git.base_text(top, base, change.path)
-        if source is None:
+        source, head = git.text_at(top, base, change.path), git.text_at(top, "HEAD", change.path)
+        if source is None or head is None:
             continue
-        confined = changed_functions(source, parse_hunks(git.zero_context_diff(top, base, change.path)))
+        confined = confine(source, head, git.zero_context_diff(top, base, change.path))
         answer = coverage.narrow(change.path, confined) if isinstance(confined, Confined) else confined.reason
         if isinstance(answer, Narrowing):
             found[change.path] = answer

@@ -125,9 +125,9 @@ def base_sha256(cwd: Path, base: str, paths: Sequence[str]) -> dict[str, str]:
     return found
 
 
-def base_text(cwd: Path, base: str, path: str) -> str | None:
-    """``path``'s content at ``base`` (None when it is not there or not text)."""
-    done = subprocess.run(["git", "show", f"{base}:{path}"], cwd=cwd, check=False, capture_output=True)
+def text_at(cwd: Path, ref: str, path: str) -> str | None:
+    """``path``'s content at commit ``ref`` (None when it is not there or not text)."""
+    done = subprocess.run(["git", "show", f"{ref}:{path}"], cwd=cwd, check=False, capture_output=True)
     if done.returncode != 0:
         return None
     try:

@@ -132,11 +132,16 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return measure(root, {p: textwrap.dedent(t) for p, t in PROJECT.items()})
 
 
+def on_a_branch(root: Path) -> Iterator[Path]:
+    """``root`` on a branch ``change`` off ``main`` for one test, back on ``main`` after it."""
+    git(root, "checkout", "-q", "-B", "change", "main")
+    yield root
+    git(root, "checkout", "-q", "-f", "main")
+
+
 @pytest.fixture
 def repo(measured: Path) -> Iterator[Path]:
-    git(measured, "checkout", "-q", "-B", "change", "main")
-    yield measured
-    git(measured, "checkout", "-q", "-f", "main")
+    yield from on_a_branch(measured)
 
 
 def change(repo: Path, old: str, new: str, *, path: str = "src/pkg/calc.py") -> None:

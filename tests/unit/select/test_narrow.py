@@ -86,9 +86,10 @@ def names(answer: Confined | NotConfined) -> list[str]:
     return [f.qualname for f in answer.functions]
 
 
-def test_parse_hunks_reads_the_base_side() -> None:
-    diff = "diff --git a/x b/x\n@@ -3,2 +3,4 @@ def f():\n-a\n@@ -9 +11 @@\n@@ -20,0 +23,2 @@\n+new\n"
-    assert parse_hunks(diff) == (Hunk(3, 2), Hunk(9, 1), Hunk(20, 0))
+def test_parse_hunks_reads_both_sides_and_the_lines() -> None:
+    diff = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -3,2 +3,4 @@ def f():\n-a\n@@ -9 +11 @@\n@@ -20,0 +23,2 @@\n+new\n"
+    expected = (Hunk(3, 2, 3, 4, removed=("a",)), Hunk(9, 1, 11, 1), Hunk(20, 0, 23, 2, added=("new",)))
+    assert parse_hunks(diff) == expected
 
 
 def test_function_bodies_exclude_headers_and_docstrings() -> None:
@@ -182,7 +183,7 @@ def test_a_confined_hunk_never_touches_a_header_line(sizes: list[int], data: st.
 
 
 def test_tests_that_ran_any_line_of_the_functions() -> None:
-    body = FunctionBody(qualname="f", first=5, last=7)
+    body = FunctionBody(qualname="f", line=3, header=4, first=5, last=7)
     assert files_that_ran([body], {"t/a.py": [1, 6], "t/b.py": [8], "t/c.py": []}) == frozenset({"t/a.py"})
 
 
@@ -197,7 +198,7 @@ def coverage_map(**overrides: object) -> CoverageMap:
     return CoverageMap(**values)  # type: ignore[arg-type]
 
 
-CONFINED = Confined((FunctionBody(qualname="f", first=5, last=7),))
+CONFINED = Confined((FunctionBody(qualname="f", line=3, header=4, first=5, last=7),))
 
 
 def test_the_map_narrows_to_the_test_files_that_ran_the_body() -> None:
