@@ -7,7 +7,7 @@ Also the words for counts that every report shares ("7 failed, 2 errors", "1 tes
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -122,18 +122,26 @@ def parametrized_base(test_id: str) -> str:
     return f"{head}::{last.split('[', 1)[0]}"
 
 
-def collapse_parametrized(failing: Sequence[str], every: Iterable[str]) -> list[str]:
-    """``failing`` with each parametrized test whose every case (of ``every``, the run's ids) failed named
-    once, where its first case was: pytest runs all its cases from the bare id."""
+def cases_by_test(every: Iterable[str]) -> dict[str, set[str]]:
+    """The run's ids (``every``) by the parametrized test they are cases of (``parametrized_base``)."""
     cases: dict[str, set[str]] = {}
     for test_id in every:
         cases.setdefault(parametrized_base(test_id), set()).add(test_id)
+    return cases
+
+
+def collapse_parametrized(failing: Sequence[str], cases: Mapping[str, set[str]]) -> list[str]:
+    """``failing`` with each parametrized test whose every case (of ``cases``, from ``cases_by_test`` of the
+    run's ids, built once: per group it made 50,000 failures quadratic) failed named once, where its first
+    case was: pytest runs all its cases from the bare id."""
     failed = set(failing)
+    whole: dict[str, bool] = {}  # per test, decided once (a 30,000-case test is one subset check, not 30,000)
     out: dict[str, None] = {}
     for test_id in failing:
         base = parametrized_base(test_id)
-        whole = base != test_id and len(cases.get(base, ())) > 1 and cases[base] <= failed
-        out[base if whole else test_id] = None
+        if base != test_id and base not in whole:
+            whole[base] = len(cases.get(base, ())) > 1 and cases[base] <= failed
+        out[base if whole.get(base) and base != test_id else test_id] = None
     return list(out)
 
 
@@ -148,8 +156,8 @@ def pytest_command(
     everything = [r.test_id for g in groups for r in g.records]
     if not everything or not all(_PYTEST_ID.match(test_id) for test_id in everything):
         return "", 0
-    every = [*every, *everything]
-    per_group = [collapse_parametrized([r.test_id for r in g.records], every) for g in groups]
+    cases = cases_by_test([*every, *everything])
+    per_group = [collapse_parametrized([r.test_id for r in g.records], cases) for g in groups]
     unique = len({i for ids in per_group for i in ids})
     chosen = list(dict.fromkeys(interleave(per_group, max_ids)))
     words: list[str] = []

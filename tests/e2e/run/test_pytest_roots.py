@@ -1,10 +1,13 @@
 """A folder after ``--pytest --`` is the run's collection root: the shard's files sit in it, so nothing that
 selected tests was dropped (issue 27: `dropped pytest arguments that select tests …: tests` was printed for
-every shard of the documented ``local --discover --pytest -- tests``); a file given there still is."""
+every shard of the documented ``local --discover --pytest -- tests``). Since issue 26 a shard's pytest is given
+the user's own arguments and selects inside pytest, so nothing is ever dropped: a file named beside its folder
+runs once, as in plain pytest (which collects a path given twice once)."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +22,9 @@ def _project(root: Path) -> Path:
     for name in ("a", "b"):
         (root / "tests" / f"test_{name}.py").write_text(f"def test_{name}():\n    assert True\n")
     return root
+
+
+TESTS_RUN = re.compile(r"\((\d+) tests? run")
 
 
 def _local(root: Path, *after: str) -> list[str]:
@@ -39,7 +45,8 @@ def test_the_collection_root_is_not_reported_as_dropped(tmp_path: Path) -> None:
     assert not [line for line in lines if "dropped pytest arguments" in line]
 
 
-def test_a_file_given_after_dash_dash_is_still_reported(tmp_path: Path) -> None:
+def test_a_file_given_beside_its_folder_is_not_dropped_and_runs_once(tmp_path: Path) -> None:
     lines = _local(_project(tmp_path), "tests", "tests/test_a.py", "-p", "no:cacheprovider")
-    dropped = [line for line in lines if "dropped pytest arguments" in line]
-    assert dropped and all(line.endswith(": tests/test_a.py") for line in dropped), lines
+    assert not [line for line in lines if "dropped pytest arguments" in line]
+    ran = [int(m.group(1)) for line in lines if (m := TESTS_RUN.search(line))]
+    assert len(ran) == 2 and sum(ran) == 2, lines  # test_a and test_b, each once
