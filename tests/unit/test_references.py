@@ -11,7 +11,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = [
     *sorted((REPO / "src").rglob("*.py")),
-    *sorted((REPO / "src").rglob("*.j2")),
+    *sorted((REPO / "templates").rglob("*.j2")),
+    *sorted((REPO / "templates").rglob("*.py")),
     *sorted((REPO / "docs").glob("*.md")),
     *sorted((REPO / "benchmarks").glob("*.py")),
     REPO / "README.md",

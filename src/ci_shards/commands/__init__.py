@@ -11,7 +11,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ci_shards.commands import aggregate, coverage, gha, plan, run, timings
+from ci_shards.commands import aggregate, coverage, gha, init, plan, run, timings
 from ci_shards.gha.steps import STEPS
 
 Handler = Callable[[argparse.Namespace], int]
@@ -38,6 +38,14 @@ class Command:
 
 
 COMMANDS: tuple[Command, ...] = (
+    Command(
+        path=("init",),
+        help="write the CI configuration for this repository",
+        description="Detect the runner, install command, Python and test paths of the repository in the current "
+        "directory and write its sharded CI configuration (docs/init.md).",
+        arguments=init.init_arguments,
+        handler=init.init_handler,
+    ),
     Command(
         path=("plan",),
         help="balance the items into shards and write plan.json",

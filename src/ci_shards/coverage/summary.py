@@ -1,6 +1,6 @@
 """The coverage section of the job summary and PR comment, and the ``--fail-under`` gate. Pure.
 
-Rendered from its own template (``templates/coverage.md.j2``) and appended after the verdict's
+Rendered from its own template (``templates/report/coverage.md.j2``) and appended after the verdict's
 Markdown, so the verdict's report stays untouched. Completeness comes first: a partial result
 shows its label and how to re-collect, never a percentage (nor per-package or diff figures).
 """
@@ -11,8 +11,7 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-import jinja2
-
+from ci_shards import templating
 from ci_shards.coverage.artifact import RECOLLECT, CoverageArtifact, FileCoverage, Totals
 from ci_shards.coverage.diffcov import DiffCoverage
 from ci_shards.report import md
@@ -99,14 +98,7 @@ def render_section(
     t = artifact.totals
     branches = f", branches {t.branches_executed}/{t.branches}" if artifact.branch else ""
     diff_line, uncovered = _diff_lines(artifact, diff, diff_skipped)
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ci_shards.report", "templates"),
-        autoescape=False,  # Markdown; values are made inert by md.py
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+    env = templating.environment("report")  # Markdown; values are made inert by md.py
     return env.get_template("coverage.md.j2").render(
         complete=artifact.completeness.complete,
         label=md.inline(artifact.label),

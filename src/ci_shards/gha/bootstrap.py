@@ -44,9 +44,13 @@ def refusal(inputs: Mapping[str, str], runner_os: str) -> str | None:
 
 
 def sources_digest(action_path: Path) -> str:
-    """What the install depends on: pyproject.toml and the package's sources (a venv is rebuilt when they change)."""
+    """What the install depends on: pyproject.toml, the package's sources and templates/ (a venv is rebuilt when
+    they change)."""
     files = [action_path / "pyproject.toml"] + [
-        p for p in (action_path / "src").rglob("*") if p.is_file() and p.suffix in {".py", ".j2", ".toml"}
+        p
+        for folder in ("src", "templates")
+        for p in (action_path / folder).rglob("*")
+        if p.is_file() and p.suffix in {".py", ".j2", ".toml"}
     ]
     digest = hashlib.sha256()
     for path in sorted(files, key=lambda p: p.relative_to(action_path).as_posix()):

@@ -1,7 +1,7 @@
 """Rendering a verdict for people: the terminal table, the Markdown job summary, the PR comment.
 
 Pure: a ``Verdict`` in, a string out. Markdown comes from the jinja2 templates in
-``templates/`` (shipped as package data); everything that came from tests goes through
+``templates/report/`` (shipped as ``ci_shards.templates``); everything that came from tests goes through
 ``md.py`` first, so it is inert (escaped, mentions defused, control characters stripped, capped).
 """
 
@@ -11,11 +11,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from functools import cache
 from typing import Any, Final
 
 import jinja2
 
+from ci_shards import templating
 from ci_shards.console import fmt_seconds, strip_control
 from ci_shards.model import CaseResult, FailureKind, FailureRecord, ShardStatus
 from ci_shards.report import md, story
@@ -153,16 +153,8 @@ _LIMITS: Final = {
 }
 
 
-@cache
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("ci_shards.report", "templates"),
-        autoescape=False,  # Markdown, not HTML: every untrusted value is made inert by md.py first
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+    return templating.environment("report")  # Markdown: every untrusted value is made inert by md.py first
 
 
 def comment_marker(key: str) -> str:

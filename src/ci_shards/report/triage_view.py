@@ -1,5 +1,5 @@
 """Rendering the triage of a run (new, known, flaky and quarantined failures, flaky rates) for the
-job summary, the PR comment (``templates/history.md.j2``), the terminal and the verdict JSON.
+job summary, the PR comment (``templates/report/history.md.j2``), the terminal and the verdict JSON.
 
 Pure, like ``report.py``: every test id, reason and branch name goes through ``md.py`` first.
 """

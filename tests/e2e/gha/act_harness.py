@@ -53,7 +53,8 @@ def export_project(dest: Path) -> Path:
     dest.mkdir(parents=True)
     for name in ("action.yml", "pyproject.toml", "README.md"):
         shutil.copy2(REPO / name, dest / name)
-    shutil.copytree(REPO / "src", dest / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for folder in ("src", "templates"):  # templates/ is installed as ci_shards.templates (pyproject.toml)
+        shutil.copytree(REPO / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     return dest
 
 

@@ -277,6 +277,10 @@ def test_the_install_key_changes_with_what_the_venv_depends_on(tmp_path: Path) -
     assert sources_digest(tmp_path) == before
     (tmp_path / "src" / "pkg" / "a.py").write_text("x = 2\n")
     assert sources_digest(tmp_path) != before
+    before = sources_digest(tmp_path)
+    (tmp_path / "templates" / "report").mkdir(parents=True)  # installed as ci_shards.templates
+    (tmp_path / "templates" / "report" / "verdict.md.j2").write_text("{{ x }}\n")
+    assert sources_digest(tmp_path) != before
 
 
 def test_the_wrapper_quotes_the_interpreter_path() -> None:

@@ -1,0 +1,314 @@
+"""From the project's facts and the user's flags to the CI configuration's choices (pure).
+
+Every choice comes with a ``Finding``: what was chosen and why (the file it came from, or the flag), which
+``ci-shards init`` prints and the written file repeats in its header. The rules, in order:
+
+- runner: ``--runner``; else pytest settings (pytest.ini, tox.ini, setup.cfg, pyproject.toml) mean pytest; else
+  package.json with jest (a dependency, or its test script) means jest, with ``node --test`` in the test script
+  node; else go.mod means go; else a Python project (pyproject.toml, setup.cfg, setup.py, requirements*.txt) pytest;
+- install (pytest): ``--install``; else the first of the ``test``, ``tests``, ``dev`` extras (pyproject.toml or
+  setup.cfg), else of those PEP 735 dependency groups, else the requirements files named for tests or dev (and
+  requirements.txt beside them), else pytest alone; an installable project (``[project]``, setup.cfg, setup.py)
+  is installed with ``-e .`` too. Node: ``npm ci`` with a lockfile, else ``npm install``;
+- Python: ``--python-version``; else ``.python-version``; else the newest known version ``requires-python``
+  allows; else 3.12;
+- test paths: pytest's ``testpaths``; timings: ``.test_durations`` when committed; Node test files by jest's and
+  ``node --test``'s naming conventions, one glob per folder and suffix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import PurePosixPath
+from typing import Any, Final
+
+from ci_shards.errors import UsageError
+from ci_shards.init.facts import LOCKFILES, NODE_TEST_FILE, ProjectFacts
+from ci_shards.init.pyversion import allowed_pythons, minor_of
+
+DEFAULT_PYTHON: Final = "3.12"
+DEFAULT_NODE: Final = "22"
+TEST_EXTRAS: Final = ("test", "tests", "dev")
+PYTHON_PROJECT_FILES: Final = ("pyproject.toml", "setup.cfg", "setup.py")
+NODE_VERSION_FILES: Final = (".nvmrc", ".node-version")
+# pip learned --group (PEP 735 dependency groups) in 25.1
+PIP_FOR_GROUPS: Final = "python -m pip install 'pip>=25.1'"
+
+
+class Ci(Enum):
+    GITHUB = "github"
+    GITLAB = "gitlab"
+
+
+class Runner(Enum):
+    PYTEST = "pytest"
+    JEST = "jest"
+    NODE = "node"
+    GO = "go"
+
+
+@dataclass(frozen=True, kw_only=True)
+class InitRequest:
+    """The flags of ``ci-shards init`` (None: detect it). ``--workers`` joins here with issue 23 (a field, passed
+    on to the run step's ``workers`` input by the templates)."""
+
+    ci: Ci = Ci.GITHUB
+    runner: Runner | None = None
+    shards: str = "4"  # a count, or "auto"
+    target_seconds: int = 300  # with shards auto: how long the slowest shard may take
+    coverage: bool = False
+    select_changed: bool = False
+    comment_workflow: bool = False
+    python_version: str | None = None
+    install: str | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    subject: str  # "runner", "install", ...
+    value: str
+    why: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Setup:
+    """Everything the templates render from."""
+
+    request: InitRequest
+    runner: Runner
+    python_version: str
+    install: tuple[str, ...]  # shell commands of the test job, in order
+    pytest_args: tuple[str, ...] = ()
+    durations: str = ""
+    globs: tuple[str, ...] = ()
+    node_version: str = DEFAULT_NODE
+    node_version_file: str = ""
+    findings: tuple[Finding, ...] = ()
+    notes: tuple[str, ...] = ()  # what the user still has to do
+
+
+def _deps(package_json: Mapping[str, Any]) -> set[str]:
+    names: set[str] = set()
+    for key in ("dependencies", "devDependencies"):
+        value = package_json.get(key)
+        if isinstance(value, dict):
+            names.update(value)
+    return names
+
+
+def _test_script(package_json: Mapping[str, Any]) -> str:
+    scripts = package_json.get("scripts")
+    value = scripts.get("test") if isinstance(scripts, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def detect_runner(facts: ProjectFacts) -> Finding | None:
+    if facts.pytest_source:
+        return Finding("runner", "pytest", f"pytest settings in {facts.pytest_source}")
+    if facts.package_json:
+        script = _test_script(facts.package_json)
+        if "jest" in _deps(facts.package_json) or re.search(r"\bjest\b", script):
+            return Finding("runner", "jest", "jest in package.json")
+        if "node --test" in script:
+            return Finding("runner", "node", "node --test in package.json's test script")
+    if facts.has_go_mod:
+        return Finding("runner", "go", "go.mod")
+    python = [name for name in PYTHON_PROJECT_FILES if name in facts.files] + _requirements(facts.files)
+    if python:
+        return Finding("runner", "pytest", f"a Python project ({python[0]})")
+    return None
+
+
+def _requirements(files: frozenset[str]) -> list[str]:
+    """The root's requirements files a test job installs: those named for tests or dev, requirements.txt first."""
+    named = sorted(f for f in files if re.fullmatch(r"[\w.-]*requirements[\w.-]*\.txt", f) and re.search("test|dev", f))
+    return (["requirements.txt"] if "requirements.txt" in files and named else []) + named or (
+        ["requirements.txt"] if "requirements.txt" in files else []
+    )
+
+
+def _table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+    for key in keys:
+        value = data.get(key)
+        if not isinstance(value, dict):
+            return {}
+        data = value
+    return data
+
+
+def _installable(facts: ProjectFacts) -> bool:
+    return bool(_table(facts.pyproject, "project")) or "setup.py" in facts.files or "setup.cfg" in facts.files
+
+
+def python_install(facts: ProjectFacts) -> tuple[tuple[str, ...], Finding]:
+    extras = set(_table(facts.pyproject, "project", "optional-dependencies")) | set(facts.setup_cfg_extras)
+    extra = next((name for name in TEST_EXTRAS if name in extras), None)
+    if extra is not None and _installable(facts):
+        where = (
+            "pyproject.toml" if extra in _table(facts.pyproject, "project", "optional-dependencies") else "setup.cfg"
+        )
+        return (f"python -m pip install -e '.[{extra}]'",), Finding(
+            "install", f".[{extra}]", f"the {extra} extra of {where}"
+        )
+    groups = _table(facts.pyproject, "dependency-groups")
+    group = next((name for name in TEST_EXTRAS if name in groups), None)
+    project = " -e ." if _installable(facts) else ""
+    if group is not None:
+        command = f"python -m pip install{project} --group {group}"
+        return (PIP_FOR_GROUPS, command), Finding("install", f"--group {group}", "a PEP 735 dependency group")
+    requirements = _requirements(facts.files)
+    if requirements:
+        files = " ".join(f"-r {name}" for name in requirements)
+        return (f"python -m pip install{project} {files}",), Finding("install", files, "requirements files")
+    return (f"python -m pip install{project} pytest",), Finding("install", "pytest", "no test dependencies found")
+
+
+def python_version(facts: ProjectFacts, request: InitRequest) -> Finding:
+    if request.python_version:
+        return Finding("python", request.python_version, "--python-version")
+    if facts.python_version_file:
+        minor = minor_of(facts.python_version_file)
+        if minor:
+            return Finding("python", minor, f".python-version says {facts.python_version_file}")
+    spec = _table(facts.pyproject, "project").get("requires-python")
+    if isinstance(spec, str) and spec.strip():
+        allowed, unread = allowed_pythons(spec)
+        if allowed and not unread:
+            return Finding("python", allowed[-1], f"the newest that requires-python {spec!s} allows")
+    return Finding("python", DEFAULT_PYTHON, "the default (no .python-version or readable requires-python)")
+
+
+def glob_for(path: str) -> str:
+    """The glob that finds this test file and its kind where it lives: ``src/a/b.test.ts`` → ``src/**/*.test.ts``."""
+    parts = PurePosixPath(path).parts
+    top = f"{parts[0]}/**/" if len(parts) > 1 else ""
+    name = parts[-1]
+    match = NODE_TEST_FILE.search(name)
+    if match is None:  # a file under __tests__/
+        return f"{top}__tests__/**/*{PurePosixPath(name).suffix}"
+    marker = match.group(0)
+    return f"{top}{marker}*" if marker.startswith("test") and match.start() == 0 else f"{top}*{marker}"
+
+
+def node_setup(facts: ProjectFacts) -> tuple[tuple[str, ...], tuple[str, ...], Finding, Finding]:
+    lock = next((name for name in LOCKFILES if name in facts.files), None)
+    install = ("npm ci",) if lock else ("npm install",)
+    found = Finding("install", install[0], lock or "no package-lock.json")
+    globs = tuple(sorted({glob_for(path) for path in facts.node_test_files}))
+    where = Finding("tests", " ".join(globs) or "none", f"{len(facts.node_test_files)} test files by name")
+    return install, globs, found, where
+
+
+def check_request(request: InitRequest, runner: Runner) -> None:
+    if request.shards != "auto" and not (request.shards.isdigit() and int(request.shards) >= 1):
+        msg = f"--shards: expected a count of at least 1 or auto, got {request.shards!r}"
+        raise UsageError(msg)
+    if request.ci is Ci.GITLAB:
+        if request.shards == "auto":
+            msg = "--shards auto needs GitHub's dynamic matrix; GitLab's parallel: is a fixed count (give --shards N)"
+            raise UsageError(msg)
+        if request.comment_workflow:
+            msg = "--comment-workflow is GitHub's fork-safe workflow_run recipe; GitLab has no such workflow"
+            raise UsageError(msg)
+        if runner is not Runner.PYTEST:
+            msg = f"--ci gitlab writes pytest pipelines only so far; for {runner.value} see docs/other-ci.md"
+            raise UsageError(msg)
+    if request.coverage and runner is Runner.GO:
+        msg = "--coverage measures Python (coverage.py) and Node (V8) shards, not go test"
+        raise UsageError(msg)
+
+
+def decide(facts: ProjectFacts, request: InitRequest) -> Setup:
+    """The choices for ``facts`` under ``request``; a request that cannot be met is a ``UsageError``."""
+    found = Finding("runner", request.runner.value, "--runner") if request.runner else detect_runner(facts)
+    if found is None:
+        msg = "cannot tell the test runner: no pytest settings, package.json, go.mod or Python project here; give "
+        msg += "--runner"
+        raise UsageError(msg)
+    runner = Runner(found.value)
+    check_request(request, runner)
+    findings = [found]
+    if runner is Runner.PYTEST:
+        return _pytest_setup(facts, request, findings)
+    return _other_setup(facts, request, runner, findings)
+
+
+def _pytest_setup(facts: ProjectFacts, request: InitRequest, findings: list[Finding]) -> Setup:
+    install, how = python_install(facts)
+    if request.install:
+        install, how = (request.install,), Finding("install", request.install, "--install")
+    version = python_version(facts, request)
+    findings += [how, version]
+    if facts.testpaths:
+        findings.append(Finding("tests", " ".join(facts.testpaths), f"testpaths in {facts.pytest_source}"))
+    durations = ".test_durations" if ".test_durations" in facts.files else ""
+    if durations:
+        findings.append(Finding("timings", durations, "used until the cache holds measured timings"))
+    return Setup(
+        request=request,
+        runner=Runner.PYTEST,
+        python_version=version.value,
+        install=install,
+        pytest_args=facts.testpaths,
+        durations=durations,
+        findings=tuple(findings),
+    )
+
+
+def _other_setup(facts: ProjectFacts, request: InitRequest, runner: Runner, findings: list[Finding]) -> Setup:
+    notes: list[str] = []
+    if runner is Runner.GO:
+        return Setup(
+            request=request, runner=runner, python_version=DEFAULT_PYTHON, install=(), findings=tuple(findings)
+        )
+    install, globs, how, where = node_setup(facts)
+    if request.install:
+        install, how = (request.install,), Finding("install", request.install, "--install")
+    if not globs:
+        globs = ("src/**/*.test.js",)
+        notes.append(f"no test files found by name: the plan globs {globs[0]}; edit the glob: input")
+    if runner is Runner.JEST and facts.package_json and "jest-junit" not in _deps(facts.package_json):
+        notes.append(
+            "jest-junit is not in package.json: npm install --save-dev jest-junit (JUnit is how ci-shards counts tests)"
+        )
+    version_file = next((name for name in NODE_VERSION_FILES if name in facts.files), "")
+    findings += [how, where, Finding("node", version_file or DEFAULT_NODE, version_file or "the default")]
+    return Setup(
+        request=request,
+        runner=runner,
+        python_version=DEFAULT_PYTHON,
+        install=install,
+        globs=globs,
+        node_version_file=version_file,
+        findings=tuple(findings),
+        notes=tuple(notes),
+    )
+
+
+def command_line(request: InitRequest) -> str:
+    """The ``ci-shards init`` command that asks for ``request`` (its flags that differ from the defaults)."""
+    words = ["ci-shards", "init"]
+    default = InitRequest()
+    pairs: Sequence[tuple[str, object, object]] = (
+        ("--ci", request.ci.value, default.ci.value),
+        ("--runner", request.runner.value if request.runner else None, None),
+        ("--shards", request.shards, default.shards),
+        ("--target-seconds", request.target_seconds, default.target_seconds),
+        ("--python-version", request.python_version, None),
+    )
+    words += [f"{flag} {value}" for flag, value, usual in pairs if value != usual]
+    words += [
+        flag for flag, on in (("--coverage", request.coverage), ("--comment-workflow", request.comment_workflow)) if on
+    ]
+    if request.select_changed:
+        words.append("--select changed")
+    if request.install:
+        words.append(f"--install {_shell_quote(request.install)}")
+    return " ".join(words)
+
+
+def _shell_quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"

@@ -1,0 +1,122 @@
+"""What ``ci-shards init`` reads of the repository it runs in (the I/O edge): a few files at its root, parsed.
+
+Nothing here decides anything: ``init.detect`` turns these facts into choices. Only the root is read, plus one
+walk for the test files of a Node project (jest and ``node --test`` name their files by convention, not in a
+settings file); nothing is imported or run.
+"""
+
+from __future__ import annotations
+
+import configparser
+import importlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from ci_shards.errors import InputError
+from ci_shards.plan.discover import settings_in
+
+LOCKFILES: Final = ("package-lock.json", "npm-shrinkwrap.json")  # what `npm ci` installs from
+# folders a Node test walk never enters: dependencies, build output, VCS and tool state
+SKIPPED_DIRS: Final = frozenset({"node_modules", "dist", "build", "coverage", "vendor", "out"})
+NODE_TEST_FILE: Final = re.compile(r"(^|[._-])(test|spec)\.[cm]?[jt]sx?$|^test[._-].*\.[cm]?[jt]sx?$")
+MAX_NODE_TEST_FILES: Final = 10_000  # enough to see which folders hold them
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProjectFacts:
+    """The repository as ``init`` found it. Paths are relative to its root, in POSIX form."""
+
+    files: frozenset[str] = frozenset()  # the root's own files (names only)
+    pyproject: Mapping[str, Any] = field(default_factory=dict)  # pyproject.toml, parsed ({} when absent)
+    setup_cfg_extras: tuple[str, ...] = ()  # [options.extras_require] of setup.cfg
+    pytest_source: str = ""  # the file pytest takes its settings from ("" for none)
+    testpaths: tuple[str, ...] = ()
+    python_version_file: str = ""  # .python-version's first line
+    package_json: Mapping[str, Any] = field(default_factory=dict)
+    node_test_files: tuple[str, ...] = ()  # jest's / node --test's conventional test files, sorted
+    has_go_mod: bool = False
+
+
+def _pyproject(path: Path) -> Mapping[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        tomllib = importlib.import_module("tomllib")  # 3.11+, and no tomli dependency (as config.py)
+    except ModuleNotFoundError:
+        raise InputError(path, "reading pyproject.toml needs Python 3.11 (tomllib)") from None
+    try:
+        data: Mapping[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise InputError(path, f"cannot read it: {err}") from None
+    return data
+
+
+def _package_json(path: Path) -> Mapping[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise InputError(path, f"cannot read it: {err}") from None
+    if not isinstance(data, dict):
+        raise InputError(path, "must hold a JSON object")
+    return data
+
+
+def _setup_cfg_extras(path: Path) -> tuple[str, ...]:
+    if not path.is_file():
+        return ()
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(path.read_text(encoding="utf-8"), source=str(path))
+    except (OSError, UnicodeDecodeError, configparser.Error) as err:
+        raise InputError(path, f"cannot read it: {err}") from None
+    section = "options.extras_require"
+    return tuple(sorted(parser[section])) if parser.has_section(section) else ()
+
+
+def _first_line(path: Path) -> str:
+    if not path.is_file():
+        return ""
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(path, f"cannot read it: {err}") from None
+    return next((line.strip() for line in lines if line.strip() and not line.startswith("#")), "")
+
+
+def _node_test_files(root: Path) -> tuple[str, ...]:
+    found: list[str] = []
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
+        here = Path(directory).relative_to(root)
+        in_tests = "__tests__" in here.parts
+        for name in sorted(files):
+            if NODE_TEST_FILE.search(name) or (in_tests and re.search(r"\.[cm]?[jt]sx?$", name)):
+                found.append((here / name).as_posix())
+        if len(found) >= MAX_NODE_TEST_FILES:
+            break
+    return tuple(sorted(found))
+
+
+def read_facts(root: Path) -> ProjectFacts:
+    """The facts of the repository at ``root``; an unreadable settings file is an ``InputError`` naming it."""
+    files = frozenset(p.name for p in root.iterdir() if p.is_file())
+    settings = settings_in(root)
+    package_json = _package_json(root / "package.json")
+    return ProjectFacts(
+        files=files,
+        pyproject=_pyproject(root / "pyproject.toml"),
+        setup_cfg_extras=_setup_cfg_extras(root / "setup.cfg"),
+        pytest_source=Path(settings.source).name if settings and settings.source else "",
+        testpaths=settings.testpaths if settings else (),
+        python_version_file=_first_line(root / ".python-version"),
+        package_json=package_json,
+        node_test_files=_node_test_files(root) if package_json else (),
+        has_go_mod="go.mod" in files,
+    )

@@ -1,0 +1,96 @@
+"""The files ``ci-shards init`` writes, rendered from ``templates/ci/`` (pure: a ``Setup`` in, texts out).
+
+Every value that came from the project (an install command, test paths, globs, a version) is written as a YAML
+scalar that reads back as exactly that string (``yaml_scalar``), and none may hold ``${{``: GitHub evaluates
+expressions in ``with:`` values and ``run:`` scripts alike, so a test path could otherwise run code in the
+workflow (the script-injection rule action.yml keeps).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Final
+
+from ci_shards import templating
+from ci_shards.console import strip_control
+from ci_shards.errors import UsageError
+from ci_shards.init.detect import Ci, Finding, Setup, command_line
+
+WORKFLOW: Final = ".github/workflows/tests.yml"
+COMMENT_WORKFLOW: Final = ".github/workflows/ci-shards-comment.yml"
+GITLAB: Final = ".gitlab-ci.yml"
+# a plain YAML scalar that cannot start a structure, a comment, a tag, an alias or a quoted string
+_PLAIN: Final = re.compile(r"[A-Za-z0-9_./~$\"(][\w ./~$=+,'\"()\[\]<>{}@^*|&;-]*")
+_AMBIGUOUS: Final = re.compile(r"(?i)(true|false|yes|no|on|off|null|~|[-+]?[\d._]+(e[-+]?\d+)?)")
+
+
+@dataclass(frozen=True)
+class InitFile:
+    path: str  # relative to the repository root
+    text: str
+
+
+def yaml_scalar(value: str, *, always: bool = False) -> str:
+    """``value`` as a YAML scalar: plain when it reads back as this string, else JSON-quoted (valid YAML).
+    ``always``: quoted even when plain would do (a version such as 3.10 would read back as the number 3.1)."""
+    plain = (
+        not always
+        and _PLAIN.fullmatch(value) is not None
+        and not _AMBIGUOUS.fullmatch(value)
+        and ": " not in value
+        and " #" not in value
+        and not value.endswith((":", " "))
+    )
+    return value if plain else json.dumps(value)
+
+
+def _inert(setup: Setup) -> None:
+    values = [*setup.install, *setup.pytest_args, *setup.globs, setup.python_version, setup.node_version_file]
+    for value in values:
+        if "${{" in value or "\n" in value:
+            msg = f"init: {value!r} would be a GitHub expression or a second line in the workflow; give it by flag"
+            raise UsageError(msg)
+
+
+def _comment_safe(finding: Finding) -> Finding:
+    return Finding(*(strip_control(text).replace("\n", " ") for text in (finding.subject, finding.value, finding.why)))
+
+
+def _gitlab_commands(setup: Setup) -> dict[str, str]:
+    request = setup.request
+    args = " ".join(shlex.quote(word) for word in setup.pytest_args)
+    tail = f" -- {args}" if args else ""
+    plan = ["ci-shards plan", f"--shards {request.shards}"]
+    if setup.durations:
+        plan.append(f"--durations {shlex.quote(setup.durations)}")
+    if request.select_changed:
+        plan.append("--select changed")
+    run = ["ci-shards run --plan plan.json --shard auto --timeout 20m --pytest"] + (["--coverage"] * request.coverage)
+    aggregate = ["ci-shards aggregate --plan plan.json --junit-out merged.xml --summary summary.md"]
+    if request.coverage:
+        aggregate.append("--coverage-out coverage")
+    return {
+        "plan_command": " ".join([*plan, "--pytest --output plan.json"]) + tail,
+        "run_command": " ".join(run) + tail,
+        "aggregate_command": " ".join([*aggregate, "ci-shards-results"]),
+    }
+
+
+def render(setup: Setup) -> tuple[InitFile, ...]:
+    """The files for ``setup``: the workflow (or pipeline), and the fork-safe comment workflow when asked for."""
+    _inert(setup)
+    shown = dataclasses.replace(setup, findings=tuple(_comment_safe(f) for f in setup.findings))
+    env = templating.environment("ci")
+    env.filters["q"] = yaml_scalar
+    context = {"setup": shown, "command": command_line(setup.request)}
+    if setup.request.ci is Ci.GITLAB:
+        text = env.get_template("gitlab-ci.yml.j2").render(**context, **_gitlab_commands(setup))
+        return (InitFile(GITLAB, text),)
+    files = [InitFile(WORKFLOW, env.get_template("github.yml.j2").render(**context))]
+    if setup.request.comment_workflow:
+        files.append(InitFile(COMMENT_WORKFLOW, env.get_template("comment.yml.j2").render(**context)))
+    return tuple(files)
