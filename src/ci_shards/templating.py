@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # loaded when a template is rendered, not when the CLI starts
 def environment(folder: str) -> jinja2.Environment:
     """The environment for ``templates/<folder>/`` (``report`` or ``ci``)."""
     import jinja2  # noqa: PLC0415
+
     return jinja2.Environment(
         loader=jinja2.PackageLoader("ci_shards.templates", folder),
         autoescape=False,

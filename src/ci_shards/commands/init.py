@@ -36,8 +36,8 @@ def init_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="replace files that exist (default: refuse, exit 2)")
 
 
-def init_handler(args: argparse.Namespace) -> int:
-    request = InitRequest(
+def request_from(args: argparse.Namespace) -> InitRequest:
+    return InitRequest(
         ci=Ci(args.ci),
         runner=Runner(args.runner) if args.runner else None,
         shards=args.shards,
@@ -48,6 +48,10 @@ def init_handler(args: argparse.Namespace) -> int:
         python_version=args.python_version,
         install=args.install,
     )
+
+
+def init_handler(args: argparse.Namespace) -> int:
+    request = request_from(args)
     root = Path.cwd()
     planned = plan_init(request, root)
     console = console_for(os.environ)

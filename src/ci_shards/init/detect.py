@@ -163,7 +163,8 @@ def python_install(facts: ProjectFacts) -> tuple[tuple[str, ...], Finding]:
     if requirements:
         files = " ".join(f"-r {name}" for name in requirements)
         return (f"python -m pip install{project} {files}",), Finding("install", files, "requirements files")
-    return (f"python -m pip install{project} pytest",), Finding("install", "pytest", "no test dependencies found")
+    why = "no test extra, dependency group or requirements file found: pytest only, add yours"
+    return (f"python -m pip install{project} pytest",), Finding("install", "pytest", why)
 
 
 def python_version(facts: ProjectFacts, request: InitRequest) -> Finding:
@@ -178,7 +179,7 @@ def python_version(facts: ProjectFacts, request: InitRequest) -> Finding:
         allowed, unread = allowed_pythons(spec)
         if allowed and not unread:
             return Finding("python", allowed[-1], f"the newest that requires-python {spec!s} allows")
-    return Finding("python", DEFAULT_PYTHON, "the default (no .python-version or readable requires-python)")
+    return Finding("python", DEFAULT_PYTHON, "no .python-version or readable requires-python: the default")
 
 
 def glob_for(path: str) -> str:
@@ -230,10 +231,18 @@ def decide(facts: ProjectFacts, request: InitRequest) -> Setup:
         raise UsageError(msg)
     runner = Runner(found.value)
     check_request(request, runner)
-    findings = [found]
+    findings = [found, _shards_finding(request)]
     if runner is Runner.PYTEST:
         return _pytest_setup(facts, request, findings)
     return _other_setup(facts, request, runner, findings)
+
+
+def _shards_finding(request: InitRequest) -> Finding:
+    default = InitRequest()
+    if request.shards == "auto":
+        why = f"--shards auto: as many as it takes for {request.target_seconds} s each"
+        return Finding("shards", "auto", why)
+    return Finding("shards", request.shards, "the default" if request.shards == default.shards else "--shards")
 
 
 def _pytest_setup(facts: ProjectFacts, request: InitRequest, findings: list[Finding]) -> Setup:

@@ -24,8 +24,11 @@ WORKFLOW: Final = ".github/workflows/tests.yml"
 COMMENT_WORKFLOW: Final = ".github/workflows/ci-shards-comment.yml"
 GITLAB: Final = ".gitlab-ci.yml"
 # a plain YAML scalar that cannot start a structure, a comment, a tag, an alias or a quoted string
-_PLAIN: Final = re.compile(r"[A-Za-z0-9_./~$\"(][\w ./~$=+,'\"()\[\]<>{}@^*|&;-]*")
-_AMBIGUOUS: Final = re.compile(r"(?i)(true|false|yes|no|on|off|null|~|[-+]?[\d._]+(e[-+]?\d+)?)")
+_PLAIN: Final = re.compile(r"[A-Za-z0-9_./~$\"(][\w ./~$=+,'\"()\[\]<>{}@^*|&;:-]*")
+# what YAML 1.1 (PyYAML, and GitHub's reader) would read as a boolean, null or number: 1:20 is sexagesimal 80
+_AMBIGUOUS: Final = re.compile(
+    r"(?i)(true|false|yes|no|y|n|on|off|null|~|[-+]?[\d._]+(e[-+]?\d+)?|[-+]?\d[\d_]*(:[0-5]?\d)+(\.\d*)?)"
+)
 
 
 @dataclass(frozen=True)
