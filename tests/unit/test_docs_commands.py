@@ -35,6 +35,7 @@ PAGES: Final = {
     "junit": ("aggregate.md",),
     "timings": ("timings-store.md",),
     "coverage": ("coverage.md",),
+    "init": ("init.md",),
 }
 # flags of the tools the docs show ci-shards running (pytest, jest, node, git): not ci-shards' own
 FOREIGN: Final = {

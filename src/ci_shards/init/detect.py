@@ -34,6 +34,7 @@ DEFAULT_NODE: Final = "22"
 TEST_EXTRAS: Final = ("test", "tests", "dev")
 PYTHON_PROJECT_FILES: Final = ("pyproject.toml", "setup.cfg", "setup.py")
 NODE_VERSION_FILES: Final = (".nvmrc", ".node-version")
+NODE_REPORTER: Final = "junit-reporter.mjs"  # the test command of --runner node names it (templates/ci/github.yml.j2)
 # pip learned --group (PEP 735 dependency groups) in 25.1
 PIP_FOR_GROUPS: Final = "python -m pip install 'pip>=25.1'"
 
@@ -191,7 +192,9 @@ def glob_for(path: str) -> str:
     if match is None:  # a file under __tests__/
         return f"{top}__tests__/**/*{PurePosixPath(name).suffix}"
     marker = match.group(0)
-    return f"{top}{marker}*" if marker.startswith("test") and match.start() == 0 else f"{top}*{marker}"
+    if marker == name:  # test-parse.mjs, test_x.js: the prefix form
+        return f"{top}{name[:5]}*{PurePosixPath(name).suffix}"
+    return f"{top}*{marker}"
 
 
 def node_setup(facts: ProjectFacts) -> tuple[tuple[str, ...], tuple[str, ...], Finding, Finding]:
@@ -279,6 +282,10 @@ def _other_setup(facts: ProjectFacts, request: InitRequest, runner: Runner, find
     if not globs:
         globs = ("src/**/*.test.js",)
         notes.append(f"no test files found by name: the plan globs {globs[0]}; edit the glob: input")
+    if runner is Runner.NODE and NODE_REPORTER not in facts.files:
+        notes.append(
+            f"add {NODE_REPORTER} (examples/node/ of ci-shards) at the root: node's junit reporter names no files"
+        )
     if runner is Runner.JEST and facts.package_json and "jest-junit" not in _deps(facts.package_json):
         notes.append(
             "jest-junit is not in package.json: npm install --save-dev jest-junit (JUnit is how ci-shards counts tests)"

@@ -9,11 +9,12 @@ workflow (the script-injection rule action.yml keeps).
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import shlex
 from dataclasses import dataclass
 from typing import Final
+
+import yaml
 
 from ci_shards import templating
 from ci_shards.console import strip_control
@@ -24,11 +25,14 @@ WORKFLOW: Final = ".github/workflows/tests.yml"
 COMMENT_WORKFLOW: Final = ".github/workflows/ci-shards-comment.yml"
 GITLAB: Final = ".gitlab-ci.yml"
 # a plain YAML scalar that cannot start a structure, a comment, a tag, an alias or a quoted string
-_PLAIN: Final = re.compile(r"[A-Za-z0-9_./~$\"(][\w ./~$=+,'\"()\[\]<>{}@^*|&;:-]*")
-# what YAML 1.1 (PyYAML, and GitHub's reader) would read as a boolean, null or number: 1:20 is sexagesimal 80
+_PLAIN: Final = re.compile(r"[A-Za-z0-9_./~$(][\w ./~$=+,'\"()\[\]<>{}@^*|&;:-]*")
+# what YAML 1.1 (PyYAML) or 1.2 would read as a boolean, null or number: 1:20 is sexagesimal 80, 0o17 octal
 _AMBIGUOUS: Final = re.compile(
-    r"(?i)(true|false|yes|no|y|n|on|off|null|~|[-+]?[\d._]+(e[-+]?\d+)?|[-+]?\d[\d_]*(:[0-5]?\d)+(\.\d*)?)"
+    r"(?i)(true|false|yes|no|y|n|on|off|null|~|[-+]?[\d._]+(e[-+]?\d+)?|[-+]?\d[\d_]*(:[0-5]?\d)+(\.\d*)?"
+    r"|[-+]?0[xob][\da-f_]+|[-+]?\.(inf|nan))"
 )
+
+_NOT_AS_IS: Final = frozenset({0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF})
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,24 @@ def yaml_scalar(value: str, *, always: bool = False) -> str:
         and ": " not in value
         and " #" not in value
         and not value.endswith((":", " "))
+        and yaml.safe_load(f"key: {value}\n") == {"key": value}  # whatever the checks above missed
     )
-    return value if plain else json.dumps(value)
+    return value if plain else _double_quoted(value)
+
+
+def _double_quoted(value: str) -> str:
+    """A YAML double-quoted scalar: ``\\uXXXX`` for every character YAML would not take as it is (controls, line
+    separators, surrogates, non-characters; YAML 1.2 §5.1 and §5.4), so it reads back as ``value`` exactly."""
+    out = []
+    for char in value:
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif code < 0x20 or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF or code in _NOT_AS_IS:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
 
 
 def _inert(setup: Setup) -> None:

@@ -28,6 +28,13 @@ JEST_PROJECT = {
     "src/sum.test.ts": "",
     "src/ui/button.test.tsx": "",
 }
+NODE_PROJECT = {
+    "package.json": '{"scripts": {"test": "node --test"}}\n',
+    "package-lock.json": "{}\n",
+    "junit-reporter.mjs": "",
+    "test/parse.test.mjs": "",
+    "test/format.test.mjs": "",
+}
 # example (relative to examples/) -> (init's flags, the project's files, which of init's files it is)
 CASES: dict[str, tuple[list[str], dict[str, str], str]] = {
     "workflows/pytest.yml": ([], PYTEST_PROJECT, ".github/workflows/tests.yml"),
@@ -37,6 +44,7 @@ CASES: dict[str, tuple[list[str], dict[str, str], str]] = {
         {"go.mod": "module example.com/m\n\ngo 1.22\n"},
         ".github/workflows/tests.yml",
     ),
+    "workflows/node.yml": (["--shards", "3"], NODE_PROJECT, ".github/workflows/tests.yml"),
     "workflows/comment.yml": (["--comment-workflow"], PYTEST_PROJECT, ".github/workflows/ci-shards-comment.yml"),
     "gitlab/.gitlab-ci.yml": (["--ci", "gitlab"], PYTEST_PROJECT, ".gitlab-ci.yml"),
 }

@@ -1,0 +1,128 @@
+"""The pure core of ci-shards init: project facts in, choices (each with its reason) out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ci_shards.errors import UsageError
+from ci_shards.init.detect import Ci, InitRequest, Runner, command_line, decide, glob_for
+from ci_shards.init.facts import ProjectFacts
+from ci_shards.init.render import render, yaml_scalar
+
+
+def facts(**kw: Any) -> ProjectFacts:
+    return ProjectFacts(**kw)
+
+
+def finding(setup_facts: ProjectFacts, subject: str, request: InitRequest | None = None) -> tuple[str, str]:
+    found = next(f for f in decide(setup_facts, request or InitRequest()).findings if f.subject == subject)
+    return found.value, found.why
+
+
+def test_pytest_settings_win_over_package_json() -> None:
+    both = facts(pytest_source="tox.ini", package_json={"devDependencies": {"jest": "1"}})
+    assert decide(both, InitRequest()).runner is Runner.PYTEST
+    assert decide(facts(package_json={"devDependencies": {"jest": "1"}}), InitRequest()).runner is Runner.JEST
+    node = facts(package_json={"scripts": {"test": "node --test test/"}})
+    assert decide(node, InitRequest()).runner is Runner.NODE
+    assert decide(facts(has_go_mod=True, files=frozenset({"go.mod"})), InitRequest()).runner is Runner.GO
+    assert decide(facts(files=frozenset({"requirements.txt"})), InitRequest()).runner is Runner.PYTEST
+    assert decide(facts(), InitRequest(runner=Runner.GO)).runner is Runner.GO
+
+
+@pytest.mark.parametrize(
+    ("given_facts", "install"),
+    [
+        (facts(pyproject={"project": {"name": "p", "optional-dependencies": {"dev": [], "tests": []}}}),
+         ("python -m pip install -e '.[tests]'",)),
+        (facts(files=frozenset({"setup.cfg"}), setup_cfg_extras=("test",)), ("python -m pip install -e '.[test]'",)),
+        (facts(pyproject={"project": {"name": "p"}, "dependency-groups": {"test": []}}),
+         ("python -m pip install 'pip>=25.1'", "python -m pip install -e . --group test")),
+        (facts(pyproject={"dependency-groups": {"dev": []}}),
+         ("python -m pip install 'pip>=25.1'", "python -m pip install --group dev")),
+        (facts(files=frozenset({"requirements.txt", "requirements-dev.txt", "requirements-docs.txt"})),
+         ("python -m pip install -r requirements.txt -r requirements-dev.txt",)),
+        (facts(files=frozenset({"requirements.txt"})), ("python -m pip install -r requirements.txt",)),
+        (facts(pytest_source="pytest.ini"), ("python -m pip install pytest",)),
+    ],
+)  # fmt: skip
+def test_the_install_command(given_facts: ProjectFacts, install: tuple[str, ...]) -> None:
+    request = InitRequest(runner=Runner.PYTEST)
+    assert decide(given_facts, request).install == install
+    assert decide(given_facts, InitRequest(runner=Runner.PYTEST, install="make deps")).install == ("make deps",)
+
+
+def test_the_python_version() -> None:
+    spec = facts(pyproject={"project": {"requires-python": ">=3.9,<3.12"}}, pytest_source="pyproject.toml")
+    assert finding(spec, "python")[0] == "3.11"
+    pinned = facts(python_version_file="3.10.4", pyproject={"project": {"requires-python": ">=3.9"}})
+    assert finding(pinned, "python", InitRequest(runner=Runner.PYTEST)) == ("3.10", ".python-version says 3.10.4")
+    assert finding(pinned, "python", InitRequest(runner=Runner.PYTEST, python_version="3.13"))[0] == "3.13"
+    unread = facts(pyproject={"project": {"requires-python": "weird"}}, pytest_source="pyproject.toml")
+    assert finding(unread, "python")[0] == "3.12"
+
+
+@pytest.mark.parametrize(
+    ("path", "glob"),
+    [
+        ("src/a/b.test.ts", "src/**/*.test.ts"),
+        ("sum.spec.js", "*.spec.js"),
+        ("lib/__tests__/x.js", "lib/**/__tests__/**/*.js"),
+        ("test/test-parse.mjs", "test/**/test-*.mjs"),
+        ("pkg/parse_test.js", "pkg/**/*_test.js"),
+    ],
+)
+def test_a_glob_per_folder_and_kind(path: str, glob: str) -> None:
+    assert glob_for(path) == glob
+
+
+@pytest.mark.parametrize(
+    ("request_", "says"),
+    [
+        (InitRequest(ci=Ci.GITLAB, shards="auto"), "fixed count"),
+        (InitRequest(ci=Ci.GITLAB, comment_workflow=True), "workflow_run"),
+        (InitRequest(ci=Ci.GITLAB, runner=Runner.JEST), "pytest pipelines only"),
+        (InitRequest(runner=Runner.GO, coverage=True), "not go test"),
+        (InitRequest(shards="many"), "--shards"),
+        (InitRequest(), "cannot tell the test runner"),
+    ],
+)
+def test_requests_that_cannot_be_met(request_: InitRequest, says: str) -> None:
+    with pytest.raises(UsageError, match=says):
+        decide(
+            facts(),
+            request_
+            if request_.runner or "runner" in says
+            else InitRequest(**{**request_.__dict__, "runner": Runner.PYTEST}),
+        )
+
+
+def test_the_command_line_names_only_what_differs_from_the_defaults() -> None:
+    assert command_line(InitRequest()) == "ci-shards init"
+    request = InitRequest(ci=Ci.GITLAB, shards="3", coverage=True, select_changed=True, install="pip install 'x'")
+    assert (
+        command_line(request)
+        == "ci-shards init --ci gitlab --shards 3 --coverage --select changed --install 'pip install '\\''x'\\'''"
+    )
+
+
+@given(st.text(max_size=40))
+def test_a_scalar_reads_back_as_the_string(value: str) -> None:
+    assert yaml.safe_load(f"key: {yaml_scalar(value)}\n") == {"key": value}
+
+
+def test_an_expression_or_a_line_break_from_the_project_is_refused() -> None:
+    for bad in ("tests/${{ github.token }}", "tests\nrun: evil"):
+        with pytest.raises(UsageError, match="GitHub expression or a second line"):
+            render(decide(facts(pytest_source="pytest.ini", testpaths=(bad,)), InitRequest()))
+
+
+def test_findings_in_the_header_stay_comments() -> None:
+    sneaky = facts(pyproject={"project": {"requires-python": ">=3.10\nname: x"}}, pytest_source="pyproject.toml")
+    (workflow,) = render(decide(sneaky, InitRequest()))
+    assert yaml.safe_load(workflow.text)["name"] == "tests"

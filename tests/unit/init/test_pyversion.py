@@ -1,0 +1,35 @@
+"""requires-python read over the known minor versions (init.pyversion)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ci_shards.init.pyversion import allowed_pythons, minor_of
+
+
+@pytest.mark.parametrize(
+    ("spec", "allowed"),
+    [
+        (">=3.10", ("3.10", "3.11", "3.12", "3.13")),
+        (">=3.9,<3.12", ("3.9", "3.10", "3.11")),
+        (">=3.10.2, <3.12.1", ("3.10", "3.11", "3.12")),  # a patch bound keeps its minor
+        ("~=3.11", ("3.11", "3.12", "3.13")),
+        ("~=3.11.2", ("3.11",)),
+        ("==3.12.*", ("3.12",)),
+        (">3.11", ("3.12", "3.13")),
+        (">=3.9,!=3.10.*", ("3.9", "3.11", "3.12", "3.13")),
+        ("<=3.10", ("3.9", "3.10")),
+        (">=4", ()),
+    ],
+)
+def test_allowed(spec: str, allowed: tuple[str, ...]) -> None:
+    assert allowed_pythons(spec) == (allowed, ())
+
+
+def test_a_clause_it_cannot_read_is_reported() -> None:
+    assert allowed_pythons(">=3.10, python_version") == (("3.10", "3.11", "3.12", "3.13"), ("python_version",))
+
+
+@pytest.mark.parametrize(("line", "minor"), [("3.12.4", "3.12"), ("3.11", "3.11"), ("pypy3.10", None), ("3", None)])
+def test_minor_of_a_python_version_line(line: str, minor: str | None) -> None:
+    assert minor_of(line) == minor
