@@ -210,6 +210,11 @@ def check_request(request: InitRequest, runner: Runner) -> None:
     if request.shards != "auto" and not (request.shards.isdigit() and int(request.shards) >= 1):
         msg = f"--shards: expected a count of at least 1 or auto, got {request.shards!r}"
         raise UsageError(msg)
+    if request.target_seconds < 1 or (
+        request.target_seconds != InitRequest().target_seconds and request.shards != "auto"
+    ):
+        msg = f"--target-seconds {request.target_seconds}: it sizes --shards auto, and must be at least 1"
+        raise UsageError(msg)
     if request.ci is Ci.GITLAB:
         if request.shards == "auto":
             msg = "--shards auto needs GitHub's dynamic matrix; GitLab's parallel: is a fixed count (give --shards N)"

@@ -139,6 +139,10 @@ def test_gitlab_pipeline(tmp_path: Path) -> None:
         "ci-shards plan --shards 3 --pytest --output plan.json -- tests"
     ]  # fmt: skip
     assert "python -m pip install -e '.[test]'" in pipeline["default"]["before_script"]
+    assert init(repo, "--ci", "gitlab", "--select", "changed", "--coverage", "--force").returncode == 0
+    pipeline = written(repo, ".gitlab-ci.yml")
+    assert pipeline["plan"]["variables"] == {"GIT_DEPTH": 0}
+    assert pipeline["report"]["artifacts"]["reports"]["coverage_report"]["path"] == "coverage/coverage.xml"
 
 
 def test_an_existing_file_is_refused_unless_forced_and_dry_run_writes_nothing(tmp_path: Path) -> None:

@@ -81,25 +81,25 @@ def test_a_glob_per_folder_and_kind(path: str, glob: str) -> None:
     assert glob_for(path) == glob
 
 
+PY = Runner.PYTEST
+
+
 @pytest.mark.parametrize(
     ("request_", "says"),
     [
-        (InitRequest(ci=Ci.GITLAB, shards="auto"), "fixed count"),
-        (InitRequest(ci=Ci.GITLAB, comment_workflow=True), "workflow_run"),
-        (InitRequest(ci=Ci.GITLAB, runner=Runner.JEST), "pytest pipelines only"),
+        (InitRequest(runner=PY, ci=Ci.GITLAB, shards="auto"), "fixed count"),
+        (InitRequest(runner=PY, ci=Ci.GITLAB, comment_workflow=True), "workflow_run"),
+        (InitRequest(runner=Runner.JEST, ci=Ci.GITLAB), "pytest pipelines only"),
         (InitRequest(runner=Runner.GO, coverage=True), "not go test"),
-        (InitRequest(shards="many"), "--shards"),
+        (InitRequest(runner=PY, shards="many"), "--shards"),
+        (InitRequest(runner=PY, target_seconds=60), "--target-seconds 60: it sizes --shards auto"),
+        (InitRequest(runner=PY, shards="auto", target_seconds=0), "at least 1"),
         (InitRequest(), "cannot tell the test runner"),
     ],
 )
 def test_requests_that_cannot_be_met(request_: InitRequest, says: str) -> None:
     with pytest.raises(UsageError, match=says):
-        decide(
-            facts(),
-            request_
-            if request_.runner or "runner" in says
-            else InitRequest(**{**request_.__dict__, "runner": Runner.PYTEST}),
-        )
+        decide(facts(), request_)
 
 
 def test_the_command_line_names_only_what_differs_from_the_defaults() -> None:
