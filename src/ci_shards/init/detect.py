@@ -124,11 +124,11 @@ def detect_runner(facts: ProjectFacts) -> Finding | None:
 
 
 def _requirements(files: frozenset[str]) -> list[str]:
-    """The root's requirements files a test job installs: those named for tests or dev, requirements.txt first."""
+    """The root's requirements files a test job installs: those named for tests or dev, with requirements.txt
+    first when it is there too; else requirements.txt alone."""
     named = sorted(f for f in files if re.fullmatch(r"[\w.-]*requirements[\w.-]*\.txt", f) and re.search("test|dev", f))
-    return (["requirements.txt"] if "requirements.txt" in files and named else []) + named or (
-        ["requirements.txt"] if "requirements.txt" in files else []
-    )
+    base = ["requirements.txt"] if "requirements.txt" in files else []
+    return base + named
 
 
 def _table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
