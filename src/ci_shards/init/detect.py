@@ -18,6 +18,7 @@ Every choice comes with a ``Finding``: what was chosen and why (the file it came
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -240,9 +241,15 @@ def decide(facts: ProjectFacts, request: InitRequest) -> Setup:
     runner = Runner(found.value)
     check_request(request, runner)
     findings = [found, _shards_finding(request)]
-    if runner is Runner.PYTEST:
-        return _pytest_setup(facts, request, findings)
-    return _other_setup(facts, request, runner, findings)
+    setup = (
+        _pytest_setup(facts, request, findings)
+        if runner is Runner.PYTEST
+        else _other_setup(facts, request, runner, findings)
+    )
+    if facts.repository_root:
+        where = f"this folder is inside the repository at {facts.repository_root}: CI reads its configuration "
+        setup = dataclasses.replace(setup, notes=(*setup.notes, where + "only at the root"))
+    return setup
 
 
 def _shards_finding(request: InitRequest) -> Finding:

@@ -40,6 +40,7 @@ class ProjectFacts:
     package_json: Mapping[str, Any] = field(default_factory=dict)
     node_test_files: tuple[str, ...] = ()  # jest's / node --test's conventional test files, sorted
     has_go_mod: bool = False
+    repository_root: str = ""  # the git repository's root when it is above this folder ("" when here or none)
 
 
 def _pyproject(path: Path) -> Mapping[str, Any]:
@@ -104,6 +105,13 @@ def _node_test_files(root: Path) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def _repository_root_above(root: Path) -> str:
+    """The nearest parent holding ``.git``: CI reads its configuration there, not in this folder."""
+    if (root / ".git").exists():
+        return ""
+    return next((str(parent) for parent in root.parents if (parent / ".git").exists()), "")
+
+
 def read_facts(root: Path) -> ProjectFacts:
     """The facts of the repository at ``root``; an unreadable settings file is an ``InputError`` naming it."""
     files = frozenset(p.name for p in root.iterdir() if p.is_file())
@@ -119,4 +127,5 @@ def read_facts(root: Path) -> ProjectFacts:
         package_json=package_json,
         node_test_files=_node_test_files(root) if package_json else (),
         has_go_mod="go.mod" in files,
+        repository_root=_repository_root_above(root),
     )

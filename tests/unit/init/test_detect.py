@@ -126,3 +126,10 @@ def test_findings_in_the_header_stay_comments() -> None:
     sneaky = facts(pyproject={"project": {"requires-python": ">=3.10\nname: x"}}, pytest_source="pyproject.toml")
     (workflow,) = render(decide(sneaky, InitRequest()))
     assert yaml.safe_load(workflow.text)["name"] == "tests"
+
+
+def test_a_folder_below_the_repository_root_is_told_so() -> None:
+    inside = facts(pytest_source="pytest.ini", repository_root="/src/mono")
+    (note,) = decide(inside, InitRequest()).notes
+    assert note.startswith("this folder is inside the repository at /src/mono")
+    assert decide(facts(pytest_source="pytest.ini"), InitRequest()).notes == ()
