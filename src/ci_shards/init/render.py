@@ -75,12 +75,13 @@ def _inert(setup: Setup) -> None:
     values = [*setup.install, *setup.pytest_args, *setup.globs, setup.python_version, setup.node_version_file]
     for value in values:
         if "${{" in value or "\n" in value:
-            msg = f"init: {value!r} would be a GitHub expression or a second line in the workflow; give it by flag"
+            msg = f"init: {value!r} would be a GitHub expression or a second line in the workflow; init writes none"
             raise UsageError(msg)
 
 
-def _comment_safe(finding: Finding) -> Finding:
-    return Finding(*(strip_control(text).replace("\n", " ") for text in (finding.subject, finding.value, finding.why)))
+def _one_line(text: str) -> str:
+    """Text for a ``#`` comment line of the header: one line, whatever the project's files held."""
+    return " ".join(strip_control(text).split())
 
 
 def _gitlab_commands(setup: Setup) -> dict[str, str]:
@@ -106,7 +107,11 @@ def _gitlab_commands(setup: Setup) -> dict[str, str]:
 def render(setup: Setup) -> tuple[InitFile, ...]:
     """The files for ``setup``: the workflow (or pipeline), and the fork-safe comment workflow when asked for."""
     _inert(setup)
-    shown = dataclasses.replace(setup, findings=tuple(_comment_safe(f) for f in setup.findings))
+    shown = dataclasses.replace(
+        setup,
+        findings=tuple(Finding(*map(_one_line, (f.subject, f.value, f.why))) for f in setup.findings),
+        notes=tuple(map(_one_line, setup.notes)),
+    )
     env = templating.environment("ci")
     env.filters["q"] = yaml_scalar
     context = {"setup": shown, "command": command_line(setup.request)}
