@@ -148,25 +148,27 @@ def _installable(facts: ProjectFacts) -> bool:
 def python_install(facts: ProjectFacts) -> tuple[tuple[str, ...], Finding]:
     extras = set(_table(facts.pyproject, "project", "optional-dependencies")) | set(facts.setup_cfg_extras)
     extra = next((name for name in TEST_EXTRAS if name in extras), None)
+    groups = _table(facts.pyproject, "dependency-groups")
+    group = next((name for name in TEST_EXTRAS if name in groups), None)
+    project = " -e ." if _installable(facts) else ""
+    requirements = _requirements(facts.files)
     if extra is not None and _installable(facts):
         where = (
             "pyproject.toml" if extra in _table(facts.pyproject, "project", "optional-dependencies") else "setup.cfg"
         )
-        return (f"python -m pip install -e '.[{extra}]'",), Finding(
-            "install", f".[{extra}]", f"the {extra} extra of {where}"
+        commands, why = (f"python -m pip install -e '.[{extra}]'",), f"the {extra} extra of {where}"
+    elif group is not None:
+        commands, why = (
+            (PIP_FOR_GROUPS, f"python -m pip install{project} --group {group}"),
+            "a PEP 735 dependency group",
         )
-    groups = _table(facts.pyproject, "dependency-groups")
-    group = next((name for name in TEST_EXTRAS if name in groups), None)
-    project = " -e ." if _installable(facts) else ""
-    if group is not None:
-        command = f"python -m pip install{project} --group {group}"
-        return (PIP_FOR_GROUPS, command), Finding("install", f"--group {group}", "a PEP 735 dependency group")
-    requirements = _requirements(facts.files)
-    if requirements:
+    elif requirements:
         files = " ".join(f"-r {name}" for name in requirements)
-        return (f"python -m pip install{project} {files}",), Finding("install", files, "requirements files")
-    why = "no test extra, dependency group or requirements file found: pytest only, add yours"
-    return (f"python -m pip install{project} pytest",), Finding("install", "pytest", why)
+        commands, why = (f"python -m pip install{project} {files}",), "requirements files"
+    else:
+        commands = (f"python -m pip install{project} pytest",)
+        why = "no test extra, dependency group or requirements file found: pytest only, add yours"
+    return commands, Finding("install", " && ".join(commands), why)
 
 
 def python_version(facts: ProjectFacts, request: InitRequest) -> Finding:
