@@ -152,6 +152,7 @@ def python_install(facts: ProjectFacts) -> tuple[tuple[str, ...], Finding]:
     group = next((name for name in TEST_EXTRAS if name in groups), None)
     project = " -e ." if _installable(facts) else ""
     requirements = _requirements(facts.files)
+    commands: tuple[str, ...]
     if extra is not None and _installable(facts):
         where = (
             "pyproject.toml" if extra in _table(facts.pyproject, "project", "optional-dependencies") else "setup.cfg"
