@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.model import CaseOutcome
+from ci_shards.model.outcome import CaseOutcome
 from tests.e2e.gha.act_harness import export_project
 from tests.unit.aggregate_fixtures import case_for, make_plan, write_shard
 

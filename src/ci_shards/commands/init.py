@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from ci_shards.console import console_for
+from ci_shards.common.console import console_for
 from ci_shards.init import Ci, InitRequest, Runner, plan_init, write_files
 from ci_shards.init.detect import DEFAULT_PYTHON
 

@@ -11,7 +11,7 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from ci_shards import templating
+from ci_shards.common import templating
 from ci_shards.coverage.artifact import RECOLLECT, CoverageArtifact, FileCoverage, Totals
 from ci_shards.coverage.diffcov import DiffCoverage
 from ci_shards.report import md

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_shards import outfile
-from ci_shards.errors import InputError
+from ci_shards.common import outfile
+from ci_shards.common.errors import InputError
 from ci_shards.init.detect import Ci, InitRequest, Runner, Setup, decide
 from ci_shards.init.facts import read_facts
 from ci_shards.init.render import InitFile, render

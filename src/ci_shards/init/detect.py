@@ -26,7 +26,7 @@ from enum import Enum
 from pathlib import PurePosixPath
 from typing import Any, Final
 
-from ci_shards.errors import UsageError
+from ci_shards.common.errors import UsageError
 from ci_shards.init.facts import LOCKFILES, NODE_TEST_FILE, ProjectFacts
 from ci_shards.init.pyversion import allowed_pythons, minor_of
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards.errors import InputError
+from ci_shards.common.errors import InputError
 from ci_shards.plan.discover import settings_in
 
 LOCKFILES: Final = ("package-lock.json", "npm-shrinkwrap.json")  # what `npm ci` installs from

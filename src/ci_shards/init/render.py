@@ -16,9 +16,9 @@ from typing import Final
 
 import yaml
 
-from ci_shards import templating
-from ci_shards.console import strip_control
-from ci_shards.errors import UsageError
+from ci_shards.common import templating
+from ci_shards.common.console import strip_control
+from ci_shards.common.errors import UsageError
 from ci_shards.init.detect import Ci, Finding, Setup, command_line
 
 WORKFLOW: Final = ".github/workflows/tests.yml"

@@ -9,7 +9,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ci_shards.errors import UsageError
+from ci_shards.common.errors import UsageError
 from ci_shards.init.detect import Ci, InitRequest, Runner, command_line, decide, glob_for
 from ci_shards.init.facts import ProjectFacts
 from ci_shards.init.render import render, yaml_scalar
