@@ -424,13 +424,12 @@ def _counter(bases: Sequence[Path], python_files: set[str], rules: CountRules, r
 
 
 def _chain_names(path: Path, rootdir: Path) -> tuple[str, ...]:
-    """The names of a test file's collection chain that ``-k`` matches: pytest's ``Dir`` nodes from
-    the rootdir down (the rootdir's own name included) and the module's file name."""
+    """The names of a test file's collection chain that ``-k`` matches: pytest's ``Dir`` nodes below
+    the rootdir (``KeywordMatcher.from_item`` leaves the rootdir's own out) and the module's file name."""
     try:
-        inside = path.relative_to(rootdir).parts
-    except ValueError:  # a --pyargs package elsewhere: its own folders
-        inside = path.parts[-2:]
-    return (rootdir.name, *inside)
+        return path.relative_to(rootdir).parts
+    except ValueError:  # a --pyargs package elsewhere: its own folder
+        return path.parts[-2:]
 
 
 def files_under(folder: Path) -> int:

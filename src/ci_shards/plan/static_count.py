@@ -131,7 +131,7 @@ def count_tests(
     files_in: FilesIn = no_files,
 ) -> FileCount:
     """The tests ``source`` defines, given the ``fixtures`` its conftests define; ``path_names``: the
-    file's name and its folders' from the rootdir (what ``-k`` matches besides the test's names).
+    file's name and its folders' below the rootdir (what ``-k`` matches besides the test's names).
     Raises ``SyntaxError`` or ``ValueError`` (null bytes, a bad encoding declaration) when it is not
     Python; bytes are decoded as Python does (PEP 263)."""
     module = ast.parse(source)
@@ -211,7 +211,8 @@ def _mark_decider(test: DefinedTest) -> mark_expr.Decide:
 
 def _keyword_decider(path_names: Sequence[str]) -> Callable[[DefinedTest], mark_expr.Decide]:
     """pytest's ``KeywordMatcher``: a case-insensitive substring of any name in the item's chain (its
-    folders, its file, its classes, its own name with the parameter ids) or of a mark's name."""
+    folders below the rootdir, its file, its classes, its own name with the parameter ids) or of a
+    mark's name."""
 
     def for_test(test: DefinedTest) -> mark_expr.Decide:
         names = [n.lower() for n in (*path_names, *test.key.split("::"), *test.marks)]

@@ -400,7 +400,7 @@ def test_marks_decide_minus_m(expression, tests, deselected):
 )
 def test_names_decide_minus_k(expression, tests, deselected):
     counted = count_tests(
-        textwrap.dedent(HAS_MARKS), CountRules(keywordexpr=expression), path_names=("proj", "tests", "test_marks.py")
+        textwrap.dedent(HAS_MARKS), CountRules(keywordexpr=expression), path_names=("tests", "test_marks.py")
     )
     assert (counted.tests, counted.deselected) == (tests, deselected)
 
