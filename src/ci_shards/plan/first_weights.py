@@ -14,7 +14,9 @@ tests cost far more than one unit, and a plan that ignores them puts them all in
   repeat its cost.
 
 These are the same rules discovery's count uses (``new_files``), so with no timings both modes
-weigh a file alike. The factors scale only the estimates of tests without timings.
+weigh a file alike. Only files none of whose tests has a timing are weighed: a new test in a timed
+file gets the median of its file's timed tests (``estimates.estimate``), seconds these factors,
+counted in tests, do not scale.
 """
 
 from __future__ import annotations
@@ -51,12 +53,13 @@ def collected_weights(
     deselected: Mapping[str, int],
     units_of: Callable[[str], Mapping[str, float] | None],
 ) -> Weights:
-    """Factors for the ``ids`` without a timing (not in ``timed``): ``units_of(file)`` gives what one
-    case of each costly test of a file costs (None: not read), ``deselected`` the file's deselected tests."""
+    """Factors for the ``ids`` of files none of whose tests is ``timed``: ``units_of(file)`` gives what
+    one case of each costly test of a file costs (None: not read), ``deselected`` the file's deselected tests."""
     by_file: dict[str, list[str]] = {}
     for node_id in ids:
-        if node_id not in timed:
-            by_file.setdefault(item_file(node_id), []).append(node_id)
+        by_file.setdefault(item_file(node_id), []).append(node_id)
+    timed_files = {item_file(key) for key in timed}
+    by_file = {file: unknown for file, unknown in by_file.items() if file not in timed_files}
     factors: dict[str, float] = {}
     keep_whole: list[str] = []
     given = charged = 0

@@ -37,11 +37,11 @@ def test_hypothesis_tests_weigh_their_examples_and_deselected_tests_their_collec
     )
 
 
-def test_timed_tests_keep_their_timing_and_nothing_to_say_says_nothing() -> None:
-    timed = {"t/test_h.py::TestA::test_given[1]": 2.0}
-    weights = collected_weights(IDS, timed=timed, deselected={}, units_of=UNITS.get)
-    assert "t/test_h.py::TestA::test_given[1]" not in weights.factors
-    assert weights.factors["t/test_h.py::TestA::test_given[2]"] == 100.0
+def test_a_file_with_timings_is_not_weighed_and_nothing_to_say_says_nothing() -> None:
+    # its new tests get the median of its timed ones: seconds, which factors in tests do not scale
+    timed = {"t/test_h.py::TestA::test_given[1]": 2.0, "t/test_s.py": 1.0}
+    weights = collected_weights(IDS, timed=timed, deselected={"t/test_s.py": 1000}, units_of=UNITS.get)
+    assert weights.factors == {}
     assert collected_weights(["t/a.py::x"], timed={}, deselected={}, units_of=lambda f: None).note == ""
 
 
