@@ -93,22 +93,33 @@ def _counted_note(counted: Mapping[str, FileCount], cost: float, learned_from: i
     def total(field: str) -> int:
         return sum(getattr(c, field) for c in counted.values())
 
+    def files(field: str) -> str:
+        return plural(sum(1 for c in counted.values() if getattr(c, field)), "file")
+
     guessed, sized = total("guessed"), total("data_sized")
     empty = sum(1 for c in counted.values() if not c.tests and not c.deselected)
     details = [plural(total("tests"), "test") + " counted"]
     if total("hypothesis"):
         details.append(
-            f"{plural(total('hypothesis'), 'hypothesis test')} at {EXAMPLE_TESTS:g} test per example"
-            f" (max_examples, else {HYPOTHESIS_EXAMPLES})"
+            f"{plural(total('hypothesis'), 'hypothesis test')} in {files('hypothesis')} at {EXAMPLE_TESTS:g} test"
+            f" per example (max_examples, else {HYPOTHESIS_EXAMPLES})"
         )
     if total("deselected"):
-        details.append(f"{plural(total('deselected'), 'test')} -m/-k deselect at {DESELECTED_TESTS:g} test each")
-    if guessed - sized:
         details.append(
-            f"{plural(guessed - sized, 'parametrize argument list')} not literal counted as {GUESSED_CASES} cases"
+            f"{plural(total('deselected'), 'test')} in {files('deselected')} that -m/-k deselect at"
+            f" {DESELECTED_TESTS:g} test each"
+        )
+    if guessed - sized:
+        unsized = sum(1 for c in counted.values() if c.guessed > c.data_sized)
+        details.append(
+            f"{plural(guessed - sized, 'parametrize argument list')} not literal in {plural(unsized, 'file')}"
+            f" counted as {GUESSED_CASES} cases"
         )
     if sized:
-        details.append(f"{plural(sized, 'argument list')} not literal sized by the files of the data folder it names")
+        details.append(
+            f"{plural(sized, 'argument list')} not literal in {files('data_sized')} sized by the files of the data"
+            " folder each names"
+        )
     if empty:
         details.append(f"{plural(empty, 'file')} with none counted as {EMPTY_FILE_TESTS:g} test")
     source = (

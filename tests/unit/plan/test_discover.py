@@ -277,8 +277,8 @@ def test_minus_m_and_k_of_addopts_and_arguments_and_a_data_folder_reach_the_esti
     _write(tmp_path, files)
     found, notes = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=["tests"], globs=(), timings={})
     assert found.estimates == {"tests/test_data.py": 30.0, "tests/test_stress.py": 1 + 100 * 0.05}
-    assert "100 tests -m/-k deselect at 0.05 test each" in "\n".join(notes)
-    assert "1 argument list not literal sized by the files of the data folder it names" in "\n".join(notes)
+    assert "100 tests in 1 file that -m/-k deselect at 0.05 test each" in "\n".join(notes)
+    assert "1 argument list not literal in 1 file sized by the files of the data folder each names" in "\n".join(notes)
     # the arguments' -k comes after addopts' -m: both apply; the last -m wins
     found, _ = discover_items(
         cwd=tmp_path, pytest_files=True, pytest_args=["tests", "-m", "stress", "-k", "not case"], globs=(), timings={}

@@ -41,8 +41,8 @@ def test_the_cost_per_test_is_learned_from_the_timed_files():
     assert new.seconds == {"new.py": pytest.approx(4.0)}
     assert new.notes[0] == (
         "1 test file without timings planned whole, estimated from the tests each defines (20 tests counted,"
-        " 1 parametrize argument list not literal counted as 4 cases) at 0.2 s per test (learned: the median over"
-        " 3 timed files): new.py"
+        " 1 parametrize argument list not literal in 1 file counted as 4 cases) at 0.2 s per test (learned: the"
+        " median over 3 timed files): new.py"
     )
 
 
@@ -151,8 +151,9 @@ def test_examples_and_deselected_tests_weigh_in_and_the_note_counts_them():
     }
     assert new.notes[0].startswith(
         "4 test files without timings planned whole, estimated from the tests each defines (97 tests counted,"
-        " 2 hypothesis tests at 1 test per example (max_examples, else 100), 1010 tests -m/-k deselect at 0.05 test"
-        " each, 2 argument lists not literal sized by the files of the data folder it names) at 1.0 s per test"
+        " 2 hypothesis tests in 1 file at 1 test per example (max_examples, else 100), 1010 tests in 2 files that"
+        " -m/-k deselect at 0.05 test each, 2 argument lists not literal in 1 file sized by the files of the data"
+        " folder each names) at 1.0 s per test"
     )
     # learning divides a timed file's seconds by what it weighs, not by its bare count
     assert learned_cost_per_test({"h.py": 402.0}, counts.get) == (2.0, 1)
