@@ -25,8 +25,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_shards.console import plural
-from ci_shards.model import item_file
+from ci_shards.common.console import plural
+from ci_shards.model.matching import item_file
 from ci_shards.plan.static_count import DESELECTED_TESTS, EXAMPLE_TESTS, CountRules, weighted_tests
 
 # every name is looked up by the node ids pytest collected, so any function or class may be one

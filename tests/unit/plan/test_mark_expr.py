@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ci_shards.plan import mark_expr
-from ci_shards.pytest_args import last_value
+from ci_shards.plan.pytest_args import last_value
 
 
 def _value(expression: str, known: dict[str, bool]) -> bool | None:
