@@ -272,7 +272,7 @@ def plan_from_options(
         items = list(selection.selected)
     balance: dict[str, Any] = {
         "granularity": options.granularity,
-        "keep_together": (*options.keep_together, *(first_weights.keep_whole if first_weights else ())),
+        "keep_together": (*options.keep_together, *(first_weights.keep_whole_rules(items) if first_weights else ())),
         "weights": dict(options.weights),
         "max_items_per_shard": options.max_items_per_shard,
         "strategy": options.strategy,

@@ -10,7 +10,7 @@ tests cost far more than one unit, and a plan that ignores them puts them all in
   (click 8.5.1: 30,000 deselected stress cases, 2.4 s of CPU): their file's first planned test
   carries ``DESELECTED_TESTS`` per deselected test, so the file lands where that time fits. Each
   shard a file is cut into collects it again, so a file whose collection outweighs its selected
-  tests is kept whole (``keep_whole``, keep-together rules of the plan): cutting it would only
+  tests is kept whole (``keep_whole_rules``, keep-together rules of the plan): cutting it would only
   repeat its cost.
 
 These are the same rules discovery's count uses (``new_files``), so with no timings both modes
@@ -37,7 +37,13 @@ _ANY_NAME = CountRules(functions=("*",), classes=("*",))
 class Weights:
     factors: dict[str, float]  # test id → its estimate's factor (absent: 1)
     note: str
-    keep_whole: tuple[str, ...] = ()  # keep-together patterns: files whose collection outweighs their tests
+    keep_whole: tuple[str, ...] = ()  # files whose collection outweighs their tests
+
+    def keep_whole_rules(self, items: Collection[str]) -> tuple[str, ...]:
+        """Keep-together patterns for the ``keep_whole`` files that hold one of ``items`` (a file a
+        change-based selection emptied needs no rule, which would be noted as matching nothing)."""
+        files = {item_file(i) for i in items}
+        return tuple(_literal_pattern(f) for f in self.keep_whole if f in files)
 
 
 def _function_key(node_id: str) -> str:
@@ -74,7 +80,7 @@ def collected_weights(
             first = min(unknown)
             charge = deselected[file] * DESELECTED_TESTS
             if charge > sum(factors.get(i, 1.0) for i in unknown):
-                keep_whole.append(_literal_pattern(file))
+                keep_whole.append(file)
             factors[first] = factors.get(first, 1.0) + charge
             charged += deselected[file]
     details = []

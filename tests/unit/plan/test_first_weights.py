@@ -30,6 +30,10 @@ def test_hypothesis_tests_weigh_their_examples_and_deselected_tests_their_collec
     }
     # test_s.py's collection (50 tests' worth) outweighs its 2 tests: each cut would repeat it
     assert weights.keep_whole == ("t/test_s.py",)
+    assert weights.keep_whole_rules(IDS) == ("t/test_s.py",)
+    assert weights.keep_whole_rules([i for i in IDS if "test_s.py" not in i]) == ()  # a selection emptied it
+    odd = collected_weights(["t/x[1].py::a"], timed={}, deselected={"t/x[1].py": 100}, units_of=UNITS.get)
+    assert odd.keep_whole_rules(["t/x[1].py::a"]) == ("t/x[[]1].py",)  # fnmatch matches the name itself
     assert weights.note == (
         "tests without timings weighed by their files' text: 3 hypothesis tests at 1 test per example,"
         " 1002 deselected tests at 0.05 test each, charged to its file's first test,"
