@@ -72,6 +72,11 @@ SUITES = {
         Suite("jinja2", "jinja2", "3.1.6", "tests", ("trio",)),
         Suite("click", "click", "8.5.1", "tests"),
         Suite("tomlkit", "tomlkit", "0.15.2", "tests"),
+        # shapes the first four do not have: packaging's test_version.py holds 51,524 of its 64,207
+        # tests and addopts deselect its hypothesis suite (-m 'not property'); more-itertools is two
+        # files of unittest cases
+        Suite("packaging", "packaging", "26.4", "tests", ("pretend", "tomli_w", "hypothesis")),
+        Suite("more-itertools", "more_itertools", "11.2.1", "tests"),
     )
 }
 TOOLS = ("discover", "collect", "pytest-split")
@@ -79,11 +84,14 @@ TOOLS = ("discover", "collect", "pytest-split")
 
 def ensure_venv(venv: Path) -> Path:
     python = venv / "bin" / "python"
-    if not python.exists():
+    fresh = not python.exists()
+    if fresh:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        packages = ["pytest", "pytest-split", *(f"{s.distribution}=={s.version}" for s in SUITES.values())]
-        packages += sorted({p for s in SUITES.values() for p in s.packages})
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *packages], check=True)
+    # every time: a venv made before a suite was added gets it (pins already met cost no download)
+    packages = ["pytest", "pytest-split", *(f"{s.distribution}=={s.version}" for s in SUITES.values())]
+    packages += sorted({p for s in SUITES.values() for p in s.packages})
+    subprocess.run([str(python), "-m", "pip", "install", "-q", *packages], check=True)
+    if fresh:
         subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(REPO)], check=True)
     return python
 

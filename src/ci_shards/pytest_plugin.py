@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -405,10 +405,17 @@ class _CollectRecorder:
         self.path = path
         self.items: list[dict[str, str]] = []
         self.errors: list[dict[str, str]] = []
+        self.deselected: dict[str, int] = {}  # file part of the node id → tests -m/-k/plugins took away
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.errors.append({"id": report.nodeid, "message": _last_error_line(report.longreprtext)})
+
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        # collected, never run: their collection is still paid by the shard that runs their file
+        for item in items:
+            file = item.nodeid.split("::", 1)[0]
+            self.deselected[file] = self.deselected.get(file, 0) + 1
 
     @pytest.hookimpl(trylast=True)  # after every plugin's own -k/-m/deselection
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -419,6 +426,7 @@ class _CollectRecorder:
             "rootdir": str(session.config.rootpath.resolve()),
             "items": self.items,
             "errors": self.errors,
+            "deselected": self.deselected,
             "exitstatus": int(exitstatus),
         }
         outfile.write_atomic(self.path, json.dumps(record, ensure_ascii=False))

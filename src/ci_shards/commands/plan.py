@@ -32,6 +32,7 @@ from ci_shards.plan.choose import MAX_SHARDS, choose_shards
 from ci_shards.plan.collect import glob_items, read_items
 from ci_shards.plan.discover import discover_items, whole_files_as_items
 from ci_shards.plan.estimates import match_timings, measured_ratio, rebase_keys
+from ci_shards.plan.first_weights import Weights, collected_weights, read_units
 from ci_shards.plan.planner import plan_items
 from ci_shards.plan.pytest_collect import collect_pytest, portable_rootdir
 from ci_shards.plan.render import render_plan
@@ -200,6 +201,7 @@ def plan_from_options(
     # files on disk merged with the timings: --discover, or --glob beside --from-timings
     discovery = None
     discovery_notes: list[str] = []
+    first_weights: Weights | None = None  # --pytest: tests without timings weighed by their files' text
     for source in options.items:
         items += read_items(source, cwd=cwd)
         sources += 1
@@ -222,6 +224,9 @@ def plan_from_options(
     if options.pytest and not discovering:
         check_pytest_words(extra, cwd)
         collection = collect_pytest(extra, cwd=cwd, env=env, python=options.python)
+        first_weights = collected_weights(
+            collection.ids, timed=estimates, deselected=collection.deselected, units_of=read_units(collection.paths)
+        )
         items += collection.ids
         rootdir = portable_rootdir(collection.rootdir, cwd)
         sources += 1
@@ -267,11 +272,12 @@ def plan_from_options(
         items = list(selection.selected)
     balance: dict[str, Any] = {
         "granularity": options.granularity,
-        "keep_together": options.keep_together,
+        "keep_together": (*options.keep_together, *(first_weights.keep_whole_rules(items) if first_weights else ())),
         "weights": dict(options.weights),
         "max_items_per_shard": options.max_items_per_shard,
         "strategy": options.strategy,
         "cut_cost": options.cut_cost,
+        "unknown_factors": first_weights.factors if first_weights else None,
     }
     if options.max_items_per_shard is not None and options.max_items_per_shard < 1:
         msg = "--max-items-per-shard must be at least 1"
@@ -328,7 +334,12 @@ def plan_from_options(
         plan,
         created_at=_created_at(env),
         rootdir=rootdir,
-        notes=(*plan.notes, *overhead_notes, *((remap_note,) if remap_note else ())),
+        notes=(
+            *plan.notes,
+            *((first_weights.note,) if first_weights and first_weights.note else ()),
+            *overhead_notes,
+            *((remap_note,) if remap_note else ()),
+        ),
         measured_ratio=measured_ratio([s.items for s in plan.shards], measured) if plan.unknown_items else None,
         skipped_by_diff=skipped if mode is SelectMode.CHANGED else {},
         would_skip=skipped if mode is SelectMode.SHADOW else {},

@@ -42,7 +42,7 @@ from ci_shards.plan.collect import glob_items
 from ci_shards.plan.conftest_ignores import ConftestIgnores
 from ci_shards.plan.new_files import CountOf, estimate_new_files, not_counted
 from ci_shards.plan.pyargs import module_location
-from ci_shards.plan.pytest_args import NO_IGNORES, Ignores, ignores_in, path_words, positional_words
+from ci_shards.plan.pytest_args import NO_IGNORES, Ignores, ignores_in, last_value, path_words, positional_words
 from ci_shards.plan.static_count import (
     DEFAULT_CLASSES,
     DEFAULT_FUNCTIONS,
@@ -56,6 +56,7 @@ from ci_shards.plan.static_count import (
 DEFAULT_PYTHON_FILES: Final = ("test_*.py", "*_test.py")
 DEFAULT_NORECURSE: Final = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
 ALWAYS_SKIPPED: Final = ("__pycache__",)
+DATA_FILES_CAP: Final = 10_000  # a data folder's files counted for an estimate, at most
 FALLBACK_FILE_SECONDS: Final = 1.0  # a new file's estimate when no file has timings at all
 # pytest's own search order for its settings in one directory
 INI_SOURCES: Final = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"), ("tox.ini", "pytest"))
@@ -371,7 +372,13 @@ def discover_items(
         timings = {k: v for k, v in timings.items() if item_file(k) not in gone} if gone else timings
         if conftest.left_out:
             notes.append(_left_out_note(list(conftest.left_out), cwd))
-        rules = CountRules(settings.python_functions, settings.python_classes)
+        words = [*settings.addopts, *pytest_args]
+        rules = CountRules(
+            settings.python_functions,
+            settings.python_classes,
+            markexpr=last_value(words, "-m"),
+            keywordexpr=last_value(words, "-k"),
+        )
         count_of = _counter(on_disk, set(files), rules, settings.rootdir.absolute())
     if globs:
         files += glob_items(globs, cwd=cwd)
@@ -402,13 +409,42 @@ def _counter(bases: Sequence[Path], python_files: set[str], rules: CountRules, r
         path = next((b / file for b in bases if (b / file).is_file()), bases[0] / file).absolute()
         try:
             # bytes: Python's own encoding rules
-            return count_tests(path.read_bytes(), rules, conftest_fixtures(path.parent))
+            return count_tests(
+                path.read_bytes(),
+                rules,
+                conftest_fixtures(path.parent),
+                path_names=_chain_names(path, rootdir),
+                files_in=lambda parts: files_under(path.parent.joinpath(*parts)),
+            )
         except SyntaxError as err:  # a bad encoding is one too (unicode error)
             return f"{type(err).__name__} at line {err.lineno}: {err.msg}"
         except (OSError, ValueError, RecursionError) as err:  # null bytes; nesting deeper than the parser goes
             return f"{type(err).__name__}: {err}"
 
     return count_of
+
+
+def _chain_names(path: Path, rootdir: Path) -> tuple[str, ...]:
+    """The names of a test file's collection chain that ``-k`` matches: pytest's ``Dir`` nodes below
+    the rootdir (``KeywordMatcher.from_item`` leaves the rootdir's own out) and the module's file name."""
+    try:
+        return path.relative_to(rootdir).parts
+    except ValueError:  # a --pyargs package elsewhere: its own folder
+        return path.parts[-2:]
+
+
+def files_under(folder: Path) -> int:
+    """How many files a data folder holds (0 when it is none), counted up to ``DATA_FILES_CAP``: a
+    plan job never walks a huge tree for an estimate."""
+    if not folder.is_dir():
+        return 0
+    count = 0
+    for _root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ALWAYS_SKIPPED]
+        count += len(files)
+        if count >= DATA_FILES_CAP:
+            return DATA_FILES_CAP
+    return count
 
 
 def _collection_roots(

@@ -29,9 +29,12 @@ class Estimates:
     note: str
 
 
-def estimate(items: Sequence[str], durations: Mapping[str, float]) -> Estimates:
+def estimate(
+    items: Sequence[str], durations: Mapping[str, float], unknown_factors: Mapping[str, float] | None = None
+) -> Estimates:
     """Seconds per item; an unknown item gets the median of its file's known items, else of all
-    known items, else ``DEFAULT_UNKNOWN_SECONDS`` — never zero, and counted."""
+    known items, else ``DEFAULT_UNKNOWN_SECONDS`` — never zero, and counted — times its factor in
+    ``unknown_factors`` (what its file's text says it costs in tests: ``plan.first_weights``)."""
     known = {i: float(durations[i]) for i in items if i in durations}
     if len(known) == len(items):  # everything measured (the common case): nothing to estimate
         return Estimates(known, 0, "")
@@ -51,6 +54,8 @@ def estimate(items: Sequence[str], durations: Mapping[str, float]) -> Estimates:
         else:
             seconds[item] = everything
             from_all += 1
+        if unknown_factors:
+            seconds[item] *= unknown_factors.get(item, 1.0)
     unknown = from_file + from_all
     note = ""
     if unknown:

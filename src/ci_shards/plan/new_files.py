@@ -20,7 +20,13 @@ from typing import Final
 
 from ci_shards.common.console import listed, plural
 from ci_shards.plan.estimates import DEFAULT_UNKNOWN_SECONDS
-from ci_shards.plan.static_count import GUESSED_CASES, FileCount
+from ci_shards.plan.static_count import (
+    DESELECTED_TESTS,
+    EXAMPLE_TESTS,
+    GUESSED_CASES,
+    HYPOTHESIS_EXAMPLES,
+    FileCount,
+)
 
 EMPTY_FILE_TESTS: Final = 0.1  # a file with no test: its import, as a tenth of a test
 LEARN_FROM_FILES: Final = 100  # timed files counted to learn the cost per test (evenly spread)
@@ -50,7 +56,7 @@ def learned_cost_per_test(timed: Mapping[str, float], count_of: CountOf) -> tupl
     for file in files[::step][:LEARN_FROM_FILES]:
         count = count_of(file)
         if isinstance(count, FileCount) and count.tests > 0:
-            ratios.append(timed[file] / count.tests)
+            ratios.append(timed[file] / count.units)
     return (statistics.median(ratios), len(ratios)) if ratios else (None, 0)
 
 
@@ -66,7 +72,7 @@ def estimate_new_files(
     if counted:
         per_test, learned_from = learned_cost_per_test(timed, count_of)
         cost = per_test if per_test is not None else DEFAULT_UNKNOWN_SECONDS
-        seconds.update({f: cost * max(c.tests, EMPTY_FILE_TESTS) for f, c in counted.items()})
+        seconds.update({f: cost * max(c.units, EMPTY_FILE_TESTS) for f, c in counted.items()})
         notes.append(_counted_note(counted, cost, learned_from))
     if unreadable:
         shown = [f"{f} ({why})" for f, why in sorted(unreadable.items())]
@@ -84,12 +90,36 @@ def estimate_new_files(
 
 
 def _counted_note(counted: Mapping[str, FileCount], cost: float, learned_from: int) -> str:
-    tests = sum(c.tests for c in counted.values())
-    guessed = sum(c.guessed for c in counted.values())
-    empty = sum(1 for c in counted.values() if not c.tests)
-    details = [plural(tests, "test") + " counted"]
-    if guessed:
-        details.append(f"{plural(guessed, 'parametrize argument list')} not literal counted as {GUESSED_CASES} cases")
+    def total(field: str) -> int:
+        return sum(getattr(c, field) for c in counted.values())
+
+    def files(field: str) -> str:
+        return plural(sum(1 for c in counted.values() if getattr(c, field)), "file")
+
+    guessed, sized = total("guessed"), total("data_sized")
+    empty = sum(1 for c in counted.values() if not c.tests and not c.deselected)
+    details = [plural(total("tests"), "test") + " counted"]
+    if total("hypothesis"):
+        details.append(
+            f"{plural(total('hypothesis'), 'hypothesis test')} in {files('hypothesis')} at {EXAMPLE_TESTS:g} test"
+            f" per example (max_examples, else {HYPOTHESIS_EXAMPLES})"
+        )
+    if total("deselected"):
+        details.append(
+            f"{plural(total('deselected'), 'test')} in {files('deselected')} that -m/-k deselect at"
+            f" {DESELECTED_TESTS:g} test each"
+        )
+    if guessed - sized:
+        unsized = sum(1 for c in counted.values() if c.guessed > c.data_sized)
+        details.append(
+            f"{plural(guessed - sized, 'parametrize argument list')} not literal in {plural(unsized, 'file')}"
+            f" counted as {GUESSED_CASES} cases"
+        )
+    if sized:
+        details.append(
+            f"{plural(sized, 'argument list')} not literal in {files('data_sized')} sized by the files of the data"
+            " folder each names"
+        )
     if empty:
         details.append(f"{plural(empty, 'file')} with none counted as {EMPTY_FILE_TESTS:g} test")
     source = (

@@ -192,8 +192,10 @@ def plan_items(
     strategy: str = "balanced",
     cut_cost: float = 0.0,
     notes: Sequence[str] = (),
+    unknown_factors: Mapping[str, float] | None = None,
 ) -> Plan:
-    """The plan for ``items`` in ``shards`` shards (``created_at`` is left for the caller to fill)."""
+    """The plan for ``items`` in ``shards`` shards (``created_at`` is left for the caller to fill);
+    ``unknown_factors`` scale the estimates of items without timings (``estimates.estimate``)."""
     if shards < 1:
         msg = f"--shards must be at least 1, not {shards}"
         raise UsageError(msg)
@@ -207,7 +209,7 @@ def plan_items(
             f" (--max-items-per-shard); use at least {math.ceil(len(ordered) / max_items_per_shard)} shards"
         )
         raise UsageError(msg)
-    est = estimate(ordered, durations)
+    est = estimate(ordered, durations, unknown_factors)
     seconds = apply_weights(est.seconds, weights or {})
     atoms = build_atoms(ordered, keep_together, seconds)
     if max_items_per_shard is not None:

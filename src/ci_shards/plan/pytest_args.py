@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -38,21 +38,22 @@ def _takes_next(word: str, following: str | None) -> bool:
     return word != "--cov" or not following.startswith("-")  # --cov's value is optional
 
 
-def positional_words(words: Sequence[str]) -> list[str]:
-    """The words that are not options nor an option's value, in order: what pytest takes for its
-    collection arguments (paths, node ids, ``--pyargs`` module names)."""
-    found: list[str] = []
+def _unvalued(words: Sequence[str]) -> Iterator[tuple[str, str | None]]:
+    """Each word that is not an option's value, with the word after it."""
     skip_next = False
     for index, word in enumerate(words):
         if skip_next:
             skip_next = False
             continue
         following = words[index + 1] if index + 1 < len(words) else None
-        if word.startswith("-"):
-            skip_next = _takes_next(word, following)
-        else:
-            found.append(word)
-    return found
+        yield word, following
+        skip_next = word.startswith("-") and _takes_next(word, following)
+
+
+def positional_words(words: Sequence[str]) -> list[str]:
+    """The words that are not options nor an option's value, in order: what pytest takes for its
+    collection arguments (paths, node ids, ``--pyargs`` module names)."""
+    return [word for word, _ in _unvalued(words) if not word.startswith("-")]
 
 
 def path_words(words: Sequence[str], cwd: Path) -> list[str]:
@@ -101,3 +102,15 @@ def ignores_in(words: Sequence[str], cwd: Path) -> Ignores:
         else:
             globs.append(absolute)
     return Ignores(frozenset(paths), tuple(globs))
+
+
+def last_value(words: Sequence[str], short: str) -> str:
+    """The value of the last ``-m EXPR`` / ``-mEXPR`` (``short``: ``-m`` or ``-k``) among ``words``, as
+    pytest's parser keeps the last; ``""`` when none (an option's value is not read as one)."""
+    value = ""
+    for word, following in _unvalued(words):
+        if word == short and following is not None:
+            value = following
+        elif word.startswith(short) and len(word) > len(short):
+            value = word[len(short) :]
+    return value

@@ -19,7 +19,7 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -35,6 +35,8 @@ _PYTEST_EXITS: Final = {2: "interrupted", 3: "internal error", 4: "usage error"}
 class Collection:
     ids: list[str]  # node ids relative to ``rootdir``, in pytest's order
     rootdir: str  # absolute
+    paths: dict[str, str] = field(default_factory=dict)  # an id's file part → its file (absolute)
+    deselected: dict[str, int] = field(default_factory=dict)  # file part → tests collected but deselected
 
 
 def error_line(output: str) -> str:
@@ -65,6 +67,7 @@ def read_collection(record: Mapping[str, Any], *, exit_code: int, output: str = 
         raise CollectionError(msg)
     rootdir = str(record["rootdir"])
     ids: list[str] = []
+    paths: dict[str, str] = {}
     seen: set[str] = set()
     for item in record.get("items", ()):
         node_id, path = str(item["id"]), str(item["path"])
@@ -79,7 +82,9 @@ def read_collection(record: Mapping[str, Any], *, exit_code: int, output: str = 
             )
             raise CollectionError(msg)
         ids.append(node_id)
-    return Collection(ids=ids, rootdir=rootdir)
+        paths.setdefault(item_file(node_id), path)
+    deselected = {str(f): int(n) for f, n in (record.get("deselected") or {}).items()}
+    return Collection(ids=ids, rootdir=rootdir, paths=paths, deselected=deselected)
 
 
 def names_its_file(file_part: str, path: str, rootdir: str) -> bool:

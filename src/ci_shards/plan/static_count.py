@@ -24,6 +24,20 @@ pytest's collection rules (``_pytest/python.py``: ``PyCollector.collect``, ``ist
   comprehension, an imported name) counts ``GUESSED_CASES`` and is counted in ``guessed``.
   Stacked parametrizes multiply.
 
+- hypothesis' ``@given`` tests run many examples: each costs ``max_examples`` (a literal
+  ``@settings(max_examples=N)`` on it, else hypothesis' default ``HYPOTHESIS_EXAMPLES``) times
+  ``EXAMPLE_TESTS`` tests (``FileCount.extra_units``);
+- ``-m`` and ``-k`` (``CountRules.markexpr``/``keywordexpr``) are evaluated against what the text
+  says (``mark_expr``): marks are the ``@pytest.mark.X`` decorators of the test and its classes and
+  ``pytestmark``; names are the test's, its classes', the module's file name and its folders'.
+  A test they deselect is still collected (``FileCount.deselected``); one they cannot decide (a
+  parametrized test's ids, a case's own ``pytest.param(marks=...)``, ``mark(arg=...)``) counts as
+  selected;
+- a non-literal argument list in a file that names a data folder next to it (a path built from
+  ``__file__`` and string literals, ``os.path.join(os.path.dirname(__file__), "data")`` or
+  ``Path(__file__).parent / "data"``) is sized by the files in that folder (``files_in``, handed in
+  by the edge), shared among the file's non-literal lists: data-driven tests are one case per file.
+
 What only running the file can tell is not seen: ``pytest_generate_tests``, fixtures from
 plugins or defined in classes, tests imported from another module, base classes from another
 module.
@@ -32,56 +46,186 @@ module.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import fnmatch
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final
 
-GUESSED_CASES: Final = 4  # a parametrize whose argument list is not literal
+from ci_shards.plan import mark_expr
+
+GUESSED_CASES: Final = 4  # a parametrize whose argument list is not literal (and no data folder)
+# hypothesis' settings.default.max_examples (hypothesis/_settings.py: ``max_examples`` default 100)
+HYPOTHESIS_EXAMPLES: Final = 100
+# one example costs about one plain test: attrs 26.1.0's 60 @given tests took 56 s of a 65 s run
+# (0.93 s each for 100 examples) against 6.8 ms per plain test, 1.4 tests per example; 1 is the
+# round, cautious figure (many strategies are cheaper than attrs' class builders)
+EXAMPLE_TESTS: Final = 1.0
+# a test -m/-k deselects is collected, never run: click 8.5.1's 30,000 deselected stress cases
+# cost 2.4 s of CPU to collect (80 µs each) against about 1.8 ms per test run and collected
+DESELECTED_TESTS: Final = 0.05
 DEFAULT_FUNCTIONS: Final = ("test",)  # pytest's python_functions default
 DEFAULT_CLASSES: Final = ("Test",)  # pytest's python_classes default
 UNITTEST_PREFIX: Final = "test"  # unittest.TestLoader.testMethodPrefix
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class CountRules:
-    """The project's pytest settings that decide what is a test."""
+    """The project's pytest settings and the run's options that decide what is a test and runs."""
 
     functions: tuple[str, ...] = DEFAULT_FUNCTIONS
     classes: tuple[str, ...] = DEFAULT_CLASSES
+    markexpr: str = ""  # -m (the last one of addopts and the arguments, as pytest's parser keeps)
+    keywordexpr: str = ""  # -k
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Fixture:
     params: int  # how many cases it makes each test that asks for it (1: not parametrized)
     requests: tuple[str, ...] = ()  # the fixtures it asks for itself
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class FileCount:
-    tests: int
+    tests: int  # the tests pytest would run (those -m/-k deselect aside)
     guessed: int = 0  # parametrize argument lists that were not literal, each counted GUESSED_CASES
+    hypothesis: int = 0  # of ``tests``, those hypothesis' @given runs examples of
+    extra_units: float = 0.0  # what their examples cost beyond one test each, in tests
+    deselected: int = 0  # tests -m/-k deselect: collected, not run
+    data_sized: int = 0  # of ``guessed``, the lists sized by the files of a data folder instead
+
+    @property
+    def units(self) -> float:
+        """What the file costs, in tests: each test, its examples, its deselected tests' collection."""
+        return self.tests + self.extra_units + self.deselected * DESELECTED_TESTS
+
+
+@dataclasses.dataclass(frozen=True)
+class DefinedTest:
+    """One test function (or method) as pytest collects it: ``key`` is its node id after the file
+    (``TestA::TestB::test_x``, without parameters), ``cases`` how many items it makes, ``units`` what
+    one case costs in tests (hypothesis' examples), ``marks`` its marks' names (``marks_known``: no case
+    carries marks of its own)."""
+
+    key: str
+    cases: int
+    units: float = 1.0
+    marks: frozenset[str] = frozenset()
+    marks_known: bool = True
+
+
+# the edge's look at a folder: how many files lie under the file's folder / *parts (0: none, not a folder)
+FilesIn = Callable[[tuple[str, ...]], int]
+
+
+def no_files(_parts: tuple[str, ...]) -> int:
+    return 0
 
 
 def count_tests(
-    source: str | bytes, rules: CountRules = CountRules(), fixtures: Mapping[str, Fixture] | None = None
+    source: str | bytes,
+    rules: CountRules = CountRules(),
+    fixtures: Mapping[str, Fixture] | None = None,
+    *,
+    path_names: Sequence[str] = (),
+    files_in: FilesIn = no_files,
 ) -> FileCount:
-    """The tests ``source`` defines, given the ``fixtures`` its conftests define. Raises
-    ``SyntaxError`` or ``ValueError`` (null bytes, a bad encoding declaration) when it is not
+    """The tests ``source`` defines, given the ``fixtures`` its conftests define; ``path_names``: the
+    file's name and its folders' below the rootdir (what ``-k`` matches besides the test's names).
+    Raises ``SyntaxError`` or ``ValueError`` (null bytes, a bad encoding declaration) when it is not
     Python; bytes are decoded as Python does (PEP 263)."""
     module = ast.parse(source)
-    counter = _Counter(rules, _literal_lengths(module.body))
+    tests, guessed = defined_tests(module, rules, fixtures)
+    data_files = max((files_in(parts) for parts in data_folders(module)), default=0) if guessed else 0
+    sized = max(GUESSED_CASES, math.ceil(data_files / guessed)) if guessed else GUESSED_CASES
+    if sized != GUESSED_CASES:  # the non-literal lists share the data folder's files
+        tests, _ = defined_tests(module, rules, fixtures, guess=sized)
+    keep = _selector(rules, path_names)
+    count = deselected = given = 0
+    extra = 0.0
+    for test in tests:
+        if keep(test) is False:
+            deselected += test.cases
+            continue
+        count += test.cases
+        if test.units != 1:
+            given += test.cases
+            extra += test.cases * (test.units - 1)
+    return FileCount(
+        tests=count,
+        guessed=guessed,
+        hypothesis=given,
+        extra_units=extra,
+        deselected=deselected,
+        data_sized=guessed if sized != GUESSED_CASES else 0,
+    )
+
+
+def defined_tests(
+    module: ast.Module, rules: CountRules, fixtures: Mapping[str, Fixture] | None, *, guess: int = GUESSED_CASES
+) -> tuple[list[DefinedTest], int]:
+    """Every test function the module defines, and how many argument lists were not literal
+    (each counted ``guess`` cases)."""
+    counter = _Counter(rules, _literal_lengths(module.body), guess)
     counter.fixtures = {**(fixtures or {}), **counter.fixtures_of(module.body)}
     namespace = _namespace(module.body)
     classes = {name: node for name, node in namespace.items() if isinstance(node, ast.ClassDef)}
-    factor = counter.marks_factor(_pytestmark(module.body))
-    tests = 0
+    scope = _Scope(counter.marks_factor(_pytestmark(module.body)), _mark_names(_pytestmark(module.body)), ())
+    tests: list[DefinedTest] = []
     for name, node in namespace.items():
         if isinstance(node, ast.ClassDef):
-            tests += counter.class_tests(node, classes, factor, ())
+            tests += counter.class_tests(node, classes, scope)
         elif _matches(name, rules.functions) and counter.is_test_function(node):
-            tests += factor * counter.function_factor(node, method=False)
-    return FileCount(tests=tests, guessed=counter.guessed)
+            tests.append(counter.function_test(node, scope, method=False))
+    return tests, counter.guessed
+
+
+def weighted_tests(source: str | bytes, rules: CountRules = CountRules()) -> dict[str, float]:
+    """What one case of each test costs in tests, by its node id after the file (``TestA::test_x``),
+    for the tests that cost more than one (hypothesis' examples): a ``--pytest`` plan's weights."""
+    tests, _ = defined_tests(ast.parse(source), rules, None)
+    return {t.key: t.units for t in tests if t.units != 1}
+
+
+def _selector(rules: CountRules, path_names: Sequence[str]) -> Callable[[DefinedTest], bool | None]:
+    """Whether -m and -k keep a test: True, False, or None (undecided: counted as kept)."""
+    deciders: list[tuple[mark_expr.Node, Callable[[DefinedTest], mark_expr.Decide]]] = []
+    for text, decider in ((rules.markexpr, _mark_decider), (rules.keywordexpr, _keyword_decider(path_names))):
+        try:
+            if text:
+                deciders.append((mark_expr.parse(text), decider))
+        except mark_expr.ExpressionError:  # pytest refuses it when the shard runs, loudly
+            pass
+
+    def keep(test: DefinedTest) -> bool | None:
+        values = [mark_expr.evaluate(tree, decider(test)) for tree, decider in deciders]
+        return False if False in values else (None if None in values else True)
+
+    return keep
+
+
+def _mark_decider(test: DefinedTest) -> mark_expr.Decide:
+    # a case's own pytest.param(marks=...) leaves the marks of the test's cases open
+    return lambda name: True if name in test.marks else (False if test.marks_known else None)
+
+
+def _keyword_decider(path_names: Sequence[str]) -> Callable[[DefinedTest], mark_expr.Decide]:
+    """pytest's ``KeywordMatcher``: a case-insensitive substring of any name in the item's chain (its
+    folders below the rootdir, its file, its classes, its own name with the parameter ids) or of a
+    mark's name."""
+
+    def for_test(test: DefinedTest) -> mark_expr.Decide:
+        names = [n.lower() for n in (*path_names, *test.key.split("::"), *test.marks)]
+
+        def decide(word: str) -> bool | None:
+            if any(word.lower() in name for name in names):
+                return True
+            # a case's parameter id may hold it, or a case's own mark
+            return None if test.cases > 1 or not test.marks_known else False
+
+        return decide
+
+    return for_test
 
 
 def fixtures_in(source: str | bytes) -> dict[str, Fixture]:
@@ -213,6 +357,113 @@ def _parametrize(node: ast.expr) -> ast.Call | None:
     return node if named else None
 
 
+def _mark_names(marks: Sequence[ast.expr]) -> frozenset[str]:
+    """The names of ``pytest.mark.X`` / ``mark.X`` marks (``X(...)`` too) among decorators."""
+    names = set()
+    for mark in marks:
+        func = mark.func if isinstance(mark, ast.Call) else mark
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute | ast.Name):
+            owner = func.value.attr if isinstance(func.value, ast.Attribute) else func.value.id
+            if owner == "mark":
+                names.add(func.attr)
+    return frozenset(names)
+
+
+def _case_marks(mark: ast.Call) -> bool:
+    """Whether a parametrize's cases carry marks of their own (``pytest.param(..., marks=...)``)."""
+    values = (
+        mark.args[1] if len(mark.args) > 1 else next((k.value for k in mark.keywords if k.arg == "argvalues"), None)
+    )
+    if not isinstance(values, ast.List | ast.Tuple | ast.Set):
+        return False
+    return any(isinstance(e, ast.Call) and any(k.arg == "marks" for k in e.keywords) for e in values.elts)
+
+
+def _examples(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
+    """How many examples hypothesis runs of a ``@given`` test (None: not one)."""
+    if not any(_decorator_name(d) == "given" for d in node.decorator_list):
+        return None
+    for decorator in node.decorator_list:
+        if isinstance(decorator, ast.Call) and _decorator_name(decorator) == "settings":
+            value = next((k.value for k in decorator.keywords if k.arg == "max_examples"), None)
+            if isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0:
+                return value.value
+    return HYPOTHESIS_EXAMPLES
+
+
+def data_folders(module: ast.Module) -> list[tuple[str, ...]]:
+    """The folders the module names below its own: paths built from ``__file__`` and string
+    literals (``os.path.join(os.path.dirname(__file__), "data")``, ``Path(__file__).parent / "data"``),
+    also through module-level names, as parts relative to the file's folder."""
+    bound: dict[str, ast.expr] = {}
+    for node in module.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bound[node.targets[0].id] = node.value
+    found = set()
+    for expr in ast.walk(module):
+        parts = _path_parts(expr, bound, 0) if isinstance(expr, ast.expr) else None
+        if parts:
+            found.add(parts)
+    return sorted(found)
+
+
+_FOLDER_OF_FILE: Final = frozenset({"dirname", "parent"})
+_SAME_PATH: Final = frozenset({"abspath", "realpath", "resolve", "absolute", "normpath", "Path", "PurePath"})
+
+
+def _path_parts(node: ast.expr, bound: Mapping[str, ast.expr], depth: int) -> tuple[str, ...] | None:
+    """``node`` as a path below the module's folder (``()`` is the folder itself), or None."""
+    if depth > 20:
+        return None
+    if isinstance(node, ast.Name):
+        value = bound.get(node.id)
+        return _path_parts(value, bound, depth + 1) if value is not None else None
+    inner = _first_operand(node)
+    if inner is not None and _is_file(inner):
+        return () if _decorator_name(node) in _FOLDER_OF_FILE or _is_parent(node) else None
+    if isinstance(node, ast.Call) and _decorator_name(node) in _SAME_PATH and len(node.args) == 1:
+        return _path_parts(node.args[0], bound, depth + 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_PATH:
+        return _path_parts(node.func.value, bound, depth + 1)  # Path(...).resolve()
+    joined: list[ast.expr] = []
+    if isinstance(node, ast.Call) and _decorator_name(node) == "join" and node.args:
+        joined = list(node.args)
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        joined = [node.left, node.right]
+    if joined:
+        base = _path_parts(joined[0], bound, depth + 1)
+        rest = [a.value for a in joined[1:] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if base is not None and len(rest) == len(joined) - 1 and all(r and ".." not in r for r in rest):
+            return (*base, *(p for r in rest for p in r.split("/") if p))
+    return None
+
+
+def _first_operand(node: ast.expr) -> ast.expr | None:
+    """What ``dirname(x)``, ``x.parent``, ``Path(x).resolve().parent`` are taken of (``x``, unwrapped)."""
+    if isinstance(node, ast.Call) and _decorator_name(node) == "dirname" and len(node.args) == 1:
+        node = node.args[0]
+    elif isinstance(node, ast.Attribute) and node.attr == "parent":
+        node = node.value
+    else:
+        return None
+    while isinstance(node, ast.Call):
+        if _decorator_name(node) in _SAME_PATH and len(node.args) == 1:
+            node = node.args[0]
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_PATH and not node.args:
+            node = node.func.value
+        else:
+            break
+    return node
+
+
+def _is_file(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "__file__"
+
+
+def _is_parent(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "parent"
+
+
 def _decorator_name(node: ast.expr) -> str:
     """The last name of a decorator (``pytest.fixture(scope=...)`` → ``fixture``)."""
     if isinstance(node, ast.Call):
@@ -222,12 +473,22 @@ def _decorator_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
+@dataclasses.dataclass(frozen=True)
+class _Scope:
+    """What a test inherits from its module and enclosing classes."""
+
+    factor: int  # the parametrize product
+    marks: frozenset[str]
+    classes: tuple[str, ...]  # the enclosing classes' names, outermost first
+
+
 class _Counter:
     """The counting walk; ``guessed`` grows with every non-literal parametrize it meets."""
 
-    def __init__(self, rules: CountRules, names: Mapping[str, int | ast.Call]) -> None:
+    def __init__(self, rules: CountRules, names: Mapping[str, int | ast.Call], guess: int = GUESSED_CASES) -> None:
         self.rules = rules
         self.names = names
+        self.guess = guess
         self.guessed = 0
         self.fixtures: Mapping[str, Fixture] = {}
 
@@ -273,29 +534,45 @@ class _Counter:
             length = named if isinstance(named, int) else None
         if length is None:
             self.guessed += 1
-            return GUESSED_CASES
+            return self.guess
         return max(length, 1)
 
-    def marks_factor(self, marks: Sequence[ast.expr]) -> int:
-        """The product of the parametrizes among ``marks`` (decorators or ``pytestmark`` entries)."""
-        factor = 1
+    def parametrizes(self, marks: Sequence[ast.expr]) -> list[ast.Call]:
+        """The parametrizes among ``marks`` (decorators or ``pytestmark`` entries), ``@name`` included."""
+        found = []
         for mark in marks:
             named = self.names.get(mark.id) if isinstance(mark, ast.Name) else None
             call = named if isinstance(named, ast.Call) else _parametrize(mark)
             if call is not None:
-                factor *= self.cases(call)
-        return factor
+                found.append(call)
+        return found
 
-    def function_factor(self, node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool) -> int:
+    def marks_factor(self, marks: Sequence[ast.expr]) -> int:
+        """The product of the parametrizes among ``marks``."""
+        return math.prod(self.cases(call) for call in self.parametrizes(marks))
+
+    def function_test(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope, *, method: bool
+    ) -> DefinedTest:
         """The test's own parametrizes times the parametrized fixtures it asks for (an argument a
-        parametrize or hypothesis' ``@given(name=...)`` fills is no fixture)."""
-        given = set().union(*(_argnames(m) for m in map(_parametrize, node.decorator_list) if m is not None))
+        parametrize or hypothesis' ``@given(name=...)`` fills is no fixture), and its marks."""
+        own = self.parametrizes(node.decorator_list)
+        given = set().union(*(_argnames(m) for m in own))
         requested = _arg_names(node, method=method)
         for decorator in node.decorator_list:
             given |= _given_names(decorator)
             if isinstance(decorator, ast.Call) and _decorator_name(decorator) == "given" and decorator.args:
                 given |= set(requested[-len(decorator.args) :])  # positional strategies fill the last ones
-        return self.marks_factor(node.decorator_list) * self.fixture_factor(requested, given)
+        cases = scope.factor * self.marks_factor(node.decorator_list) * self.fixture_factor(requested, given)
+        examples = _examples(node)
+        marks = scope.marks | _mark_names(node.decorator_list) | ({"parametrize"} if own else set())
+        return DefinedTest(
+            key="::".join((*scope.classes, node.name)),
+            cases=cases,
+            units=EXAMPLE_TESTS * examples if examples is not None else 1.0,
+            marks_known=not any(_case_marks(m) for m in own),
+            marks=frozenset(marks),
+        )
 
     @staticmethod
     def is_test_function(node: Definition) -> bool:
@@ -303,30 +580,32 @@ class _Counter:
             return False
         return not any(_decorator_name(d) in ("fixture", "property", "cached_property") for d in node.decorator_list)
 
-    def class_tests(
-        self, node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], factor: int, outer: tuple[str, ...]
-    ) -> int:
-        """Tests of one class if pytest collects it (else 0), its nested classes' included;
-        ``factor`` is the parametrize product of the module and the enclosing classes."""
+    def class_tests(self, node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], outer: _Scope) -> list[DefinedTest]:
+        """Tests of one class if pytest collects it (else none), its nested classes' included;
+        ``outer``: what the module and the enclosing classes give its tests."""
         unittest = _is_unittest(node, classes, ())
-        if not (unittest or _matches(node.name, self.rules.classes)) or node.name in outer:
-            return 0
+        if not (unittest or _matches(node.name, self.rules.classes)) or node.name in outer.classes:
+            return []
         members = _members(node, classes, ())
         if _false_test(node, classes, ()):
-            return 0
+            return []
+        own_marks = [*node.decorator_list, *_pytestmark(node.body)]
+        scope = _Scope(outer.factor, outer.marks | _mark_names(own_marks), (*outer.classes, node.name))
         if unittest:  # unittest's loader: test* methods, no parametrize (TestCase has its own __init__)
-            return sum(
-                1 for name, m in members.items() if name.startswith(UNITTEST_PREFIX) and self.is_test_function(m)
-            )
+            return [
+                dataclasses.replace(self.function_test(m, scope, method=True), cases=1)
+                for name, m in members.items()
+                if name.startswith(UNITTEST_PREFIX) and self.is_test_function(m) and not isinstance(m, ast.ClassDef)
+            ]
         if "__init__" in members or "__new__" in members:  # pytest warns and collects nothing
-            return 0
-        factor *= self.marks_factor([*node.decorator_list, *_pytestmark(node.body)])
-        tests = 0
+            return []
+        scope = dataclasses.replace(scope, factor=scope.factor * self.marks_factor(own_marks))
+        tests: list[DefinedTest] = []
         for name, member in members.items():
             if isinstance(member, ast.ClassDef):
-                tests += self.class_tests(member, classes, factor, (*outer, node.name))
+                tests += self.class_tests(member, classes, scope)
             elif _matches(name, self.rules.functions) and self.is_test_function(member):
-                tests += factor * self.function_factor(member, method=True)
+                tests.append(self.function_test(member, scope, method=True))
         return tests
 
 

@@ -223,3 +223,30 @@ def test_with_no_timings_discovery_and_collection_plan_the_same_shape(tmp_path: 
     shapes = [sorted(s["estimated_seconds"] for s in p["shards"]) for p in (collected, discovered)]
     assert shapes == [[6.0, 7.0], [6.1, 7.0]]  # the file with no test: a tenth of one, its import
     assert "from the tests each defines (13 tests counted, 1 file with none" in "\n".join(discovered["notes"])
+
+
+@pytest.mark.slow
+def test_with_no_timings_both_modes_weigh_examples_and_deselected_tests_alike(tmp_path: Path) -> None:
+    # the project's addopts deselect 2,000 stress cases (collected by the shard that runs their file,
+    # never run), two hypothesis tests run 50 examples each, two plain files of 60 tests: by count
+    # (main before issue 25's item 1) the stress file was 4 tests and the hypothesis file 2
+    stress = GUARD + "import pytest\n\n@pytest.mark.stress\n@pytest.mark.parametrize('n', range(2000))\n"
+    stress += "def test_stress(n):\n    pass\n" + "".join(f"\ndef test_{c}():\n    pass\n" for c in "abcd")
+    given = GUARD + "from hypothesis import given, settings, strategies as st\n"
+    given += "".join(f"\n@settings(max_examples=50)\n@given(st.integers())\ndef test_{c}(x):\n    pass\n" for c in "xy")
+    plain = [_tests(*(f"test_{n}" for n in range(60))) for _ in range(2)]
+    files = {"test_stress.py": stress, "test_given.py": given, "test_p1.py": plain[0], "test_p2.py": plain[1]}
+    _suite(tmp_path, files, {})
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\ntestpaths = tests\naddopts = -m 'not stress'\nmarkers =\n    stress: long\n"
+    )
+    for how in ("--pytest", "--discover"):
+        plan = _plan_json(tmp_path, how, 3)
+        # 4 tests + 2,000 deselected at 0.05, 2 x 50 examples, 2 x 60 tests
+        assert sum(s["estimated_seconds"] for s in plan["shards"]) == pytest.approx(104 + 100 + 120), how
+        holding = [s for s in plan["shards"] if any(i.startswith("tests/test_stress.py") for i in s["items"])]
+        assert len(holding) == 1, how  # each shard it is cut into would collect the 2,000 cases again
+        assert holding[0]["estimated_seconds"] >= 104, how
+        notes = "\n".join(plan["notes"])
+        assert "2000 deselected tests at 0.05 test each" in notes or "2000 tests in 1 file that -m/-k" in notes, notes
+        assert "2 hypothesis tests" in notes and "at 1 test per example" in notes, notes

@@ -261,3 +261,26 @@ def test_discover_and_pytest_are_exclusive_and_args_need_one_of_them(suite, caps
     assert "--pytest and --discover" in capsys.readouterr().err
     assert main(["plan", "--from-timings", "--durations", "durations.json", "--shards", "2", "--", "tests"]) == 2
     assert "arguments after -- are for --pytest or --discover" in capsys.readouterr().err
+
+
+def test_minus_m_and_k_of_addopts_and_arguments_and_a_data_folder_reach_the_estimate(tmp_path):
+    stress = "import pytest\n\n@pytest.mark.stress\n@pytest.mark.parametrize('n', range(100))\ndef test_s(n): pass\n"
+    data = "import os, pytest\nHERE = os.path.join(os.path.dirname(__file__), 'cases')\n\n"
+    data += "@pytest.mark.parametrize('f', os.listdir(HERE))\ndef test_case(f): pass\n"
+    files = {
+        "pytest.ini": "[pytest]\naddopts = -m 'not stress'\n",
+        "tests/test_stress.py": stress + "def test_plain(): pass\n",
+        "tests/test_data.py": data,
+        **{f"tests/cases/c{n}.toml": "" for n in range(30)},
+        "tests/cases/.hidden/skipped.toml": "",
+    }
+    _write(tmp_path, files)
+    found, notes = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=["tests"], globs=(), timings={})
+    assert found.estimates == {"tests/test_data.py": 30.0, "tests/test_stress.py": 1 + 100 * 0.05}
+    assert "100 tests in 1 file that -m/-k deselect at 0.05 test each" in "\n".join(notes)
+    assert "1 argument list not literal in 1 file sized by the files of the data folder each names" in "\n".join(notes)
+    # the arguments' -k comes after addopts' -m: both apply; the last -m wins
+    found, _ = discover_items(
+        cwd=tmp_path, pytest_files=True, pytest_args=["tests", "-m", "stress", "-k", "not case"], globs=(), timings={}
+    )
+    assert found.estimates == {"tests/test_data.py": 30 * 0.05, "tests/test_stress.py": 100 + 0.05}

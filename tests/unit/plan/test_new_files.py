@@ -41,8 +41,8 @@ def test_the_cost_per_test_is_learned_from_the_timed_files():
     assert new.seconds == {"new.py": pytest.approx(4.0)}
     assert new.notes[0] == (
         "1 test file without timings planned whole, estimated from the tests each defines (20 tests counted,"
-        " 1 parametrize argument list not literal counted as 4 cases) at 0.2 s per test (learned: the median over"
-        " 3 timed files): new.py"
+        " 1 parametrize argument list not literal in 1 file counted as 4 cases) at 0.2 s per test (learned: the"
+        " median over 3 timed files): new.py"
     )
 
 
@@ -133,3 +133,27 @@ def test_fixtures_of_the_conftests_above_a_file_count_the_nearest_first(tmp_path
     (tmp_path / "tests" / "broken" / "test_b.py").write_text("def test_a(backend): pass\n")
     found, _ = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=["tests"], globs=(), timings={})
     assert found.estimates == {"tests/test_top.py": 2.0, "tests/sub/test_deep.py": 3.0, "tests/broken/test_b.py": 2.0}
+
+
+def test_examples_and_deselected_tests_weigh_in_and_the_note_counts_them():
+    counts = {
+        "h.py": FileCount(3, hypothesis=2, extra_units=2 * 99.0),  # 2 @given tests of 100 examples, 1 plain
+        "s.py": FileCount(4, deselected=1000),  # -m deselects 1,000: collected, never run
+        "all_deselected.py": FileCount(0, deselected=10),  # not a file with no tests: its collection
+        "d.py": FileCount(90, guessed=2, data_sized=2),
+    }
+    new = estimate_new_files(sorted(counts), counts.get, timed={}, fallback_seconds=1.0)
+    assert new.seconds == {
+        "h.py": pytest.approx(201.0),
+        "s.py": pytest.approx(4 + 1000 * 0.05),
+        "all_deselected.py": pytest.approx(10 * 0.05),
+        "d.py": 90.0,
+    }
+    assert new.notes[0].startswith(
+        "4 test files without timings planned whole, estimated from the tests each defines (97 tests counted,"
+        " 2 hypothesis tests in 1 file at 1 test per example (max_examples, else 100), 1010 tests in 2 files that"
+        " -m/-k deselect at 0.05 test each, 2 argument lists not literal in 1 file sized by the files of the data"
+        " folder each names) at 1.0 s per test"
+    )
+    # learning divides a timed file's seconds by what it weighs, not by its bare count
+    assert learned_cost_per_test({"h.py": 402.0}, counts.get) == (2.0, 1)

@@ -17,8 +17,12 @@ def _record(*items: tuple[str, str], errors: list[dict[str, str]] | None = None)
 
 def test_ids_come_back_in_pytest_order_with_the_rootdir() -> None:
     record = _record(("t/test_b.py::x[a::b]", "/r/t/test_b.py"), ("../o/test_a.py::y", "/o/test_a.py"))
+    record["deselected"] = {"t/test_b.py": 3}  # collected, then -m/-k took them away
     assert read_collection(record, exit_code=0) == Collection(
-        ids=["t/test_b.py::x[a::b]", "../o/test_a.py::y"], rootdir="/r"
+        ids=["t/test_b.py::x[a::b]", "../o/test_a.py::y"],
+        rootdir="/r",
+        paths={"t/test_b.py": "/r/t/test_b.py", "../o/test_a.py": "/o/test_a.py"},
+        deselected={"t/test_b.py": 3},
     )
     assert read_collection(_record(), exit_code=5).ids == []  # "no tests collected" is an empty plan, not an error
 

@@ -6,7 +6,18 @@ import textwrap
 
 import pytest
 
-from ci_shards.plan.static_count import GUESSED_CASES, CountRules, FileCount, Fixture, count_tests, fixtures_in
+from ci_shards.plan.static_count import (
+    DESELECTED_TESTS,
+    EXAMPLE_TESTS,
+    GUESSED_CASES,
+    HYPOTHESIS_EXAMPLES,
+    CountRules,
+    FileCount,
+    Fixture,
+    count_tests,
+    fixtures_in,
+    weighted_tests,
+)
 
 
 def _count(source: str, rules: CountRules | None = None, fixtures: dict[str, Fixture] | None = None) -> FileCount:
@@ -300,4 +311,154 @@ def test_parametrized_fixtures_multiply_the_tests_that_ask_for_them():
     )
     # the file's db (5 cases) also counts for test_through_fixtures, test_both and test_given_positional (47,
     # as pytest collects this file beside that conftest.py)
-    assert counted == FileCount(tests=2 + 10 + 20 + 1 + 1 + 1 + 5 + 2 + 5)
+    given = 1 + 5  # the @given tests' cases, each also runs its examples
+    assert counted == FileCount(
+        tests=2 + 10 + 20 + 1 + 1 + 1 + 5 + 2 + 5,
+        hypothesis=given,
+        extra_units=given * (HYPOTHESIS_EXAMPLES * EXAMPLE_TESTS - 1),
+    )
+
+
+def test_hypothesis_tests_cost_their_examples():
+    counted = _count(
+        """
+        from hypothesis import given, settings, strategies as st
+        import pytest
+
+        @given(st.integers())
+        def test_default(x): pass                    # hypothesis' default: 100 examples
+
+        @settings(max_examples=10)
+        @given(st.integers())
+        def test_few(x): pass                        # 10
+
+        @settings(deadline=None)
+        @pytest.mark.parametrize("y", [1, 2])
+        @given(x=st.integers())
+        def test_cases(x, y): pass                   # 2 cases of 100 examples
+
+        @settings(max_examples=5)
+        def test_not_given(): pass                   # settings alone runs no examples: 1
+        """
+    )
+    examples = 100 + 10 + 2 * 100
+    assert counted.tests == 5
+    assert counted.hypothesis == 4
+    assert counted.extra_units == examples * EXAMPLE_TESTS - 4
+    assert counted.units == 1 + examples * EXAMPLE_TESTS
+
+
+HAS_MARKS = """
+    import pytest
+    pytestmark = pytest.mark.db
+
+    @pytest.mark.slow
+    def test_slow(): pass
+
+    def test_plain(): pass
+
+    @pytest.mark.parametrize("n", range(1000))
+    @pytest.mark.stress
+    def test_stress(n): pass
+
+    @pytest.mark.slow
+    class TestGroup:
+        def test_in_class(self): pass
+
+    @pytest.mark.parametrize("x", [1, pytest.param(2, marks=pytest.mark.stress)])
+    def test_case_marks(x): pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("expression", "tests", "deselected"),
+    [
+        ("not stress", 1 + 1 + 1 + 2, 1000),  # a case's own mark leaves test_case_marks undecided: kept
+        ("slow", 1 + 1 + 2, 1 + 1000),
+        ("db", 1 + 1 + 1000 + 1 + 2, 0),  # the module's pytestmark marks every test
+        ("not db", 0, 1 + 1 + 1000 + 1 + 2),
+        ("slow and not stress", 1 + 1 + 2, 1 + 1000),
+        ("mark(arg=1)", 1 + 1 + 1000 + 1 + 2, 0),  # keyword arguments: undecided, kept
+        ("not (", 1 + 1 + 1000 + 1 + 2, 0),  # pytest refuses it when the shard runs: nothing decided
+    ],
+)
+def test_marks_decide_minus_m(expression, tests, deselected):
+    counted = _count(HAS_MARKS, CountRules(markexpr=expression))
+    assert (counted.tests, counted.deselected) == (tests, deselected)
+    assert counted.units == tests + deselected * DESELECTED_TESTS
+
+
+@pytest.mark.parametrize(
+    ("expression", "tests", "deselected"),
+    [
+        ("plain", 1 + 1000 + 2, 1 + 1),  # test_stress's ids and test_case_marks' may hold it: undecided, kept
+        ("TestGroup or test_slow", 1 + 1 + 1000 + 2, 1),
+        ("not slow", 1 + 1000 + 2, 1 + 1),  # a mark's name is a keyword too
+        ("test_marks", 1 + 1 + 1000 + 1 + 2, 0),  # the module's file name
+        ("tests", 1 + 1 + 1000 + 1 + 2, 0),  # a folder's name
+    ],
+)
+def test_names_decide_minus_k(expression, tests, deselected):
+    counted = count_tests(
+        textwrap.dedent(HAS_MARKS), CountRules(keywordexpr=expression), path_names=("tests", "test_marks.py")
+    )
+    assert (counted.tests, counted.deselected) == (tests, deselected)
+
+
+def test_a_data_folder_sizes_the_lists_that_are_not_literal():
+    source = """
+        import os, json, pytest
+        from pathlib import Path
+
+        HERE = os.path.dirname(os.path.abspath(__file__))
+        CASES = os.path.join(HERE, "data", "cases")
+        OTHER = Path(__file__).resolve().parent / "fixtures"
+
+        def load():
+            return [json.load(open(os.path.join(CASES, f))) for f in os.listdir(CASES)]
+
+        @pytest.mark.parametrize("case", load())
+        def test_valid(case): pass
+
+        @pytest.mark.parametrize("case", [c for c in load() if c])
+        def test_invalid(case): pass
+
+        def test_plain(): pass
+    """
+    sizes = {("data", "cases"): 90, ("fixtures",): 3}
+    looked: list[tuple[str, ...]] = []
+
+    def files_in(parts: tuple[str, ...]) -> int:
+        looked.append(parts)
+        return sizes.get(parts, 0)
+
+    counted = count_tests(textwrap.dedent(source), files_in=files_in)
+    # the largest folder's 90 files shared by the two lists: 45 each
+    assert counted == FileCount(tests=45 + 45 + 1, guessed=2, data_sized=2)
+    assert sorted(looked) == [("data", "cases"), ("fixtures",)]
+    # no data folder (or one with fewer files than the default): the default per list
+    assert count_tests(textwrap.dedent(source)) == FileCount(tests=2 * GUESSED_CASES + 1, guessed=2)
+
+
+def test_test_units_name_the_tests_that_cost_more_than_one():
+    source = """
+        from hypothesis import given, settings, strategies as st
+
+        class TestA:
+            @settings(max_examples=20)
+            @given(st.integers())
+            def test_x(self, x): pass
+            def test_plain(self): pass
+
+            class TestInner:
+                @given(st.integers())
+                def test_y(self, y): pass
+
+        @given(st.text())
+        def test_z(s): pass
+    """
+    assert weighted_tests(textwrap.dedent(source)) == {
+        "TestA::test_x": 20 * EXAMPLE_TESTS,
+        "TestA::TestInner::test_y": 100 * EXAMPLE_TESTS,
+        "test_z": 100 * EXAMPLE_TESTS,
+    }
