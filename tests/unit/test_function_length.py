@@ -14,11 +14,16 @@ MAX_LINES = 60
 SOURCE = Path(ci_shards.__file__).resolve().parent
 
 # "module path:function" (a method as "module path:Class.method") → why it may stay long
-MOVED_BY_21A = "moved by issue 21a: commands/ becomes parsing and printing, the stage front door takes this over"
+MOVED_BY_21A = (
+    "moved by issue 21a: commands/ becomes parsing and printing, a stage front door takes this over (listed at its"
+    " old and its new place, since the move lands in another branch; split it once it has landed)"
+)
 LONG_FUNCTIONS: dict[str, str] = {
     "commands/plan.py:plan_from_options": MOVED_BY_21A,
     "commands/aggregate_work.py:run_aggregate": MOVED_BY_21A,
     "commands/run.py:local_handler": MOVED_BY_21A,
+    "plan/front.py:make_plan": MOVED_BY_21A,
+    "report/front.py:aggregate": MOVED_BY_21A,
 }
 
 
@@ -49,8 +54,11 @@ def test_no_function_is_over_60_lines_unless_listed_with_a_reason():
 
 
 def test_every_listed_function_is_still_long():
+    """A listed function that is gone or no longer long is a stale entry; one being moved by issue 21a may be
+    missing at one of its two places."""
     lengths = _lengths()
-    stale = sorted(name for name in LONG_FUNCTIONS if lengths.get(name, 0) <= MAX_LINES)
+    gone_by_the_move = {name for name, why in LONG_FUNCTIONS.items() if why == MOVED_BY_21A and name not in lengths}
+    stale = sorted(n for n in LONG_FUNCTIONS if n not in gone_by_the_move and lengths.get(n, 0) <= MAX_LINES)
     assert stale == [], "these are gone or no longer over 60 lines: remove them from LONG_FUNCTIONS"
 
 
