@@ -15,7 +15,7 @@ import pytest
 
 from ci_shards.cli import main
 from ci_shards.junit import parse_junit
-from ci_shards.model import Outcome
+from ci_shards.model.outcome import Outcome
 
 # xdist_group: under `pytest -n` (--dist loadgroup) one worker runs the module, so its module fixture is built once
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("aggregate-real-run")]
