@@ -323,7 +323,7 @@ def _ranges(numbers: Sequence[int]) -> str:
 def shards_per_file(shards: Sequence[ShardPlan]) -> dict[str, int]:
     seen: dict[str, int] = {}
     for shard in shards:
-        for file in {item_file(i) for i in shard.items}:
+        for file in {i.split("::", 1)[0] for i in shard.items}:  # item_file, inlined: every planned item passes here
             seen[file] = seen.get(file, 0) + 1
     return seen
 
