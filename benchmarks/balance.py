@@ -12,18 +12,27 @@ counts them). pytest-split's algorithm objects are called on the same data in th
 items in sorted node-id order (pytest-split's own file order, close to collection order).
 Then the time to plan 100,000 synthetic items into 64 shards.
 
+``--plan-process``: only the 100,000-item plan path as a user runs it (issue 21): ``ci-shards plan
+--durations big.json --from-timings --shards 64`` timed as its whole process (start-up, imports, reading
+the durations, planning, writing plan.json), against pytest-split's ``least_duration`` in-process on the
+same file in the same run (reading the JSON and splitting); best and median of ``--repeat``, CPU beside wall.
+
 Run by hand:  .venv/bin/python benchmarks/balance.py [--data DIR]   (prints Markdown to stdout)
+              .venv/bin/python benchmarks/balance.py --plan-process [--repeat 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import platform
 import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
@@ -185,10 +194,8 @@ def adversarial(count: int = 300) -> str:
 
 def large(items_count: int = 100_000, shards: int = 64, files: int = 5_000) -> str:
     """Planning time for a big suite; ``files=items_count`` gives about one item per file."""
-    rnd = random.Random(20261130)
-    modules = [rnd.randrange(files) for _ in range(items_count)]
-    items = [f"tests/pkg{m % 50}/test_m{m}.py::test_{n}" for n, m in enumerate(modules)]
-    durations = {i: rnd.lognormvariate(-3, 1.5) for i in items}
+    durations = synthetic_durations(items_count, files)
+    items = list(durations)
     walls, cpus = [], []
     for _ in range(3):  # best of 3: the machine may be shared
         start, start_cpu = time.perf_counter(), time.process_time()
@@ -201,6 +208,60 @@ def large(items_count: int = 100_000, shards: int = 64, files: int = 5_000) -> s
         f" {min(walls):.2f} s wall ({min(cpus):.2f} s CPU), best of 3;"
         f" makespan/LB {ratio:.4f}, {plan.files_cut} files cut"
     )
+
+
+def synthetic_durations(items_count: int = 100_000, files: int = 5_000) -> dict[str, float]:
+    """The same seeded suite as ``large``: ``items_count`` tests in about ``files`` files."""
+    rnd = random.Random(20261130)
+    modules = [rnd.randrange(files) for _ in range(items_count)]
+    items = [f"tests/pkg{m % 50}/test_m{m}.py::test_{n}" for n, m in enumerate(modules)]
+    return {i: rnd.lognormvariate(-3, 1.5) for i in items}
+
+
+def _child_cpu() -> float:
+    usage = os.times()
+    return usage.children_user + usage.children_system
+
+
+def plan_process(repeat: int, shards: int = 64) -> list[str]:
+    """ci-shards' plan as a whole process against pytest-split's least_duration in-process, same data, same run."""
+    with tempfile.TemporaryDirectory(prefix="ci-shards-bench-") as tmp:
+        big = Path(tmp) / "big.json"
+        big.write_text(json.dumps(synthetic_durations(), indent=2, sort_keys=True), encoding="utf-8")
+        argv = [sys.executable, "-m", "ci_shards", "plan", "--durations", str(big), "--from-timings"]
+        argv += ["--shards", str(shards), "-o", str(Path(tmp) / "plan.json")]
+        ours, ours_cpu, theirs, theirs_cpu = [], [], [], []
+        algorithm = Algorithms["least_duration"].value
+        # as on a user's machine: bytecode written (this machine sets PYTHONDONTWRITEBYTECODE=1, which makes every
+        # process compile ci-shards again), and once before timing, as a first run after the install does
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        for _ in range(repeat):  # alternating, so a change in the machine's load hits both alike
+            start, cpu = time.perf_counter(), _child_cpu()
+            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            ours.append(time.perf_counter() - start)
+            ours_cpu.append(_child_cpu() - cpu)
+            start, cpu = time.perf_counter(), time.process_time()
+            durations = json.loads(big.read_text(encoding="utf-8"))
+            algorithm(shards, [Item(i) for i in sorted(durations)], durations)
+            theirs.append(time.perf_counter() - start)
+            theirs_cpu.append(time.process_time() - cpu)
+    rows = [
+        ("`ci-shards plan --durations big.json --from-timings --shards 64` (whole process)", ours, ours_cpu),
+        ("pytest-split least_duration (in-process: read the JSON, split)", theirs, theirs_cpu),
+    ]
+    lines = ["| what | wall best | wall median | CPU best | CPU median |", "|---|--:|--:|--:|--:|"]
+    lines += [
+        f"| {name} | {min(w):.2f} s | {statistics.median(w):.2f} s | {min(c):.2f} s | {statistics.median(c):.2f} s |"
+        for name, w, c in rows
+    ]
+    ratio = statistics.median(ours) / statistics.median(theirs)
+    cpu_ratio = statistics.median(ours_cpu) / statistics.median(theirs_cpu)
+    lines.append("")
+    lines.append(
+        f"ratio of medians (ci-shards / pytest-split): wall {ratio:.2f}×, CPU {cpu_ratio:.2f}× ({repeat} rounds)"
+    )
+    return lines
 
 
 def machine() -> str:
@@ -217,7 +278,16 @@ def main() -> int:
     parser.add_argument(
         "--data", type=Path, default=REPO.parent / "shared" / "data" / "durations", help="durations folder"
     )
+    parser.add_argument("--plan-process", action="store_true", help="only the 100,000-item plan path (issue 21)")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds of --plan-process (default 5)")
     args = parser.parse_args()
+    if args.plan_process:
+        print(
+            f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}, load {os.getloadavg()[0]:.1f}."
+        )
+        print()
+        print("\n".join(plan_process(args.repeat)))
+        return 0
     summary, detail = balance(args.data)
     print(f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}.")
     print()

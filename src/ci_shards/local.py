@@ -153,67 +153,100 @@ def run_local(
 ) -> list[int]:
     """Run every shard with at most ``jobs`` at once; returns the indexes that were never started."""
     become_subreaper()
-    queue = [s.index for s in plan.shards]
-    estimates = {s.index: s.estimated_seconds for s in plan.shards}
-    running: dict[int, _Job] = {}
-    finished: list[tuple[float, float]] = []  # (estimated, actual) seconds of each finished shard
-    done = 0
-    t0 = time.monotonic()
-    tty = console.stream.isatty()
+    pool = _Pool(plan=plan, jobs=jobs, out=out, console=console, cancel=cancel)
+    while pool.queue or pool.running:
+        pool.start_ready(argv_for)
+        pool.forward_signals()
+        pool.reap()
+        pool.show_status()
+        if cancel.cancelled and not pool.running:
+            break
+        time.sleep(0.05)
+    if pool.tty:
+        console.stream.write("\r\x1b[2K")
+    return pool.queue
 
-    def say(text: str) -> None:  # an event line; on a terminal it first erases the live status line
-        if tty:
-            console.stream.write("\r\x1b[2K")
-        console.line(text)
 
-    forwarded = 0
-    status_at = 0.0
-    while queue or running:
-        while queue and len(running) < jobs and not cancel.cancelled:
-            index = queue.pop(0)
-            shard_dir = out / shard_dir_name(index, plan.total)
+class _Pool:
+    """The shards of one ``run_local``: queued, running (at most ``jobs``) and finished, and what is said."""
+
+    def __init__(self, *, plan: Plan, jobs: int, out: Path, console: Console, cancel: CancelToken) -> None:
+        self.plan, self.jobs, self.out, self.console, self.cancel = plan, jobs, out, console, cancel
+        self.queue = [s.index for s in plan.shards]
+        self.estimates = {s.index: s.estimated_seconds for s in plan.shards}
+        self.running: dict[int, _Job] = {}
+        self.finished: list[tuple[float, float]] = []  # (estimated, actual) seconds of each finished shard
+        self.done = 0
+        self.t0 = time.monotonic()
+        self.tty = console.stream.isatty()
+        self.forwarded = 0
+        self.status_at = 0.0
+
+    def say(self, text: str) -> None:
+        """An event line; on a terminal it first erases the live status line."""
+        if self.tty:
+            self.console.stream.write("\r\x1b[2K")
+        self.console.line(text)
+
+    def start_ready(self, argv_for: Any) -> None:
+        plan = self.plan
+        while self.queue and len(self.running) < self.jobs and not self.cancel.cancelled:
+            index = self.queue.pop(0)
+            shard_dir = self.out / shard_dir_name(index, plan.total)
             shard_dir.mkdir(parents=True, exist_ok=True)
             log = (shard_dir / "console.log").open("wb")
             proc = subprocess.Popen(
                 argv_for(index), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
-            running[index] = _Job(index, proc, time.monotonic(), log)
-            say(f"shard {index}/{plan.total} started (estimated {fmt_seconds(estimates[index])})")
-        if len(cancel.signals) > forwarded:
-            if forwarded == 0:
-                say(f"interrupted: stopping {plural(len(running), 'running shard')}; Ctrl-C again to kill them")
-                for job in running.values():
-                    with contextlib.suppress(ProcessLookupError):
-                        job.proc.send_signal(signal.SIGINT)
-            else:
-                kill_tree(os.getpid(), None)
-            forwarded = len(cancel.signals)
-        for index, job in list(running.items()):
+            self.running[index] = _Job(index, proc, time.monotonic(), log)
+            self.say(f"shard {index}/{plan.total} started (estimated {fmt_seconds(self.estimates[index])})")
+
+    def forward_signals(self) -> None:
+        """The first signal to ci-shards asks the shards to stop (SIGINT); a second one kills the tree."""
+        if len(self.cancel.signals) <= self.forwarded:
+            return
+        if self.forwarded == 0:
+            self.say(f"interrupted: stopping {plural(len(self.running), 'running shard')}; Ctrl-C again to kill them")
+            for job in self.running.values():
+                with contextlib.suppress(ProcessLookupError):
+                    job.proc.send_signal(signal.SIGINT)
+        else:
+            kill_tree(os.getpid(), None)
+        self.forwarded = len(self.cancel.signals)
+
+    def reap(self) -> None:
+        total = self.plan.total
+        for index, job in list(self.running.items()):
             if job.proc.poll() is None:
                 continue
             job.log.close()
-            del running[index]
-            done += 1
-            status = _status_of(out / shard_dir_name(index, plan.total))
+            del self.running[index]
+            self.done += 1
+            status = _status_of(self.out / shard_dir_name(index, total))
             now = time.monotonic()
-            finished.append((estimates[index], now - job.started))
-            eta = estimate_eta(now, _starts(running), queue, estimates, jobs=jobs, finished=finished)
-            say(
-                f"[{done}/{plan.total}] shard {index}/{plan.total} {status} in {fmt_seconds(now - job.started)}"
-                + (f", ETA {fmt_eta(eta)}" if queue or running else f", all done in {fmt_seconds(now - t0)}")
+            self.finished.append((self.estimates[index], now - job.started))
+            eta = self._eta(now)
+            self.say(
+                f"[{self.done}/{total}] shard {index}/{total} {status} in {fmt_seconds(now - job.started)}"
+                + (
+                    f", ETA {fmt_eta(eta)}"
+                    if self.queue or self.running
+                    else f", all done in {fmt_seconds(now - self.t0)}"
+                )
             )
-        if tty and running and time.monotonic() - status_at >= 0.5:
-            status_at = time.monotonic()
-            eta = estimate_eta(status_at, _starts(running), queue, estimates, jobs=jobs, finished=finished)
-            names = " ".join(str(i) for i in running)
-            console.stream.write(f"\r  running: {names} | queued: {len(queue)} | ETA {fmt_eta(eta)}   \r")
-            console.stream.flush()
-        if cancel.cancelled and not running:
-            break
-        time.sleep(0.05)
-    if tty:
-        console.stream.write("\r\x1b[2K")
-    return queue
+
+    def show_status(self) -> None:
+        """On a terminal, at most twice a second: the running shards, the queue and the ETA on one line."""
+        if self.tty and self.running and time.monotonic() - self.status_at >= 0.5:
+            self.status_at = time.monotonic()
+            names = " ".join(str(i) for i in self.running)
+            line = f"\r  running: {names} | queued: {len(self.queue)} | ETA {fmt_eta(self._eta(self.status_at))}   \r"
+            self.console.stream.write(line)
+            self.console.stream.flush()
+
+    def _eta(self, now: float) -> Eta:
+        starts = _starts(self.running)
+        return estimate_eta(now, starts, self.queue, self.estimates, jobs=self.jobs, finished=self.finished)
 
 
 def _starts(running: Mapping[int, _Job]) -> dict[int, float]:

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+# xdist_group: under `pytest -n` (--dist loadgroup) one worker runs the module, so its module fixture is built once
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("jest-project")]
 
 REPO = Path(__file__).resolve().parents[2]
 JEST_PACKAGES = ["jest@29", "jest-junit@16"]

@@ -155,6 +155,22 @@ def test_merge_concatenates_in_order_and_caps_history():
     assert merged.variants[""]["u"] == (7.0,)
 
 
+def test_one_store_merges_to_itself_and_a_long_history_is_still_cut():
+    store = TimingsStore(variants={"": {"t": (1.0, 2.0)}, "mac": {"t": (3.0,)}}, overhead={"": (0.5,)}, warnings=("w",))
+    assert merge_stores([store]) == store and merge_stores([store]).warnings == ("w",)
+    long = TimingsStore(variants={"": {"t": tuple(float(n) for n in range(HISTORY + 2))}})
+    assert merge_stores([long]).variants[""]["t"] == tuple(float(n) for n in range(2, HISTORY + 2))
+
+
+def test_estimates_are_worked_out_once_and_each_caller_gets_its_own_copy():
+    store = TimingsStore(variants={"": {"a": (1.0, 3.0, 8.0), "b": (2.0,)}, "mac": {"c": (4.0, 6.0)}})
+    first = store.estimates()
+    first["a"] = 99.0
+    assert store.estimates() == {"a": 3.0, "b": 2.0, "c": 5.0}  # c borrowed from the other variant
+    assert store.estimates("mac") == {"a": 3.0, "b": 2.0, "c": 5.0}
+    assert parse('{"x.py::t": 0.5, "y.py::t": 2}').estimates() == {"x.py::t": 0.5, "y.py::t": 2.0}
+
+
 def test_real_duration_files_all_load(real_data):
     for path in sorted((real_data / "durations").iterdir()):
         store = load_timings(path)

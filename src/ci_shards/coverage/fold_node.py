@@ -27,7 +27,7 @@ from ci_shards.coverage.fold import (
     shard_states,
     unmeasured_digests,
 )
-from ci_shards.coverage.v8 import countable, script_lines
+from ci_shards.coverage.v8 import ScriptLines, countable, script_lines
 from ci_shards.model.matching import item_file
 from ci_shards.model.plan import Plan
 
@@ -40,6 +40,33 @@ class _FileFold:
     functions: dict[tuple[str, int, int], bool] = field(default_factory=dict)
     test_files: dict[str, set[int]] = field(default_factory=dict)
     shards: set[int] = field(default_factory=set)
+
+    def add(self, lines: ScriptLines, shard: int, tests: Sequence[str]) -> None:
+        """One script's lines from one shard's dump: ran lines, the shard, the planned test files, functions."""
+        ran = {n for n, count in lines.counts.items() if count > 0}
+        self.executed |= ran
+        self.shards.add(shard)
+        for test in tests:
+            self.test_files.setdefault(test, set()).update(ran)
+        for function, called in lines.functions:
+            key = (function.name, function.start, function.end)
+            self.functions[key] = self.functions.get(key, False) or called
+
+    def coverage(self, rel: str, source: str | None, root: Path) -> FileCoverage:
+        """The file's coverage over its countable statements (``source``: the file as read at the fold)."""
+        assert source is not None
+        statements = set(countable(source))
+        ran = self.executed & statements
+        by_start = sorted(self.functions, key=lambda k: (k[1], k[0]))
+        return FileCoverage(
+            path=rel,
+            sha256=sha256_of(root / rel),
+            executed=tuple(sorted(ran)),
+            missed=tuple(sorted(statements - ran)),
+            functions=tuple(Function(name=n, start=a, end=b) for n, a, b in by_start),
+            test_files={t: tuple(sorted(ls & statements)) for t, ls in self.test_files.items() if ls & statements},
+            shards=tuple(sorted(self.shards)),
+        )
 
 
 def _scripts(dump: Mapping[str, Any], shard_root: str) -> list[tuple[str, Sequence[Mapping[str, Any]]]]:
@@ -91,34 +118,8 @@ def fold_v8(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, create
                 source = sources[rel]
                 if source is None:
                     continue
-                lines = script_lines(source, functions)
-                fold = files.setdefault(rel, _FileFold())
-                ran = {n for n, count in lines.counts.items() if count > 0}
-                fold.executed |= ran
-                fold.shards.add(shard.index)
-                for test in tests:
-                    fold.test_files.setdefault(test, set()).update(ran)
-                for function, called in lines.functions:
-                    key = (function.name, function.start, function.end)
-                    fold.functions[key] = fold.functions.get(key, False) or called
-    result = []
-    for rel, fold in sorted(files.items()):
-        source = sources[rel]
-        assert source is not None
-        statements = set(countable(source))
-        ran = fold.executed & statements
-        by_start = sorted(fold.functions, key=lambda k: (k[1], k[0]))
-        result.append(
-            FileCoverage(
-                path=rel,
-                sha256=sha256_of(root / rel),
-                executed=tuple(sorted(ran)),
-                missed=tuple(sorted(statements - ran)),
-                functions=tuple(Function(name=n, start=a, end=b) for n, a, b in by_start),
-                test_files={t: tuple(sorted(ls & statements)) for t, ls in fold.test_files.items() if ls & statements},
-                shards=tuple(sorted(fold.shards)),
-            )
-        )
+                files.setdefault(rel, _FileFold()).add(script_lines(source, functions), shard.index, tests)
+    result = [fold.coverage(rel, sources[rel], root) for rel, fold in sorted(files.items())]
     return CoverageArtifact(
         created_at=created_at,
         commit=commit,

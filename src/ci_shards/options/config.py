@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
-
 from ci_shards.common.errors import ConfigError, as_written, kind_of
 from ci_shards.model.plan import Granularity
 from ci_shards.options.declared import CONFIG_CHOICES, CONFIG_KEYS
@@ -200,6 +198,10 @@ def load_config(cwd: Path, explicit: str | None = None) -> Config:
             return Config()
     if path.name.endswith(".toml"):
         return parse_config(_read_pyproject(path), f"{path.name} [tool.ci-shards]")
+    # imported here, not at the top: only a ci-shards.yml needs it, and every command reads the config
+    # (PyYAML is a tenth of ci-shards' start-up imports; issue 21)
+    import yaml  # noqa: PLC0415
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:

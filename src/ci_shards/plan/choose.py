@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -83,12 +83,7 @@ def choose_shards(
 ) -> AutoChoice:
     """The plan with the chosen N (``shard_overhead_seconds`` set) and the reason in words;
     ``overhead_source`` says where the overhead came from (e.g. "learned from 5 runs")."""
-    if not (math.isfinite(target_seconds) and target_seconds > 0):
-        msg = f"--target-seconds must be a positive number, not {target_seconds!r}"
-        raise UsageError(msg)
-    if not (math.isfinite(shard_overhead) and shard_overhead >= 0):
-        msg = f"--shard-overhead must be a non-negative number of seconds, not {shard_overhead!r}"
-        raise UsageError(msg)
+    _check_seconds(target_seconds, shard_overhead)
     ordered = sorted(set(items))
     max_items = options.get("max_items_per_shard")
     fewest = max(1, math.ceil(len(ordered) / max_items)) if isinstance(max_items, int) and max_items > 0 else 1
@@ -119,11 +114,44 @@ def choose_shards(
             reason += f"; {n - 1} would take {plans.path(n - 1):.1f} s"
         return _chosen(plans(n), reason, shard_overhead)
     # the target is out of reach: the fewest shards within PAYS_OFF of the best path found
+    n, reason = _out_of_reach(
+        plans,
+        fewest=fewest,
+        cap=cap,
+        max_shards=max_shards,
+        items=len(ordered),
+        target_seconds=target_seconds,
+        described=described,
+    )
+    return _chosen(plans(n), reason, shard_overhead)
+
+
+def _check_seconds(target_seconds: float, shard_overhead: float) -> None:
+    if not (math.isfinite(target_seconds) and target_seconds > 0):
+        msg = f"--target-seconds must be a positive number, not {target_seconds!r}"
+        raise UsageError(msg)
+    if not (math.isfinite(shard_overhead) and shard_overhead >= 0):
+        msg = f"--shard-overhead must be a non-negative number of seconds, not {shard_overhead!r}"
+        raise UsageError(msg)
+
+
+def _out_of_reach(
+    plans: _Plans,
+    *,
+    fewest: int,
+    cap: int,
+    max_shards: int,
+    items: int,
+    target_seconds: float,
+    described: Callable[[int], str],
+) -> tuple[int, str]:
+    """When no N up to ``cap`` meets the target: the fewest shards within PAYS_OFF of the best path found,
+    and the reason that says so (and which bound stopped the search)."""
     best_n = min(plans.made, key=lambda k: (plans.path(k), k))
     best = plans.path(best_n)
     n = plans.first(fewest, best_n, best * (1 + PAYS_OFF))
     bounds = [f"--max-shards {max_shards}" if cap == max_shards else ""]
-    bounds.append(f"only {len(ordered)} items" if cap == len(ordered) < max_shards else "")
+    bounds.append(f"only {items} items" if cap == items < max_shards else "")
     bounds.append(f"GitHub's limit of {MAX_SHARDS}" if cap == MAX_SHARDS < max_shards else "")
     within = ", ".join(b for b in bounds if b)
     reason = (
@@ -136,7 +164,7 @@ def choose_shards(
         f" is the best found{f' ({within})' if within else ''} (lower bound {plans(n).lower_bound_seconds:.1f} s"
         " + overhead)"
     )
-    return _chosen(plans(n), reason, shard_overhead)
+    return n, reason
 
 
 def _chosen(plan: Plan, reason: str, overhead: float) -> AutoChoice:

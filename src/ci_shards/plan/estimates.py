@@ -92,7 +92,8 @@ def match_timings(
     class item covering measured tests."""
     result = dict(estimates)
     planned = set(items)
-    owners = {key: owning_item(key, planned) for key in estimates}
+    # a key that is itself planned owns itself (owning_item's first candidate): one set lookup, not its candidates
+    owners = {key: key if key in planned else owning_item(key, planned) for key in estimates}
     covered = set(owners.values())
     unmatched = [i for i in items if i not in covered]
     if not estimates or len(unmatched) * 2 <= len(items) or len(estimates) * 2 < len(items):

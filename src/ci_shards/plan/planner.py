@@ -36,6 +36,7 @@ from ci_shards.plan.estimates import apply_weights, estimate
 from ci_shards.plan.packing import (
     FILLS,
     STRATEGIES,
+    Atom,
     Bins,
     Piece,
     loads,
@@ -196,19 +197,8 @@ def plan_items(
 ) -> Plan:
     """The plan for ``items`` in ``shards`` shards (``created_at`` is left for the caller to fill);
     ``unknown_factors`` scale the estimates of items without timings (``estimates.estimate``)."""
-    if shards < 1:
-        msg = f"--shards must be at least 1, not {shards}"
-        raise UsageError(msg)
-    if strategy not in STRATEGIES:
-        msg = f"unknown strategy {strategy!r} (choose from {', '.join(sorted(STRATEGIES))})"
-        raise UsageError(msg)
     ordered = sorted(set(items))
-    if max_items_per_shard is not None and len(ordered) > shards * max_items_per_shard:
-        msg = (
-            f"{len(ordered)} items do not fit into {shards} shards of at most {max_items_per_shard}"
-            f" (--max-items-per-shard); use at least {math.ceil(len(ordered) / max_items_per_shard)} shards"
-        )
-        raise UsageError(msg)
+    _check_request(len(ordered), shards, strategy, max_items_per_shard)
     est = estimate(ordered, durations, unknown_factors)
     seconds = apply_weights(est.seconds, weights or {})
     atoms = build_atoms(ordered, keep_together, seconds)
@@ -219,41 +209,18 @@ def plan_items(
             raise UsageError(msg)
     lb = lower_bound([a.cost for a in atoms], shards)
     cost = _micro_cost(cut_cost)
-    if granularity is Granularity.TEST:
-        bins = STRATEGIES[strategy].assign(
-            [make_piece(n, [a]) for n, a in enumerate(atoms)], shards, lb, max_items_per_shard
-        )
-    elif granularity is Granularity.FILE:
-        units = build_units(atoms)
-        too_big = next((u for u in units if max_items_per_shard is not None and u.size > max_items_per_shard), None)
-        if too_big is not None:
-            msg = (
-                f"{item_file(too_big.key)} has {too_big.size} items, more than --max-items-per-shard"
-                f" {max_items_per_shard} allows in one shard; use --granularity auto or test"
-            )
-            raise UsageError(msg)
-        bins = STRATEGIES[strategy].assign(units, shards, lb, max_items_per_shard)
-    else:
-        bins = _pack_auto(
-            build_units(atoms), shards, lb, strategy_name=strategy, cut_cost=cost, max_items=max_items_per_shard
-        )
-    if granularity is not Granularity.FILE:
-        bins = _fill_empty(bins)
-    bins = _merge_same_shard(bins)
+    bins = _bins(
+        atoms, shards, lb, granularity=granularity, strategy=strategy, cost=cost, max_items=max_items_per_shard
+    )
     all_notes = [*notes]
     if est.note:
         all_notes.append(est.note)
     all_notes += [
         f"keep-together rule {rule!r} matches no item (a typo?)" for rule in unmatched_rules(ordered, keep_together)
     ]
-    empty = [i + 1 for i, b in enumerate(bins) if not b]
-    if empty:
-        unit = "file" if granularity is Granularity.FILE else "item"
-        available = len(build_units(atoms)) if granularity is Granularity.FILE else len(atoms)
-        all_notes.append(
-            f"{len(empty)} of {shards} shards are empty ({_ranges(empty)}): only {plural(available, unit)} to share;"
-            " an empty shard passes as 'empty'"
-        )
+    empty_note = _empty_note(bins, shards, atoms, granularity)
+    if empty_note:
+        all_notes.append(empty_note)
     shard_plans = tuple(
         ShardPlan(
             index=i + 1,
@@ -278,6 +245,65 @@ def plan_items(
     )
 
 
+def _empty_note(bins: Bins, shards: int, atoms: Sequence[Atom], granularity: Granularity) -> str:
+    """Why some shards are empty: fewer items (files at file granularity) than shards ("" when none is)."""
+    empty = [i + 1 for i, b in enumerate(bins) if not b]
+    if not empty:
+        return ""
+    unit = "file" if granularity is Granularity.FILE else "item"
+    available = len(build_units(atoms)) if granularity is Granularity.FILE else len(atoms)
+    return (
+        f"{len(empty)} of {shards} shards are empty ({_ranges(empty)}): only {plural(available, unit)} to share;"
+        " an empty shard passes as 'empty'"
+    )
+
+
+def _check_request(items: int, shards: int, strategy: str, max_items_per_shard: int | None) -> None:
+    """The usage errors a plan request can have before anything is estimated, in the order they are told."""
+    if shards < 1:
+        msg = f"--shards must be at least 1, not {shards}"
+        raise UsageError(msg)
+    if strategy not in STRATEGIES:
+        msg = f"unknown strategy {strategy!r} (choose from {', '.join(sorted(STRATEGIES))})"
+        raise UsageError(msg)
+    if max_items_per_shard is not None and items > shards * max_items_per_shard:
+        msg = (
+            f"{items} items do not fit into {shards} shards of at most {max_items_per_shard}"
+            f" (--max-items-per-shard); use at least {math.ceil(items / max_items_per_shard)} shards"
+        )
+        raise UsageError(msg)
+
+
+def _bins(
+    atoms: Sequence[Atom],
+    shards: int,
+    lb: int,
+    *,
+    granularity: Granularity,
+    strategy: str,
+    cost: int,
+    max_items: int | None,
+) -> Bins:
+    """The atoms packed into ``shards`` bins at the plan's granularity (``cost``: the micro cost of a cut)."""
+    if granularity is Granularity.TEST:
+        bins = STRATEGIES[strategy].assign([make_piece(n, [a]) for n, a in enumerate(atoms)], shards, lb, max_items)
+    elif granularity is Granularity.FILE:
+        units = build_units(atoms)
+        too_big = next((u for u in units if max_items is not None and u.size > max_items), None)
+        if too_big is not None:
+            msg = (
+                f"{item_file(too_big.key)} has {too_big.size} items, more than --max-items-per-shard"
+                f" {max_items} allows in one shard; use --granularity auto or test"
+            )
+            raise UsageError(msg)
+        bins = STRATEGIES[strategy].assign(units, shards, lb, max_items)
+    else:
+        bins = _pack_auto(build_units(atoms), shards, lb, strategy_name=strategy, cut_cost=cost, max_items=max_items)
+    if granularity is not Granularity.FILE:
+        bins = _fill_empty(bins)
+    return _merge_same_shard(bins)
+
+
 def _micro_cost(seconds: float) -> int:
     if not (math.isfinite(seconds) and seconds >= 0):
         msg = f"--cut-cost must be a non-negative number of seconds, not {seconds!r}"
@@ -299,7 +325,7 @@ def _ranges(numbers: Sequence[int]) -> str:
 def shards_per_file(shards: Sequence[ShardPlan]) -> dict[str, int]:
     seen: dict[str, int] = {}
     for shard in shards:
-        for file in {item_file(i) for i in shard.items}:
+        for file in {i.split("::", 1)[0] for i in shard.items}:  # item_file, inlined: every planned item passes here
             seen[file] = seen.get(file, 0) + 1
     return seen
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ci_shards.common.console import count_failures, plural
@@ -42,7 +42,7 @@ from ci_shards.judge import (
 from ci_shards.model.failures import FailureKind, FailureRecord
 from ci_shards.model.matching import item_file, owning_item
 from ci_shards.model.outcome import LEFT_OUT, CaseOutcome, CaseResult, ShardStatus, Totals
-from ci_shards.model.plan import Granularity, Plan
+from ci_shards.model.plan import Granularity, Plan, ShardPlan
 from ci_shards.report.artifacts import ShardArtifact, read_shard_folders
 from ci_shards.report.verdict import UNMEASURED, Accounting, ShardResult, Verdict
 from ci_shards.select.report import selection_report
@@ -263,69 +263,25 @@ def decide(
     """The verdict of a run: pure, from the plan and what was read from the shard folders. A plan with
     no items, or a run in which no test executed, fails unless ``allow_empty``. The failures of the
     ``excused`` tests (quarantined, or known with ``--fail-on new``: ``triage.py``) are reported but
-    fail neither the run nor a shard that failed only because of them."""
+    fail neither the run nor a shard that failed only because of them.
+
+    The steps (docs/rules.md): one folder per shard, each shard judged, every planned item accounted
+    for, the failures recorded (missing items included), then the run's reasons."""
     digest = plan.digest  # a property that hashes the whole plan: compute it once
     chosen, ignored, stray = _choose(plan, digest, artifacts)
     results: list[ShardResult] = []
     not_run: list[str] = []
     for shard in plan.shards:
-        artifact = chosen.get(shard.index)
-        judgement = _judge_shard(plan, digest, shard.index, artifact)
-        counts = judgement.counts
-        cases = artifact.cases if counts and artifact is not None and artifact.cases is not None else ()
-        notes = list(ignored.get(shard.index, ()))
-        if artifact is not None and artifact.failures_error:
-            notes.append(artifact.failures_error)
-        outcome = artifact.outcome if artifact is not None else None
-        if counts and outcome is not None:
-            not_run.extend(outcome.not_run)
-        results.append(
-            ShardResult(
-                index=shard.index,
-                status=judgement.status,
-                reason=judgement.reason,
-                verified=judgement.verified,
-                # what the shard's wall was expected to be: its items plus the fixed overhead
-                estimated_seconds=shard.estimated_seconds + (plan.shard_overhead_seconds if shard.items else 0.0),
-                elapsed_seconds=outcome.elapsed_seconds if outcome is not None else 0.0,
-                planned_items=len(shard.items),
-                totals=Totals.of(cases),
-                source=str(artifact.path) if artifact is not None else "",
-                notes=tuple(notes),
-                cases=cases,
-            )
-        )
+        result, shard_not_run = _shard_result(plan, digest, shard, chosen.get(shard.index), ignored)
+        results.append(result)
+        not_run.extend(shard_not_run)
     accounting, unverified = _account(plan, results, not_run)
     failures: list[FailureRecord] = []
     for result in results:
         failures.extend(_shard_failures(result, chosen.get(result.index), plan.total))
     owner_of = {item: shard.index for shard in plan.shards for item in shard.items}
-    recorded = {(r.test_id, r.kind) for r in failures}
-    for item in accounting.missing:
-        if (item, FailureKind.NOT_RUN) not in recorded:
-            shard_index = owner_of[item]
-            failures.append(
-                FailureRecord(
-                    shard=shard_index,
-                    test_id=item,
-                    kind=FailureKind.NOT_RUN,
-                    message=_UNVERIFIED_MISSING.format(index=shard_index)
-                    if shard_index in unverified
-                    else "planned but never reported by any shard",
-                    file=item_file(item),
-                )
-            )
+    failures.extend(_missing_records(accounting.missing, owner_of, unverified, failures))
     totals = Totals.of(c for r in results for c in r.cases)
-    planned_items = set(owner_of)
-    item_seconds: dict[str, float] = {}
-    for result in results:
-        if not result.verified:
-            continue
-        for case in result.cases:
-            owner = owning_item(case.test_id, planned_items)
-            if owner is not None and case.counted_as not in UNMEASURED:
-                seconds = math.nan if case.time_invalid else case.time  # the store skips the item's sum
-                item_seconds[owner] = item_seconds.get(owner, 0.0) + seconds
     return Verdict(
         plan_digest=digest,
         total_shards=plan.total,
@@ -342,9 +298,74 @@ def decide(
         reasons=tuple(
             _reasons(results, accounting, totals, flaky_result, _empty(plan, results, allow_empty), excused=excused)
         ),
-        item_seconds=item_seconds,
+        item_seconds=_item_seconds(results, set(owner_of)),
         selection=selection_report(plan, (c for r in results if r.verified for c in r.cases)),
     )
+
+
+def _shard_result(
+    plan: Plan, digest: str, shard: ShardPlan, artifact: ShardArtifact | None, ignored: Mapping[int, Sequence[str]]
+) -> tuple[ShardResult, Sequence[str]]:
+    """One planned shard judged from its chosen folder, and the items its runner said it did not run."""
+    judgement = _judge_shard(plan, digest, shard.index, artifact)
+    counts = judgement.counts
+    cases = artifact.cases if counts and artifact is not None and artifact.cases is not None else ()
+    notes = list(ignored.get(shard.index, ()))
+    if artifact is not None and artifact.failures_error:
+        notes.append(artifact.failures_error)
+    outcome = artifact.outcome if artifact is not None else None
+    result = ShardResult(
+        index=shard.index,
+        status=judgement.status,
+        reason=judgement.reason,
+        verified=judgement.verified,
+        # what the shard's wall was expected to be: its items plus the fixed overhead
+        estimated_seconds=shard.estimated_seconds + (plan.shard_overhead_seconds if shard.items else 0.0),
+        elapsed_seconds=outcome.elapsed_seconds if outcome is not None else 0.0,
+        planned_items=len(shard.items),
+        totals=Totals.of(cases),
+        source=str(artifact.path) if artifact is not None else "",
+        notes=tuple(notes),
+        cases=cases,
+    )
+    return result, (outcome.not_run if counts and outcome is not None else ())
+
+
+def _missing_records(
+    missing: Iterable[str], owner_of: Mapping[str, int], unverified: Collection[int], failures: Iterable[FailureRecord]
+) -> list[FailureRecord]:
+    """A not-run record for each missing item that no shard already recorded as not run."""
+    recorded = {(r.test_id, r.kind) for r in failures}
+    records: list[FailureRecord] = []
+    for item in missing:
+        if (item, FailureKind.NOT_RUN) not in recorded:
+            shard_index = owner_of[item]
+            records.append(
+                FailureRecord(
+                    shard=shard_index,
+                    test_id=item,
+                    kind=FailureKind.NOT_RUN,
+                    message=_UNVERIFIED_MISSING.format(index=shard_index)
+                    if shard_index in unverified
+                    else "planned but never reported by any shard",
+                    file=item_file(item),
+                )
+            )
+    return records
+
+
+def _item_seconds(results: Iterable[ShardResult], planned_items: Collection[str]) -> dict[str, float]:
+    """Each planned item's measured seconds, from verified shards only (for the timings write-back)."""
+    item_seconds: dict[str, float] = {}
+    for result in results:
+        if not result.verified:
+            continue
+        for case in result.cases:
+            owner = owning_item(case.test_id, planned_items)
+            if owner is not None and case.counted_as not in UNMEASURED:
+                seconds = math.nan if case.time_invalid else case.time  # the store skips the item's sum
+                item_seconds[owner] = item_seconds.get(owner, 0.0) + seconds
+    return item_seconds
 
 
 def _left_out_notes(cases: Iterable[CaseResult]) -> list[str]:

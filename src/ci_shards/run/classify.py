@@ -217,88 +217,46 @@ def _slow(cases: Iterable[CaseResult], budget: float | None) -> list[CaseResult]
     return out
 
 
+_EMPTY_SHARD = Verdict(
+    status=ShardStatus.EMPTY,
+    reason="the plan gives this shard no items",
+    problems=(),
+    cases=(),
+    flaky=(),
+    not_run=(),
+    records=(),
+)
+_NEVER_REPORTED = "planned but never reported by the test command (not collected, deleted, renamed or crashed)"
+
+
 def decide(
     *, shard_index: int, shard_name: str, planned: Sequence[str], runs: Sequence[Run], policy: Policy
 ) -> Verdict:
-    """The shard's status, its final test cases and its failure records."""
+    """The shard's status, its final test cases and its failure records, in the steps of docs/rules.md:
+    a status that is not the tests' (never started, timed out, cancelled) first; then the cases (run,
+    re-run, killed in flight, left out, never reported); then failed or passed, which the judge checks."""
     if not planned and not runs:
-        return Verdict(
-            status=ShardStatus.EMPTY,
-            reason="the plan gives this shard no items",
-            problems=(),
-            cases=(),
-            flaky=(),
-            not_run=(),
-            records=(),
-        )
+        return _EMPTY_SHARD
     first = [r for r in runs if r.rerun == 0]
-    reruns_by_round: dict[int, list[CaseResult]] = {}
-    for run in runs:
-        if run.rerun:
-            reruns_by_round.setdefault(run.rerun, []).extend(run.report.cases)
     first_cases = [c for r in first for c in r.report.cases]
     collect_errors = [c for r in first for c in r.report.collect_errors]
-    merged = _slow(
-        merge_attempts(first_cases, [reruns_by_round[k] for k in sorted(reruns_by_round)]), policy.max_test_seconds
-    )
-    problems: list[str] = []
-    status: ShardStatus | None = None
-    never = next((r for r in first if r.start_error), None)
-    timed_out = any(r.timed_out for r in runs)
-    cancelled = any(r.cancelled for r in runs)
-    if never is not None:
-        status = ShardStatus.NEVER_STARTED
-        problems.append(never.start_error)
-    elif timed_out:
-        status = ShardStatus.TIMED_OUT
-        limit = f" of {fmt_duration(policy.timeout_seconds)}" if policy.timeout_seconds else ""  # as in --timeout
-        problems.append(f"hit the shard deadline{limit}; the tree was signalled and killed")
-    elif cancelled:
-        status = ShardStatus.CANCELLED
-        problems.append("cancelled by a signal to ci-shards; the tree was stopped")
-    # synthesised cases: the test(s) in flight when we killed, and planned items never reported
-    in_flight = [t for r in runs if r.timed_out or r.cancelled for t in r.report.in_flight]
-    killed_cases = [
-        _not_run_case(t, "killed at the shard deadline while running" if timed_out else "cancelled while running")
-        for t in in_flight
-        if t not in {c.test_id for c in merged}
-    ]
-    killed_cases = [replace(c, type=TIMEOUT_TYPE) for c in killed_cases]
-    all_cases = merged + collect_errors + killed_cases
+    merged = _merged_cases(first_cases, runs, policy)
+    stopped = _stopped(first, runs, policy)
+    problems = [stopped.problem] if stopped is not None else []
+    all_cases = merged + collect_errors + _killed_in_flight(runs, merged) + _left_out(first)
     report_problems = [f"{r.report.problem}" for r in first if r.report.problem and not r.start_error]
-    skipped_cases = [
-        replace(_not_run_case(i, f"skipped at collection: {why}"), outcome=CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE)
-        for r in first
-        for i, why in r.report.skipped_at_collection.items()
-    ]
-    deselected_cases = [
-        replace(
-            _not_run_case(i, "deselected by the command's own filters"), outcome=CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE
-        )
-        for r in first
-        for i in r.report.deselected
-    ]
-    all_cases += skipped_cases + deselected_cases
-    own = frozenset(planned)
-    covered = {owning_item(c.test_id, own) for c in all_cases}
     exit_code_only = policy.accept_exit_code and bool(report_problems)
-    matched = verified(own, all_cases)
+    matched = verified(frozenset(planned), all_cases)
     not_run: list[str] = []
     if exit_code_only:
         problems.append("accounting impossible: no usable test report, the status comes from the exit code alone")
     elif matched:
-        not_run = [item for item in planned if item not in covered]
+        not_run = _unreported(planned, all_cases)
     # else unverified: no reported test belongs to a planned item; the judge fails the shard below and
     # every item is not run (no case is written in for them: that would make the results look matched)
-    if never is not None:
-        why = f"not run: {never.start_error}"
-    elif timed_out:
-        why = "not run: the shard hit its deadline first"
-    elif cancelled:
-        why = "not run: the job was cancelled"
-    else:
-        why = "planned but never reported by the test command (not collected, deleted, renamed or crashed)"
+    why = stopped.not_run if stopped is not None else _NEVER_REPORTED
     all_cases += [_not_run_case(i, why) for i in not_run]
+    status = stopped.status if stopped is not None else None
     if status is None:
         status = _failed_or_passed(
             first=first,
@@ -310,17 +268,7 @@ def decide(
             policy=policy,
         )
     if report_problems and not policy.accept_exit_code and not first_cases:
-        rc = next((r.exit_code for r in first if r.exit_code is not None), None)
-        all_cases.append(
-            CaseResult(
-                test_id=f"{SHARD_CASE_CLASSNAME}::{shard_name}",
-                name=shard_name,
-                classname=SHARD_CASE_CLASSNAME,
-                outcome=CaseOutcome.ERROR,
-                message=f"{report_problems[0]}; the command exited with code {rc}",
-                type=NO_REPORT_TYPE,
-            )
-        )
+        all_cases.append(_no_report_case(first, report_problems[0], shard_name))
     if not matched and not exit_code_only:
         not_run = list(planned)
     return finish(
@@ -332,6 +280,92 @@ def decide(
         cases=all_cases,
         not_run=not_run,
         accounted=not exit_code_only,
+    )
+
+
+@dataclass(frozen=True)
+class _Stopped:
+    """A shard whose status is not the tests' own: why, and what its unreported items say."""
+
+    status: ShardStatus
+    problem: str
+    not_run: str
+
+
+def _stopped(first: Sequence[Run], runs: Sequence[Run], policy: Policy) -> _Stopped | None:
+    """First match wins: never started, then timed out, then cancelled (docs/rules.md, shard statuses)."""
+    never = next((r for r in first if r.start_error), None)
+    if never is not None:
+        return _Stopped(ShardStatus.NEVER_STARTED, never.start_error, f"not run: {never.start_error}")
+    if any(r.timed_out for r in runs):
+        limit = f" of {fmt_duration(policy.timeout_seconds)}" if policy.timeout_seconds else ""  # as in --timeout
+        return _Stopped(
+            ShardStatus.TIMED_OUT,
+            f"hit the shard deadline{limit}; the tree was signalled and killed",
+            "not run: the shard hit its deadline first",
+        )
+    if any(r.cancelled for r in runs):
+        return _Stopped(
+            ShardStatus.CANCELLED,
+            "cancelled by a signal to ci-shards; the tree was stopped",
+            "not run: the job was cancelled",
+        )
+    return None
+
+
+def _merged_cases(first_cases: Sequence[CaseResult], runs: Sequence[Run], policy: Policy) -> list[CaseResult]:
+    """The first run's cases with every re-run round folded in, in round order, then the slow ones failed."""
+    reruns_by_round: dict[int, list[CaseResult]] = {}
+    for run in runs:
+        if run.rerun:
+            reruns_by_round.setdefault(run.rerun, []).extend(run.report.cases)
+    rounds = [reruns_by_round[k] for k in sorted(reruns_by_round)]
+    return _slow(merge_attempts(first_cases, rounds), policy.max_test_seconds)
+
+
+def _killed_in_flight(runs: Sequence[Run], merged: Sequence[CaseResult]) -> list[CaseResult]:
+    """A case for each test that was running when the shard was stopped and never reported."""
+    timed_out = any(r.timed_out for r in runs)
+    message = "killed at the shard deadline while running" if timed_out else "cancelled while running"
+    reported = {c.test_id for c in merged}
+    in_flight = [t for r in runs if r.timed_out or r.cancelled for t in r.report.in_flight]
+    return [replace(_not_run_case(t, message), type=TIMEOUT_TYPE) for t in in_flight if t not in reported]
+
+
+def _left_out(first: Sequence[Run]) -> list[CaseResult]:
+    """Planned items the command's own rules left out: skipped at collection, then deselected."""
+    skipped = [
+        replace(_not_run_case(i, f"skipped at collection: {why}"), outcome=CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE)
+        for r in first
+        for i, why in r.report.skipped_at_collection.items()
+    ]
+    deselected = [
+        replace(
+            _not_run_case(i, "deselected by the command's own filters"), outcome=CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE
+        )
+        for r in first
+        for i in r.report.deselected
+    ]
+    return skipped + deselected
+
+
+def _unreported(planned: Sequence[str], cases: Sequence[CaseResult]) -> list[str]:
+    """The planned items no case belongs to, in plan order."""
+    own = frozenset(planned)
+    covered = {owning_item(c.test_id, own) for c in cases}
+    return [item for item in planned if item not in covered]
+
+
+def _no_report_case(first: Sequence[Run], problem: str, shard_name: str) -> CaseResult:
+    """The shard's own case when no usable report came back: the problem and the command's exit code."""
+    rc = next((r.exit_code for r in first if r.exit_code is not None), None)
+    return CaseResult(
+        test_id=f"{SHARD_CASE_CLASSNAME}::{shard_name}",
+        name=shard_name,
+        classname=SHARD_CASE_CLASSNAME,
+        outcome=CaseOutcome.ERROR,
+        message=f"{problem}; the command exited with code {rc}",
+        type=NO_REPORT_TYPE,
     )
 
 

@@ -202,27 +202,11 @@ class _ShardRun:
         )
         if self.opts.settings.pytest:
             argv += self._plugin_args(items_file, events, rerun=rerun)
-        label = f"re-run {rerun}" if rerun else "run"
-        header = (
-            f"==> ci-shards {self.name}: {label}, batch {batch[0]}/{batch[1]}, {plural(len(items), 'item')}: "
-            f"{shlex.join(argv)[:2000]}\n"
-        )
-        self.log.write(header.encode(errors="replace"))
-        self.log.flush()
-        # without the command: its arguments hold test ids (untrusted), and a group title is not fenced
-        title = f"ci-shards {self.name}: {label}, batch {batch[0]}/{batch[1]}, {plural(len(items), 'item')}"
-        if (batch[1] > 1 or rerun) and not self.opts.live:
-            self.console.line(header.rstrip()[:300])
+        title = self._announce(argv, len(items), rerun=rerun, batch=batch)
         stale_before = self._report_mtimes()
         started = time.time()
         offset = self.log.tell()
-        limits = Limits(
-            deadline=self.deadline,
-            graceful_signal=self.opts.settings.graceful_signal,
-            grace=self.opts.settings.grace,
-            cancel_grace=min(self.opts.settings.grace, 5.0),
-            leak_timeout=self.opts.settings.leak_timeout,
-        )
+        limits = self._limits()
         with _live_output(self.console, Path(self.log.name), title, offset, live=self.opts.live):
             result = run_process(argv, env=env, cwd=self.opts.cwd, spool=self.log, limits=limits, cancel=self.cancel)
         self.log.seek(0, 2)
@@ -240,6 +224,31 @@ class _ShardRun:
             timed_out=result.timed_out,
             cancelled=result.cancelled,
             report=report,
+        )
+
+    def _announce(self, argv: Sequence[str], items: int, *, rerun: int, batch: tuple[int, int]) -> str:
+        """Write the run's header line into output.log (and to the console for a batch or a re-run when
+        the output is not live); the group title it returns leaves the command out."""
+        label = f"re-run {rerun}" if rerun else "run"
+        header = (
+            f"==> ci-shards {self.name}: {label}, batch {batch[0]}/{batch[1]}, {plural(items, 'item')}: "
+            f"{shlex.join(argv)[:2000]}\n"
+        )
+        self.log.write(header.encode(errors="replace"))
+        self.log.flush()
+        if (batch[1] > 1 or rerun) and not self.opts.live:
+            self.console.line(header.rstrip()[:300])
+        # without the command: its arguments hold test ids (untrusted), and a group title is not fenced
+        return f"ci-shards {self.name}: {label}, batch {batch[0]}/{batch[1]}, {plural(items, 'item')}"
+
+    def _limits(self) -> Limits:
+        settings = self.opts.settings
+        return Limits(
+            deadline=self.deadline,
+            graceful_signal=settings.graceful_signal,
+            grace=settings.grace,
+            cancel_grace=min(settings.grace, 5.0),
+            leak_timeout=settings.leak_timeout,
         )
 
     def _plugin_args(self, items_file: Path, events: Path, *, rerun: int) -> list[str]:
@@ -327,27 +336,11 @@ def _live_output(
 def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Outcome:
     """Run the shard and write its artifact folder; the Outcome says how it went."""
     plan = opts.plan
-    if not 1 <= opts.shard_index <= plan.total:
-        msg = f"shard {opts.shard_index} is not in the plan's 1..{plan.total}"
-        raise UsageError(msg)
-    if not opts.settings.pytest and not opts.settings.command:
-        msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
-        raise UsageError(msg)
-    if plan.rootdir is not None and not (opts.cwd / plan.rootdir).is_dir():
-        msg = (
-            f"the plan's pytest rootdir {plan.rootdir!r} is not a folder under {opts.cwd}:"
-            " run from the folder the plan was made in"
-        )
-        raise InputError(opts.plan_path, msg)
+    _check_runnable(opts)
     planned = plan.shard(opts.shard_index).items
     shard_dir = opts.settings.out / shard_dir_name(opts.shard_index, plan.total)
     log_path = shard_dir / "output.log"
-    try:
-        shard_dir.mkdir(parents=True, exist_ok=True)
-        clear_stale(shard_dir)
-        log_path.open("wb").close()  # writable? fail here, before anything runs, not mid-shard
-    except OSError as err:
-        raise InputError(shard_dir, f"cannot write the results folder (--out): {err.strerror or err}") from None
+    _prepare_folder(shard_dir, log_path)
     settings = opts.settings
     # before the folder has a log: an interpreter without pytest fails the command here (exit 2), clearly
     interpreter = probe(opts.python, opts.env) if settings.pytest else None
@@ -362,23 +355,13 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         with log_path.open("w+b") as log:
             state = _ShardRun(opts, console, cancel, work, log, coverage=coverage, interpreter=interpreter)
             if planned:
-                limit = fmt_duration(opts.settings.timeout) if opts.settings.timeout else "none"
-                python = f", {interpreter.describe()}" if interpreter is not None else ""
-                console.line(f"ci-shards {state.name}: {plural(len(planned), 'item')}, timeout {limit}{python}")
-                env = state.env(tmpdir)
-                state.runs.extend(state.execute(planned, rerun=0, env=env))
-                _rerun(state, env)
+                _run_planned(state, planned, tmpdir)
             verdict = decide(
                 shard_index=opts.shard_index,
                 shard_name=state.name,
                 planned=planned,
                 runs=state.runs,
-                policy=Policy(
-                    accept_exit_code=opts.settings.accept_exit_code,
-                    flaky_result=opts.settings.flaky_result,
-                    max_test_seconds=opts.settings.max_test_seconds,
-                    timeout_seconds=opts.settings.timeout,
-                ),
+                policy=_policy(settings),
             )
             if state.leaked:
                 console.warning(
@@ -403,13 +386,68 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
         subreaper=subreaper,
     )
     if coverage is not None:
-        entry = coverage.describe(source_root=opts.cwd, launched=sum(1 for a in state.attempts if not a["start_error"]))
-        outcome = dataclasses.replace(outcome, coverage=entry)
-        if entry["problem"]:
-            console.warning(f"{state.name}: coverage: {entry['problem']} (the tests' verdict is unaffected)")
+        outcome = _with_coverage(outcome, coverage, state, console)
     write_outcome(shard_dir, outcome, verdict.records)
     print_summary(console, outcome, verdict, log_path)
     return outcome
+
+
+def _run_planned(state: _ShardRun, planned: Sequence[str], tmpdir: Path) -> None:
+    """The shard's first run of every planned item (in batches), then the re-runs of its failures."""
+    timeout = state.opts.settings.timeout
+    limit = fmt_duration(timeout) if timeout else "none"
+    python = f", {state.interpreter.describe()}" if state.interpreter is not None else ""
+    state.console.line(f"ci-shards {state.name}: {plural(len(planned), 'item')}, timeout {limit}{python}")
+    env = state.env(tmpdir)
+    state.runs.extend(state.execute(planned, rerun=0, env=env))
+    _rerun(state, env)
+
+
+def _check_runnable(opts: RunOptions) -> None:
+    """Usage and input errors found before anything is written or run (exit 2)."""
+    plan = opts.plan
+    if not 1 <= opts.shard_index <= plan.total:
+        msg = f"shard {opts.shard_index} is not in the plan's 1..{plan.total}"
+        raise UsageError(msg)
+    if not opts.settings.pytest and not opts.settings.command:
+        msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
+        raise UsageError(msg)
+    if plan.rootdir is not None and not (opts.cwd / plan.rootdir).is_dir():
+        msg = (
+            f"the plan's pytest rootdir {plan.rootdir!r} is not a folder under {opts.cwd}:"
+            " run from the folder the plan was made in"
+        )
+        raise InputError(opts.plan_path, msg)
+
+
+def _prepare_folder(shard_dir: Path, log_path: Path) -> None:
+    """The shard's folder, cleared of an earlier run's files, with a writable log."""
+    try:
+        shard_dir.mkdir(parents=True, exist_ok=True)
+        clear_stale(shard_dir)
+        log_path.open("wb").close()  # writable? fail here, before anything runs, not mid-shard
+    except OSError as err:
+        raise InputError(shard_dir, f"cannot write the results folder (--out): {err.strerror or err}") from None
+
+
+def _policy(settings: RunSettings) -> Policy:
+    return Policy(
+        accept_exit_code=settings.accept_exit_code,
+        flaky_result=settings.flaky_result,
+        max_test_seconds=settings.max_test_seconds,
+        timeout_seconds=settings.timeout,
+    )
+
+
+def _with_coverage(
+    outcome: Outcome, coverage: coverage_collect.Collector, state: _ShardRun, console: Console
+) -> Outcome:
+    """The outcome with its coverage entry; a coverage problem is a warning, never the tests' verdict."""
+    launched = sum(1 for a in state.attempts if not a["start_error"])
+    entry = coverage.describe(source_root=state.opts.cwd, launched=launched)
+    if entry["problem"]:
+        console.warning(f"{state.name}: coverage: {entry['problem']} (the tests' verdict is unaffected)")
+    return dataclasses.replace(outcome, coverage=entry)
 
 
 def _rerun(state: _ShardRun, env: Mapping[str, str]) -> None:

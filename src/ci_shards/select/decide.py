@@ -69,53 +69,110 @@ def decide(
     always: AlwaysRun = AlwaysRun(),
     narrowing: Mapping[str, Narrowing] | None = None,
 ) -> Selection:
-    """Select from ``items`` (``item_paths``: each item's test file, relative to the repository root)."""
+    """Select from ``items`` (``item_paths``: each item's test file, relative to the repository root), in
+    the order of the module's docstring: a reason to run everything first, then what each changed path
+    selects, then the always-run items, then the reason each other item is skipped."""
     if not changed:
         return run_everything(items, "the diff against the base is empty")
-    test_files = frozenset(item_paths.values())
-    lines = [f"changed files ({len(changed)}): {_names([c.describe() for c in changed])}"]
-    selected_files: set[str] = set()
-    by_map: dict[str, set[str]] = {}
-    in_change: set[str] = set()
-    ignored: list[str] = []
-    narrowed_out: dict[str, list[str]] = {}  # test file → the changed functions it did not execute
+    answers = _Answers(test_files=frozenset(item_paths.values()))
+    answers.lines.append(f"changed files ({len(changed)}): {_names([c.describe() for c in changed])}")
     for change in changed:
         for path in change.paths:
-            glob = first_match(path, settings.global_globs)
-            if glob is not None:
-                return run_everything(items, f"{shown(path)} changed, a global file ({glob!r})", changed)
-            if path in test_files:
-                in_change.add(path)
-                continue
-            answers = {m.name: m.tests_for(path) for m in maps}
-            known = {name: tests for name, tests in answers.items() if tests is not None}
-            if not known:
-                if first_match(path, settings.ignore) is not None:
-                    ignored.append(path)
-                    continue
-                names = ", ".join(m.name for m in maps) or "none configured"
-                return run_everything(items, f"no map knows which tests {shown(path)} affects (maps: {names})", changed)
-            narrowed = (narrowing or {}).get(path) if change.kind is ChangeKind.MODIFIED else None
-            if narrowed is not None:
-                kept, dropped = _narrowed(narrowed, known)
-                lines.append(
-                    f"coverage narrowed {shown(path)} to {len(kept)} of {len(kept | dropped)} test files"
-                    f" (the changed code is inside {narrowed.functions})"
-                )
-                selected_files |= kept
-                for test in dropped:
-                    narrowed_out.setdefault(test, []).append(narrowed.functions)
-                continue
+            reason = answers.answer(path, change, maps, settings, narrowing or {})
+            if reason:
+                return run_everything(items, reason, changed)
+    lines = answers.lines
+    selected_files = answers.selected_files()
+    chosen = _always_run(items, item_paths, settings, always, lines)
+    chosen |= {i for i in items if item_paths[i] in selected_files}
+    maps_used = ", ".join(m.name for m in maps)
+    skipped = {
+        i: (
+            f"coverage: did not execute {', '.join(answers.narrowed_out[item_paths[i]])} on base"
+            if item_paths[i] in answers.narrowed_out
+            else f"no changed file reaches {item_paths[i]} (maps: {maps_used})"
+        )
+        for i in items
+        if i not in chosen
+    }
+    lines.append(f"selected {len(chosen)} of {len(items)} items; {len(skipped)} skipped by the diff")
+    return Selection(
+        selected=tuple(i for i in items if i in chosen), skipped=skipped, lines=tuple(lines), changed=tuple(changed)
+    )
+
+
+@dataclass(kw_only=True)
+class _Answers:
+    """What the changed paths selected so far, and the lines that say so (in the order they were decided)."""
+
+    test_files: frozenset[str]
+    lines: list[str] = field(default_factory=list)
+    narrowed_files: set[str] = field(default_factory=set)
+    by_map: dict[str, set[str]] = field(default_factory=dict)
+    in_change: set[str] = field(default_factory=set)
+    ignored: list[str] = field(default_factory=list)
+    narrowed_out: dict[str, list[str]] = field(default_factory=dict)  # test file → changed functions it missed
+
+    def answer(
+        self,
+        path: str,
+        change: ChangedFile,
+        maps: Sequence[TestMap],
+        settings: SelectionSettings,
+        narrowing: Mapping[str, Narrowing],
+    ) -> str:
+        """Take one changed path's answer; the reason to run everything instead ("" when there is none)."""
+        glob = first_match(path, settings.global_globs)
+        if glob is not None:
+            return f"{shown(path)} changed, a global file ({glob!r})"
+        if path in self.test_files:
+            self.in_change.add(path)
+            return ""
+        answers = {m.name: m.tests_for(path) for m in maps}
+        known = {name: tests for name, tests in answers.items() if tests is not None}
+        if not known:
+            if first_match(path, settings.ignore) is not None:
+                self.ignored.append(path)
+                return ""
+            names = ", ".join(m.name for m in maps) or "none configured"
+            return f"no map knows which tests {shown(path)} affects (maps: {names})"
+        narrowed = narrowing.get(path) if change.kind is ChangeKind.MODIFIED else None
+        if narrowed is None:
             for name, tests in known.items():
-                by_map.setdefault(name, set()).update(tests)
-    if in_change:
-        lines.append(f"test files in the change: {_names(in_change)}")
-        selected_files |= in_change
-    for name, found in sorted(by_map.items()):
-        lines.append(f"{name} map selected {len(found)} test files" + (f": {_names(found)}" if found else ""))
-        selected_files |= found
-    if ignored:
-        lines.append(f"affect no test (ignore globs): {_names(ignored)}")
+                self.by_map.setdefault(name, set()).update(tests)
+            return ""
+        kept, dropped = _narrowed(narrowed, known)
+        self.lines.append(
+            f"coverage narrowed {shown(path)} to {len(kept)} of {len(kept | dropped)} test files"
+            f" (the changed code is inside {narrowed.functions})"
+        )
+        self.narrowed_files |= kept
+        for test in dropped:
+            self.narrowed_out.setdefault(test, []).append(narrowed.functions)
+        return ""
+
+    def selected_files(self) -> set[str]:
+        """Every selected test file, with a line for the change's own test files, each map, the ignored."""
+        selected = set(self.narrowed_files)
+        if self.in_change:
+            self.lines.append(f"test files in the change: {_names(self.in_change)}")
+            selected |= self.in_change
+        for name, found in sorted(self.by_map.items()):
+            self.lines.append(f"{name} map selected {len(found)} test files" + (f": {_names(found)}" if found else ""))
+            selected |= found
+        if self.ignored:
+            self.lines.append(f"affect no test (ignore globs): {_names(self.ignored)}")
+        return selected
+
+
+def _always_run(
+    items: Sequence[str],
+    item_paths: Mapping[str, str],
+    settings: SelectionSettings,
+    always: AlwaysRun,
+    lines: list[str],
+) -> set[str]:
+    """The items that run whatever the change, with a line for each rule that chose some."""
     chosen: set[str] = set()
     reasons = {
         "marked ci_shards_always": {i for i in items if item_paths[i] in always.marked_files},
@@ -128,21 +185,7 @@ def decide(
         if hits:
             lines.append(f"always run ({why}): {len(hits)} items")
             chosen |= hits
-    chosen |= {i for i in items if item_paths[i] in selected_files}
-    maps_used = ", ".join(m.name for m in maps)
-    skipped = {
-        i: (
-            f"coverage: did not execute {', '.join(narrowed_out[item_paths[i]])} on base"
-            if item_paths[i] in narrowed_out
-            else f"no changed file reaches {item_paths[i]} (maps: {maps_used})"
-        )
-        for i in items
-        if i not in chosen
-    }
-    lines.append(f"selected {len(chosen)} of {len(items)} items; {len(skipped)} skipped by the diff")
-    return Selection(
-        selected=tuple(i for i in items if i in chosen), skipped=skipped, lines=tuple(lines), changed=tuple(changed)
-    )
+    return chosen
 
 
 def _narrowed(narrowed: Narrowing, known: Mapping[str, frozenset[str]]) -> tuple[set[str], set[str]]:

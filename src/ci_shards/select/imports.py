@@ -160,67 +160,58 @@ def _conftests(path: str, sources: Mapping[str, str]) -> list[str]:
         folder = _parent(folder)
 
 
-def build_import_map(
-    sources: Mapping[str, str], test_files: Iterable[str], *, plugins: Iterable[str] = ()
-) -> ImportMap:
-    """The map for ``test_files`` over ``sources`` ({repository path: text} of every project ``.py``
-    file). ``plugins``: module names of the project's own pytest plugins. Raises ``ImportMapError``
-    naming the file when one of them does not parse."""
-    tests = sorted(set(test_files))
-    roots = tuple(dict.fromkeys(["", "src", *(_basedir(t, sources) for t in tests)]))
-    trees: dict[str, ast.AST] = {}
+class _Graph:
+    """The project's modules as an import graph, parsed and resolved lazily (each file once)."""
 
-    def tree_of(path: str) -> ast.AST:
-        if path not in trees:
+    def __init__(self, sources: Mapping[str, str], roots: tuple[str, ...]) -> None:
+        self.sources = sources
+        self.roots = roots
+        self.trees: dict[str, ast.AST] = {}
+        self.edges: dict[str, tuple[set[str], set[str]]] = {}
+
+    def tree_of(self, path: str) -> ast.AST:
+        if path not in self.trees:
             try:
-                trees[path] = ast.parse(sources[path], filename=path)
+                self.trees[path] = ast.parse(self.sources[path], filename=path)
             except (SyntaxError, ValueError) as err:
                 msg = f"{shown(path)}: cannot be parsed ({err.__class__.__name__}: {shown(str(err))})"
                 raise ImportMapError(msg) from None
-        return trees[path]
+        return self.trees[path]
 
-    def resolve(name: str) -> str | None:
+    def resolve(self, name: str) -> str | None:
         rel = name.replace(".", "/")
-        for root in roots:
+        for root in self.roots:
             for candidate in (f"{rel}.py", f"{rel}/__init__.py"):
                 path = posixpath.join(root, candidate) if root else candidate
-                if path in sources:
+                if path in self.sources:
                     return path
         return None
 
-    def package_of(path: str) -> str:
-        for root in roots:
+    def package_of(self, path: str) -> str:
+        for root in self.roots:
             prefix = f"{root}/" if root else ""
             if path.startswith(prefix):
                 rel = _parent(path[len(prefix) :])
-                if not rel or posixpath.join(_parent(path), "__init__.py") in sources:
+                if not rel or posixpath.join(_parent(path), "__init__.py") in self.sources:
                     return rel.replace("/", ".")
         return ""
 
-    edges: dict[str, tuple[set[str], set[str]]] = {}
-
-    def deps(path: str) -> tuple[set[str], set[str]]:
-        if path not in edges:
+    def deps(self, path: str) -> tuple[set[str], set[str]]:
+        """The project files ``path`` imports, and every module name it imports (packages included)."""
+        if path not in self.edges:
             names: set[str] = set()
-            for name in _imported_names(tree_of(path), package_of(path)):
+            for name in _imported_names(self.tree_of(path), self.package_of(path)):
                 parts = name.split(".")
                 names.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))  # packages run first
-            edges[path] = ({f for f in map(resolve, names) if f is not None}, names)
-        return edges[path]
+            self.edges[path] = ({f for f in map(self.resolve, names) if f is not None}, names)
+        return self.edges[path]
 
-    files: dict[str, frozenset[str]] = {}
-    names: dict[str, frozenset[str]] = {}
-    scripts: dict[str, frozenset[str]] = {}
-    always: set[str] = set()
-    plugin_names = set(plugins)
-    for test in tests:
-        if test not in sources:
-            continue
-        if has_always_marker(tree_of(test)):
-            always.add(test)
-        start = {test, *_conftests(test, sources), *(f for f in map(resolve, plugin_names) if f is not None)}
+    def reach(self, test: str, plugin_names: set[str]) -> tuple[set[str], set[str]]:
+        """The files and module names a run of ``test`` imports: from the test, its conftests, the plugins
+        and its packages' ``__init__`` files, transitively."""
+        start = {test, *_conftests(test, self.sources), *(f for f in map(self.resolve, plugin_names) if f is not None)}
         folder = _parent(test)
-        while folder and posixpath.join(folder, "__init__.py") in sources:
+        while folder and posixpath.join(folder, "__init__.py") in self.sources:
             start.add(posixpath.join(folder, "__init__.py"))
             folder = _parent(folder)
         seen_files: set[str] = set()
@@ -231,10 +222,33 @@ def build_import_map(
             if path in seen_files:
                 continue
             seen_files.add(path)
-            found, imported = deps(path)
+            found, imported = self.deps(path)
             seen_names |= imported
             todo.extend(found - seen_files)
+        return seen_files, seen_names
+
+
+def build_import_map(
+    sources: Mapping[str, str], test_files: Iterable[str], *, plugins: Iterable[str] = ()
+) -> ImportMap:
+    """The map for ``test_files`` over ``sources`` ({repository path: text} of every project ``.py``
+    file). ``plugins``: module names of the project's own pytest plugins. Raises ``ImportMapError``
+    naming the file when one of them does not parse."""
+    tests = sorted(set(test_files))
+    roots = tuple(dict.fromkeys(["", "src", *(_basedir(t, sources) for t in tests)]))
+    graph = _Graph(sources, roots)
+    files: dict[str, frozenset[str]] = {}
+    names: dict[str, frozenset[str]] = {}
+    scripts: dict[str, frozenset[str]] = {}
+    always: set[str] = set()
+    plugin_names = set(plugins)
+    for test in tests:
+        if test not in sources:
+            continue
+        if has_always_marker(graph.tree_of(test)):
+            always.add(test)
+        seen_files, seen_names = graph.reach(test, plugin_names)
         files[test] = frozenset(seen_files)
         names[test] = frozenset(seen_names)
-        scripts[test] = frozenset(p for f in seen_files for p in _script_paths(tree_of(f)))
+        scripts[test] = frozenset(p for f in seen_files for p in _script_paths(graph.tree_of(f)))
     return ImportMap(files=files, names=names, roots=roots, always=frozenset(always), scripts=scripts)

@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="venv layout")]
+# xdist_group: under `pytest -n` (--dist loadgroup) one worker runs the module, so its module fixture is built once
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="venv layout"),
+    pytest.mark.xdist_group("project-venv"),
+]
 
 TESTS = {
     "tests/test_env.py": (
