@@ -202,11 +202,7 @@ def plan_items(
     est = estimate(ordered, durations, unknown_factors)
     seconds = apply_weights(est.seconds, weights or {})
     atoms = build_atoms(ordered, keep_together, seconds)
-    if max_items_per_shard is not None:
-        big = next((a for a in atoms if len(a.items) > max_items_per_shard), None)
-        if big is not None:
-            msg = f"keep-together group of {big.key!r} has {len(big.items)} items, over --max-items-per-shard"
-            raise UsageError(msg)
+    _check_groups_fit(atoms, max_items_per_shard)
     lb = lower_bound([a.cost for a in atoms], shards)
     cost = _micro_cost(cut_cost)
     bins = _bins(
@@ -256,6 +252,16 @@ def _empty_note(bins: Bins, shards: int, atoms: Sequence[Atom], granularity: Gra
         f"{len(empty)} of {shards} shards are empty ({_ranges(empty)}): only {plural(available, unit)} to share;"
         " an empty shard passes as 'empty'"
     )
+
+
+def _check_groups_fit(atoms: Sequence[Atom], max_items_per_shard: int | None) -> None:
+    """A keep-together group larger than ``--max-items-per-shard`` can go in no shard."""
+    if max_items_per_shard is None:
+        return
+    big = next((a for a in atoms if len(a.items) > max_items_per_shard), None)
+    if big is not None:
+        msg = f"keep-together group of {big.key!r} has {len(big.items)} items, over --max-items-per-shard"
+        raise UsageError(msg)
 
 
 def _check_request(items: int, shards: int, strategy: str, max_items_per_shard: int | None) -> None:
