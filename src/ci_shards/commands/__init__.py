@@ -8,13 +8,16 @@ options ``ci_shards.options.declared`` gives them; ``arguments`` adds those stil
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ci_shards.commands import aggregate, coverage, gha, plan, run, timings
 from ci_shards.gha.steps import STEPS
 
 Handler = Callable[[argparse.Namespace], int]
+# a handler that runs other subcommands through the CLI (the action's steps) also takes ``cli.main``: handed in
+# by the CLI, since importing it from here or a stage would be an import cycle (cli imports this table)
+ReenteringHandler = Callable[[argparse.Namespace, Callable[[Sequence[str]], int]], int]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,6 +29,7 @@ class Command:
     help: str
     description: str | None = None
     handler: Handler | None = None
+    reentering: ReenteringHandler | None = None  # instead of ``handler``: also takes cli.main (the gha steps)
     declared: bool = False  # takes the options declared for it in ci_shards.options.declared
     arguments: Callable[[argparse.ArgumentParser], None] | None = None
     metavar: str = "COMMAND"  # a group's: how --help names its subcommand
@@ -160,7 +164,7 @@ COMMANDS: tuple[Command, ...] = (
         hidden=True,
     ),
     *(
-        Command(path=("gha", name), help=gha.HELP[name], description=gha.HELP[name], handler=gha.step_handler(name))
+        Command(path=("gha", name), help=gha.HELP[name], description=gha.HELP[name], reentering=gha.step_handler(name))
         for name in STEPS
     ),
 )
