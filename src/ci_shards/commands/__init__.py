@@ -11,7 +11,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ci_shards.commands import aggregate, coverage, gha, plan, run, timings
+from ci_shards.commands import aggregate, coverage, gha, plan_matrix, run, timings
 from ci_shards.gha.steps import STEPS
 
 Handler = Callable[[argparse.Namespace], int]
@@ -47,7 +47,7 @@ COMMANDS: tuple[Command, ...] = (
         help="balance the items into shards and write plan.json",
         description="Collect the items, estimate them from timings, and balance them into shards.",
         declared=True,
-        handler=plan.plan_command,
+        handler=plan_matrix.plan_command,
     ),
     Command(
         path=("matrix",),
@@ -55,7 +55,7 @@ COMMANDS: tuple[Command, ...] = (
         description='Plan (or read --plan), write plan.json, print {"include": [...]}; with $GITHUB_OUTPUT set,'
         " append the outputs matrix, plan-digest, total and empty.",
         declared=True,
-        handler=plan.matrix_command,
+        handler=plan_matrix.matrix_command,
     ),
     Command(
         path=("timings",),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,6 +14,7 @@ from ci_shards.common import outfile
 from ci_shards.common.console import Console, console_for, fmt_seconds, is_ci, plural
 from ci_shards.common.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, UsageError
 from ci_shards.common.interpreter import default_python, probe
+from ci_shards.judge import check_not_empty
 from ci_shards.model.plan import Plan
 from ci_shards.model.planfile import load_plan
 from ci_shards.options.config import load_config
@@ -22,7 +22,9 @@ from ci_shards.options.typed import LocalOptions, local_options, run_options
 
 # re-exported: the value parsers moved to options.values with the declarations that use them
 from ci_shards.options.values import parse_duration, parse_seconds, parse_signal, parse_size, parse_timeout
+from ci_shards.plan.front import make_plan
 from ci_shards.plan.matrix import resolve_shard
+from ci_shards.plan.pytest_args import check_pytest_words
 from ci_shards.run.settings import RunSettings
 
 if TYPE_CHECKING:
@@ -30,26 +32,9 @@ if TYPE_CHECKING:
 
 # Imported inside the handlers, and only these (docs/benchmarks.md, "Start-up time per subcommand"):
 # the runner (run.runner, run.process: ~25 ms), ci_shards.local and coverage (coverage.py: ~15-30 ms),
-# which every other subcommand would otherwise pay at start-up; and commands.plan, which imports this
-# module (check_pytest_words), so a top-level import would be a cycle.
+# which every other subcommand would otherwise pay at start-up.
 
 __all__ = ["parse_duration", "parse_seconds", "parse_signal", "parse_size", "parse_timeout"]
-
-
-# the first word of a pytest-split habit (`-- pytest tests/`, `-- python -m pytest`): with --pytest,
-# ci-shards runs pytest itself and the words after -- are pytest's options and paths
-_RUNNER_WORD = re.compile(r"(py\.?test|python[\d.]*)(\.exe)?")
-
-
-def check_pytest_words(words: Sequence[str], cwd: Path | None = None) -> None:
-    """Refuse ``--pytest -- pytest tests/``: pytest would take ``pytest`` for a path and fail, or worse.
-    A folder of that name in ``cwd`` (a suite under ``pytest/``) is a path, and fine."""
-    if words and _RUNNER_WORD.fullmatch(Path(words[0]).name) and not (cwd is not None and (cwd / words[0]).is_dir()):
-        msg = (
-            f"--pytest runs pytest itself; the words after -- are pytest options and paths, so {words[0]!r} is"
-            " misuse: drop it (e.g. `--pytest -- tests/ -x`), or leave out --pytest to run a command of your own"
-        )
-        raise UsageError(msg)
 
 
 def command_args(raw: Sequence[str]) -> list[str]:
@@ -92,8 +77,6 @@ def run_handler(args: argparse.Namespace) -> int:
     cancel = CancelToken()
     with cancel_on_signals(cancel):
         outcome = run_shard(runner_options, console=console, cancel=cancel)
-    from ci_shards.commands.plan import check_not_empty  # noqa: PLC0415 - cycle (above)
-
     # after the folder is written: aggregate fails the same empty plan, and says so in its report
     check_not_empty(plan, allowed=options.allow_empty, what=str(args.plan))
     return EXIT_OK if outcome.status.is_success else EXIT_FAILED
@@ -132,11 +115,7 @@ def local_handler(args: argparse.Namespace) -> int:
     if (options.fail_under is not None or options.coverage_base is not None) and not options.run.coverage:
         msg = "--fail-under and --coverage-base need --coverage (or the config key coverage: true)"
         raise UsageError(msg)
-    from ci_shards.commands.plan import check_not_empty, plan_from_options  # noqa: PLC0415 - cycle (above)
-
-    plan = plan_from_options(
-        options.plan, env=env, cwd=cwd, pytest_args=raw if options.run.pytest else None, cap_to_items=True
-    )
+    plan = make_plan(options.plan, env=env, cwd=cwd, pytest_args=raw if options.run.pytest else None, cap_to_items=True)
     out = options.run.out
     plan_path = out / "plan.json"
     try:
