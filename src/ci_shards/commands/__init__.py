@@ -100,7 +100,7 @@ COMMANDS: tuple[Command, ...] = (
         "flat merge-multiple layout), check it against the plan, and write the verdict. Exit 0 only when "
         "every shard passed and every planned item ran exactly once; 1 otherwise; 2 for bad input.",
         declared=True,
-        handler=aggregate.work("_aggregate_handler"),
+        handler=aggregate.aggregate_handler,
     ),
     Command(
         path=("junit",),
@@ -113,7 +113,7 @@ COMMANDS: tuple[Command, ...] = (
         description="Merge JUnit XML files (paths or globs, ** recursive) into one file: one suite per input, "
         "totals recounted from the test cases. Exit 2 naming any unreadable file (the rest is still merged).",
         arguments=aggregate.junit_merge_arguments,
-        handler=aggregate.work("junit_merge_handler"),
+        handler=aggregate.junit_merge_handler,
     ),
     Command(
         path=("junit", "summary"),
@@ -121,7 +121,7 @@ COMMANDS: tuple[Command, ...] = (
         description="Totals (tests, passed, failed, errors, skipped, xfailed, xpassed, flaky, left_out, time) "
         "recounted from the test cases, as pytest counts them. Exit 2 naming any unreadable file.",
         arguments=aggregate.junit_summary_arguments,
-        handler=aggregate.work("junit_summary_handler"),
+        handler=aggregate.junit_summary_handler,
     ),
     Command(
         path=("comment",),
@@ -131,7 +131,7 @@ COMMANDS: tuple[Command, ...] = (
         "workflow_run job) or from a body written by `aggregate --comment-out` (--body-file; trusted bodies only, "
         "any state line in it is recomputed). Never fails the build: problems are warnings.",
         declared=True,
-        handler=aggregate.work("_comment_handler"),
+        handler=aggregate.comment_handler,
     ),
     Command(
         path=("coverage",),
