@@ -61,7 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
         # --debug after the subcommand too (``ci-shards run ... --debug``). SUPPRESS: a subcommand's default
         # must not overwrite ``--debug`` given before it.
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
-        if command.handler is not None:
+        if command.reentering is not None:
+            sub.set_defaults(handler=lambda args, step=command.reentering: step(args, main))
+        elif command.handler is not None:
             sub.set_defaults(handler=command.handler)
         else:
             groups[command.path] = sub.add_subparsers(

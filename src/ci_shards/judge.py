@@ -17,9 +17,11 @@ from enum import Enum
 from typing import Final
 
 from ci_shards.common.console import plural
+from ci_shards.common.errors import TestsFailed
 from ci_shards.model.failures import FailureKind
 from ci_shards.model.matching import owning_item
 from ci_shards.model.outcome import CaseOutcome, CaseResult, ShardStatus
+from ci_shards.model.plan import Plan
 
 # the runner's shard-level pseudo test (no report, a crash): a failure, but neither planned nor unplanned
 SHARD_CASE_CLASSNAME: Final = "ci-shards"
@@ -161,3 +163,10 @@ def empty_run_reason(*, planned_items: int, executed_tests: int, allow_empty: bo
         planned = f"{plural(planned_items, 'item')} {were} planned"
         return f"{NO_TESTS_RAN}: {planned}, but every test was skipped or none reported"
     return ""
+
+
+def check_not_empty(plan: Plan, *, allowed: bool, what: str = "the plan") -> None:
+    """Exit 1 (``TestsFailed``) with one line when the plan has no items, unless ``--allow-empty``:
+    an empty suite must never pass silently (call it after every output was written)."""
+    if not plan.items and not plan.skipped_by_diff and not allowed:
+        raise TestsFailed(empty_plan_message(what))

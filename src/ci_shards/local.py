@@ -1,4 +1,4 @@
-"""``ci-shards local``: plan, run every shard on this machine as parallel processes, aggregate.
+"""``ci-shards local``: plan, run every shard on this machine as parallel processes, aggregate (``run_locally``).
 
 Each shard is a real ``ci-shards run`` child process (its own session, its own subreaper), so a
 local run exercises exactly what CI runs. This process is the subreaper of all of them: a second
@@ -8,6 +8,7 @@ Ctrl-C kills every tree, including ones whose ``run`` parent is already gone.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -19,10 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ci_shards.common.console import Console, fmt_seconds, plural, strip_control
+from ci_shards.common import outfile
+from ci_shards.common.console import Console, console_for, fmt_seconds, plural, strip_control
+from ci_shards.common.errors import EXIT_INTERRUPTED, EXIT_OK, InputError, UsageError
+from ci_shards.common.interpreter import default_python, probe
+from ci_shards.judge import check_not_empty
 from ci_shards.model.outcome import shard_dir_name
 from ci_shards.model.plan import Plan
-from ci_shards.options.typed import ReportFiles
+from ci_shards.options.typed import LocalOptions, ReportFiles
+from ci_shards.plan.front import make_plan
+from ci_shards.plan.pytest_args import check_pytest_words
 from ci_shards.report import outputs
 from ci_shards.report.aggregate import FlakyResult, aggregate_dirs
 from ci_shards.report.artifacts import LOG_FILE
@@ -31,6 +38,7 @@ from ci_shards.report.groups import group_failures
 from ci_shards.report.render import complete_in, failure_lines, render_summary, render_terminal
 from ci_shards.report.verdict import Verdict
 from ci_shards.run.process import CancelToken, become_subreaper, kill_tree
+from ci_shards.run.runner import cancel_on_signals
 from ci_shards.run.settings import RunSettings
 
 
@@ -339,3 +347,94 @@ def failure_details(verdict: Verdict, out: Path) -> str:
     if len(groups) > FAILURES_PRINTED:
         lines.append(f"… and {len(groups) - FAILURES_PRINTED} more distinct failures: {out}/*/failures.jsonl")
     return "".join(f"{line}\n" for line in lines)
+
+
+def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int:
+    """``local``'s front door: plan (``plan.front.make_plan``), run every shard here, aggregate, and the exit code.
+    The verdict table goes to stdout; progress and each failure's details to the console."""
+    console = console_for(env)
+    raw = list(options.run.command)
+    if options.run.pytest:
+        check_pytest_words(raw, cwd)
+        options = _with_python(options, env)
+    if not options.run.pytest and not raw:
+        msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
+        raise UsageError(msg)
+    if (options.fail_under is not None or options.coverage_base is not None) and not options.run.coverage:
+        msg = "--fail-under and --coverage-base need --coverage (or the config key coverage: true)"
+        raise UsageError(msg)
+    plan = make_plan(options.plan, env=env, cwd=cwd, pytest_args=raw if options.run.pytest else None, cap_to_items=True)
+    out = options.run.out
+    plan_path = out / "plan.json"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(out, f"cannot write the results folder (--out): {err.strerror or err}") from None
+    outfile.write_atomic(plan_path, plan.dumps())
+    allowed = options.plan.allow_empty
+    check_not_empty(plan, allowed=allowed)  # nothing to run: say so before starting anything
+    command = raw  # with --pytest, the plugin drops the arguments that select tests (and says so)
+    if options.jobs == "auto":
+        jobs = auto_jobs(plan.total, cores=cores(), memory=available_memory(), job_memory=options.job_memory)
+    elif options.jobs.isdigit() and int(options.jobs) > 0:
+        jobs = min(int(options.jobs), plan.total)
+    else:
+        msg = f"--jobs {options.jobs!r}: expected auto or a positive number"
+        raise UsageError(msg)
+    console.line(
+        f"ci-shards local: {plural(len(plan.items), 'item')} in {plural(plan.total, 'shard')}, {jobs} at a time, "
+        f"estimated {fmt_seconds(plan.estimated_makespan)} per shard at most; results in {out}"
+    )
+    cancel = CancelToken()
+    with cancel_on_signals(cancel):
+        never = run_local(
+            plan=plan,
+            plan_path=plan_path,
+            jobs=jobs,
+            argv_for=lambda i: run_argv(options.run, plan_path, i, plan.total, command),
+            out=out,
+            console=console,
+            cancel=cancel,
+        )
+    if never:
+        console.warning(f"never started (interrupted): shards {', '.join(map(str, never))}")
+    result = aggregate_results(
+        plan, out, flaky_result=options.run.flaky_result, allow_empty=allowed, files=options.reports, console=console
+    )
+    if result.failures:
+        console.untrusted(result.failures)  # test output: on GitHub it cannot issue workflow commands
+    # the table on stdout here, before the coverage is folded: the verdict shows first on a terminal
+    sys.stdout.write(result.table)
+    sys.stdout.flush()
+    code = max(result.exit_code, _local_coverage(options, plan, cwd, env, console))
+    return EXIT_INTERRUPTED if cancel.cancelled else code
+
+
+def _with_python(options: LocalOptions, env: Mapping[str, str]) -> LocalOptions:
+    """The one interpreter of the collection and every shard, checked once here (no pytest: exit 2 before
+    anything starts, not once per shard) and passed to each ``run`` as ``--python``."""
+    python = probe(default_python(options.run.python, env), env).path
+    return dataclasses.replace(
+        options,
+        plan=dataclasses.replace(options.plan, python=python),
+        run=dataclasses.replace(options.run, python=python),
+    )
+
+
+def _local_coverage(options: LocalOptions, plan: Plan, cwd: Path, env: dict[str, str], console: Console) -> int:
+    """``local --coverage``: fold every shard's coverage into the results folder (docs/coverage.md)."""
+    if not options.run.coverage:
+        return EXIT_OK
+    from ci_shards.coverage.publish import publish_reported  # noqa: PLC0415
+
+    reported = publish_reported(
+        plan,
+        [options.run.out],
+        out=options.run.out,
+        root=cwd,
+        fail_under=options.fail_under,
+        base=options.coverage_base,
+        env=env,
+        console=console,
+    )
+    return reported.exit_code

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from ci_shards.cli import main
-from ci_shards.commands.run import check_pytest_words
 from ci_shards.common.errors import UsageError
 from ci_shards.plan.choose import choose_shards
+from ci_shards.plan.pytest_args import check_pytest_words
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

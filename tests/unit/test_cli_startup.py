@@ -8,7 +8,7 @@ import sys
 
 # each costs every subcommand ~15 to 90 ms if the CLI loads it (docs/benchmarks.md)
 HEAVY = (
-    "ci_shards.commands.aggregate_work",
+    "ci_shards.report.front",
     "ci_shards.run.runner",
     "ci_shards.local",
     "ci_shards.coverage.publish",

@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 
 from ci_shards.cli import main
 from ci_shards.common.errors import ConfigError
+from ci_shards.history.git import Ancestry
 from ci_shards.history.outcomes import History, Mark, RunInfo, from_json
 from ci_shards.options.config import parse_config
 from ci_shards.report.quarantine import QuarantineEntry
-from ci_shards.report.triage import Ancestry, FailOn, Kind, TriageContext, classify
+from ci_shards.report.triage import FailOn, Kind, TriageContext, classify
 from tests.unit.aggregate_fixtures import make_plan, write_all
 
 T0 = datetime(2026, 11, 1, tzinfo=timezone.utc)

@@ -8,13 +8,16 @@ options ``ci_shards.options.declared`` gives them; ``arguments`` adds those stil
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ci_shards.commands import aggregate, coverage, gha, init, plan, run, timings
+from ci_shards.commands import aggregate, coverage, gha, init, plan_matrix, run, timings
 from ci_shards.gha.steps import STEPS
 
 Handler = Callable[[argparse.Namespace], int]
+# a handler that runs other subcommands through the CLI (the action's steps) also takes ``cli.main``: handed in
+# by the CLI, since importing it from here or a stage would be an import cycle (cli imports this table)
+ReenteringHandler = Callable[[argparse.Namespace, Callable[[Sequence[str]], int]], int]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,6 +29,7 @@ class Command:
     help: str
     description: str | None = None
     handler: Handler | None = None
+    reentering: ReenteringHandler | None = None  # instead of ``handler``: also takes cli.main (the gha steps)
     declared: bool = False  # takes the options declared for it in ci_shards.options.declared
     arguments: Callable[[argparse.ArgumentParser], None] | None = None
     metavar: str = "COMMAND"  # a group's: how --help names its subcommand
@@ -51,7 +55,7 @@ COMMANDS: tuple[Command, ...] = (
         help="balance the items into shards and write plan.json",
         description="Collect the items, estimate them from timings, and balance them into shards.",
         declared=True,
-        handler=plan.plan_command,
+        handler=plan_matrix.plan_command,
     ),
     Command(
         path=("matrix",),
@@ -59,7 +63,7 @@ COMMANDS: tuple[Command, ...] = (
         description='Plan (or read --plan), write plan.json, print {"include": [...]}; with $GITHUB_OUTPUT set,'
         " append the outputs matrix, plan-digest, total and empty.",
         declared=True,
-        handler=plan.matrix_command,
+        handler=plan_matrix.matrix_command,
     ),
     Command(
         path=("timings",),
@@ -104,7 +108,7 @@ COMMANDS: tuple[Command, ...] = (
         "flat merge-multiple layout), check it against the plan, and write the verdict. Exit 0 only when "
         "every shard passed and every planned item ran exactly once; 1 otherwise; 2 for bad input.",
         declared=True,
-        handler=aggregate.work("_aggregate_handler"),
+        handler=aggregate.aggregate_handler,
     ),
     Command(
         path=("junit",),
@@ -117,7 +121,7 @@ COMMANDS: tuple[Command, ...] = (
         description="Merge JUnit XML files (paths or globs, ** recursive) into one file: one suite per input, "
         "totals recounted from the test cases. Exit 2 naming any unreadable file (the rest is still merged).",
         arguments=aggregate.junit_merge_arguments,
-        handler=aggregate.work("junit_merge_handler"),
+        handler=aggregate.junit_merge_handler,
     ),
     Command(
         path=("junit", "summary"),
@@ -125,7 +129,7 @@ COMMANDS: tuple[Command, ...] = (
         description="Totals (tests, passed, failed, errors, skipped, xfailed, xpassed, flaky, left_out, time) "
         "recounted from the test cases, as pytest counts them. Exit 2 naming any unreadable file.",
         arguments=aggregate.junit_summary_arguments,
-        handler=aggregate.work("junit_summary_handler"),
+        handler=aggregate.junit_summary_handler,
     ),
     Command(
         path=("comment",),
@@ -135,7 +139,7 @@ COMMANDS: tuple[Command, ...] = (
         "workflow_run job) or from a body written by `aggregate --comment-out` (--body-file; trusted bodies only, "
         "any state line in it is recomputed). Never fails the build: problems are warnings.",
         declared=True,
-        handler=aggregate.work("_comment_handler"),
+        handler=aggregate.comment_handler,
     ),
     Command(
         path=("coverage",),
@@ -168,7 +172,7 @@ COMMANDS: tuple[Command, ...] = (
         hidden=True,
     ),
     *(
-        Command(path=("gha", name), help=gha.HELP[name], description=gha.HELP[name], handler=gha.step_handler(name))
+        Command(path=("gha", name), help=gha.HELP[name], description=gha.HELP[name], reentering=gha.step_handler(name))
         for name in STEPS
     ),
 )

@@ -1,26 +1,71 @@
-"""The aggregate stage's handlers (``aggregate``, ``junit merge``, ``junit summary``, ``comment``) and the arguments of
-``junit merge|summary``; ``aggregate`` and ``comment`` take options declared in ``ci_shards.options.declared``.
+"""The aggregate stage's subcommands (``aggregate``, ``junit merge``, ``junit summary``, ``comment``): the flags
+become the stage's options, one front door runs (``report.front``, ``junit.front``), and what it returns is
+printed here. ``aggregate`` and ``comment`` take options declared in ``ci_shards.options.declared``; the
+arguments of ``junit merge|summary`` are below.
 
-The work is in ``commands.aggregate_work``, imported when a handler runs.
+The front doors are imported inside the handlers: with the report package and jinja2 they would cost every
+other subcommand's start-up ~50-90 ms (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import json
+import os
+import sys
 from pathlib import Path
 
+from ci_shards.common.errors import EXIT_OK
+from ci_shards.options.config import load_config
+from ci_shards.options.typed import aggregate_options
+from ci_shards.options.values import CommentMode
 
-def work(name: str) -> Callable[[argparse.Namespace], int]:
-    """A handler that imports the work module only when the subcommand runs: with the report package and
-    jinja2 it costs every other subcommand's start-up ~50-90 ms (docs/benchmarks.md)."""
 
-    def handler(args: argparse.Namespace) -> int:
-        from ci_shards.commands import aggregate_work  # noqa: PLC0415
+def aggregate_handler(args: argparse.Namespace) -> int:
+    from ci_shards.report.front import aggregate  # noqa: PLC0415 (start-up, above)
 
-        return int(getattr(aggregate_work, name)(args))
+    options = aggregate_options(vars(args), load_config(Path.cwd()))
+    result = aggregate(options, env=os.environ)
+    if options.output_format == "json":
+        sys.stdout.write(json.dumps(result.to_json(), sort_keys=True, indent=2) + "\n")
+    return result.exit_code
 
-    return handler
+
+def comment_handler(args: argparse.Namespace) -> int:
+    from ci_shards.report.aggregate import FlakyResult  # noqa: PLC0415 (start-up, above)
+    from ci_shards.report.front import run_comment  # noqa: PLC0415
+
+    return run_comment(
+        plan_path=args.plan,
+        dirs=args.dirs,
+        body_file=args.body_file,
+        mode=CommentMode(args.mode),
+        key=args.key,
+        pr=args.pr,
+        repository=args.repo,
+        flaky_result=FlakyResult(args.flaky_result),
+        env=os.environ,
+    )
+
+
+def junit_merge_handler(args: argparse.Namespace) -> int:
+    from ci_shards.junit.front import junit_merge  # noqa: PLC0415 (start-up, above)
+
+    return junit_merge(patterns=args.patterns, out=args.output, name=args.name, env=os.environ)
+
+
+def junit_summary_handler(args: argparse.Namespace) -> int:
+    from ci_shards.junit.front import junit_summary  # noqa: PLC0415 (start-up, above)
+    from ci_shards.report.outputs import JUNIT_SUMMARY_SCHEMA  # noqa: PLC0415
+
+    files, totals = junit_summary(patterns=args.patterns, env=os.environ)
+    counts = totals.to_json()
+    if args.format == "json":
+        payload = {"schema": JUNIT_SUMMARY_SCHEMA, "files": files, **counts}
+        sys.stdout.write(json.dumps(payload, sort_keys=True, indent=2) + "\n")
+    else:
+        sys.stdout.write(f"files: {files}\n" + "".join(f"{k}: {v}\n" for k, v in counts.items()))
+    return EXIT_OK
 
 
 def junit_merge_arguments(merge: argparse.ArgumentParser) -> None:

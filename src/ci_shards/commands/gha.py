@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from ci_shards.gha.steps import run_step
+from ci_shards.gha.steps import Cli, run_step
 
 HELP = {
     "plan": "plan and write the matrix outputs (the action's plan step)",
@@ -16,5 +16,6 @@ HELP = {
 }
 
 
-def step_handler(name: str) -> Callable[[argparse.Namespace], int]:
-    return lambda _args: run_step(name)
+def step_handler(name: str) -> Callable[[argparse.Namespace, Cli], int]:
+    """The step's handler: it takes ``cli.main`` too, to run its stage through the CLI (``Command.reenters``)."""
+    return lambda _args, cli: run_step(name, cli)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ci_shards.common.errors import EXIT_INTERNAL, UsageError
@@ -28,6 +28,8 @@ from ci_shards.gha.inputs import (
 )
 from ci_shards.plan.matrix import append_outputs
 
+Cli = Callable[[Sequence[str]], int]  # cli.main
+
 
 def _runner_temp(env: Mapping[str, str]) -> Folders:
     temp = env.get("RUNNER_TEMP", "")
@@ -43,27 +45,19 @@ def _outputs(env: Mapping[str, str], outputs: Mapping[str, str]) -> None:
         append_outputs(path, outputs)
 
 
-def _cli(argv: list[str]) -> int:
-    # A step re-enters the CLI (same errors, exit codes, --debug) and the CLI registers the steps: importing at
-    # call time is what keeps that from being an import cycle.
-    from ci_shards.cli import main  # noqa: PLC0415
-
-    return main(argv)
-
-
-def gha_plan(env: Mapping[str, str]) -> int:
+def gha_plan(env: Mapping[str, str], cli: Cli) -> int:
     inputs = parse_inputs(env.get(INPUTS_ENV, ""))
     folders = _runner_temp(env)
     argv = plan_argv(inputs, folders, timings_exist=Path(timings_path(inputs)).is_file())
     Path(folders.plan).parent.mkdir(parents=True, exist_ok=True)
-    return _cli(argv)
+    return cli(argv)
 
 
-def gha_run(env: Mapping[str, str]) -> int:
+def gha_run(env: Mapping[str, str], cli: Cli) -> int:
     """Run the shard, then name its artifact (also when its tests failed: the folder goes up either way)."""
     inputs = parse_inputs(env.get(INPUTS_ENV, ""))
     folders = _runner_temp(env)
-    status = _cli(run_argv(inputs, folders))
+    status = cli(run_argv(inputs, folders))
     results = Path(folders.results)
     found = [p.name for p in results.iterdir() if p.is_dir()] if results.is_dir() else []
     name = shard_artifact_name(
@@ -76,7 +70,7 @@ def gha_run(env: Mapping[str, str]) -> int:
     return status
 
 
-def gha_aggregate(env: Mapping[str, str]) -> int:
+def gha_aggregate(env: Mapping[str, str], cli: Cli) -> int:
     """Aggregate and publish the verdict as outputs; the step itself passes, so the report is uploaded and the
     timings saved before the Verdict step fails the job."""
     inputs = parse_inputs(env.get(INPUTS_ENV, ""))
@@ -85,7 +79,7 @@ def gha_aggregate(env: Mapping[str, str]) -> int:
     for folder in (report, Path(folders.shards), Path(timings_path(inputs)).parent):
         folder.mkdir(parents=True, exist_ok=True)
     _outputs(env, {"summary-path": str(report / "summary.md")})
-    status = _cli(aggregate_argv(inputs, folders))
+    status = cli(aggregate_argv(inputs, folders))
     summary, job_summary = report / "summary.md", env.get("GITHUB_STEP_SUMMARY", "")
     if summary.is_file() and job_summary:
         with Path(job_summary).open("a", encoding="utf-8") as handle:
@@ -94,7 +88,7 @@ def gha_aggregate(env: Mapping[str, str]) -> int:
     return 0
 
 
-def gha_verdict(env: Mapping[str, str]) -> int:
+def gha_verdict(env: Mapping[str, str], cli: Cli) -> int:
     """The last step: aggregate's exit code (``STATUS``, its output), unless fail-on-verdict is false."""
     inputs = parse_inputs(env.get(INPUTS_ENV, ""))
     raw = env.get("STATUS", "")
@@ -107,14 +101,14 @@ def gha_verdict(env: Mapping[str, str]) -> int:
     return code
 
 
-def gha_comment(env: Mapping[str, str]) -> int:
+def gha_comment(env: Mapping[str, str], cli: Cli) -> int:
     inputs = parse_inputs(env.get(INPUTS_ENV, ""))
     folders = _runner_temp(env)
     Path(folders.shards).mkdir(parents=True, exist_ok=True)
-    return _cli(comment_argv(inputs, folders))
+    return cli(comment_argv(inputs, folders))
 
 
-STEPS: dict[str, Callable[[Mapping[str, str]], int]] = {
+STEPS: dict[str, Callable[[Mapping[str, str], Cli], int]] = {
     "plan": gha_plan,
     "run": gha_run,
     "aggregate": gha_aggregate,
@@ -123,9 +117,12 @@ STEPS: dict[str, Callable[[Mapping[str, str]], int]] = {
 }
 
 
-def run_step(name: str) -> int:
+def run_step(name: str, cli: Cli) -> int:
+    """Run the step ``name``; ``cli`` is ``cli.main``, handed in by the CLI that dispatched here: a step runs its
+    stage through the CLI again (same errors, exit codes, --debug), and importing the CLI here would close an
+    import cycle (the CLI's command table lists these steps)."""
     env = dict(os.environ)
     # The inputs hold github-token: the test command (and pytest's collection) must not inherit them.
     os.environ.pop(INPUTS_ENV, None)
     sys.stdout.flush()
-    return STEPS[name](env)
+    return STEPS[name](env, cli)

@@ -4,17 +4,21 @@ The plan job (discovery) and ``ci-shards run`` (the unowned shard's test roots) 
 among the words a user gives pytest. A word is a path when it names something on disk and is not
 the value of an option: in ``--ignore numpy/f2py tests`` only ``tests`` is one. Pytest's own
 options that take a value are listed here (pytest 9's ``--help``; ``--cov`` is pytest-cov's, whose
-value is optional and, as argparse does, taken when the next word is not an option).
+value is optional and, as argparse does, taken when the next word is not an option). And the words after
+``--`` with ``--pytest`` are refused when they start with a command (``check_pytest_words``).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from ci_shards.common.errors import UsageError
 
 VALUE_OPTIONS: Final = frozenset(
     {
@@ -114,3 +118,19 @@ def last_value(words: Sequence[str], short: str) -> str:
         elif word.startswith(short) and len(word) > len(short):
             value = word[len(short) :]
     return value
+
+
+# the first word of a pytest-split habit (`-- pytest tests/`, `-- python -m pytest`): with --pytest,
+# ci-shards runs pytest itself and the words after -- are pytest's options and paths
+_RUNNER_WORD = re.compile(r"(py\.?test|python[\d.]*)(\.exe)?")
+
+
+def check_pytest_words(words: Sequence[str], cwd: Path | None = None) -> None:
+    """Refuse ``--pytest -- pytest tests/``: pytest would take ``pytest`` for a path and fail, or worse.
+    A folder of that name in ``cwd`` (a suite under ``pytest/``) is a path, and fine."""
+    if words and _RUNNER_WORD.fullmatch(Path(words[0]).name) and not (cwd is not None and (cwd / words[0]).is_dir()):
+        msg = (
+            f"--pytest runs pytest itself; the words after -- are pytest options and paths, so {words[0]!r} is"
+            " misuse: drop it (e.g. `--pytest -- tests/ -x`), or leave out --pytest to run a command of your own"
+        )
+        raise UsageError(msg)

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Final
 
+from ci_shards.history.git import Ancestry
 from ci_shards.history.outcomes import History, Mark, RunInfo
 from ci_shards.report.quarantine import QuarantineEntry, entry_for, expired_messages
 
@@ -40,12 +41,6 @@ class Kind(str, Enum):
     KNOWN = "known"
     FLAKY = "flaky"
     QUARANTINED = "quarantined"
-
-
-class Ancestry(Enum):
-    ANCESTOR = "ancestor"
-    NOT_ANCESTOR = "not-ancestor"
-    UNKNOWN = "unknown"  # no git, a shallow clone, or no commit recorded
 
 
 @dataclass(frozen=True, kw_only=True)

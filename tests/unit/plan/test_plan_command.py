@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from ci_shards.cli import build_parser, main
-from ci_shards.commands.plan import plan_from_options
 from ci_shards.model.plan import Plan
 from ci_shards.options.typed import PlanOptions
+from ci_shards.plan.front import make_plan
 
 DEMO_DURATIONS = Path(__file__).resolve().parents[3] / "examples" / "demo" / ".test_durations"
 REPO = Path(__file__).resolve().parents[3]
@@ -349,11 +349,11 @@ def test_pytest_collection_error_stops_the_plan(capsys, tmp_path, monkeypatch):
     assert "no_such_module_here" in err
 
 
-def test_plan_from_options_takes_pytest_args_override(tmp_path):
+def test_make_plan_takes_pytest_args_override(tmp_path):
     (tmp_path / "test_x.py").write_text("def test_a():\n    pass\n\ndef test_b():\n    pass\n")
     options = PlanOptions(pytest=True, shards="2")
     env = {"PATH": "/usr/bin:/bin", "SOURCE_DATE_EPOCH": "86400"}
-    plan = plan_from_options(options, env=env, cwd=tmp_path, pytest_args=["-p", "no:cacheprovider", "test_x.py"])
+    plan = make_plan(options, env=env, cwd=tmp_path, pytest_args=["-p", "no:cacheprovider", "test_x.py"])
     assert sorted(plan.items) == ["test_x.py::test_a", "test_x.py::test_b"]
     assert plan.created_at == "1970-01-02T00:00:00Z"
 

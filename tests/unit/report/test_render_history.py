@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from ci_shards.history.git import Ancestry
 from ci_shards.history.outcomes import History, Mark, RunInfo, marks_of
 from ci_shards.model.outcome import CaseOutcome, Outcome, ShardStatus
 from ci_shards.report.aggregate import decide
 from ci_shards.report.artifacts import ShardArtifact
 from ci_shards.report.quarantine import QuarantineEntry
 from ci_shards.report.render import COMMENT_BUDGET_CHARS, SUMMARY_BUDGET_BYTES, render_comment, render_summary
-from ci_shards.report.triage import Ancestry, FailOn, TriageContext, classify
+from ci_shards.report.triage import FailOn, TriageContext, classify
 from ci_shards.report.triage_view import render_triage_terminal
 from ci_shards.report.verdict import Verdict
 from tests.unit.aggregate_fixtures import case_for, flaky_case, make_plan

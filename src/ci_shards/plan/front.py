@@ -1,32 +1,23 @@
-"""Subcommands of the plan stage: ``plan``, ``matrix``, ``timings import``, ``timings merge``.
-
-``plan_from_options`` is shared with ``ci-shards local`` (the run stage): it takes the typed
-``options.typed.PlanOptions``; the options themselves are declared in ``options.declared``.
+"""The plan stage's front door: ``make_plan`` takes the typed ``options.typed.PlanOptions`` and returns the plan
+(``plan``, ``matrix`` and ``local`` call it): it reads the timings, finds the items (``collect``, ``discover``,
+``pytest_collect``), estimates them, selects by the change (``select``) and balances them (``planner``,
+``choose``). What it says on the way goes to the console; writing the plan is the caller's.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import datetime as dt
-import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ci_shards.commands.run import check_pytest_words
-from ci_shards.common import outfile
 from ci_shards.common.console import Console, console_for, plural
-from ci_shards.common.errors import InputError, TestsFailed, UsageError
-from ci_shards.judge import empty_plan_message
+from ci_shards.common.errors import InputError, UsageError
 from ci_shards.model.fields import rfc3339
 from ci_shards.model.plan import Plan
-from ci_shards.model.planfile import load_plan
-from ci_shards.options.config import load_config
-from ci_shards.options.declared import PLAN_OPTIONS
-from ci_shards.options.spec import given_flags
-from ci_shards.options.typed import PlanOptions, plan_options
+from ci_shards.options.typed import PlanOptions
 from ci_shards.plan import matrix as matrix_mod
 from ci_shards.plan.choose import MAX_SHARDS, choose_shards
 from ci_shards.plan.collect import glob_items, read_items
@@ -34,19 +25,12 @@ from ci_shards.plan.discover import discover_items, whole_files_as_items
 from ci_shards.plan.estimates import match_timings, measured_ratio, rebase_keys
 from ci_shards.plan.first_weights import Weights, collected_weights, read_units
 from ci_shards.plan.planner import plan_items
+from ci_shards.plan.pytest_args import check_pytest_words
 from ci_shards.plan.pytest_collect import collect_pytest, portable_rootdir
-from ci_shards.plan.render import render_plan
 from ci_shards.select.apply import select_items
 from ci_shards.select.decide import Selection, shrink_shards
 from ci_shards.select.settings import SelectMode
 from ci_shards.timings.store import TimingsStore, load_timings, merge_stores
-
-
-def check_not_empty(plan: Plan, *, allowed: bool, what: str = "the plan") -> None:
-    """Exit 1 (``TestsFailed``) with one line when the plan has no items, unless ``--allow-empty``:
-    an empty suite must never pass silently (call it after every output was written)."""
-    if not plan.items and not plan.skipped_by_diff and not allowed:
-        raise TestsFailed(empty_plan_message(what))
 
 
 def _created_at(env: Mapping[str, str]) -> str:
@@ -173,7 +157,7 @@ def checked_count(shards: str) -> int:
     return count
 
 
-def plan_from_options(
+def make_plan(
     options: PlanOptions,
     *,
     env: Mapping[str, str],
@@ -368,74 +352,3 @@ def _select(
     for line in selection.lines:
         console.line(f"select ({mode.value}): {line}")
     return selection
-
-
-# --------------------------------------------------------------------------------------------
-# handlers
-
-
-def options_of(args: argparse.Namespace, cwd: Path) -> PlanOptions:
-    """The plan options, built once from the flags over the config (``--config``, else the default files)."""
-    return plan_options(vars(args), load_config(cwd, args.config))
-
-
-def plan_command(args: argparse.Namespace) -> int:
-    options = options_of(args, Path.cwd())
-    plan = plan_from_options(options, env=os.environ, cwd=Path.cwd())
-    code = emit_plan(plan, output_format=args.format, output=args.output, env=os.environ)
-    check_not_empty(plan, allowed=options.allow_empty)
-    return code
-
-
-def emit_plan(plan: Plan, *, output_format: str, output: str | None, env: Mapping[str, str]) -> int:
-    console = console_for(env)
-    for note in plan.notes:
-        console.notice(note)
-    if output:
-        outfile.write_output(output, plan.dumps())
-        console.line(f"wrote {outfile.describe(output)} ({plan.total} shards, digest {plan.digest})")
-    if output_format != "json":
-        # with -o - stdout carries plan.json, so the table goes beside the messages, as matrix does
-        (sys.stderr if outfile.is_stdout(output) else sys.stdout).write(render_plan(plan, output_format))
-    elif not output:
-        sys.stdout.write(plan.dumps())
-    return 0
-
-
-def matrix_command(args: argparse.Namespace) -> int:
-    if args.plan:  # checked first: the plan decides what these would, so none is read
-        given = [*given_flags(vars(args), PLAN_OPTIONS), *(["-- PYTEST_ARGS"] if args.pytest_args else [])]
-        if given:
-            msg = f"--plan {args.plan} cannot be combined with plan options ({', '.join(given)}): the plan decides them"
-            raise UsageError(msg)
-    options = options_of(args, Path.cwd())
-    plan = (
-        load_plan(args.plan)
-        if args.plan
-        else plan_from_options(options, env=os.environ, cwd=Path.cwd(), cap_to_items=True)
-    )
-    code = emit_matrix(plan=plan, plan_out=args.plan_out, env=os.environ)
-    check_not_empty(plan, allowed=options.allow_empty)
-    return code
-
-
-def emit_matrix(*, plan: Plan, plan_out: str, env: Mapping[str, str]) -> int:
-    if plan.total > matrix_mod.GITHUB_MATRIX_MAX:  # before anything is written: GitHub would refuse the matrix
-        raise UsageError(matrix_mod.over_matrix_limit(plan.total, "matrix"))
-    console = console_for(env)
-    for note in plan.notes:
-        console.notice(note)
-    if outfile.is_stdout(plan_out):
-        msg = "--plan-out -: stdout carries the matrix; name a file for plan.json"
-        raise UsageError(msg)
-    outfile.write_output(plan_out, plan.dumps())
-    sys.stdout.write(matrix_mod.matrix_json(plan) + "\n")
-    outputs = matrix_mod.job_outputs(plan)
-    github_output = env.get("GITHUB_OUTPUT")
-    if github_output:
-        matrix_mod.append_outputs(github_output, outputs)
-    console.line(f"plan {plan.digest}: {plan.total} shards, {len(plan.items)} items, written to {plan_out}")
-    if outputs["empty"] == "true":
-        console.warning("no items to run: the plan is empty (output empty=true)")
-    sys.stderr.write(render_plan(plan, "table"))
-    return 0

@@ -1,14 +1,13 @@
-"""The edge of the test history for ``aggregate``: who this run is (commit, branch, run id from the
-environment, else git), ancestry checks with git, reading the history before the verdict and
-folding this run into it after.
+"""The test history in ``aggregate``: reading the history before the verdict, classifying the failures against
+it (``triage``) and deciding again when some are excused, and folding this run into it after. Who this run is
+and which commits are its ancestors are asked of git by ``history.git``.
 
 Everything it decides is in ``history/outcomes.py`` and ``report/triage.py``; this module only gathers the facts.
 """
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,18 +15,18 @@ from typing import Any
 
 from ci_shards.common.console import Console
 from ci_shards.common.errors import InputError
-from ci_shards.history.outcomes import SECTION, History, RunInfo, format_date, marks_of, read_history
+from ci_shards.history.git import ancestry_of, this_run
+from ci_shards.history.outcomes import SECTION, History, RunInfo, marks_of, read_history
 from ci_shards.model.failures import FailureKind
 from ci_shards.model.plan import Plan
 from ci_shards.report import github
 from ci_shards.report.aggregate import FlakyResult, decide
 from ci_shards.report.artifacts import read_shard_folders
 from ci_shards.report.quarantine import QuarantineEntry
-from ci_shards.report.triage import DEFAULT_MAX_BASE_AGE_DAYS, Ancestry, FailOn, Triage, TriageContext, classify
+from ci_shards.report.triage import DEFAULT_MAX_BASE_AGE_DAYS, FailOn, Triage, TriageContext, classify
 from ci_shards.report.verdict import Verdict
 
 _TEST_KINDS = (FailureKind.FAILED, FailureKind.ERROR, FailureKind.TIMED_OUT)
-_GIT_SECONDS = 10.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,39 +47,6 @@ class Triaged:
     run: RunInfo
     record: bool  # whether this run goes into the history
     why_not_recorded: str
-
-
-def _git(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str] | None:
-    try:
-        return subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=_GIT_SECONDS, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def _git_text(args: Sequence[str], cwd: Path) -> str:
-    done = _git(args, cwd)
-    return done.stdout.strip() if done is not None and done.returncode == 0 else ""
-
-
-def ancestry_of(commits: Collection[str], head: str, cwd: Path) -> dict[str, Ancestry]:
-    """``git merge-base --is-ancestor`` per commit: exit 0 yes, 1 no, anything else (no git, a
-    shallow clone without that commit) unknown."""
-    result: dict[str, Ancestry] = {}
-    for commit in commits:
-        done = _git(["merge-base", "--is-ancestor", commit, head or "HEAD"], cwd) if commit else None
-        code = done.returncode if done is not None else -1
-        result[commit] = {0: Ancestry.ANCESTOR, 1: Ancestry.NOT_ANCESTOR}.get(code, Ancestry.UNKNOWN)
-    return result
-
-
-def this_run(env: Mapping[str, str], cwd: Path, now: datetime) -> RunInfo:
-    commit = env.get("GITHUB_SHA") or _git_text(["rev-parse", "HEAD"], cwd)
-    branch = env.get("GITHUB_HEAD_REF") or env.get("GITHUB_REF_NAME") or _git_text(["branch", "--show-current"], cwd)
-    run_id = env.get("GITHUB_RUN_ID", "")
-    run = f"{run_id}.{env.get('GITHUB_RUN_ATTEMPT') or '1'}" if run_id else f"local-{format_date(now)}"
-    return RunInfo(run=run, commit=commit, branch=branch, date=now)
 
 
 def _default_branch(env: Mapping[str, str]) -> str:

@@ -1,40 +1,29 @@
-"""The work behind the aggregate stage's subcommands: ``aggregate``, ``junit merge|summary``, ``comment``.
+"""The aggregate stage's front doors: ``aggregate`` (typed ``AggregateOptions`` in, ``Aggregated`` out) and
+``run_comment`` (the ``comment`` command's keyword arguments in, the exit code out). Both read the environment
+only through the ``env`` mapping they are given.
 
-Imported only when one of them runs (``commands.aggregate`` holds the light parser), so the
+Imported only when one of them runs (``commands/aggregate.py`` imports it inside its handlers), so the
 reporting work (jinja2, the report package: ~50-90 ms of imports, docs/benchmarks.md) costs nothing to
 ``plan``, ``matrix`` or ``run``.
-
-Each handler turns the Namespace into the stage's typed options (``options.typed``, flags over the config) or
-keyword arguments of one stage function here; the stage functions read the environment only through the
-``env`` mapping they are given.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
-import os
-import shutil
-import sys
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ci_shards.commands import history_work
-from ci_shards.common import outfile
-from ci_shards.common.console import Console, console_for, plural
+from ci_shards.common.console import Console, console_for
 from ci_shards.common.errors import EXIT_OK, EXIT_USAGE, InputError, UsageError
-from ci_shards.junit import JUnitError, expand_patterns, read_many, write_junit_suites
 from ci_shards.model.plan import Plan
 from ci_shards.model.planfile import load_plan
-from ci_shards.options import config
-from ci_shards.options.typed import AggregateOptions, aggregate_options
+from ci_shards.options.typed import AggregateOptions
 from ci_shards.options.values import CommentMode
 from ci_shards.report import comment as pr_comment
 from ci_shards.report import github, joblinks, outputs
-from ci_shards.report.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs
+from ci_shards.report.aggregate import FlakyResult, Verdict, aggregate_dirs
+from ci_shards.report.history import HistoryOptions, decide_with_history, history_section
 from ci_shards.report.render import comment_marker, complete_in, render_comment, render_summary, render_terminal
 from ci_shards.report.triage import FailOn, Triage
 from ci_shards.report.triage_view import render_triage_terminal, triage_json
@@ -122,46 +111,54 @@ def _job_links(verdict: Verdict, ctx: github.GitHubContext) -> dict[int, str]:
     return joblinks.job_links(ctx, failing, verdict.total_shards) if failing and ctx.run_url else {}
 
 
-def run_aggregate(
-    *,
-    plan_path: Path,
-    dirs: Sequence[Path],
-    junit_out: Path | None,
-    failures_out: Path | None,
-    summary_out: Path | None,
-    github_mode: bool,
-    timings_out: Path | None,
-    timings_variant: str,
-    comment: bool,
-    comment_mode: CommentMode,
-    comment_key: str | None,
-    comment_out: Path | None,
-    flaky_result: FlakyResult,
-    annotations: bool,
-    output_format: str,
-    env: Mapping[str, str],
-    allow_empty: bool = False,
-    history_opts: history_work.HistoryOptions | None = None,
-    coverage: CoverageOptions | None = None,
-) -> int:
-    plan = load_plan(plan_path)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Aggregated:
+    """What ``aggregate`` decided, every output it writes already written: the verdict (with the history's
+    excuses), the triage, the folded coverage (None without ``--coverage-out``) and the exit code."""
+
+    verdict: Verdict
+    triage: Triage
+    coverage: Reported | None
+    exit_code: int
+
+    def to_json(self) -> dict[str, Any]:
+        """``aggregate --format json``'s object: the verdict, the triage and the coverage figures."""
+        payload = {**outputs.verdict_json(self.verdict), "triage": triage_json(self.triage)}
+        payload["coverage"] = dict(self.coverage.figures) if self.coverage is not None else None  # None: not folded
+        return payload
+
+
+def aggregate(options: AggregateOptions, *, env: Mapping[str, str]) -> Aggregated:
+    """The aggregate stage's front door: every shard folder under ``options.dirs`` judged against the plan, the
+    test history's triage, the coverage folded, and every output the options ask for written (merged JUnit,
+    failures, summary, comment, annotations, timings write-back); the environment only through ``env``."""
+    history_opts = _history_options(options)  # the flags' errors first, as they were before any file is read
+    coverage = coverage_options(options)
+    # the files as locals: the writes below are lambdas, which mypy narrows only locals for
+    junit_out, failures_out, summary_out, comment_out = (
+        options.junit_out,
+        options.failures_out,
+        options.summary_out,
+        options.comment_out,
+    )
+    plan = load_plan(options.plan)
     console = console_for(env)
     ctx = github.GitHubContext.from_env(env)  # the event payload is read only for the comment
-    if github_mode and not ctx.step_summary:  # a usage error: said before anything is written
+    if options.github and not ctx.step_summary:  # a usage error: said before anything is written
         msg = "--github: GITHUB_STEP_SUMMARY is not set (not on GitHub Actions? use --summary FILE)"
         raise UsageError(msg)
-    triaged = history_work.decide_with_history(
+    triaged = decide_with_history(
         plan,
-        dirs,
-        flaky_result=flaky_result,
-        allow_empty=allow_empty,
-        opts=history_opts or history_work.HistoryOptions(),
-        store=timings_out,
+        options.dirs,
+        flaky_result=options.flaky_result,
+        allow_empty=options.allow_empty,
+        opts=history_opts,
+        store=options.timings_out,
         env=env,
         console=console,
     )
     verdict, triage = triaged.verdict, triaged.triage
-    covered = _fold_coverage(plan, dirs, coverage, env, console)
+    covered = _fold_coverage(plan, options.dirs, coverage, env, console)
     extra = covered.markdown if covered is not None else ""
     links = _job_links(verdict, ctx)
     # Every output that can be written is written: one that cannot is an error line (exit 2 at the end),
@@ -182,9 +179,9 @@ def run_aggregate(
         write(lambda: outputs.write_failures(verdict, failures_out))
     if summary_out:  # a file of the caller's: written, so running twice never holds two verdicts
         write(lambda: outputs.write_text(summary_out, summary))
-    if github_mode:  # the job summary is shared by every step of the job: appended, as GitHub expects
+    if options.github:  # the job summary is shared by every step of the job: appended, as GitHub expects
         write(lambda: outputs.append_summary(summary, Path(ctx.step_summary)))
-    key = comment_key or ctx.comment_key
+    key = options.comment_key or ctx.comment_key
     if comment_out:
         body = pr_comment.with_state(
             render_comment(verdict, key=key, run_url=ctx.run_url, triage=triage, shard_links=links) + extra,
@@ -193,18 +190,18 @@ def run_aggregate(
             run_attempt=ctx.run_attempt,
         )
         write(lambda: outputs.write_text(comment_out, body))
-    console.untrusted(render_terminal(verdict, every_in=every_in(github_mode, summary_out, failures_out)))
+    console.untrusted(render_terminal(verdict, every_in=every_in(options.github, summary_out, failures_out)))
     triage_text = render_triage_terminal(triage)
     if triage_text:
         console.untrusted(triage_text)
-    if annotations and (github_mode or ctx.actions):
+    if options.annotations and (options.github or ctx.actions):
         for line in github.annotation_lines(verdict, workspace=env.get("GITHUB_WORKSPACE", "")):
             console.line(line)
-    if comment:
+    if options.comment:
         fell_back = _post_comment(
             verdict,
             ctx=_with_event(ctx, env, console),
-            mode=comment_mode,
+            mode=options.comment_mode,
             key=key,
             pr=None,
             console=console,
@@ -212,19 +209,16 @@ def run_aggregate(
             extra=extra,
             shard_links=links,
         )
-        if fell_back and ctx.step_summary and not github_mode and summary_out is None:
+        if fell_back and ctx.step_summary and not options.github and summary_out is None:
             # "falls back to the job summary": make sure it is there even without --github / --summary
             # (with --summary FILE the caller publishes FILE itself, as the action does)
             write(lambda: outputs.append_summary(summary, Path(ctx.step_summary)))
-    if output_format == "json":
-        payload = {**outputs.verdict_json(verdict), "triage": triage_json(triage)}
-        payload["coverage"] = dict(covered.figures) if covered is not None else None  # None: not folded
-        sys.stdout.write(json.dumps(payload, sort_keys=True, indent=2) + "\n")
-    if timings_out:
-        history = history_work.history_section(timings_out, triaged, console)
-        _write_timings(verdict, timings_out, timings_variant, console, history)
+    if options.timings_out:
+        history = history_section(options.timings_out, triaged, console)
+        _write_timings(verdict, options.timings_out, options.timings_variant, console, history)
     coverage_code = covered.exit_code if covered is not None else EXIT_OK
-    return max(EXIT_USAGE if unwritten else verdict.exit_code, coverage_code)
+    code = max(EXIT_USAGE if unwritten else verdict.exit_code, coverage_code)
+    return Aggregated(verdict=verdict, triage=triage, coverage=covered, exit_code=code)
 
 
 def _write_timings(
@@ -278,34 +272,9 @@ def _fold_coverage(
     )
 
 
-def _aggregate_handler(args: argparse.Namespace) -> int:
-    options = aggregate_options(vars(args), config.load_config(Path.cwd()))
-    return run_aggregate(
-        plan_path=options.plan,
-        dirs=options.dirs,
-        junit_out=options.junit_out,
-        failures_out=options.failures_out,
-        summary_out=options.summary_out,
-        github_mode=options.github,
-        timings_out=options.timings_out,
-        timings_variant=options.timings_variant,
-        comment=options.comment,
-        comment_mode=options.comment_mode,
-        comment_key=options.comment_key,
-        comment_out=options.comment_out,
-        flaky_result=options.flaky_result,
-        annotations=options.annotations,
-        output_format=options.output_format,
-        env=os.environ,
-        allow_empty=options.allow_empty,
-        history_opts=_history_options(options),
-        coverage=coverage_options(options),
-    )
-
-
-def _history_options(options: AggregateOptions) -> history_work.HistoryOptions:
+def _history_options(options: AggregateOptions) -> HistoryOptions:
     """The flags of the test history, the config's ``fail-on`` and ``quarantine`` behind them."""
-    return history_work.HistoryOptions(
+    return HistoryOptions(
         fail_on=FailOn(options.fail_on),
         history=options.history,
         record=options.record_history,
@@ -319,63 +288,6 @@ def _history_options(options: AggregateOptions) -> history_work.HistoryOptions:
 def every_in(github_mode: bool, *files: Path | None) -> str:
     written = [*(["the job summary"] if github_mode else []), *(str(f) for f in files if f)]
     return complete_in(written, "the shard folders' failures.jsonl (or rerun with --failures FILE)")
-
-
-# --------------------------------------------------------------------------------------------
-# junit merge / junit summary
-
-
-def _read_all(patterns: Sequence[str], console: Console) -> tuple[list[tuple[str, list[Any]]], list[JUnitError]]:
-    suites, errors = read_many(expand_patterns(patterns))
-    for err in errors[1:]:
-        console.error(str(err))
-    return suites, errors
-
-
-def junit_merge(*, patterns: Sequence[str], out: Path, name: str, env: Mapping[str, str]) -> int:
-    console = console_for(env)
-    suites, errors = read_many(expand_patterns(patterns))
-    # partial results are kept even when a file is bad
-    if outfile.is_stdout(out):
-        _merged_junit_to_stdout(suites, name)  # a closed stdout is cli's quiet BrokenPipeError, not a bad file
-    else:
-        try:
-            write_junit_suites(suites, out, name=name)
-        except OSError as err:
-            raise InputError(out, f"cannot write: {err.strerror or err}") from None
-    totals = Totals.of(c for _name, cases in suites for c in cases)
-    said = f"merged {plural(len(suites), 'file')}, {plural(totals.tests, 'test')} into {outfile.describe(out)}"
-    if errors:  # the partial merge is written, but the line must not read as success before the error
-        console.line(f"ci-shards: {said}; {plural(len(errors), 'unreadable file')} left out:")
-        for problem in errors[1:]:
-            console.error(str(problem))
-        raise errors[0]
-    console.line(f"ci-shards: {said}")
-    return EXIT_OK
-
-
-def _merged_junit_to_stdout(suites: Sequence[tuple[str, Sequence[Any]]], name: str) -> None:
-    """``junit merge -o -``: the writer streams to a file, so stream it through a temporary one."""
-    with tempfile.TemporaryDirectory(prefix="ci-shards-merge-") as tmp:
-        merged = Path(tmp) / "merged.xml"
-        write_junit_suites(suites, merged, name=name)
-        with merged.open(encoding="utf-8") as handle:
-            shutil.copyfileobj(handle, sys.stdout)
-
-
-def junit_summary(*, patterns: Sequence[str], output_format: str, env: Mapping[str, str]) -> int:
-    console = console_for(env)
-    suites, errors = _read_all(patterns, console)
-    if errors:
-        raise errors[0]
-    t = Totals.of(c for _name, cases in suites for c in cases)
-    counts = t.to_json()
-    if output_format == "json":
-        payload = {"schema": outputs.JUNIT_SUMMARY_SCHEMA, "files": len(suites), **counts}
-        sys.stdout.write(json.dumps(payload, sort_keys=True, indent=2) + "\n")
-    else:
-        sys.stdout.write(f"files: {len(suites)}\n" + "".join(f"{k}: {v}\n" for k, v in counts.items()))
-    return EXIT_OK
 
 
 # --------------------------------------------------------------------------------------------
@@ -430,29 +342,3 @@ def run_comment(
         summary=False,
     )
     return EXIT_OK
-
-
-def _comment_handler(args: argparse.Namespace) -> int:
-    return run_comment(
-        plan_path=args.plan,
-        dirs=args.dirs,
-        body_file=args.body_file,
-        mode=CommentMode(args.mode),
-        key=args.key,
-        pr=args.pr,
-        repository=args.repo,
-        flaky_result=FlakyResult(args.flaky_result),
-        env=os.environ,
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# parsers
-
-
-def junit_merge_handler(args: argparse.Namespace) -> int:
-    return junit_merge(patterns=args.patterns, out=args.output, name=args.name, env=os.environ)
-
-
-def junit_summary_handler(args: argparse.Namespace) -> int:
-    return junit_summary(patterns=args.patterns, output_format=args.format, env=os.environ)
