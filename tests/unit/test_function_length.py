@@ -19,11 +19,7 @@ MOVED_BY_21A = (
     " old and its new place, since the move lands in another branch; split it once it has landed)"
 )
 LONG_FUNCTIONS: dict[str, str] = {
-    "commands/plan.py:plan_from_options": MOVED_BY_21A,
-    "commands/aggregate_work.py:run_aggregate": MOVED_BY_21A,
-    "commands/run.py:local_handler": MOVED_BY_21A,
     "plan/front.py:make_plan": MOVED_BY_21A,
-    "report/front.py:aggregate": MOVED_BY_21A,
 }
 
 

@@ -134,13 +134,6 @@ def aggregate(options: AggregateOptions, *, env: Mapping[str, str]) -> Aggregate
     failures, summary, comment, annotations, timings write-back); the environment only through ``env``."""
     history_opts = _history_options(options)  # the flags' errors first, as they were before any file is read
     coverage = coverage_options(options)
-    # the files as locals: the writes below are lambdas, which mypy narrows only locals for
-    junit_out, failures_out, summary_out, comment_out = (
-        options.junit_out,
-        options.failures_out,
-        options.summary_out,
-        options.comment_out,
-    )
     plan = load_plan(options.plan)
     console = console_for(env)
     ctx = github.GitHubContext.from_env(env)  # the event payload is read only for the comment
@@ -161,18 +154,68 @@ def aggregate(options: AggregateOptions, *, env: Mapping[str, str]) -> Aggregate
     covered = _fold_coverage(plan, options.dirs, coverage, env, console)
     extra = covered.markdown if covered is not None else ""
     links = _job_links(verdict, ctx)
-    # Every output that can be written is written: one that cannot is an error line (exit 2 at the end),
-    # never a reason to skip the others. The timings are last and only warn: they are for the next run.
-    unwritten: list[InputError] = []
+    told = _Told(
+        verdict=verdict,
+        triage=triage,
+        ctx=ctx,
+        summary=render_summary(verdict, triage=triage, shard_links=links) + extra,
+        extra=extra,
+        links=links,
+        key=options.comment_key or ctx.comment_key,
+    )
+    write = _Writes(console)
+    _write_files(options, told, write)
+    _say(options, told, console, env)
+    if options.comment:
+        _comment(options, told, write, console, env)
+    if options.timings_out:
+        history = history_section(options.timings_out, triaged, console)
+        _write_timings(verdict, options.timings_out, options.timings_variant, console, history)
+    coverage_code = covered.exit_code if covered is not None else EXIT_OK
+    code = max(EXIT_USAGE if write.unwritten else verdict.exit_code, coverage_code)
+    return Aggregated(verdict=verdict, triage=triage, coverage=covered, exit_code=code)
 
-    def write(action: Callable[[], None]) -> None:
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Told:
+    """What every output of one aggregate is made from: the verdict and triage, the run's GitHub context, the
+    job summary's Markdown (coverage section included), the coverage section alone (``extra``, for the
+    comment), each failing shard's job link and the comment's key."""
+
+    verdict: Verdict
+    triage: Triage
+    ctx: github.GitHubContext
+    summary: str
+    extra: str
+    links: dict[int, str]
+    key: str
+
+
+class _Writes:
+    """Every output that can be written is written: one that cannot is an error line (exit 2 at the end),
+    never a reason to skip the others. The timings are last and only warn: they are for the next run."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.unwritten: list[InputError] = []
+
+    def __call__(self, action: Callable[[], None]) -> None:
         try:
             action()
         except InputError as err:
-            console.error(str(err))
-            unwritten.append(err)
+            self.console.error(str(err))
+            self.unwritten.append(err)
 
-    summary = render_summary(verdict, triage=triage, shard_links=links) + extra
+
+def _write_files(options: AggregateOptions, told: _Told, write: _Writes) -> None:
+    """The files the options name: merged JUnit, failures, the summary (``--summary``, ``--github``), the comment."""
+    verdict, summary = told.verdict, told.summary
+    junit_out, failures_out, summary_out, comment_out = (
+        options.junit_out,
+        options.failures_out,
+        options.summary_out,
+        options.comment_out,
+    )
     if junit_out:
         write(lambda: outputs.write_merged_junit(verdict, junit_out))
     if failures_out:
@@ -180,45 +223,49 @@ def aggregate(options: AggregateOptions, *, env: Mapping[str, str]) -> Aggregate
     if summary_out:  # a file of the caller's: written, so running twice never holds two verdicts
         write(lambda: outputs.write_text(summary_out, summary))
     if options.github:  # the job summary is shared by every step of the job: appended, as GitHub expects
-        write(lambda: outputs.append_summary(summary, Path(ctx.step_summary)))
-    key = options.comment_key or ctx.comment_key
+        write(lambda: outputs.append_summary(summary, Path(told.ctx.step_summary)))
     if comment_out:
+        ctx = told.ctx
         body = pr_comment.with_state(
-            render_comment(verdict, key=key, run_url=ctx.run_url, triage=triage, shard_links=links) + extra,
+            render_comment(verdict, key=told.key, run_url=ctx.run_url, triage=told.triage, shard_links=told.links)
+            + told.extra,
             pr_comment.result_state(verdict),
             run_id=ctx.run_id,
             run_attempt=ctx.run_attempt,
         )
         write(lambda: outputs.write_text(comment_out, body))
-    console.untrusted(render_terminal(verdict, every_in=every_in(options.github, summary_out, failures_out)))
-    triage_text = render_triage_terminal(triage)
+
+
+def _say(options: AggregateOptions, told: _Told, console: Console, env: Mapping[str, str]) -> None:
+    """The verdict on the terminal, the triage under it, and the annotations on GitHub Actions."""
+    shown_in = every_in(options.github, options.summary_out, options.failures_out)
+    console.untrusted(render_terminal(told.verdict, every_in=shown_in))
+    triage_text = render_triage_terminal(told.triage)
     if triage_text:
         console.untrusted(triage_text)
-    if options.annotations and (options.github or ctx.actions):
-        for line in github.annotation_lines(verdict, workspace=env.get("GITHUB_WORKSPACE", "")):
+    if options.annotations and (options.github or told.ctx.actions):
+        for line in github.annotation_lines(told.verdict, workspace=env.get("GITHUB_WORKSPACE", "")):
             console.line(line)
-    if options.comment:
-        fell_back = _post_comment(
-            verdict,
-            ctx=_with_event(ctx, env, console),
-            mode=options.comment_mode,
-            key=key,
-            pr=None,
-            console=console,
-            triage=triage,
-            extra=extra,
-            shard_links=links,
-        )
-        if fell_back and ctx.step_summary and not options.github and summary_out is None:
-            # "falls back to the job summary": make sure it is there even without --github / --summary
-            # (with --summary FILE the caller publishes FILE itself, as the action does)
-            write(lambda: outputs.append_summary(summary, Path(ctx.step_summary)))
-    if options.timings_out:
-        history = history_section(options.timings_out, triaged, console)
-        _write_timings(verdict, options.timings_out, options.timings_variant, console, history)
-    coverage_code = covered.exit_code if covered is not None else EXIT_OK
-    code = max(EXIT_USAGE if unwritten else verdict.exit_code, coverage_code)
-    return Aggregated(verdict=verdict, triage=triage, coverage=covered, exit_code=code)
+
+
+def _comment(options: AggregateOptions, told: _Told, write: _Writes, console: Console, env: Mapping[str, str]) -> None:
+    """The PR comment posted (``--comment``); where it falls back, the job summary holds the verdict."""
+    ctx = told.ctx
+    fell_back = _post_comment(
+        told.verdict,
+        ctx=_with_event(ctx, env, console),
+        mode=options.comment_mode,
+        key=told.key,
+        pr=None,
+        console=console,
+        triage=told.triage,
+        extra=told.extra,
+        shard_links=told.links,
+    )
+    if fell_back and ctx.step_summary and not options.github and options.summary_out is None:
+        # "falls back to the job summary": make sure it is there even without --github / --summary
+        # (with --summary FILE the caller publishes FILE itself, as the action does)
+        write(lambda: outputs.append_summary(told.summary, Path(ctx.step_summary)))
 
 
 def _write_timings(
