@@ -21,7 +21,7 @@ from ci_shards.config import load_config
 from ci_shards.console import Console, console_for, plural
 from ci_shards.errors import InputError, TestsFailed, UsageError
 from ci_shards.judge import empty_plan_message
-from ci_shards.model import Plan, rfc3339
+from ci_shards.model import Plan, item_file, rfc3339
 from ci_shards.options.declared import PLAN_OPTIONS
 from ci_shards.options.spec import given_flags
 from ci_shards.options.typed import PlanOptions, plan_options
@@ -33,7 +33,9 @@ from ci_shards.plan.estimates import match_timings, measured_ratio, rebase_keys
 from ci_shards.plan.planner import plan_items
 from ci_shards.plan.pytest_collect import collect_pytest, portable_rootdir
 from ci_shards.plan.render import render_plan
+from ci_shards.plan.workers import overhead_variant, planned_workers
 from ci_shards.planfile import load_plan
+from ci_shards.run.workers import MachineFiles, WorkerChoice, read_machine
 from ci_shards.select.apply import select_items
 from ci_shards.select.decide import Selection, shrink_shards
 from ci_shards.select.settings import SelectMode
@@ -108,12 +110,22 @@ def first_estimates(stores: Sequence[TimingsStore], variant: str | None) -> dict
     return estimates
 
 
-def shard_overhead(options: PlanOptions, stores: Sequence[TimingsStore]) -> tuple[float, str]:
+def shard_overhead(options: PlanOptions, stores: Sequence[TimingsStore], workers: int = 1) -> tuple[float, str]:
     """(seconds, where they came from): ``--shard-overhead``, else the config, else what aggregate
-    learned into the first timings store that has it (median of recent runs), else 0."""
+    learned into the first timings store that has it (median of recent runs; for K workers, of runs with
+    K workers, else of one-worker runs), else 0."""
     if options.shard_overhead is not None:
         return options.shard_overhead, options.shard_overhead_source
-    return _first_learned(store.overhead_estimate(options.variant) for store in stores)
+    variant = overhead_variant(options.variant, workers)
+    learned = _first_learned(store.overhead_estimate(variant) for store in stores if store.overhead.get(variant or ""))
+    return learned if learned[1] else _first_learned(store.overhead_estimate(options.variant) for store in stores)
+
+
+def _workers(options: PlanOptions, items: Sequence[str]) -> WorkerChoice:
+    """The workers the plan is made for; ``auto`` reads this machine (the edge)."""
+    machine = read_machine() if options.workers.strip().lower() == "auto" else MachineFiles()
+    files = len({item_file(i) for i in items})
+    return planned_workers(options.workers, files=files, worker_memory=options.worker_memory, machine=machine)
 
 
 def test_overhead(options: PlanOptions, stores: Sequence[TimingsStore]) -> tuple[float, str]:
@@ -271,12 +283,13 @@ def plan_from_options(
         "max_items_per_shard": options.max_items_per_shard,
         "strategy": options.strategy,
         "cut_cost": options.cut_cost,
+        "workers": _workers(options, items).count,
     }
     if options.max_items_per_shard is not None and options.max_items_per_shard < 1:
         msg = "--max-items-per-shard must be at least 1"
         raise UsageError(msg)
     target = options.target_seconds
-    overhead, overhead_source = shard_overhead(options, stores)
+    overhead, overhead_source = shard_overhead(options, stores, balance["workers"])
     shards = options.shards
     if shards is None:
         msg = "--shards is required: a number, or auto with --target-seconds"

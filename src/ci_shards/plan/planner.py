@@ -43,6 +43,7 @@ from ci_shards.plan.packing import (
 )
 from ci_shards.plan.shave import shave
 from ci_shards.plan.units import MICRO, build_atoms, build_units, unmatched_rules
+from ci_shards.plan.workers import bin_seconds, improve_for_workers, worker_lower_bound
 
 AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
@@ -191,8 +192,11 @@ def plan_items(
     strategy: str = "balanced",
     cut_cost: float = 0.0,
     notes: Sequence[str] = (),
+    workers: int = 1,
 ) -> Plan:
-    """The plan for ``items`` in ``shards`` shards (``created_at`` is left for the caller to fill)."""
+    """The plan for ``items`` in ``shards`` shards (``created_at`` is left for the caller to fill); with
+    ``workers`` above 1 each shard is K pytest-xdist workers (plan/workers.py): its estimate is their
+    makespan, and whole pieces move between shards while that lowers the slowest."""
     if shards < 1:
         msg = f"--shards must be at least 1, not {shards}"
         raise UsageError(msg)
@@ -237,7 +241,13 @@ def plan_items(
     if granularity is not Granularity.FILE:
         bins = _fill_empty(bins)
     bins = _merge_same_shard(bins)
+    if workers > 1:
+        bins = improve_for_workers(bins, workers, max_items_per_shard)
     all_notes = [*notes]
+    if workers > 1:
+        all_notes.append(
+            f"each shard is planned as {workers} pytest-xdist workers (--dist loadfile): its estimate is their makespan"
+        )
     if est.note:
         all_notes.append(est.note)
     all_notes += [
@@ -255,7 +265,7 @@ def plan_items(
         ShardPlan(
             index=i + 1,
             items=tuple(sorted(item for p in b for a in p.atoms for item in a.items)),
-            estimated_seconds=sum(p.cost for p in b) / MICRO,
+            estimated_seconds=sum(p.cost for p in b) / MICRO if workers <= 1 else bin_seconds(b, workers),
         )
         for i, b in enumerate(bins)
     )
@@ -267,12 +277,17 @@ def plan_items(
         total=shards,
         granularity=granularity,
         shards=shard_plans,
-        lower_bound_seconds=lb / MICRO,
+        lower_bound_seconds=_lower_bound_seconds(lb, [a.cost for a in atoms], shards, workers),
         unknown_items=est.unknown,
         files_cut=sum(1 for n in spread.values() if n > 1),
         notes=tuple(all_notes),
         unowned_shard=pick_unowned_shard(shard_plans),
+        workers=workers,
     )
+
+
+def _lower_bound_seconds(lb: int, costs: Sequence[int], shards: int, workers: int) -> float:
+    return lb / MICRO if workers <= 1 else worker_lower_bound(costs, shards, workers)
 
 
 def _micro_cost(seconds: float) -> int:

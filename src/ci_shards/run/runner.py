@@ -28,7 +28,7 @@ from ci_shards.errors import InputError, UsageError
 from ci_shards.globs import match_files
 from ci_shards.interpreter import Interpreter, plugin_env, probe
 from ci_shards.junit import JUnitError, parse_junit
-from ci_shards.model import CaseOutcome, Outcome, Plan, shard_dir_name
+from ci_shards.model import CaseOutcome, Outcome, Plan, item_file, shard_dir_name
 from ci_shards.run import command as cmd
 from ci_shards.run.classify import Policy, Report, Run, decide, report_from_events
 from ci_shards.run.process import CancelToken, Limits, ProcessResult, become_subreaper, run_process
@@ -43,6 +43,7 @@ from ci_shards.run.shard_output import (
     write_report,
 )
 from ci_shards.run.spool import LiveTail
+from ci_shards.run.workers import AUTO, MachineFiles, WorkerChoice, parse_workers, read_machine, shard_workers
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,8 +106,10 @@ class _ShardRun:
         *,
         coverage: coverage_collect.Collector | None = None,
         interpreter: Interpreter | None = None,
+        workers: int = 1,
     ) -> None:
         self.opts = opts
+        self.workers = workers  # pytest-xdist workers (1: none)
         self.interpreter = interpreter  # with --pytest: the Python that runs it
         self.console = console
         self.cancel = cancel
@@ -175,7 +178,11 @@ class _ShardRun:
             template = list(self.opts.settings.command)
         else:
             base = [self.opts.python, "-m", "pytest", "-p", "ci_shards", "--continue-on-collection-errors"]
-            template = [*base, *self.opts.settings.command]
+            # loadfile: a file's tests go to one worker, so its module and class fixtures set up once, as
+            # in the plan that kept it whole (xdist docs, "--dist loadfile"); before the user's arguments,
+            # so their own -n/--dist win
+            xdist = ["-n", str(self.workers), "--dist", "loadfile"] if self.workers > 1 else []
+            template = [*base, *xdist, *self.opts.settings.command]
         return self.coverage.wrap(template) if self.coverage is not None else template
 
     def _one(
@@ -350,6 +357,7 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     settings = opts.settings
     # before the folder has a log: an interpreter without pytest fails the command here (exit 2), clearly
     interpreter = probe(opts.python, opts.env) if settings.pytest else None
+    workers = _workers(opts, interpreter, planned, console)
     coverage = coverage_collect.start(
         opts.coverage, command=settings.command, pytest=settings.pytest, python=opts.python, shard_dir=shard_dir
     )
@@ -359,11 +367,14 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     tmpdir = Path(tempfile.mkdtemp(prefix="ci-shards-tmp-"))
     try:
         with log_path.open("w+b") as log:
-            state = _ShardRun(opts, console, cancel, work, log, coverage=coverage, interpreter=interpreter)
+            state = _ShardRun(
+                opts, console, cancel, work, log, coverage=coverage, interpreter=interpreter, workers=workers.count
+            )
             if planned:
                 limit = fmt_duration(opts.settings.timeout) if opts.settings.timeout else "none"
                 python = f", {interpreter.describe()}" if interpreter is not None else ""
-                console.line(f"ci-shards {state.name}: {plural(len(planned), 'item')}, timeout {limit}{python}")
+                how = f", {workers.reason}" if workers.reason else ""
+                console.line(f"ci-shards {state.name}: {plural(len(planned), 'item')}, timeout {limit}{python}{how}")
                 env = state.env(tmpdir)
                 state.runs.extend(state.execute(planned, rerun=0, env=env))
                 _rerun(state, env)
@@ -409,6 +420,37 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     write_outcome(shard_dir, outcome, verdict.records)
     print_summary(console, outcome, verdict, log_path)
     return outcome
+
+
+def _workers(
+    opts: RunOptions, interpreter: Interpreter | None, planned: Sequence[str], console: Console
+) -> WorkerChoice:
+    """The shard's pytest-xdist workers (docs/run.md#workers) and why; "" reason: one, as always before."""
+    given, plan_k = opts.settings.workers, opts.plan.workers
+    if interpreter is None:  # a command of the user's own: ci-shards cannot add -n to it
+        if given is not None and parse_workers(given) != 1:
+            msg = f"--workers {given} needs --pytest (ci-shards adds pytest-xdist's -n to the pytest it runs)"
+            raise UsageError(msg)
+        if plan_k > 1:
+            console.warning(
+                f"the plan was made for {plan_k} workers per shard; without --pytest the command runs as given"
+            )
+        return WorkerChoice(1, "")
+    if given is None and plan_k == 1:
+        return WorkerChoice(1, "")
+    machine = read_machine() if (given or "").strip().lower() == AUTO else MachineFiles()
+    choice, warnings = shard_workers(
+        given,
+        planned=plan_k,
+        has_xdist=interpreter.has_xdist,
+        machine=machine,
+        worker_memory=opts.settings.worker_memory,
+        scopes=len({item_file(i) for i in planned}),
+        python=interpreter.path,
+    )
+    for warning in warnings:
+        console.warning(warning)
+    return choice
 
 
 def _rerun(state: _ShardRun, env: Mapping[str, str]) -> None:
