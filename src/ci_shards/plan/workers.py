@@ -24,11 +24,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Final
 
-from ci_shards.model import item_file
+from ci_shards.model.matching import item_file
 from ci_shards.plan.packing import Bins, Piece
 from ci_shards.plan.units import MICRO
 from ci_shards.run.workers import MachineFiles, WorkerChoice, choose_workers, parse_workers
-from ci_shards.timings import DEFAULT_VARIANT
+from ci_shards.timings.store import DEFAULT_VARIANT
 
 LOW_WATERMARK: Final = 2  # xdist's LoadScopeScheduling._reschedule: "> 2" pending tests keep a worker busy
 WORKER_ROUNDS: Final = 200  # moves tried at most (a fixed budget, not a clock: the plan never depends on speed)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ci_shards.errors import UsageError
+from ci_shards.common.errors import UsageError
 
 AUTO: Final = "auto"
 XDIST: Final = "pytest-xdist"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.errors import UsageError
+from ci_shards.common.errors import UsageError
 from ci_shards.run.workers import (
     MachineFiles,
     available_memory,
