@@ -217,7 +217,9 @@ def workers_round(
     """One ``--workers`` round: ci-shards with K workers, pytest-split with ``-n K``, ci-shards with one."""
     cwd, target = suite.where(python, site, work)
     how = ["--pytest"] if suite.pyargs else ["--discover"]
-    selection = target if suite.pyargs else list(suite.args)
+    # the suite's own paths, as plain pytest is given them: with none, the plan's unowned shard would walk
+    # everything under the folder (site-packages: pip's vendored tests, numpy's)
+    selection = target
     result: dict[str, Any] = {}
     for label, k in ((f"ci-shards -w{workers}", workers), ("ci-shards -w1", 1)):
         plan_path = work / f"plan-w{k}.json"
