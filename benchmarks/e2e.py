@@ -1,7 +1,7 @@
 """End-to-end sharding benchmark on real suites from PyPI (by hand; results in docs/benchmarks.md).
 
     python benchmarks/e2e.py [--venv /tmp/ci-shards-e2e] [--suites networkx pint pygments numpy]
-        [--shards 4] [--repeat 3] [--learn {off,all,overhead}] [--json-out FILE]
+        [--shards 4] [--repeat 3] [--learn {off,all,overhead}] [--workers K] [--json-out FILE]
 
 ``pint-pyargs`` runs ``--pyargs pint`` from a repository root (a folder holding a copy of the package),
 planned by ``--pytest`` collection there, with ``--pyargs pint`` also in each shard's arguments.
@@ -31,6 +31,16 @@ Round 1 plans from the durations alone.
 
 Both tools get the same pytest options (``PYTEST_OPTS``), the same durations file, the same N and the
 same Python.
+
+With ``--workers K`` (issue 23: a runner's K cores) every round instead runs, one after another, each shard
+getting the whole machine as a K-CPU runner would: ci-shards planned and run with ``--workers K`` (the plan
+models each shard as K pytest-xdist workers; ``run --pytest`` starts ``-n K --dist loadfile``), pytest-split's
+groups with ``-n K`` added by hand (what its users do; same durations, same N), and ci-shards with
+``--workers 1``. It reports the critical path of each (plan job + slowest shard, wall and CPU) over
+pytest-split + xdist's, the total CPU over the serial run's, and each shard's estimate (``estimated_seconds``
++ the plan's shard overhead) against its wall time (goal: within 15 %). After each round an aggregate (off
+the critical path) writes what the shards measured into a timings store per K, which the next round's plan
+reads (``--cached-durations``), as the action does: round 1 plans with no learned overhead.
 
 Reports per round, with the load average before and after it, and the medians:
 - **critical path**: ci-shards' plan job + its slowest shard, over pytest-split's slowest group
@@ -201,6 +211,104 @@ def one_round(
     return result | {"plan_notes": [n for n in notes if "overhead" in n]}
 
 
+def workers_round(
+    python: Path, suite: Suite, *, site: Path, work: Path, shards: int, durations: Path, workers: int
+) -> dict[str, Any]:
+    """One ``--workers`` round: ci-shards with K workers, pytest-split with ``-n K``, ci-shards with one."""
+    cwd, target = suite.where(python, site, work)
+    how = ["--pytest"] if suite.pyargs else ["--discover"]
+    # the suite's own paths, as plain pytest is given them: with none, the plan's unowned shard would walk
+    # everything under the folder (site-packages: pip's vendored tests, numpy's)
+    selection = target
+    result: dict[str, Any] = {}
+    for label, k in ((f"ci-shards -w{workers}", workers), ("ci-shards -w1", 1)):
+        plan_path = work / f"plan-w{k}.json"
+        plan_cmd = [str(python), "-m", "ci_shards", "matrix", *how, "--durations", str(durations), "--workers", str(k)]
+        store = work / f"store-w{k}.json"  # what earlier rounds' aggregates learned (overhead per K), as the action
+        if store.exists():
+            plan_cmd += ["--cached-durations", str(store)]
+        plan_wall = sh([*plan_cmd, "--shards", str(shards), "--plan-out", str(plan_path), "--", *target], cwd=cwd)
+        plan_cpu = CPU[0]
+        plan = json.loads(plan_path.read_text())
+        overhead = plan.get("shard_overhead_seconds", 0.0)
+        walls, cpus, estimates, tests = [], [], [], 0
+        for index in range(1, shards + 1):
+            out = work / f"out-w{k}"
+            run = [str(python), "-m", "ci_shards", "run", "--plan", str(plan_path), "--shard", f"{index}/{shards}"]
+            walls.append(sh([*run, "--out", str(out), "--pytest", "--", *selection, *PYTEST_OPTS], cwd=cwd))
+            cpus.append(CPU[0])
+            outcome = json.loads((out / f"shard-{index}-of-{shards}" / "outcome.json").read_text())
+            tests += outcome["executed_tests"] + outcome["skipped"]
+            estimates.append(plan["shards"][index - 1]["estimated_seconds"] + overhead)
+        aggregate = [str(python), "-m", "ci_shards", "aggregate", "--plan", str(plan_path), str(work / f"out-w{k}")]
+        sh([*aggregate, "--timings-out", str(store)], cwd=cwd)  # off the critical path
+        result[label] = {"plan_wall": plan_wall, "plan_cpu": plan_cpu, "walls": walls, "cpus": cpus}
+        result[label] |= {"estimates": estimates, "tests": tests}
+    walls, cpus, tests = [], [], 0
+    for index in range(1, shards + 1):
+        junit = work / f"split-{index}.xml"
+        split = [str(python), "-m", "pytest", *target, *PYTEST_OPTS, "-n", str(workers), "--splits", str(shards)]
+        split += ["--group", str(index), "--durations-path", str(durations), f"--junitxml={junit}"]
+        walls.append(sh(split, cwd=cwd))
+        cpus.append(CPU[0])
+        tests += junit.read_text().count("<testcase ")
+    result[f"pytest-split -n{workers}"] = {
+        "plan_wall": 0.0,
+        "plan_cpu": 0.0,
+        "walls": walls,
+        "cpus": cpus,
+        "tests": tests,
+    }
+    return result
+
+
+def _workers_ratios(r: dict[str, Any], workers: int) -> dict[str, float]:
+    """Critical path (wall, CPU) over pytest-split + xdist's, total CPU over serial, estimate errors."""
+    split = r[f"pytest-split -n{workers}"]
+    ratios: dict[str, float] = {}
+    for label in (f"ci-shards -w{workers}", "ci-shards -w1"):
+        tool = r[label]
+        ratios[f"{label} critical"] = (tool["plan_wall"] + max(tool["walls"])) / max(split["walls"])
+        ratios[f"{label} critical_cpu"] = (tool["plan_cpu"] + max(tool["cpus"])) / max(split["cpus"])
+        ratios[f"{label} cpu_over_serial"] = (tool["plan_cpu"] + sum(tool["cpus"])) / r["serial_cpu"]
+        ratios[f"{label} worst_estimate_error"] = max(
+            abs(e - w) / w for e, w in zip(tool["estimates"], tool["walls"], strict=True) if w > 0
+        )
+    ratios["pytest-split cpu_over_serial"] = sum(split["cpus"]) / r["serial_cpu"]
+    return ratios
+
+
+def run_workers_suite(
+    python: Path, suite: Suite, work_root: Path, *, shards: int, repeat: int, workers: int
+) -> dict[str, Any]:
+    site = site_of(python, suite.module)
+    work = work_root / f"{suite.name}-workers"
+    work.mkdir(parents=True, exist_ok=True)
+    durations = work / "durations.json"
+    durations.unlink(missing_ok=True)
+    cwd, target = suite.where(python, site, work)
+    rounds = []
+    for round_no in range(repeat):
+        load_before = _load()
+        record = ["--store-durations", "--durations-path", str(durations)] if round_no == 0 else []
+        serial = sh([str(python), "-m", "pytest", *target, *PYTEST_OPTS, *record], cwd=cwd)
+        serial_cpu = CPU[0]
+        measured = workers_round(
+            python, suite, site=site, work=work, shards=shards, durations=durations, workers=workers
+        )
+        rounds.append({"serial": serial, "serial_cpu": serial_cpu, **measured, "load": [load_before, _load()]})
+        print(f"{suite.name} round {round_no + 1}: {json.dumps(rounds[-1])}", file=sys.stderr)
+    per_round = [_workers_ratios(r, workers) for r in rounds]
+    times = json.loads(durations.read_text())
+    rounded = json.loads(json.dumps(rounds), parse_float=lambda x: round(float(x), 2))
+    return {
+        "suite": f"{suite.name} from PyPI, {len(times)} tests, longest test {max(times.values()):.2f} s",
+        "rounds": rounded,
+        "per_round": {k: [round(x[k], 3) for x in per_round] for k in per_round[0]},
+        "median": {k: round(statistics.median(x[k] for x in per_round), 3) for k in per_round[0]},
+    }
+
+
 def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
@@ -298,8 +406,14 @@ def main() -> None:
         help="all: aggregate each round's ci-shards shards into a timings store that later rounds plan with, as"
         " the action does; overhead: keep only the learned overhead, items from the durations (default: off)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="K: compare ci-shards --workers K with pytest-split + -n K and ci-shards --workers 1 (default: off)",
+    )
     args = parser.parse_args()
-    python = ensure_venv(args.venv)
+    python = ensure_venv(args.venv, ("pytest-xdist",) if args.workers else ())
     result: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{' '.join(platform.uname())}, nproc {os.cpu_count()}, Python {platform.python_version()},"
@@ -309,16 +423,22 @@ def main() -> None:
         "shards": args.shards,
         "repeat": args.repeat,
         "learn": args.learn,
+        "workers": args.workers,
     }
     for name in args.suites:
         suite = SUITES[name]
         venv = args.venv.with_name(f"{args.venv.name}-{name}") if suite.packages else args.venv
-        suite_python = ensure_venv(venv, suite.packages)
+        suite_python = ensure_venv(venv, (*suite.packages, *(("pytest-xdist",) if args.workers else ())))
         if suite.packages:
             result[f"{name}_versions"] = _versions(suite_python, suite.packages)
-        result[name] = run_suite(
-            suite_python, suite, venv / "bench", shards=args.shards, repeat=args.repeat, learn=args.learn
-        )
+        if args.workers:
+            result[name] = run_workers_suite(
+                suite_python, suite, venv / "bench", shards=args.shards, repeat=args.repeat, workers=args.workers
+            )
+        else:
+            result[name] = run_suite(
+                suite_python, suite, venv / "bench", shards=args.shards, repeat=args.repeat, learn=args.learn
+            )
         if args.json_out:  # after every suite: a long run interrupted keeps what it measured
             args.json_out.write_text(json.dumps(result, indent=2), encoding="utf-8")
     result["load_at_the_end"] = _load()

@@ -37,6 +37,7 @@ from ci_shards.report.frames import failing_line, restore_first_indent
 from ci_shards.report.groups import group_failures
 from ci_shards.report.render import complete_in, failure_lines, render_summary, render_terminal
 from ci_shards.report.verdict import Verdict
+from ci_shards.run import workers
 from ci_shards.run.process import CancelToken, become_subreaper, kill_tree
 from ci_shards.run.runner import cancel_on_signals
 from ci_shards.run.settings import RunSettings
@@ -44,20 +45,7 @@ from ci_shards.run.settings import RunSettings
 
 def available_memory(proc: Path = Path("/proc"), cgroup_root: Path = Path("/sys/fs/cgroup")) -> int | None:
     """Bytes of memory available: MemAvailable, capped by this cgroup's v2 ``memory.max`` headroom."""
-    available: int | None = None
-    with contextlib.suppress(OSError, ValueError):
-        for line in (proc / "meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                available = int(line.split()[1]) * 1024
-    with contextlib.suppress(OSError, ValueError):
-        # cgroup v2: a single "0::/path" line (kernel docs, admin-guide/cgroup-v2.rst "memory.max")
-        rel = next(line[3:] for line in (proc / "self" / "cgroup").read_text().splitlines() if line.startswith("0::"))
-        group = cgroup_root / rel.lstrip("/")
-        limit = (group / "memory.max").read_text().strip()
-        if limit != "max":
-            headroom = int(limit) - int((group / "memory.current").read_text().strip())
-            available = headroom if available is None else min(available, headroom)
-    return available
+    return workers.available_memory(workers.read_machine(proc, cgroup_root))
 
 
 def auto_jobs(shards: int, *, cores: int, memory: int | None, job_memory: int) -> int:
@@ -80,6 +68,8 @@ def run_argv(options: RunSettings, plan_path: Path, index: int, total: int, comm
     argv += ["--signal", str(options.graceful_signal), "--retries", str(options.retries)]
     argv += ["--max-rerun-failures", str(options.max_rerun_failures)]
     argv += ["--flaky-result", options.flaky_result.value, "--leak-timeout", f"{options.leak_timeout}"]
+    if options.workers is not None:
+        argv += ["--workers", options.workers, "--worker-memory", str(options.worker_memory)]
     if options.timeout is not None:
         argv += ["--timeout", f"{options.timeout}"]
     if options.max_test_seconds is not None:

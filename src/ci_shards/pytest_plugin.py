@@ -47,6 +47,8 @@ from _pytest.python import path_matches_patterns  # pytest's own python_files ma
 from ci_shards.common import outfile
 from ci_shards.model.matching import item_file, owning_item
 from ci_shards.model.plan import Plan, ShardOwnership, parse_shard_spec
+from ci_shards.run.xdist_hooks import PLUGIN_NAME as XDIST_PLUGIN_NAME
+from ci_shards.run.xdist_hooks import CrashedOnce
 
 MAX_TEXT: int = 16 * 1024
 PLUGIN_NAME = "ci-shards-shard"
@@ -166,8 +168,13 @@ def _selection(config: pytest.Config) -> _Selection | None:
 
 
 class _ShardState:
-    def __init__(self, config: pytest.Config, selection: _Selection | None, report: IO[str] | None) -> None:
+    def __init__(
+        self, config: pytest.Config, selection: _Selection | None, report: IO[str] | None, collected_to: str = ""
+    ) -> None:
         self.config = config
+        # pytest-xdist's first worker: the controller collects nothing, so this worker appends the
+        # "collected" event (what its selection kept and left out) to the controller's report
+        self.collected_to = collected_to
         self.selection = selection
         self.planned = None if selection is None else selection.planned
         self.planned_set = set(self.planned or ())
@@ -317,6 +324,8 @@ class _ShardState:
                     skipped[planned_id] = "the file holds no tests"
             event["skipped_at_collection"] = skipped
             event["not_collected"] = [p for p in missing if p not in skipped]
+        if self.collected_to:
+            _append_line(self.collected_to, event)
         self.emit(event)
 
     def left_out(self, file: str) -> str:
@@ -342,7 +351,9 @@ class _ShardState:
                 crash = getattr(report.longrepr, "reprcrash", None)
                 lines = report.longreprtext.strip().splitlines()
                 message = str(getattr(crash, "message", "") or (lines[-1] if lines else ""))
-                if report.when != "call":
+                if report.when not in ("setup", "call", "teardown"):
+                    outcome = "failed"  # xdist: the worker died in the test ("worker 'gw0' crashed while running ...")
+                elif report.when != "call":
                     message = f"failed on {report.when}: {message}"
                 record.update(outcome=outcome, message=message[:4096], text=_text(report.longreprtext))
         elif report.skipped and record["outcome"] == "passed":
@@ -352,7 +363,9 @@ class _ShardState:
                 record["xfail"] = "xfailed"
         elif report.passed and report.when == "call" and hasattr(report, "wasxfail"):
             record["xfail"] = "xpassed"  # a non-strict xfail that passed (strict ones fail)
-        if report.when == "teardown":
+        # pytest-xdist's report of a worker that died in this test comes alone, with when="???"
+        # (xdist/dsession.py, handle_crashitem): it is the test's result, not a phase of it
+        if report.when == "teardown" or report.when not in ("setup", "call"):
             self.phases.pop(report.nodeid, None)
             self.emit(
                 {
@@ -440,13 +453,30 @@ def pytest_configure(config: pytest.Config) -> None:
     report_path = config.getoption("ci_shards_report")
     if selection is None and not report_path:
         return  # inert
-    if hasattr(config, "workerinput"):
+    collected_to = ""
+    worker = getattr(config, "workerinput", None)
+    if worker is None and config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None):
+        config.pluginmanager.register(CrashedOnce(), XDIST_PLUGIN_NAME)
+    if worker is not None:
         # a pytest-xdist worker: it must select the same tests as the controller, but the controller
-        # receives every worker's reports and writes the events, so a worker writes none
+        # receives every worker's reports and writes the events, so a worker writes none but the first
+        # worker's collection (the controller collects nothing: xdist's DSession.pytest_collection)
+        collected_to = report_path if report_path and worker.get("workerid") == "gw0" else ""
         report_path = None
     report = open(report_path, "a", encoding="utf-8") if report_path else None  # noqa: SIM115 (closed at unconfigure)
-    state = _ShardState(config, selection, report)
+    state = _ShardState(config, selection, report, collected_to)
     config.pluginmanager.register(state, PLUGIN_NAME)
+
+
+def _append_line(path: str, event: dict[str, Any]) -> None:
+    """One JSON line appended in one write(2) on an O_APPEND descriptor: the controller appends to the
+    same file, and each append lands whole at the end (POSIX write(2), "O_APPEND")."""
+    data = (json.dumps(event, ensure_ascii=False) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
 
 
 def _junit_identity(report: pytest.TestReport) -> dict[str, str]:

@@ -94,3 +94,11 @@ def test_allow_empty_is_a_boolean(tmp_path):
     assert load_config(tmp_path).allow_empty is None
     (tmp_path / "ci-shards.yml").write_text("allow-empty: true\n")
     assert load_config(tmp_path).allow_empty is True
+
+
+def test_workers_is_a_count_or_auto() -> None:
+    assert parse_config({"workers": 4}, "ci-shards.yml").workers == "4"
+    assert parse_config({"workers": "auto"}, "ci-shards.yml").workers == "auto"
+    for bad in (0, "two", True, 1.5):
+        with pytest.raises(ConfigError, match="'workers' must be a whole number ≥ 1 or 'auto'"):
+            parse_config({"workers": bad}, "ci-shards.yml")

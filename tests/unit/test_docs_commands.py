@@ -42,6 +42,7 @@ FOREIGN: Final = {
     "--junitxml", "--tb", "--pyargs", "--ignore", "--ignore-glob", "--rootdir", "--doctest-glob", "--db-url",
     "--reporters", "--experimental-test-coverage", "--unshallow",
     "--store-durations",  # pytest-split's
+    "--dist", "--max-worker-restart", "--loadscope-reorder",  # pytest-xdist's (docs/run.md#workers)
     "--retr",  # README's example of a typo that is refused
 }  # fmt: skip
 # pytest's, added by the bundled plugin: read from its pytest_addoption, so a removed one is no longer allowed

@@ -111,6 +111,7 @@ def plan_argv(inputs: Mapping[str, str], folders: Folders, *, timings_exist: boo
     argv += _option(inputs, "granularity", "--granularity")
     argv += _option(inputs, "shards", "--shards")
     argv += _option(inputs, "target-seconds", "--target-seconds")
+    argv += _option(inputs, "workers", "--workers")
     argv += _option(inputs, "variant", "--variant")
     argv += _switch(inputs, "allow-empty", "--allow-empty")
     argv += _option(inputs, "select", "--select")
@@ -141,6 +142,7 @@ def run_argv(inputs: Mapping[str, str], folders: Folders) -> list[str]:
     argv += _switch(inputs, "allow-empty", "--allow-empty")
     argv += _switch(inputs, "coverage", "--coverage")
     argv += _option(inputs, "python", "--python")
+    argv += _option(inputs, "workers", "--workers")
     if is_true(inputs, "pytest"):
         return [*argv, "--pytest", *_after_dashes(words(inputs, "pytest-args"))]
     command = words(inputs, "test-command")

@@ -90,6 +90,9 @@ class Plan:
     # fixed seconds every shard with work pays besides its items (start-up, collection, session
     # fixtures), learned by aggregate; not in ``estimated_seconds``, which is the items' time
     shard_overhead_seconds: float = 0.0
+    # pytest-xdist workers each shard was planned for (``--workers``): its ``estimated_seconds`` is the
+    # makespan of its items over them (plan/workers.py); written only above 1, so older plans keep their digest
+    workers: int = 1
 
     # change-based selection (docs/selection.md), each written only when non-empty so a plan from before
     # these fields keeps its digest: items left out by the diff → the rule that skipped each; in shadow
@@ -117,6 +120,8 @@ class Plan:
             data["unowned_shard"] = self.unowned_shard
         if self.shard_overhead_seconds:  # optional: plans without it keep their bytes and digest
             data["shard_overhead_seconds"] = round_seconds(self.shard_overhead_seconds)
+        if self.workers > 1:
+            data["workers"] = self.workers
         for key, value in (("skipped_by_diff", self.skipped_by_diff), ("would_skip", self.would_skip)):
             if value:
                 data[key] = dict(sorted(value.items()))
@@ -188,7 +193,11 @@ class Plan:
             skipped_by_diff=_rules(data, "skipped_by_diff"),
             would_skip=_rules(data, "would_skip"),
             selection=tuple(str(line) for line in data.get("selection", ())),
+            workers=whole(data, "workers", 1),
         )
+        if plan.workers < 1:
+            msg = f"'workers' is {plan.workers}, not a number of workers ≥ 1"
+            raise ValueError(msg)
         if not 0 <= plan.unowned_shard <= total:
             msg = f"'unowned_shard' is {plan.unowned_shard}, not a shard of 1..{total}"
             raise ValueError(msg)

@@ -41,6 +41,7 @@ class Config:
     target_seconds: float | None = None
     shard_overhead: float | None = None
     max_shards: int | None = None
+    workers: str | None = None  # "K" or "auto": pytest-xdist workers per shard
     max_items_per_shard: int | None = None
     cut_cost: float | None = None
     strategy: str | None = None
@@ -99,11 +100,20 @@ def _shards(source: str, value: Any) -> str:
     return text
 
 
+def _workers(source: str, value: Any) -> str:
+    text = str(value)
+    if isinstance(value, bool) or (text != "auto" and not (text.isdigit() and int(text) >= 1)):
+        msg = f"{source}: 'workers' must be a whole number ≥ 1 or 'auto', not {as_written(value)}"
+        raise ConfigError(msg)
+    return text
+
+
 # the keys whose values are more than one checked scalar; every other key is checked by its declared kind
 _CUSTOM: Final[Mapping[str, Callable[[str, Any], Any]]] = {
     "keep_together": _keep_together,
     "weights": _weights,
     "shards": _shards,
+    "workers": _workers,
     "quarantine": parse_quarantine,
     "select": parse_mode,
 }

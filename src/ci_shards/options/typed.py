@@ -21,6 +21,7 @@ from ci_shards.options.spec import given_flags
 from ci_shards.options.values import CommentMode
 from ci_shards.report.quarantine import QuarantineEntry
 from ci_shards.run.settings import RunSettings
+from ci_shards.run.workers import DEFAULT_WORKER_MEMORY
 from ci_shards.select.settings import SelectionSettings, SelectMode
 
 T = TypeVar("T")
@@ -54,6 +55,8 @@ class PlanOptions:
     allow_unmatched_timings: bool = False
     variant: str | None = None
     shards: str | None = None  # "N" or "auto"; None: nothing said it
+    workers: str = "1"  # --workers K|auto, else the config's workers (plan/workers.py)
+    worker_memory: int = DEFAULT_WORKER_MEMORY  # --worker-memory: per-worker budget of --workers auto
     target_seconds: float | None = None
     shard_overhead: float | None = None  # None: learned from the timings store, else 0
     shard_overhead_source: str = ""  # "--shard-overhead" or "config shard-overhead"
@@ -113,6 +116,8 @@ def plan_options(values: Mapping[str, Any], config: Config) -> PlanOptions:
         variant=_pick(values.get("variant"), config.variant, None),
         shards=_pick(values.get("shards"), config.shards, "auto" if target is not None else None),
         target_seconds=target,
+        workers=_pick(values.get("workers"), config.workers, "1"),
+        worker_memory=values.get("worker_memory") or DEFAULT_WORKER_MEMORY,
         shard_overhead=_pick(overhead_flag, config.shard_overhead, None),
         shard_overhead_source=overhead_source,
         max_shards=_pick(values.get("max_shards"), config.max_shards, DEFAULT_MAX_SHARDS),
@@ -152,6 +157,8 @@ def run_options(values: Mapping[str, Any], config: Config) -> RunSettings:
         coverage=_pick(values.get("coverage"), config.coverage, False),
         coverage_map=bool(values.get("coverage_map", True)),
         allow_empty=_switch(values.get("allow_empty"), config.allow_empty),
+        workers=_pick(values.get("workers"), config.workers, None),
+        worker_memory=values.get("worker_memory") or DEFAULT_WORKER_MEMORY,
     )
 
 

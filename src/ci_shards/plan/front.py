@@ -16,6 +16,7 @@ from typing import Any
 from ci_shards.common.console import Console, console_for, plural
 from ci_shards.common.errors import InputError, UsageError
 from ci_shards.model.fields import rfc3339
+from ci_shards.model.matching import item_file
 from ci_shards.model.plan import Plan
 from ci_shards.options.typed import PlanOptions
 from ci_shards.plan import matrix as matrix_mod
@@ -27,6 +28,8 @@ from ci_shards.plan.first_weights import Weights, collected_weights, read_units
 from ci_shards.plan.planner import plan_items
 from ci_shards.plan.pytest_args import check_pytest_words
 from ci_shards.plan.pytest_collect import collect_pytest, portable_rootdir
+from ci_shards.plan.workers import overhead_variant, planned_workers
+from ci_shards.run.workers import MachineFiles, WorkerChoice, read_machine
 from ci_shards.select.apply import select_items
 from ci_shards.select.decide import Selection, shrink_shards
 from ci_shards.select.settings import SelectMode
@@ -94,12 +97,22 @@ def first_estimates(stores: Sequence[TimingsStore], variant: str | None) -> dict
     return estimates
 
 
-def shard_overhead(options: PlanOptions, stores: Sequence[TimingsStore]) -> tuple[float, str]:
+def shard_overhead(options: PlanOptions, stores: Sequence[TimingsStore], workers: int = 1) -> tuple[float, str]:
     """(seconds, where they came from): ``--shard-overhead``, else the config, else what aggregate
-    learned into the first timings store that has it (median of recent runs), else 0."""
+    learned into the first timings store that has it (median of recent runs; for K workers, of runs with
+    K workers, else of one-worker runs), else 0."""
     if options.shard_overhead is not None:
         return options.shard_overhead, options.shard_overhead_source
-    return _first_learned(store.overhead_estimate(options.variant) for store in stores)
+    variant = overhead_variant(options.variant, workers)
+    learned = _first_learned(store.overhead_estimate(variant) for store in stores if store.overhead.get(variant or ""))
+    return learned if learned[1] else _first_learned(store.overhead_estimate(options.variant) for store in stores)
+
+
+def _workers(options: PlanOptions, items: Sequence[str]) -> WorkerChoice:
+    """The workers the plan is made for; ``auto`` reads this machine (the edge)."""
+    machine = read_machine() if options.workers.strip().lower() == "auto" else MachineFiles()
+    files = len({item_file(i) for i in items})
+    return planned_workers(options.workers, files=files, worker_memory=options.worker_memory, machine=machine)
 
 
 def test_overhead(options: PlanOptions, stores: Sequence[TimingsStore]) -> tuple[float, str]:
@@ -262,12 +275,13 @@ def make_plan(
         "strategy": options.strategy,
         "cut_cost": options.cut_cost,
         "unknown_factors": first_weights.factors if first_weights else None,
+        "workers": _workers(options, items).count,
     }
     if options.max_items_per_shard is not None and options.max_items_per_shard < 1:
         msg = "--max-items-per-shard must be at least 1"
         raise UsageError(msg)
     target = options.target_seconds
-    overhead, overhead_source = shard_overhead(options, stores)
+    overhead, overhead_source = shard_overhead(options, stores, balance["workers"])
     shards = options.shards
     if shards is None:
         msg = "--shards is required: a number, or auto with --target-seconds"

@@ -45,6 +45,7 @@ from ci_shards.plan.packing import (
 )
 from ci_shards.plan.shave import shave
 from ci_shards.plan.units import MICRO, build_atoms, build_units, unmatched_rules
+from ci_shards.plan.workers import bin_seconds, improve_for_workers, worker_lower_bound
 
 AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
@@ -194,9 +195,12 @@ def plan_items(
     cut_cost: float = 0.0,
     notes: Sequence[str] = (),
     unknown_factors: Mapping[str, float] | None = None,
+    workers: int = 1,
 ) -> Plan:
     """The plan for ``items`` in ``shards`` shards (``created_at`` is left for the caller to fill);
-    ``unknown_factors`` scale the estimates of items without timings (``estimates.estimate``)."""
+    ``unknown_factors`` scale the estimates of items without timings (``estimates.estimate``). With
+    ``workers`` above 1 each shard is K pytest-xdist workers (plan/workers.py): its estimate is their
+    makespan, and whole pieces move between shards while that lowers the slowest."""
     ordered = sorted(set(items))
     _check_request(len(ordered), shards, strategy, max_items_per_shard)
     est = estimate(ordered, durations, unknown_factors)
@@ -208,36 +212,43 @@ def plan_items(
     bins = _bins(
         atoms, shards, lb, granularity=granularity, strategy=strategy, cost=cost, max_items=max_items_per_shard
     )
-    all_notes = [*notes]
-    if est.note:
-        all_notes.append(est.note)
-    all_notes += [
-        f"keep-together rule {rule!r} matches no item (a typo?)" for rule in unmatched_rules(ordered, keep_together)
-    ]
-    empty_note = _empty_note(bins, shards, atoms, granularity)
-    if empty_note:
-        all_notes.append(empty_note)
+    if workers > 1:
+        bins = improve_for_workers(bins, workers, max_items_per_shard)
     shard_plans = tuple(
         ShardPlan(
             index=i + 1,
             items=tuple(sorted(item for p in b for a in p.atoms for item in a.items)),
-            estimated_seconds=sum(p.cost for p in b) / MICRO,
+            estimated_seconds=sum(p.cost for p in b) / MICRO if workers <= 1 else bin_seconds(b, workers),
         )
         for i, b in enumerate(bins)
     )
     spread = shards_per_file(shard_plans)
-    cut_note = _cut_note(spread, granularity)
-    if cut_note:
-        all_notes.append(cut_note)
+    all_notes = [
+        *notes,
+        *_workers_note(workers),
+        *((est.note,) if est.note else ()),
+        *(f"keep-together rule {rule!r} matches no item (a typo?)" for rule in unmatched_rules(ordered, keep_together)),
+        *(note for note in (_empty_note(bins, shards, atoms, granularity), _cut_note(spread, granularity)) if note),
+    ]
     return Plan(
         total=shards,
         granularity=granularity,
         shards=shard_plans,
-        lower_bound_seconds=lb / MICRO,
+        lower_bound_seconds=_lower_bound_seconds(lb, [a.cost for a in atoms], shards, workers),
         unknown_items=est.unknown,
         files_cut=sum(1 for n in spread.values() if n > 1),
         notes=tuple(all_notes),
         unowned_shard=pick_unowned_shard(shard_plans),
+        workers=workers,
+    )
+
+
+def _workers_note(workers: int) -> tuple[str, ...]:
+    """What a plan for K workers per shard says about its estimates (nothing for one worker)."""
+    if workers <= 1:
+        return ()
+    return (
+        f"each shard is planned as {workers} pytest-xdist workers (--dist loadfile): its estimate is their makespan",
     )
 
 
@@ -308,6 +319,10 @@ def _bins(
     if granularity is not Granularity.FILE:
         bins = _fill_empty(bins)
     return _merge_same_shard(bins)
+
+
+def _lower_bound_seconds(lb: int, costs: Sequence[int], shards: int, workers: int) -> float:
+    return lb / MICRO if workers <= 1 else worker_lower_bound(costs, shards, workers)
 
 
 def _micro_cost(seconds: float) -> int:

@@ -291,6 +291,7 @@ def decide(
         failures=tuple(failures),
         totals=totals,
         lower_bound_seconds=plan.lower_bound_seconds,
+        workers=plan.workers,
         unknown_items=plan.unknown_items,
         estimated_makespan=plan.estimated_makespan + (plan.shard_overhead_seconds if plan.items else 0.0),
         flaky_result=flaky_result,

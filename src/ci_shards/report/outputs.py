@@ -15,6 +15,7 @@ from ci_shards.common.errors import InputError
 from ci_shards.junit import write_junit_suites
 from ci_shards.model.failures import dumps_jsonl
 from ci_shards.model.outcome import MAX_TEST_SECONDS
+from ci_shards.plan.workers import overhead_variant
 from ci_shards.report.aggregate import Verdict
 from ci_shards.report.overhead import case_counts, per_test_overhead, run_overhead, shard_overheads
 from ci_shards.timings.store import TimingsStore, load_timings, write_store
@@ -108,12 +109,14 @@ def write_timings(
     known = verdict.skipped_tests()
     new_known = len(set(known) - set(store.items) - set(durations))
     store = store.record(durations, variant=variant or None, known=known)
-    overheads = shard_overheads(verdict.shards)
+    overheads = shard_overheads(verdict.shards, workers=verdict.workers)
     cases = case_counts(verdict.shards)
-    per_test = per_test_overhead(overheads, cases)
+    # with K workers the per-test part is spread over them: only the fixed part (start-up included) is fitted
+    per_test = per_test_overhead(overheads, cases) if verdict.workers <= 1 else None
     overhead = run_overhead(overheads, per_test or 0.0, cases)
     if overhead is not None:
-        store = store.record_overhead(overhead, per_test=per_test, variant=variant or None)
+        key = overhead_variant(variant or None, verdict.workers)
+        store = store.record_overhead(overhead, per_test=per_test, variant=key)
     warnings += [w if w.startswith(f"{path}:") else f"{path}: {w}" for w in store.warnings]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

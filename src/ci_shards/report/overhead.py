@@ -28,20 +28,24 @@ from itertools import combinations
 from typing import Final
 
 from ci_shards.model.outcome import ShardStatus
+from ci_shards.plan.workers import shard_seconds
 from ci_shards.report.verdict import ShardResult
 
 RAN_TO_THE_END: Final = frozenset({ShardStatus.PASSED, ShardStatus.FAILED})
 MIN_SPREAD: Final = 0.1  # two shards' test counts must differ by 10 % of the larger for a slope
 
 
-def shard_overheads(shards: Iterable[ShardResult]) -> dict[int, float]:
+def shard_overheads(shards: Iterable[ShardResult], *, workers: int = 1) -> dict[int, float]:
     """Shard index → seconds of its wall time not spent in its tests (never negative), for the
-    shards whose wall time means something (see the module docstring)."""
+    shards whose wall time means something (see the module docstring). With K pytest-xdist workers the
+    tests' time is their makespan over K in xdist's order (plan/workers.py), so what is left is the
+    shard's overhead with the workers' start-up: what a plan for K workers adds to every shard."""
     result: dict[int, float] = {}
     for shard in shards:
         if shard.status not in RAN_TO_THE_END or not shard.verified or not shard.cases or shard.elapsed_seconds <= 0:
             continue
-        in_tests = sum(c.time + sum(a.time for a in c.attempts) for c in shard.cases)
+        times = {c.test_id: c.time + sum(a.time for a in c.attempts) for c in shard.cases}
+        in_tests = shard_seconds(list(times), times, workers)
         result[shard.index] = max(0.0, shard.elapsed_seconds - in_tests)
     return result
 

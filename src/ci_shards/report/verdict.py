@@ -70,6 +70,7 @@ class Verdict:
     totals: Totals
     lower_bound_seconds: float = 0.0
     estimated_makespan: float = 0.0
+    workers: int = 1  # the plan's pytest-xdist workers per shard (its overhead is learned per K)
     unknown_items: int = 0  # planned items the plan had no timing for: their estimates were guesses
     flaky_result: FlakyResult = FlakyResult.PASS
     notes: tuple[str, ...] = ()  # folders that belong to no planned shard, etc.

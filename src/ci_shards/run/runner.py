@@ -28,6 +28,7 @@ from ci_shards.common.globs import match_files
 from ci_shards.common.interpreter import Interpreter, plugin_env, probe
 from ci_shards.coverage import collect as coverage_collect
 from ci_shards.junit import JUnitError, parse_junit
+from ci_shards.model.matching import item_file
 from ci_shards.model.outcome import CaseOutcome, Outcome, shard_dir_name
 from ci_shards.model.plan import Plan
 from ci_shards.run import command as cmd
@@ -44,6 +45,7 @@ from ci_shards.run.shard_output import (
     write_report,
 )
 from ci_shards.run.spool import LiveTail
+from ci_shards.run.workers import AUTO, MachineFiles, WorkerChoice, parse_workers, read_machine, shard_workers
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,8 +108,10 @@ class _ShardRun:
         *,
         coverage: coverage_collect.Collector | None = None,
         interpreter: Interpreter | None = None,
+        workers: int = 1,
     ) -> None:
         self.opts = opts
+        self.workers = workers  # pytest-xdist workers (1: none)
         self.interpreter = interpreter  # with --pytest: the Python that runs it
         self.console = console
         self.cancel = cancel
@@ -176,7 +180,11 @@ class _ShardRun:
             template = list(self.opts.settings.command)
         else:
             base = [self.opts.python, "-m", "pytest", "-p", "ci_shards", "--continue-on-collection-errors"]
-            template = [*base, *self.opts.settings.command]
+            # loadfile: a file's tests go to one worker, so its module and class fixtures set up once, as
+            # in the plan that kept it whole (xdist docs, "--dist loadfile"); before the user's arguments,
+            # so their own -n/--dist win
+            xdist = ["-n", str(self.workers), "--dist", "loadfile"] if self.workers > 1 else []
+            template = [*base, *xdist, *self.opts.settings.command]
         return self.coverage.wrap(template) if self.coverage is not None else template
 
     def _one(
@@ -344,6 +352,7 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     settings = opts.settings
     # before the folder has a log: an interpreter without pytest fails the command here (exit 2), clearly
     interpreter = probe(opts.python, opts.env) if settings.pytest else None
+    workers = _workers(opts, interpreter, planned, console)
     coverage = coverage_collect.start(
         opts.coverage, command=settings.command, pytest=settings.pytest, python=opts.python, shard_dir=shard_dir
     )
@@ -353,9 +362,11 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     tmpdir = Path(tempfile.mkdtemp(prefix="ci-shards-tmp-"))
     try:
         with log_path.open("w+b") as log:
-            state = _ShardRun(opts, console, cancel, work, log, coverage=coverage, interpreter=interpreter)
+            state = _ShardRun(
+                opts, console, cancel, work, log, coverage=coverage, interpreter=interpreter, workers=workers.count
+            )
             if planned:
-                _run_planned(state, planned, tmpdir)
+                _run_planned(state, planned, tmpdir, workers.reason)
             verdict = decide(
                 shard_index=opts.shard_index,
                 shard_name=state.name,
@@ -392,12 +403,14 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     return outcome
 
 
-def _run_planned(state: _ShardRun, planned: Sequence[str], tmpdir: Path) -> None:
-    """The shard's first run of every planned item (in batches), then the re-runs of its failures."""
+def _run_planned(state: _ShardRun, planned: Sequence[str], tmpdir: Path, workers_reason: str) -> None:
+    """The shard's first run of every planned item (in batches), then the re-runs of its failures; its
+    first line says how many items, the timeout, the Python and how the workers were chosen."""
     timeout = state.opts.settings.timeout
     limit = fmt_duration(timeout) if timeout else "none"
     python = f", {state.interpreter.describe()}" if state.interpreter is not None else ""
-    state.console.line(f"ci-shards {state.name}: {plural(len(planned), 'item')}, timeout {limit}{python}")
+    how = f", {workers_reason}" if workers_reason else ""
+    state.console.line(f"ci-shards {state.name}: {plural(len(planned), 'item')}, timeout {limit}{python}{how}")
     env = state.env(tmpdir)
     state.runs.extend(state.execute(planned, rerun=0, env=env))
     _rerun(state, env)
@@ -448,6 +461,37 @@ def _with_coverage(
     if entry["problem"]:
         console.warning(f"{state.name}: coverage: {entry['problem']} (the tests' verdict is unaffected)")
     return dataclasses.replace(outcome, coverage=entry)
+
+
+def _workers(
+    opts: RunOptions, interpreter: Interpreter | None, planned: Sequence[str], console: Console
+) -> WorkerChoice:
+    """The shard's pytest-xdist workers (docs/run.md#workers) and why; "" reason: one, as always before."""
+    given, plan_k = opts.settings.workers, opts.plan.workers
+    if interpreter is None:  # a command of the user's own: ci-shards cannot add -n to it
+        if given is not None and parse_workers(given) != 1:
+            msg = f"--workers {given} needs --pytest (ci-shards adds pytest-xdist's -n to the pytest it runs)"
+            raise UsageError(msg)
+        if plan_k > 1:
+            console.warning(
+                f"the plan was made for {plan_k} workers per shard; without --pytest the command runs as given"
+            )
+        return WorkerChoice(1, "")
+    if given is None and plan_k == 1:
+        return WorkerChoice(1, "")
+    machine = read_machine() if (given or "").strip().lower() == AUTO else MachineFiles()
+    choice, warnings = shard_workers(
+        given,
+        planned=plan_k,
+        has_xdist=interpreter.has_xdist,
+        machine=machine,
+        worker_memory=opts.settings.worker_memory,
+        scopes=len({item_file(i) for i in planned}),
+        python=interpreter.path,
+    )
+    for warning in warnings:
+        console.warning(warning)
+    return choice
 
 
 def _rerun(state: _ShardRun, env: Mapping[str, str]) -> None:

@@ -32,3 +32,5 @@ class RunSettings:
     coverage: bool = False  # --coverage / --no-coverage, else the config's coverage
     coverage_map: bool = True
     allow_empty: bool = False
+    workers: str | None = None  # --workers K|auto, else the config's (None: the plan's)
+    worker_memory: int = 1 << 30  # --worker-memory: per-worker budget of --workers auto

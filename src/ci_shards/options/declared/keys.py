@@ -69,6 +69,12 @@ CONFIG_KEYS: Final = (
         meaning="upper limit for `shards: auto`",
     ),
     ConfigKey(
+        name="workers",
+        kind=ConfigKind.CUSTOM,
+        default="1",
+        meaning="pytest-xdist workers per shard, a number or `auto` (docs/run.md#workers)",
+    ),
+    ConfigKey(
         name="max-items-per-shard", kind=ConfigKind.COUNT, default="none", meaning="at most this many items per shard"
     ),
     ConfigKey(

@@ -6,8 +6,10 @@ from typing import Final
 
 from ci_shards.model.plan import Granularity
 from ci_shards.options.spec import Option
+from ci_shards.options.values import parse_size
 from ci_shards.plan.matrix import GITHUB_MATRIX_MAX
 from ci_shards.plan.packing import STRATEGIES
+from ci_shards.run.workers import DEFAULT_WORKER_MEMORY
 from ci_shards.select.settings import SelectMode
 
 DEFAULT_MAX_SHARDS: Final = GITHUB_MATRIX_MAX
@@ -161,6 +163,26 @@ PLAN_OPTIONS: Final = (
         config="max-shards",
         help=f"for --shards auto: at most this many (default: config, else {DEFAULT_MAX_SHARDS}, GitHub's matrix"
         " limit)",
+    ),
+    Option(
+        flags=("--workers",),
+        metavar="K|auto",
+        group="shards",
+        commands=PLANNING | {"run"},
+        config="workers",
+        action_input="workers",
+        help="pytest-xdist workers per shard: the plan balances each shard as K workers (their makespan), run"
+        " --pytest starts `-n K --dist loadfile`; auto = min(CPUs of the cgroup and affinity mask, free memory /"
+        " --worker-memory, the shard's files); run's default is the plan's (default: config, else 1)",
+    ),
+    Option(
+        flags=("--worker-memory",),
+        metavar="SIZE",
+        type=parse_size,
+        default=DEFAULT_WORKER_MEMORY,
+        group="shards",
+        commands=PLANNING | {"run"},
+        help="memory budget per worker for --workers auto (default: 1G)",
     ),
     Option(
         flags=("--granularity",),

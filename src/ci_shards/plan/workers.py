@@ -1,0 +1,150 @@
+"""A shard run by K pytest-xdist workers: how long its items take (docs/planning.md#workers). Pure.
+
+The runner starts ``pytest -n K --dist loadfile`` (run/runner.py), so the shard's time is not the sum of its
+items but the makespan of pytest-xdist's own list scheduling of them over K workers. The model replays that
+scheduler as pytest-xdist 3.8 writes it (``xdist/scheduler/loadscope.py``, which ``loadfile`` subclasses with
+"the scope is the file"), not a textbook LPT:
+
+- a work unit is a file (the shard's part of it when the plan cut it), its tests in collection order;
+- the queue holds the units in collection order, then stable-sorted by test count, most first
+  (``--loadscope-reorder``, on by default);
+- every worker takes one unit, and any worker with at most 2 tests pending takes one more (the
+  "at least two work units" rule, xdist #277) — so a worker on a 1-test file holds the next file too;
+- each finished test lets its worker take the next unit when it has at most 2 tests pending.
+
+What this leaves out is learned instead: the workers' start-up and collection (each worker collects the whole
+selection) is part of the shard overhead aggregate fits per K (report/overhead.py).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
+from typing import Final
+
+from ci_shards.model.matching import item_file
+from ci_shards.plan.packing import Bins, Piece
+from ci_shards.plan.units import MICRO
+from ci_shards.run.workers import MachineFiles, WorkerChoice, choose_workers, parse_workers
+from ci_shards.timings.store import DEFAULT_VARIANT
+
+LOW_WATERMARK: Final = 2  # xdist's LoadScopeScheduling._reschedule: "> 2" pending tests keep a worker busy
+WORKER_ROUNDS: Final = 200  # moves tried at most (a fixed budget, not a clock: the plan never depends on speed)
+MOVE_CANDIDATES: Final = 24  # the slowest shard's costliest pieces tried per move
+
+
+def collection_key(file: str) -> tuple[str, ...]:
+    """pytest's walk order: each folder's entries sorted by name, folders and files mixed (``a/`` before
+    ``a.py`` is not string order, but ``("a",) < ("a.py",)`` is)."""
+    return PurePosixPath(file).parts
+
+
+def work_units(items: Sequence[str], seconds: Mapping[str, float]) -> list[list[float]]:
+    """The shard's items as xdist's queue holds them: one unit per file, files in collection order, then
+    by test count, most first (a stable sort: equal counts keep collection order)."""
+    by_file: dict[str, list[float]] = {}
+    for item in sorted(items, key=lambda i: (collection_key(item_file(i)), i)):
+        by_file.setdefault(item_file(item), []).append(max(0.0, seconds.get(item, 0.0)))
+    return sorted(by_file.values(), key=lambda unit: -len(unit))
+
+
+def xdist_makespan(units: Sequence[Sequence[float]], workers: int) -> float:
+    """When the last of ``units`` finishes under xdist's load-scope scheduling over ``workers`` (see the
+    module docstring); with one worker it is the sum."""
+    if workers <= 1 or len(units) <= 1:
+        return float(sum(sum(u) for u in units))
+    queue = deque(units)
+    pending: list[deque[float]] = [deque() for _ in range(min(workers, len(units)))]
+    for tests in pending:  # the initial distribution: one unit each
+        tests.extend(queue.popleft())
+    for tests in pending:  # then "at least two work units if possible"
+        if queue and len(tests) <= LOW_WATERMARK:
+            tests.extend(queue.popleft())
+    events = [(tests[0], index) for index, tests in enumerate(pending) if tests]
+    heapq.heapify(events)
+    finished = 0.0
+    while events:
+        now, index = heapq.heappop(events)  # ties: the lower worker first, as a deterministic stand-in
+        tests = pending[index]
+        tests.popleft()
+        finished = max(finished, now)
+        if queue and len(tests) <= LOW_WATERMARK:
+            tests.extend(queue.popleft())
+        if tests:
+            heapq.heappush(events, (now + tests[0], index))
+    return finished
+
+
+def shard_seconds(items: Sequence[str], seconds: Mapping[str, float], workers: int) -> float:
+    """A shard's items' time with ``workers`` xdist workers (their sum with one)."""
+    if workers <= 1:
+        return float(sum(seconds.get(i, 0.0) for i in items))
+    return xdist_makespan(work_units(items, seconds), workers)
+
+
+def bin_seconds(pieces: Sequence[Piece], workers: int) -> float:
+    """A packed shard's time over ``workers``: its atoms' costs (seconds), in xdist's order; a cut part's
+    repeated setup counts in front of its file."""
+    costs: dict[str, float] = {}
+    for piece in pieces:
+        extra = piece.cost - sum(a.cost for a in piece.atoms)
+        for n, atom in enumerate(piece.atoms):
+            share = atom.cost / len(atom.items) / MICRO
+            for m, item in enumerate(atom.items):
+                costs[item] = share + (extra / MICRO if n == 0 and m == 0 else 0.0)
+    return shard_seconds(list(costs), costs, workers)
+
+
+def improve_for_workers(bins: Bins, workers: int, max_items: int | None, rounds: int = WORKER_ROUNDS) -> Bins:
+    """Moves of whole pieces out of the shard whose K-worker makespan is longest, into the one whose is
+    shortest, while that lowers the longer of the two (packing balanced the sums; with K workers a
+    shard of a few long files can be the slowest at an equal sum). Deterministic: the candidates are the
+    slowest shard's ``MOVE_CANDIDATES`` costliest pieces, ties to the piece key and the lower shard."""
+    bins = [list(b) for b in bins]
+    times = [bin_seconds(b, workers) for b in bins]
+    for _ in range(rounds):
+        slow = max(range(len(bins)), key=lambda i: (times[i], -i))
+        fast = min(range(len(bins)), key=lambda i: (times[i], i))
+        if slow == fast:
+            break
+        best: tuple[float, float, Piece] | None = None
+        for piece in sorted(bins[slow], key=lambda p: p.sort_key)[:MOVE_CANDIDATES]:
+            if len(bins[slow]) == 1:
+                break
+            if max_items is not None and sum(p.size for p in bins[fast]) + piece.size > max_items:
+                continue
+            left = bin_seconds([p for p in bins[slow] if p is not piece], workers)
+            right = bin_seconds([*bins[fast], piece], workers)
+            worse = max(left, right)
+            if worse < times[slow] - 1e-9 and (best is None or worse < max(best[0], best[1])):
+                best = (left, right, piece)
+        if best is None:
+            break
+        left, right, piece = best
+        bins[slow].remove(piece)
+        bins[fast].append(piece)
+        times[slow], times[fast] = left, right
+    return bins
+
+
+def worker_lower_bound(costs: Sequence[int], shard_count: int, workers: int) -> float:
+    """Seconds no plan of N shards of K workers beats: all the work over N·K workers, or the longest atom."""
+    if not costs:
+        return 0.0
+    return max(sum(costs) / (shard_count * workers), *costs) / MICRO
+
+
+def planned_workers(text: str, *, files: int, worker_memory: int, machine: MachineFiles) -> WorkerChoice:
+    """The K a plan is made for: ``--workers K``, or ``auto`` on this machine's ``machine`` (the plan job's,
+    which a CI matrix of like runners shares), capped by the files there are to share out."""
+    return choose_workers(parse_workers(text), machine, worker_memory=worker_memory, scopes=max(1, files))
+
+
+def overhead_variant(variant: str | None, workers: int) -> str | None:
+    """The timings store's key for the learned overhead of shards run by ``workers`` workers: the variant's
+    own for one (as before workers existed), ``<variant>@workers=K`` above (start-up grows with K)."""
+    if workers <= 1:
+        return variant
+    return f"{variant or DEFAULT_VARIANT}@workers={workers}"

@@ -1,0 +1,180 @@
+"""How many pytest-xdist workers one shard runs: ``--workers K|auto`` (docs/run.md#workers).
+
+``auto`` is what the machine really gives, not ``os.cpu_count()`` (which counts the host's CPUs, not
+the container's): the CPUs of this process's affinity mask (``os.sched_getaffinity``, what taskset or
+a cpuset leaves), capped by the cgroup v2 CPU quota (``cpu.max``: ``QUOTA PERIOD``, or ``max``; a
+Docker ``--cpus 2`` is ``200000 100000``; kernel docs, admin-guide/cgroup-v2.rst "cpu.max"), capped
+by memory (cgroup v2 ``memory.max`` - ``memory.current``, else ``MemAvailable``) over a per-worker
+budget (``--worker-memory``, as ``local --jobs auto`` budgets its jobs), and never more workers than
+the shard has scopes to hand out: pytest-xdist's ``--dist loadfile`` gives each worker whole files
+(a file the plan cut is one scope in each shard it is in), so a worker beyond the shard's files
+would idle (xdist shuts it down, "Shutting down N nodes", after paying its start-up).
+
+``choose_workers`` is pure over the files' contents (``MachineFiles``); ``read_machine`` is the thin
+reader of this machine's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from ci_shards.common.errors import UsageError
+
+AUTO: Final = "auto"
+XDIST: Final = "pytest-xdist"
+DEFAULT_WORKER_MEMORY: Final = 1 << 30
+
+
+@dataclass(frozen=True, kw_only=True)
+class MachineFiles:
+    """What the machine says about its CPUs and memory (None: the file or call is not there)."""
+
+    affinity: int | None = None  # CPUs in this process's affinity mask
+    cpu_count: int | None = None  # os.cpu_count(): only when there is no affinity mask (macOS)
+    cpu_max: str | None = None  # this cgroup's cpu.max
+    memory_max: str | None = None  # this cgroup's memory.max
+    memory_current: str | None = None  # this cgroup's memory.current
+    meminfo: str | None = None  # /proc/meminfo
+
+
+@dataclass(frozen=True)
+class WorkerChoice:
+    """The workers a shard runs and the one line that says why."""
+
+    count: int
+    reason: str
+
+
+def parse_workers(text: str | None, *, what: str = "--workers") -> int | None:
+    """``K`` (a whole number ≥ 1) or ``auto`` (None); None given is 1."""
+    if text is None:
+        return 1
+    value = str(text).strip().lower()
+    if value == AUTO:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        msg = f"{what} {text!r}: expected auto or a whole number of workers ≥ 1"
+        raise UsageError(msg)
+    return int(value)
+
+
+def quota_cpus(cpu_max: str | None) -> int | None:
+    """Whole CPUs the cgroup's ``cpu.max`` allows (at least 1), None when unlimited or unreadable."""
+    fields = (cpu_max or "").split()
+    if len(fields) != 2 or fields[0] == "max":
+        return None
+    try:
+        quota, period = int(fields[0]), int(fields[1])
+    except ValueError:
+        return None
+    if quota <= 0 or period <= 0:
+        return None
+    return max(1, math.floor(quota / period))
+
+
+def available_memory(files: MachineFiles) -> int | None:
+    """Bytes free for new processes: ``MemAvailable``, capped by the cgroup's ``memory.max`` headroom."""
+    available: int | None = None
+    for line in (files.meminfo or "").splitlines():
+        if line.startswith("MemAvailable:"):
+            with contextlib.suppress(ValueError, IndexError):
+                available = int(line.split()[1]) * 1024
+    limit = (files.memory_max or "").strip()
+    if limit and limit != "max":
+        with contextlib.suppress(ValueError):
+            headroom = max(0, int(limit) - int((files.memory_current or "0").strip()))
+            available = headroom if available is None else min(available, headroom)
+    return available
+
+
+def choose_workers(requested: int | None, files: MachineFiles, *, worker_memory: int, scopes: int) -> WorkerChoice:
+    """``requested`` workers (None: auto), and why; auto is min(CPUs, memory / budget, scopes), at least 1."""
+    if requested is not None:
+        return WorkerChoice(requested, f"workers {requested} (--workers {requested})")
+    parts: list[str] = []
+    cpus = files.affinity if files.affinity is not None else files.cpu_count or 1
+    parts.append(f"{cpus} CPUs in the affinity mask" if files.affinity is not None else f"{cpus} CPUs")
+    quota = quota_cpus(files.cpu_max)
+    if quota is not None:
+        parts.append(f"cgroup cpu.max {files.cpu_max.strip() if files.cpu_max else ''} = {quota}")
+        cpus = min(cpus, quota)
+    count = cpus
+    memory = available_memory(files)
+    if memory is not None:
+        by_memory = max(1, memory // worker_memory)
+        parts.append(f"{_gib(memory)} free / {_gib(worker_memory)} per worker = {by_memory}")
+        count = min(count, by_memory)
+    parts.append(f"{scopes} file{'' if scopes == 1 else 's'}")
+    count = max(1, min(count, scopes))
+    return WorkerChoice(count, f"workers {count} (auto: {', '.join(parts)})")
+
+
+def _gib(size: int) -> str:
+    return f"{size / (1 << 30):.1f} GiB"
+
+
+def read_machine(proc: Path = Path("/proc"), cgroup_root: Path = Path("/sys/fs/cgroup")) -> MachineFiles:
+    """This machine's ``MachineFiles`` (the thin edge: every read may fail, and then says nothing)."""
+    affinity: int | None = None
+    with contextlib.suppress(AttributeError, OSError):
+        affinity = len(os.sched_getaffinity(0))
+    group: Path | None = None
+    with contextlib.suppress(OSError, StopIteration):
+        # cgroup v2: a single "0::/path" line (kernel docs, admin-guide/cgroup-v2.rst)
+        lines = (proc / "self" / "cgroup").read_text().splitlines()
+        group = cgroup_root / next(line[3:] for line in lines if line.startswith("0::")).lstrip("/")
+    return MachineFiles(
+        affinity=affinity,
+        cpu_count=None if affinity is not None else os.cpu_count(),
+        cpu_max=_read(group / "cpu.max") if group else None,
+        memory_max=_read(group / "memory.max") if group else None,
+        memory_current=_read(group / "memory.current") if group else None,
+        meminfo=_read(proc / "meminfo"),
+    )
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except OSError:
+        return None
+
+
+def shard_workers(
+    given: str | None,
+    *,
+    planned: int,
+    has_xdist: bool,
+    machine: MachineFiles,
+    worker_memory: int,
+    scopes: int,
+    python: str,
+) -> tuple[WorkerChoice, list[str]]:
+    """The workers one ``run --pytest`` shard starts, and the warnings to say: ``given`` (``--workers``,
+    None: the plan's ``planned``). Without pytest-xdist, K > 1 is a usage error naming the package and
+    ``auto`` falls back to 1; another K than the plan's is a warning (its estimates assume ``planned``)."""
+    requested = parse_workers(given) if given is not None else planned
+    choice = choose_workers(requested, machine, worker_memory=worker_memory, scopes=scopes)
+    if given is None and planned > 1:
+        choice = WorkerChoice(planned, f"workers {planned} (the plan's)")
+    warnings: list[str] = []
+    if choice.count > 1 and not has_xdist:
+        if requested is not None:
+            msg = (
+                f"--workers {requested}: {python} has no {XDIST} (the plan or the flag asks for {requested} workers):"
+                f" install {XDIST} into the environment the tests run in, or use --workers 1"
+            )
+            raise UsageError(msg)
+        warnings.append(f"--workers auto: {python} has no {XDIST}; running 1 worker")
+        choice = WorkerChoice(1, f"workers 1 (auto: no {XDIST})")
+    if choice.count != planned:
+        warnings.append(
+            f"{choice.count} worker{'s' if choice.count > 1 else ''}, but the plan was made for {planned}:"
+            f" its estimates assume {planned}"
+        )
+    return choice, warnings

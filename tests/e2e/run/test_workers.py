@@ -1,0 +1,181 @@
+"""``run --pytest --workers 2``: a shard under real pytest-xdist keeps exact accounting (issue 23).
+
+A worker that dies in a test (``os._exit``) beside a flaky test re-run; coverage with a flaky test re-run; a hung
+test under the deadline: each planned test is in junit.xml exactly once, the dead worker's test is named with
+xdist's own words, its file's other tests still run, and the deadline leaves no worker alive. (A crash with
+coverage on is not here: it can hang xdist's session, see docs/run.md#workers; the deadline then ends it.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("xdist")
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
+
+CRASH = (
+    "import os\n\nfrom pkg import calc\n\n\n"
+    "def test_before():\n    assert calc.add(1, 2) == 3\n\n\n"
+    "def test_die():\n    os._exit(3)\n\n\n"
+    "def test_after():\n    assert calc.add(2, 2) == 4\n"
+)
+FLAKY = (
+    "import os\nfrom pathlib import Path\n\nfrom pkg import calc\n\n\n"
+    "def test_flaky():\n"
+    "    mark = Path(os.environ['FLAKY_MARK'])\n"
+    "    if not mark.exists():\n        mark.write_text('once')\n        assert False, 'first time fails'\n"
+    "    assert calc.sub(3, 1) == 2\n"
+)
+MANY = "import pytest\n\n\n@pytest.mark.parametrize('n', range(6))\ndef test_many(n):\n    assert n >= 0\n"
+CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+HANG = "import time\n\n\ndef test_hang():\n    time.sleep(600)\n"
+
+
+def _project(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "VIRTUAL_ENV", "CI")}
+    return {**env, "FLAKY_MARK": str(tmp_path / "flaky.mark"), "PYTHONPATH": "."}
+
+
+def _ci_shards(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "ci_shards", *args]
+    return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False, timeout=300)
+
+
+def _cases(shard: Path) -> dict[str, list[ET.Element]]:
+    cases: dict[str, list[ET.Element]] = {}
+    for case in ET.parse(shard / "junit.xml").iter("testcase"):
+        key = f"{case.get('classname')}::{case.get('name')}"
+        cases.setdefault(key, []).append(case)
+    return cases
+
+
+def _plan_and_run(root: Path, env: dict[str, str], *run_args: str) -> subprocess.CompletedProcess[str]:
+    planned = _ci_shards(root, env, "plan", "--pytest", "--shards", "1", "--workers", "2", "-o", "plan.json")
+    assert planned.returncode == 0, planned.stderr
+    assert json.loads((root / "plan.json").read_text())["workers"] == 2
+    argv = ["run", "--plan", "plan.json", "--shard", "1/1", "--pytest", "--no-live", "--out", "out", *run_args]
+    return _ci_shards(root, env, *argv)
+
+
+def test_a_dead_worker_and_a_flake_are_each_accounted_once(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path / "p",
+        {
+            "pkg/__init__.py": "",
+            "pkg/calc.py": CALC,
+            "tests/test_crash.py": CRASH,
+            "tests/test_flaky.py": FLAKY,
+            "tests/test_many.py": MANY,
+        },
+    )
+    done = _plan_and_run(root, _env(tmp_path), "--retries", "1", "--timeout", "120s")
+    assert done.returncode == 1, done.stderr  # test_die fails on every attempt
+    assert "workers 2 (the plan's)" in done.stderr.splitlines()[0]
+    shard = root / "out" / "shard-1-of-1"
+    cases = _cases(shard)
+    by_name = {}
+    for key, found in cases.items():
+        by_name.setdefault(key.rsplit("::", 1)[-1], []).extend(found)
+    # every planned test exactly once: run, or (see below) written in as not run at the deadline
+    assert {name: len(found) for name, found in by_name.items() if not name.startswith("shard")} == {
+        "test_before": 1,
+        "test_die": 1,
+        "test_after": 1,
+        "test_flaky": 1,
+        **{f"test_many[{n}]": 1 for n in range(6)},
+    }
+    die = cases["tests.test_crash::test_die"][0].find("failure")
+    assert die is not None
+    assert "crashed while running 'tests/test_crash.py::test_die'" in (die.get("message") or "")
+    outcome = json.loads((shard / "outcome.json").read_text())
+    if outcome["status"] == "timed-out":
+        # the open race (docs/run.md#workers): xdist's session waited after the crash with the dead worker's
+        # file unscheduled; the deadline ended it and its tests are written in as not run, none lost
+        assert "tests.test_crash::test_after" not in cases
+        return
+    # the dead worker's neighbour ran, once, on another worker; the flaky test passed on its re-run
+    assert "tests.test_crash::test_after" in cases
+    assert cases["tests.test_flaky::test_flaky"][0].find("flakyFailure") is not None
+    assert outcome["status"] == "failed" and outcome["executed_tests"] == 10
+    failed = [json.loads(line)["test_id"] for line in (shard / "failures.jsonl").read_text().splitlines()]
+    assert failed[:2] == ["tests/test_crash.py::test_die", "tests/test_flaky.py::test_flaky"]
+
+
+def test_coverage_and_its_map_are_complete_under_workers(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path / "p",
+        {
+            "pkg/__init__.py": "",
+            "pkg/calc.py": CALC,
+            "tests/test_add.py": "from pkg import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n",
+            "tests/test_flaky.py": FLAKY,
+            "tests/test_many.py": MANY,
+        },
+    )
+    env = _env(tmp_path)
+    done = _plan_and_run(root, env, "--retries", "1", "--coverage", "--timeout", "120s")
+    assert done.returncode == 0, done.stderr
+    shard = root / "out" / "shard-1-of-1"
+    assert {k: len(v) for k, v in _cases(shard).items()} == {
+        "tests.test_add::test_add": 1,
+        "tests.test_flaky::test_flaky": 1,
+        **{f"tests.test_many::test_many[{n}]": 1 for n in range(6)},
+    }
+    outcome = json.loads((shard / "outcome.json").read_text())
+    assert outcome["coverage"]["problem"] == "", outcome["coverage"]
+    folded = _ci_shards(root, env, "aggregate", "--plan", "plan.json", "out", "--coverage-out", "cov")
+    assert folded.returncode == 0, folded.stderr
+    calc = json.loads((root / "cov" / "coverage.json").read_text())["files"]["pkg/calc.py"]
+    assert calc["missed_lines"] == []  # add() in one worker, sub() in the re-run
+    assert set(calc["test_files"]) == {"tests/test_add.py", "tests/test_flaky.py"}
+
+
+def test_a_hung_test_under_the_deadline_kills_every_worker(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", {"tests/test_hang.py": HANG, "tests/test_many.py": MANY})
+    env = _env(tmp_path)
+    planned = _ci_shards(root, env, "plan", "--pytest", "--shards", "1", "--workers", "2", "-o", "plan.json")
+    assert planned.returncode == 0, planned.stderr
+    done = _ci_shards(
+        root, env, "run", "--plan", "plan.json", "--shard", "1/1", "--pytest", "--no-live", "--timeout", "20s",
+        "--grace", "2s", "--out", "out",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    shard = root / "out" / "shard-1-of-1"
+    outcome = json.loads((shard / "outcome.json").read_text())
+    assert outcome["status"] == "timed-out"
+    cases = _cases(shard)
+    # the killed test is written in by the runner (no report came), under its id's own name
+    assert {k: len(v) for k, v in cases.items() if not k.startswith("ci-shards")} == {
+        "::test_hang": 1,
+        **{f"tests.test_many::test_many[{n}]": 1 for n in range(6)},
+    }
+    hang = cases["::test_hang"][0]
+    assert "killed at the shard deadline" in ET.tostring(hang, encoding="unicode")
+    assert _running_in(root) == []  # the controller and both workers (their cwd is the project) are gone
+
+
+def _running_in(folder: Path) -> list[int]:
+    """Processes whose working directory is ``folder`` (pytest-xdist's workers run in the project)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")) == folder.resolve():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found

@@ -1,0 +1,76 @@
+"""plan/workers.py: a shard as K pytest-xdist workers (the makespan of xdist's load-scope scheduling)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ci_shards.plan.planner import plan_items
+from ci_shards.plan.workers import collection_key, overhead_variant, shard_seconds, work_units, xdist_makespan
+
+
+def test_one_worker_is_the_sum() -> None:
+    assert xdist_makespan([[1.0, 2.0], [3.0]], 1) == 6.0
+    assert shard_seconds(["a.py::x", "b.py::y"], {"a.py::x": 1.5, "b.py::y": 2.0}, 1) == 3.5
+
+
+def test_files_go_whole_to_a_worker() -> None:
+    # one file of 10 s and four of 1 s over 2 workers: the big one alone, the rest on the other
+    units = [[5.0, 5.0, 0.0], [1.0], [1.0], [1.0], [1.0]]
+    assert xdist_makespan(units, 2) == 10.0
+    # a file cannot be shared: two files of 6 s and one of 6 s over 2 workers is 12 s, not 9 s
+    assert xdist_makespan([[3.0, 3.0, 0.0], [3.0, 3.0, 0.0], [3.0, 3.0, 0.0]], 2) == 12.0
+
+
+def test_a_worker_with_two_tests_pending_takes_the_next_file_at_once() -> None:
+    # the queue: files by test count, most first (equal counts keep collection order)
+    seconds = {"a.py::t1": 1.0, "a.py::t2": 1.0, "a.py::t3": 1.0, "a.py::t4": 1.0, "b.py::t": 9.0, "c.py::t": 1.0}
+    units = work_units(list(seconds), seconds)
+    assert units == [[1.0, 1.0, 1.0, 1.0], [9.0], [1.0]]
+    # worker 0 takes a.py (4 tests pending), worker 1 b.py; then xdist's "at least two work units" rule
+    # gives worker 1 (1 test pending) c.py as well, behind its 9 s test: 10 s, where greedy list
+    # scheduling of whole files would say 9 s (worker 0 free at 4 s taking c.py)
+    assert xdist_makespan(units, 2) == 10.0
+    # with more tests in the first files nobody prefetches: greedy list scheduling
+    assert xdist_makespan([[3.0, 3.0, 3.0], [1.0, 1.0, 1.0], [1.0]], 2) == 9.0
+
+
+def test_more_workers_than_files_idle() -> None:
+    assert xdist_makespan([[2.0], [3.0]], 8) == 3.0
+    assert xdist_makespan([], 4) == 0.0
+
+
+def test_collection_order_puts_a_folder_before_a_file_of_its_name() -> None:
+    assert sorted(["a.py", "a/x.py", "a_b.py"], key=collection_key) == ["a/x.py", "a.py", "a_b.py"]
+
+
+def test_overhead_is_learned_per_k() -> None:
+    assert overhead_variant(None, 1) is None
+    assert overhead_variant("py3.12", 1) == "py3.12"
+    assert overhead_variant(None, 2) == "@workers=2"
+    assert overhead_variant("py3.12", 4) == "py3.12@workers=4"
+
+
+def test_a_plan_for_k_workers_estimates_each_shard_as_their_makespan() -> None:
+    durations = {f"t{n}.py::test": 4.0 for n in range(4)} | {f"big.py::test_{n}": 1.0 for n in range(8)}
+    one = plan_items(durations, durations, 2)
+    two = plan_items(durations, durations, 2, workers=2)
+    assert one.workers == 1
+    assert "workers" not in one.content()  # a plan without workers keeps its bytes and digest
+    assert two.workers == 2
+    assert two.content()["workers"] == 2
+    for shard in two.shards:
+        assert shard.estimated_seconds == pytest.approx(shard_seconds(shard.items, durations, 2))
+    assert two.estimated_makespan <= 8.0 + 1e-9  # 24 s of work over 2 x 2 workers, in files of 4 and 8 s
+    assert sorted(two.items) == sorted(durations)
+
+
+def test_moves_lower_the_slowest_k_worker_shard() -> None:
+    # balanced sums (11 s each, f1 cut across the shards) hide unequal makespans over 2 workers: a shard
+    # of two long files is as slow as its longer one plus what is queued behind it; the planner moves
+    # files until the slowest K-worker shard drops
+    durations = {"f0.py::t0": 3.0, "f1.py::t0": 4.0, "f1.py::t1": 8.0, "f2.py::t0": 1.0, "f3.py::t0": 6.0}
+    by_sum = plan_items(durations, durations, 2)
+    assert max(shard_seconds(s.items, durations, 2) for s in by_sum.shards) == 10.0
+    plan = plan_items(durations, durations, 2, workers=2)
+    assert plan.estimated_makespan == pytest.approx(max(shard_seconds(s.items, durations, 2) for s in plan.shards))
+    assert plan.estimated_makespan == 8.0

@@ -1,0 +1,127 @@
+"""run/workers.py: ``--workers auto`` from the machine's files (given as fixtures), and the shard's choice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ci_shards.common.errors import UsageError
+from ci_shards.run.workers import (
+    MachineFiles,
+    available_memory,
+    choose_workers,
+    parse_workers,
+    quota_cpus,
+    read_machine,
+    shard_workers,
+)
+
+GIB = 1 << 30
+MEMINFO_8G = "MemTotal:       16000000 kB\nMemAvailable:    8388608 kB\n"
+
+
+def test_a_cpu_max_quota_caps_the_affinity_mask() -> None:
+    files = MachineFiles(affinity=8, cpu_max="200000 100000\n", meminfo=MEMINFO_8G)
+    choice = choose_workers(None, files, worker_memory=GIB, scopes=40)
+    assert choice.count == 2
+    assert "8 CPUs in the affinity mask" in choice.reason
+    assert "cgroup cpu.max 200000 100000 = 2" in choice.reason
+
+
+def test_a_fractional_quota_rounds_down_but_never_to_zero() -> None:
+    assert quota_cpus("150000 100000") == 1
+    assert quota_cpus("50000 100000") == 1
+    assert quota_cpus("max 100000") is None
+    assert quota_cpus("garbage") is None
+    assert quota_cpus(None) is None
+
+
+def test_memory_max_headroom_caps_the_workers() -> None:
+    files = MachineFiles(
+        affinity=16, cpu_max="max 100000", memory_max=str(3 * GIB), memory_current=str(GIB // 2), meminfo=MEMINFO_8G
+    )
+    assert available_memory(files) == 3 * GIB - GIB // 2
+    choice = choose_workers(None, files, worker_memory=GIB, scopes=40)
+    assert choice.count == 2  # 2.5 GiB free / 1 GiB each
+    assert "2.5 GiB free / 1.0 GiB per worker = 2" in choice.reason
+
+
+def test_no_cgroup_uses_the_affinity_mask_and_mem_available() -> None:
+    files = MachineFiles(affinity=4, meminfo=MEMINFO_8G)
+    choice = choose_workers(None, files, worker_memory=GIB, scopes=40)
+    assert choice.count == 4
+    assert "cpu.max" not in choice.reason
+
+
+def test_never_more_workers_than_the_shard_has_files() -> None:
+    files = MachineFiles(affinity=8)
+    assert choose_workers(None, files, worker_memory=GIB, scopes=3).count == 3
+    assert choose_workers(None, files, worker_memory=GIB, scopes=0).count == 1
+
+
+def test_a_number_is_taken_as_given() -> None:
+    choice = choose_workers(3, MachineFiles(affinity=1), worker_memory=GIB, scopes=1)
+    assert (choice.count, choice.reason) == (3, "workers 3 (--workers 3)")
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "two", "1.5", ""])
+def test_bad_worker_counts_are_usage_errors(text: str) -> None:
+    with pytest.raises(UsageError, match="--workers"):
+        parse_workers(text)
+
+
+def test_parse_workers() -> None:
+    assert parse_workers("auto") is None
+    assert parse_workers("AUTO") is None
+    assert parse_workers("4") == 4
+    assert parse_workers(None) == 1
+
+
+def _shard(given: str | None, *, planned: int = 1, has_xdist: bool = True) -> tuple[int, str, list[str]]:
+    choice, warnings = shard_workers(
+        given,
+        planned=planned,
+        has_xdist=has_xdist,
+        machine=MachineFiles(affinity=4),
+        worker_memory=GIB,
+        scopes=10,
+        python="/venv/bin/python",
+    )
+    return choice.count, choice.reason, warnings
+
+
+def test_without_xdist_a_number_above_one_names_the_package() -> None:
+    with pytest.raises(UsageError, match="pytest-xdist"):
+        _shard("2", has_xdist=False)
+    with pytest.raises(UsageError, match="pytest-xdist"):
+        _shard(None, planned=2, has_xdist=False)  # the plan's K asks for it too
+
+
+def test_without_xdist_auto_falls_back_to_one_with_one_line() -> None:
+    count, _reason, warnings = _shard("auto", has_xdist=False)
+    assert count == 1
+    assert warnings == ["--workers auto: /venv/bin/python has no pytest-xdist; running 1 worker"]
+
+
+def test_another_k_than_the_plans_is_a_warning() -> None:
+    count, _reason, warnings = _shard("3", planned=2)
+    assert count == 3
+    assert warnings == ["3 workers, but the plan was made for 2: its estimates assume 2"]
+    count, reason, warnings = _shard(None, planned=2)
+    assert (count, reason, warnings) == (2, "workers 2 (the plan's)", [])
+
+
+def test_read_machine_reads_the_process_cgroup(tmp_path: Path) -> None:
+    proc = tmp_path / "proc"
+    (proc / "self").mkdir(parents=True)
+    (proc / "self" / "cgroup").write_text("0::/ci/job\n")
+    (proc / "meminfo").write_text(MEMINFO_8G)
+    group = tmp_path / "cg" / "ci" / "job"
+    group.mkdir(parents=True)
+    (group / "cpu.max").write_text("300000 100000\n")
+    (group / "memory.max").write_text("max\n")
+    files = read_machine(proc, tmp_path / "cg")
+    assert quota_cpus(files.cpu_max) == 3
+    assert available_memory(files) == 8 * GIB
+    assert read_machine(tmp_path / "nothing", tmp_path / "none").cpu_max is None
