@@ -20,7 +20,15 @@ from ci_shards.select import ci, git
 from ci_shards.select.decide import AlwaysRun, Selection, decide, run_everything
 from ci_shards.select.diff import ChangedFile, ChangeKind
 from ci_shards.select.imports import ImportMapError, build_import_map
-from ci_shards.select.maps import CoverageMap, MapError, TestMap, TouchfilesMap, coverage_entries, coverage_lines
+from ci_shards.select.maps import (
+    CoverageMap,
+    MapError,
+    TestMap,
+    TouchfilesMap,
+    coverage_entries,
+    coverage_lines,
+    tests_ran,
+)
 from ci_shards.select.narrow import Confined, Narrowing, confine
 from ci_shards.select.paths import shown
 from ci_shards.select.settings import SelectionSettings
@@ -95,6 +103,7 @@ def _coverage_map(
         unmeasured=unmeasured,
         base_sha256=git.base_sha256(top, base, changed),
         lines=coverage_lines(data),
+        tests_ran=tests_ran(data),
     )
 
 

@@ -23,6 +23,7 @@ from ci_shards.select.diff import ChangedFile, ChangeKind
 from ci_shards.select.maps import TestMap
 from ci_shards.select.narrow import Narrowing
 from ci_shards.select.paths import first_match, shown
+from ci_shards.select.recorded import RecordedTests
 from ci_shards.select.settings import SelectionSettings
 
 LISTED = 5  # files named per line before "and N more"
@@ -78,7 +79,8 @@ def decide(
     by_map: dict[str, set[str]] = {}
     in_change: set[str] = set()
     ignored: list[str] = []
-    narrowed_out: dict[str, list[str]] = {}  # test file → the changed functions it did not execute
+    narrowed_out: dict[str, list[str]] = {}  # test file → the changed functions it (or some of its tests) did not run
+    by_test = ByTest()
     for change in changed:
         for path in change.paths:
             glob = first_match(path, settings.global_globs)
@@ -98,12 +100,14 @@ def decide(
             narrowed = (narrowing or {}).get(path) if change.kind is ChangeKind.MODIFIED else None
             if narrowed is not None:
                 kept, dropped = _narrowed(narrowed, known)
+                some = by_test.add(narrowed, kept | dropped, known.get("touchfiles", frozenset()))
                 lines.append(
                     f"coverage narrowed {shown(path)} to {len(kept)} of {len(kept | dropped)} test files"
-                    f" (the changed code is inside {narrowed.functions})"
+                    + (", then to the tests that ran it" if some else "")
+                    + f" (the changed code is inside {narrowed.functions})"
                 )
-                selected_files |= kept
-                for test in dropped:
+                selected_files |= kept - some
+                for test in dropped | some:
                     narrowed_out.setdefault(test, []).append(narrowed.functions)
                 continue
             for name, tests in known.items():
@@ -128,7 +132,7 @@ def decide(
         if hits:
             lines.append(f"always run ({why}): {len(hits)} items")
             chosen |= hits
-    chosen |= {i for i in items if item_paths[i] in selected_files}
+    chosen |= {i for i in items if item_paths[i] in selected_files or by_test.keeps(i, item_paths[i])}
     maps_used = ", ".join(m.name for m in maps)
     skipped = {
         i: (
@@ -152,6 +156,31 @@ def _narrowed(narrowed: Narrowing, known: Mapping[str, frozenset[str]]) -> tuple
     fallback = {t for name, tests in known.items() if name != "touchfiles" for t in tests}
     kept = set(narrowed.tests) | {t for t in fallback if t not in narrowed.measured} | set(known.get("touchfiles", ()))
     return kept, fallback - kept
+
+
+@dataclass
+class ByTest:
+    """The test files a per-test map narrows to some of their tests: those that executed a changed function
+    on the base (a test id, or the file's own context: all of it), and those it has no context for (new, or
+    skipped on the base: the map cannot vouch for them). A file also selected whole is not asked."""
+
+    ran: dict[str, RecordedTests] = field(default_factory=dict)  # test file → the contexts that ran a change
+    measured: RecordedTests = field(default_factory=lambda: RecordedTests.of(()))
+
+    def add(self, narrowed: Narrowing, files: Collection[str], whole: Collection[str]) -> set[str]:
+        """Record ``narrowed``; the test files of ``files`` (the file-level answer) it keeps some tests of, the
+        others' tests by the same rule (none: a per-file map). ``whole``: files kept whole (touchfiles)."""
+        if narrowed.ran is None or narrowed.measured_ids is None:
+            return set()
+        some = {t for t in files if t not in whole and t not in narrowed.ran.ids}
+        for test in some:
+            self.ran[test] = self.ran[test] | narrowed.ran if test in self.ran else narrowed.ran
+        self.measured = narrowed.measured_ids  # the same map answers for every file
+        return some
+
+    def keeps(self, item: str, test_file: str) -> bool:
+        ran = self.ran.get(test_file)
+        return ran is not None and (ran.speak_for(item) or not self.measured.speak_for(item))
 
 
 def shrink_shards(count: int, items: Sequence[str], selected: Sequence[str], estimates: Mapping[str, float]) -> int:
