@@ -32,6 +32,7 @@ from ci_shards.select.maps import (
 from ci_shards.select.narrow import Confined, Narrowing, confine
 from ci_shards.select.paths import shown
 from ci_shards.select.settings import SelectionSettings
+from ci_shards.select.shared_state import shares_state
 
 
 def _event(env: Mapping[str, str]) -> Mapping[str, Any]:
@@ -200,8 +201,16 @@ def select_items(
         return run_everything(items, str(err), changed)
     except (ImportMapError, MapError) as err:
         return run_everything(items, f"a map source errors: {err}", changed)
+    stateful = {t for t in tests if t in sources and shares_state(sources[t])} if narrowing else set()
     decided = decide(
-        items, item_paths=paths, changed=changed, maps=maps, settings=settings, always=always, narrowing=narrowing
+        items,
+        item_paths=paths,
+        changed=changed,
+        maps=maps,
+        settings=settings,
+        always=always,
+        narrowing=narrowing,
+        shared_state=stateful,
     )
     return Selection(
         selected=decided.selected,

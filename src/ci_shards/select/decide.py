@@ -69,8 +69,10 @@ def decide(
     settings: SelectionSettings,
     always: AlwaysRun = AlwaysRun(),
     narrowing: Mapping[str, Narrowing] | None = None,
+    shared_state: Collection[str] = frozenset(),
 ) -> Selection:
-    """Select from ``items`` (``item_paths``: each item's test file, relative to the repository root)."""
+    """Select from ``items`` (``item_paths``: each item's test file, relative to the repository root).
+    ``shared_state``: test files whose tests may keep state for each other, narrowed as wholes."""
     if not changed:
         return run_everything(items, "the diff against the base is empty")
     test_files = frozenset(item_paths.values())
@@ -100,7 +102,8 @@ def decide(
             narrowed = (narrowing or {}).get(path) if change.kind is ChangeKind.MODIFIED else None
             if narrowed is not None:
                 kept, dropped = _narrowed(narrowed, known)
-                some = by_test.add(narrowed, kept | dropped, known.get("touchfiles", frozenset()))
+                whole = {t for t in narrowed.tests if t in shared_state} | known.get("touchfiles", frozenset())
+                some = by_test.add(narrowed, kept | dropped, whole)
                 lines.append(
                     f"coverage narrowed {shown(path)} to {len(kept)} of {len(kept | dropped)} test files"
                     + (", then to the tests that ran it" if some else "")
@@ -169,7 +172,8 @@ class ByTest:
 
     def add(self, narrowed: Narrowing, files: Collection[str], whole: Collection[str]) -> set[str]:
         """Record ``narrowed``; the test files of ``files`` (the file-level answer) it keeps some tests of, the
-        others' tests by the same rule (none: a per-file map). ``whole``: files kept whole (touchfiles)."""
+        others' tests by the same rule (none: a per-file map). ``whole``: files kept whole (touchfiles, and
+        files that ran the change whose tests may share state)."""
         if narrowed.ran is None or narrowed.measured_ids is None:
             return set()
         some = {t for t in files if t not in whole and t not in narrowed.ran.ids}

@@ -4,8 +4,9 @@
 
 A test file keeps only its tests that executed the changed function, and every failing test is selected;
 a module-scoped fixture that ran the function keeps every test of its file (they all use what its one
-setup computed); a test that ran on the base without executing any of the project's code is dropped, and
-one the base run never had (a new test in a file the change does not touch) is kept."""
+setup computed), and so does a file whose tests keep state in its module for each other; a test that ran
+on the base without executing any of the project's code is dropped, and one the base run never had (a
+new test in a file the change does not touch) is kept."""
 
 from __future__ import annotations
 
@@ -64,6 +65,20 @@ PROJECT = {
         def test_quiet():
             assert "no project code" in "it runs no project code"
         """,
+    # test_read depends on what test_fill kept in the module, never running perimeter itself
+    "tests/test_state.py": """\
+        from pkg.shapes import perimeter
+
+        SEEN = []
+
+
+        def test_fill():
+            SEEN.append(perimeter(1, 1))
+
+
+        def test_read():
+            assert SEEN == [4]
+        """,
     "tests/test_grid.py": """\
         import pytest
 
@@ -94,6 +109,8 @@ BASE_TESTS = [
     "tests/test_shapes.py::test_area",
     "tests/test_shapes.py::test_perimeter",
     "tests/test_shapes.py::test_quiet",
+    "tests/test_state.py::test_fill",
+    "tests/test_state.py::test_read",
 ]
 NEW = "tests/test_shapes.py::test_added_later"  # an item the base run never had
 
@@ -134,7 +151,7 @@ def change(repo: Path, old: str, new: str) -> None:
         (
             "    total = w + h\n",
             "    raise RuntimeError('inserted')\n    total = w + h\n",
-            {"tests/test_shapes.py::test_perimeter"},
+            {"tests/test_shapes.py::test_perimeter", *BASE_TESTS[-2:]},  # a file whose tests share state: whole
         ),
         # cells ran in the module fixture's one setup, which test_nine and test_positive both use
         ("    count = n * n\n", "    count = n * n\n    count += 1\n", set(BASE_TESTS[:3])),

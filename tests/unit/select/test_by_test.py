@@ -13,6 +13,7 @@ from ci_shards.select.maps import CoverageMap, FileLines, TouchfilesMap, coverag
 from ci_shards.select.narrow import Confined, FunctionBody
 from ci_shards.select.recorded import RecordedTests
 from ci_shards.select.settings import SelectionSettings
+from ci_shards.select.shared_state import shares_state
 
 RECORDED = RecordedTests.of(["t/a.py::test_one", "t/a.py::C::test_p[x::y]", "t/b.py"])
 
@@ -138,3 +139,38 @@ def test_a_test_file_item_is_kept_whole_when_one_of_its_tests_ran_the_body() -> 
         narrowing={"pkg/m.py": narrowed},
     )
     assert chosen.selected == ("t/a.py", "t/b.py")
+
+
+@pytest.mark.parametrize(
+    ("source", "shares"),
+    [
+        ("def test_a():\n    global RESULT\n    RESULT = 1\n", True),
+        ("SEEN = []\n\ndef test_a():\n    SEEN.append(1)\n", True),
+        ("CACHE = {}\n\nclass TestX:\n    def test_a(self):\n        CACHE['k'] = 1\n", True),
+        ("STATE = object()\n\ndef test_a():\n    STATE.value = 2\n", True),
+        (
+            "CASES = [1, 2]\n\ndef test_a():\n    seen = []\n    seen.append(CASES[0])\n    assert CASES.count(1)\n",
+            False,
+        ),
+        ("def test_a(tmp_path):\n    tmp_path.joinpath('x').write_text('')\n", False),
+        ("def test_a(:\n", True),  # does not parse: assume it does
+    ],
+    ids=["global", "module-list", "module-dict-in-method", "module-attribute", "reads-only", "params", "unparsable"],
+)
+def test_a_test_file_that_keeps_state_in_its_module_is_told_apart(source: str, shares: bool) -> None:
+    assert shares_state(source) is shares
+
+
+def test_a_file_whose_tests_may_share_state_is_kept_whole_when_one_ran_the_body() -> None:
+    narrowed = COVERAGE.narrow("pkg/m.py", BODY_OF_F)
+    assert not isinstance(narrowed, str)
+    chosen = decide(
+        ITEMS,
+        item_paths={i: i.split("::")[0] for i in ITEMS},
+        changed=[ChangedFile(ChangeKind.MODIFIED, "pkg/m.py")],
+        maps=[ImportMap()],
+        settings=SelectionSettings(),
+        narrowing={"pkg/m.py": narrowed},
+        shared_state={"t/a.py", "t/c.py"},  # t/c.py never ran f: still narrowed by test
+    )
+    assert "t/a.py::test_g" in chosen.selected and "t/c.py::x" in chosen.skipped
