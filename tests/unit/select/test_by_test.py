@@ -7,7 +7,8 @@ import pytest
 
 from ci_shards.coverage.artifact import SHARED_CONTEXT, FileCoverage
 from ci_shards.coverage.fold import _attributed
-from ci_shards.select.decide import decide
+from ci_shards.select import maps as select_maps
+from ci_shards.select.decide import Selection, decide
 from ci_shards.select.diff import ChangedFile, ChangeKind
 from ci_shards.select.maps import CoverageMap, FileLines, TouchfilesMap, coverage_lines
 from ci_shards.select.narrow import Confined, FunctionBody
@@ -98,18 +99,26 @@ ITEMS = [
 ]
 
 
-def test_decide_keeps_the_tests_that_ran_the_body_not_their_whole_files() -> None:
-    touchfiles = TouchfilesMap(rules={"t/tf.py": ("pkg/m.py",)}, test_files=frozenset({"t/tf.py"}))
+def narrowed_decision(
+    items: list[str], *maps: select_maps.TestMap, shared_state: frozenset[str] = frozenset()
+) -> Selection:
+    """``decide`` for a change to ``pkg/m.py`` inside ``f``, narrowed by the per-test map ``COVERAGE``."""
     narrowed = COVERAGE.narrow("pkg/m.py", BODY_OF_F)
     assert not isinstance(narrowed, str)
-    chosen = decide(
-        ITEMS,
-        item_paths={i: i.split("::")[0] for i in ITEMS},
+    return decide(
+        items,
+        item_paths={i: i.split("::")[0] for i in items},
         changed=[ChangedFile(ChangeKind.MODIFIED, "pkg/m.py")],
-        maps=[ImportMap(), touchfiles],
+        maps=[ImportMap(), *maps],
         settings=SelectionSettings(),
         narrowing={"pkg/m.py": narrowed},
+        shared_state=shared_state,
     )
+
+
+def test_decide_keeps_the_tests_that_ran_the_body_not_their_whole_files() -> None:
+    touchfiles = TouchfilesMap(rules={"t/tf.py": ("pkg/m.py",)}, test_files=frozenset({"t/tf.py"}))
+    chosen = narrowed_decision(ITEMS, touchfiles)
     assert chosen.selected == (
         "t/a.py::test_f",
         "t/a.py::test_new",
@@ -127,17 +136,7 @@ def test_decide_keeps_the_tests_that_ran_the_body_not_their_whole_files() -> Non
 
 
 def test_a_test_file_item_is_kept_whole_when_one_of_its_tests_ran_the_body() -> None:
-    narrowed = COVERAGE.narrow("pkg/m.py", BODY_OF_F)
-    assert not isinstance(narrowed, str)
-    files = ["t/a.py", "t/b.py", "t/c.py"]
-    chosen = decide(
-        files,
-        item_paths={i: i for i in files},
-        changed=[ChangedFile(ChangeKind.MODIFIED, "pkg/m.py")],
-        maps=[ImportMap()],
-        settings=SelectionSettings(),
-        narrowing={"pkg/m.py": narrowed},
-    )
+    chosen = narrowed_decision(["t/a.py", "t/b.py", "t/c.py"])
     assert chosen.selected == ("t/a.py", "t/b.py")
 
 
@@ -162,15 +161,5 @@ def test_a_test_file_that_keeps_state_in_its_module_is_told_apart(source: str, s
 
 
 def test_a_file_whose_tests_may_share_state_is_kept_whole_when_one_ran_the_body() -> None:
-    narrowed = COVERAGE.narrow("pkg/m.py", BODY_OF_F)
-    assert not isinstance(narrowed, str)
-    chosen = decide(
-        ITEMS,
-        item_paths={i: i.split("::")[0] for i in ITEMS},
-        changed=[ChangedFile(ChangeKind.MODIFIED, "pkg/m.py")],
-        maps=[ImportMap()],
-        settings=SelectionSettings(),
-        narrowing={"pkg/m.py": narrowed},
-        shared_state={"t/a.py", "t/c.py"},  # t/c.py never ran f: still narrowed by test
-    )
+    chosen = narrowed_decision(ITEMS, shared_state=frozenset({"t/a.py", "t/c.py"}))  # t/c.py never ran f: by test
     assert "t/a.py::test_g" in chosen.selected and "t/c.py::x" in chosen.skipped
