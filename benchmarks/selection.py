@@ -12,7 +12,8 @@
    after the ``def``'s ``:`` line or the docstring (before any blank or comment line, as a person types
    it). ``insert-middle``: the same between two statements of the body. ``delete``: one whole statement of
    a body of two or more. Each one is committed on a branch ``mutant`` off ``main`` and the selection
-   (``select_items``, ``--base main``, the suite's test ids as items) is asked which tests to run.
+   (``select_items``, ``--base main``, the suite's test ids as items, with the failing ids the base did not
+   have: a plan collects at HEAD) is asked which tests to run.
 4. Ground truth, per mutation: a test file whose process never loaded the mutated module cannot observe
    a change inside one of its functions. Every file that loaded it runs in full (one pytest process,
    ``--continue-on-collection-errors``): its failing test ids (or files that failed to collect) that passed
@@ -404,13 +405,16 @@ def campaign(args: argparse.Namespace) -> tuple[list[Result], Baseline, dict[str
         git(repo, "checkout", "-q", "-B", "mutant", "main")
         apply(repo, mutation)
         git(repo, "commit", "-q", "-am", f"mutate {mutation.function}")
-        picks = {
-            name: select_items(tests, cwd=repo, rootdir=None, env={}, settings=chosen, base="main")
-            for name, chosen in settings.items()
-        }
         module = module_of(mutation.path)
         loaded = [t for t, modules in base.modules.items() if module in modules]
         failing = failing_tests(args, repo, loaded, work, base.failing)  # every loaded file in full: the truth
+        # a plan collects at HEAD: a failing test the mutation renamed (a parametrize id made of a decorated
+        # function's name, say) is one of its items, new to the map
+        items = [*tests, *sorted(failing - set(tests))]
+        picks = {
+            name: select_items(items, cwd=repo, rootdir=None, env={}, settings=chosen, base="main")
+            for name, chosen in settings.items()
+        }
         picked = {name: pick(p, base, failing) for name, p in picks.items()}
         note = _narrowing_note(picks["coverage"], mutation.path)
         results.append(Result(mutation, bool(failing), picked["imports"], picked["coverage"], note))
