@@ -7,6 +7,7 @@ Run by hand (the Python needs the suite's test dependencies and coverage; ``git 
 /tmp/main-src`` makes the other tree):
   .venv/bin/python benchmarks/map_cost.py --sdist semver-3.1.2.tar.gz --python /tmp/venv/bin/python \\
       --work /tmp/mapcost --variant per-file=/tmp/main-src/src --variant per-test=src --pytest-arg=--no-cov
+(packaging: ``--exclude tests/property``, files whose tests its configuration deselects.)
 Prints a Markdown table (with the machine and load) to stdout.
 """
 
@@ -24,8 +25,10 @@ import time
 from pathlib import Path
 
 
-def base_run(repo: Path, python: str, src: Path, out: Path, pytest_args: list[str]) -> dict[str, float]:
-    tests = sorted(p.relative_to(repo).as_posix() for p in (repo / "tests").rglob("test_*.py"))
+def base_run(repo: Path, python: str, src: Path, out: Path, args: argparse.Namespace) -> dict[str, float]:
+    found = (p.relative_to(repo).as_posix() for p in (repo / "tests").rglob("test_*.py"))
+    tests = sorted(t for t in found if not t.startswith(tuple(args.exclude)))
+    pytest_args = args.pytest_arg
     out.mkdir(parents=True)
     (out / "items.txt").write_text("".join(f"{t}\n" for t in tests), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": f"{repo / 'src'}{os.pathsep}{src.resolve()}"}
@@ -59,6 +62,10 @@ def main() -> int:
     parser.add_argument("--work", required=True, help="a scratch folder (replaced)")
     parser.add_argument("--variant", action="append", required=True, help="LABEL=PATH of a ci-shards src/ tree")
     parser.add_argument("--pytest-arg", action="append", default=[], help="an argument for pytest (default: none)")
+    parser.add_argument(
+        "--exclude", action="append", default=[], help="leave out test files under this prefix, e.g. tests/property"
+        " (packaging's opt-in property tests, every one deselected by default; default: none)"
+    )  # fmt: skip
     args = parser.parse_args()
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
@@ -71,7 +78,7 @@ def main() -> int:
             "|---|--:|--:|--:|--:|--:|--:|--:|"]  # fmt: skip
     for variant in args.variant:
         label, _, src = variant.partition("=")
-        c = base_run(repo, args.python, Path(src), work / label, args.pytest_arg)
+        c = base_run(repo, args.python, Path(src), work / label, args)
         rows.append(
             f"| {label} | {c['run_wall']:.1f} s | {c['run_cpu']:.1f} s | {c['fold_wall']:.1f} s | {c['fold_cpu']:.1f} s"
             f" | {c['data_mb']:.2f} MB | {c['json_mb']:.2f} MB | {c['contexts']:.0f} |"

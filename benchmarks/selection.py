@@ -368,14 +368,24 @@ def _narrowing_note(selection: Selection, path: str) -> str:
 
 
 def _mutations(args: argparse.Namespace, repo: Path, results: list[Result]) -> Iterator[Mutation]:
-    """Per kind, candidates until ``--mutations`` of that kind are killed or ``--max-tries`` were tried. The
+    """Per kind, candidates until ``--mutations`` of that kind are killed or ``--max-tries`` were tried, the kinds
+    taken in turn (one of each, then the next of each), so a run stopped early still has every kind. The
     replacements keep the seed's order of earlier runs; each other kind is shuffled by ``seed``:``kind``."""
-    for kind in args.kinds:
-        rng = random.Random(args.seed if kind == "replace" else f"{args.seed}:{kind}")
-        for tried, mutation in enumerate(candidates(repo, args.package, rng, kind)):
+    pending = {
+        kind: enumerate(
+            candidates(
+                repo, args.package, random.Random(args.seed if kind == "replace" else f"{args.seed}:{kind}"), kind
+            )
+        )
+        for kind in args.kinds
+    }
+    while pending:
+        for kind, found in list(pending.items()):
+            tried, mutation = next(found, (args.max_tries, None))
             killed = sum(r.killed for r in results if r.mutation.kind == kind)
-            if killed >= args.mutations or tried >= args.max_tries:
-                break
+            if mutation is None or killed >= args.mutations or tried >= args.max_tries:
+                del pending[kind]
+                continue
             yield mutation
 
 
@@ -395,10 +405,25 @@ def pick(selection: Selection, base: Baseline, failing: set[str]) -> Picked:
 def campaign(args: argparse.Namespace) -> tuple[list[Result], Baseline, dict[str, float]]:
     """The mutations' results, the baseline, and the coverage map's cost (``coverage_map``)."""
     work = Path(args.work).resolve()
-    repo = make_repo(Path(args.sdist).resolve(), work)
-    base = baseline(args.python, repo, args.package, work)
+    saved, costed = work / "baseline.json", work / "map-cost.json"
+    if args.reuse and (work / "base-coverage" / "cov" / "coverage.json").is_file():
+        (repo,) = [p for p in work.iterdir() if (p / ".git").is_dir()]
+        git(repo, "checkout", "-q", "-f", "main")
+        if saved.is_file():
+            raw = json.loads(saved.read_text(encoding="utf-8"))
+            base = Baseline(modules=raw["modules"], seconds=raw["seconds"], failing=frozenset(raw["failing"]))
+        else:
+            base = baseline(args.python, repo, args.package, work)
+            saved.write_text(json.dumps({**asdict(base), "failing": sorted(base.failing)}), encoding="utf-8")
+        artifact = work / "base-coverage" / "cov" / "coverage.json"
+        cost = json.loads(costed.read_text(encoding="utf-8")) if costed.is_file() else {}
+    else:
+        repo = make_repo(Path(args.sdist).resolve(), work)
+        base = baseline(args.python, repo, args.package, work)
+        saved.write_text(json.dumps({**asdict(base), "failing": sorted(base.failing)}), encoding="utf-8")
+        artifact, cost = coverage_map(args.python, repo, sorted(base.modules), work)
+        costed.write_text(json.dumps(cost), encoding="utf-8")
     tests = sorted(base.seconds)  # test ids are the items: the narrowing may keep some tests of a file
-    artifact, cost = coverage_map(args.python, repo, sorted(base.modules), work)
     settings = {"imports": SelectionSettings(), "coverage": SelectionSettings(coverage=str(artifact))}
     results: list[Result] = []
     for tried, mutation in enumerate(_mutations(args, repo, results), 1):
@@ -477,6 +502,8 @@ def most_selected(results: Sequence[Result], base: Baseline, listed: int = 8) ->
 
 
 def _map_cost(cost: dict[str, float]) -> str:
+    if not cost:
+        return "reused from an earlier run of this benchmark (--reuse), its cost not recorded"
     return (
         f"base run under `ci-shards run --coverage` {cost['run_wall']:.1f} s wall, {cost['run_cpu']:.1f} s CPU;"
         f" fold {cost['aggregate_wall']:.1f} s wall, {cost['aggregate_cpu']:.1f} s CPU; raw data"
@@ -541,6 +568,10 @@ def main() -> int:
     parser.add_argument(
         "--kinds", type=lambda v: v.split(","), default=list(KINDS), help=f"mutation kinds (default: {','.join(KINDS)})"
     )
+    parser.add_argument(
+        "--reuse", action="store_true", help="keep --work's repository, baseline.json and base coverage map from an"
+        " earlier run of the same sdist (default: start afresh)"
+    )  # fmt: skip
     parser.add_argument(
         "--pytest-arg", action="append", default=[], help="an argument for every pytest run of the project, e.g."
         " --pytest-arg=--no-cov for a project whose addopts start pytest-cov (default: none)"
