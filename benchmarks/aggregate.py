@@ -40,8 +40,9 @@ from junitparser import junitparser as jp
 
 from ci_shards.junit import read_many, write_junit, write_junit_suites
 from ci_shards.junit.read import clean_text
-from ci_shards.model import CaseOutcome, CaseResult, Granularity, Outcome, Plan, ShardPlan, ShardStatus
-from ci_shards.planfile import load_plan
+from ci_shards.model.outcome import CaseOutcome, CaseResult, Outcome, ShardStatus
+from ci_shards.model.plan import Granularity, Plan, ShardPlan
+from ci_shards.model.planfile import load_plan
 from ci_shards.report.aggregate import aggregate_dirs
 from ci_shards.report.outputs import write_merged_junit
 from ci_shards.report.render import render_summary

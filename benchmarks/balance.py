@@ -31,10 +31,11 @@ from pathlib import Path
 
 from pytest_split.algorithms import Algorithms
 
-from ci_shards.model import Granularity, item_file
+from ci_shards.model.matching import item_file
+from ci_shards.model.plan import Granularity
 from ci_shards.plan.planner import fragmentation, lower_bound, plan_items
 from ci_shards.plan.units import MICRO, MIN_COST
-from ci_shards.timings import load_timings
+from ci_shards.timings.store import load_timings
 
 REPO = Path(__file__).resolve().parent.parent
 SHARDS = (2, 4, 8, 16, 32)

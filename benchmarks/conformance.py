@@ -34,7 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ci_shards.junit import parse_junit
-from ci_shards.model import Totals
+from ci_shards.model.outcome import Totals
 
 HERE = Path(__file__).resolve().parent
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")

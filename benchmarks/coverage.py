@@ -39,7 +39,8 @@ sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).re
 from coverage import CoverageData  # noqa: E402
 
 from ci_shards.coverage.launch import DATA_STEM  # noqa: E402
-from ci_shards.model import Granularity, Outcome, Plan, ShardPlan, ShardStatus  # noqa: E402
+from ci_shards.model.outcome import Outcome, ShardStatus  # noqa: E402
+from ci_shards.model.plan import Granularity, Plan, ShardPlan  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -123,7 +124,7 @@ OURS = """
 import sys
 from pathlib import Path
 from ci_shards.coverage.publish import publish
-from ci_shards.planfile import load_plan
+from ci_shards.model.planfile import load_plan
 root = Path(sys.argv[1])
 publish(load_plan(root / "plan.json"), [root / "shards"], out=root / "ours", root=Path.cwd(), fail_under=None,
         base=None, env={})

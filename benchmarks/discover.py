@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ci_shards.timings import TimingsStore
+from ci_shards.timings.store import TimingsStore
 
 
 def make_suite(root: Path, tests: int, files: int, rnd: random.Random) -> None:

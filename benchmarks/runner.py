@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from ci_shards.model import Granularity, Plan, ShardPlan
+from ci_shards.model.plan import Granularity, Plan, ShardPlan
 
 CI_SHARDS = [sys.executable, "-m", "ci_shards"]
 # a real install caches bytecode; without it every run recompiles ci-shards (~0.1 s of noise)

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from ci_shards import __version__
 from ci_shards.commands import COMMANDS
-from ci_shards.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CiShardsError
+from ci_shards.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CiShardsError
 from ci_shards.options.declared import OPTIONS
 from ci_shards.options.spec import add_options, for_command
 

@@ -4,7 +4,7 @@ docs/rules.md states them in words. ``run`` decides what its processes did (neve
 cancelled, the exit code against the report) and then hands the shard folder it is about to write to
 ``judge_shard``; ``aggregate`` hands it the same folder as it read it back. Both therefore give one
 shard the same status, and ``run`` exits with it. Which test belongs to which planned item is
-``model.owning_item`` (the one matcher; the pytest plugin selects with it too).
+``model.matching.owning_item`` (the one matcher; the pytest plugin selects with it too).
 
 Pure: plain values in, a frozen ``Judgement`` out.
 """
@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final
 
-from ci_shards.console import plural
-from ci_shards.model import CaseOutcome, CaseResult, FailureKind, ShardStatus, owning_item
+from ci_shards.common.console import plural
+from ci_shards.model.failures import FailureKind
+from ci_shards.model.matching import owning_item
+from ci_shards.model.outcome import CaseOutcome, CaseResult, ShardStatus
 
 # the runner's shard-level pseudo test (no report, a crash): a failure, but neither planned nor unplanned
 SHARD_CASE_CLASSNAME: Final = "ci-shards"

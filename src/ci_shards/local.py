@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ci_shards.console import Console, fmt_seconds, plural, strip_control
-from ci_shards.model import Plan, shard_dir_name
+from ci_shards.common.console import Console, fmt_seconds, plural, strip_control
+from ci_shards.model.outcome import shard_dir_name
+from ci_shards.model.plan import Plan
 from ci_shards.options.typed import ReportFiles
 from ci_shards.report import outputs
 from ci_shards.report.aggregate import FlakyResult, aggregate_dirs

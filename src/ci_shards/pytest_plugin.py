@@ -11,7 +11,7 @@ or ``--ci-shards-report`` is given.
   limit: ``pytest_ignore_collect`` keeps pytest from walking into folders and files this process runs
   nothing of (another shard's files are never imported), and ``pytest_collection_modifyitems``
   keeps the shard's tests. Tests the plan does not know are never dropped: each runs in exactly one
-  shard (``model.ShardOwnership``), the one that owns its file, or for a file no shard owns the
+  shard (``model.plan.ShardOwnership``), the one that owns its file, or for a file no shard owns the
   plan's ``unowned_shard``, whose walk is the user's own selection (never wider).
 - Every event is appended to the report as one JSON line and flushed at once, so a run killed at
   the deadline still tells which tests finished and which one was in flight.
@@ -44,8 +44,9 @@ import pytest
 from _pytest.junitxml import mangle_test_address  # pytest's own, so the names match its --junitxml
 from _pytest.python import path_matches_patterns  # pytest's own python_files matching
 
-from ci_shards import outfile
-from ci_shards.model import Plan, ShardOwnership, item_file, owning_item, parse_shard_spec
+from ci_shards.common import outfile
+from ci_shards.model.matching import item_file, owning_item
+from ci_shards.model.plan import Plan, ShardOwnership, parse_shard_spec
 
 MAX_TEXT: int = 16 * 1024
 PLUGIN_NAME = "ci-shards-shard"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ci_shards.model import Granularity, Plan, ShardPlan
+from ci_shards.model.plan import Granularity, Plan, ShardPlan
 
 pytestmark = [pytest.mark.e2e]
 

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.console import Console
+from ci_shards.common.console import Console
 from ci_shards.junit import parse_junit
-from ci_shards.model import Granularity, Plan, ShardPlan, item_file
+from ci_shards.model.matching import item_file
+from ci_shards.model.plan import Granularity, Plan, ShardPlan
 from ci_shards.run import runner
 from ci_shards.run.command import _arg_cost, env_size
 from ci_shards.run.process import CancelToken

@@ -6,22 +6,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ci_shards.console import plural
-from ci_shards.facts import RunnerFacts
+from ci_shards.common.console import plural
+from ci_shards.common.facts import RunnerFacts
 from ci_shards.junit import write_junit
-from ci_shards.model import (
-    Attempt,
-    CaseOutcome,
-    CaseResult,
-    FailureKind,
-    FailureRecord,
-    Granularity,
-    Outcome,
-    Plan,
-    ShardPlan,
-    ShardStatus,
-    shard_dir_name,
-)
+from ci_shards.model.failures import FailureKind, FailureRecord
+from ci_shards.model.outcome import Attempt, CaseOutcome, CaseResult, Outcome, ShardStatus, shard_dir_name
+from ci_shards.model.plan import Granularity, Plan, ShardPlan
 from ci_shards.run.shard_output import write_outcome
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from ci_shards.cli import main
 from ci_shards.commands.run import check_pytest_words
-from ci_shards.errors import UsageError
+from ci_shards.common.errors import UsageError
 from ci_shards.plan.choose import choose_shards
 
 

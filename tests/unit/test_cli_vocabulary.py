@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from ci_shards.cli import build_parser, main
 from ci_shards.commands.run import parse_duration
-from ci_shards.console import fmt_duration
+from ci_shards.common.console import fmt_duration
 from tests.unit.aggregate_fixtures import make_plan, write_all
 
 REPO = Path(__file__).resolve().parents[2]

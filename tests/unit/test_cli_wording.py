@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ci_shards.cli import main
-from ci_shards.model import CaseOutcome, ShardStatus
+from ci_shards.model.outcome import CaseOutcome, ShardStatus
 from ci_shards.report.aggregate import aggregate_dirs
 from ci_shards.report.render import render_terminal
 from tests.unit.aggregate_fixtures import case_for, make_plan, write_shard

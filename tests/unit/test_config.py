@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from ci_shards.config import load_config, parse_config
-from ci_shards.errors import ConfigError
-from ci_shards.model import Granularity
+from ci_shards.common.errors import ConfigError
+from ci_shards.model.plan import Granularity
+from ci_shards.options.config import load_config, parse_config
 
 
 def test_full_yaml_config(tmp_path):

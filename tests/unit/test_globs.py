@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ci_shards.cli import main
-from ci_shards.globs import has_magic, match_files
-from ci_shards.model import Granularity, Plan, ShardPlan
+from ci_shards.common.globs import has_magic, match_files
+from ci_shards.model.plan import Granularity, Plan, ShardPlan
 
 RUN = [sys.executable, "-m", "ci_shards", "run", "--plan", "plan.json", "--shard", "1/1", "--out", "out"]
 REPORT = '<testsuite name="x"><testcase classname="" name="t1" file="a"/></testsuite>'

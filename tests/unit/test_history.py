@@ -1,4 +1,4 @@
-"""The test history (history.py), the triage (triage.py) and the quarantine entries (quarantine.py): pure parts."""
+"""The test history (history/outcomes.py), the triage (report/triage.py) and the quarantine entries: pure parts."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ci_shards.cli import main
-from ci_shards.config import parse_config
-from ci_shards.errors import ConfigError
-from ci_shards.history import History, Mark, RunInfo, from_json
+from ci_shards.common.errors import ConfigError
+from ci_shards.history.outcomes import History, Mark, RunInfo, from_json
+from ci_shards.options.config import parse_config
 from ci_shards.report.quarantine import QuarantineEntry
 from ci_shards.report.triage import Ancestry, FailOn, Kind, TriageContext, classify
 from tests.unit.aggregate_fixtures import make_plan, write_all

@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.history import SECTION, format_date
-from ci_shards.model import CaseOutcome, Plan
-from ci_shards.timings import load_timings
+from ci_shards.history.outcomes import SECTION, format_date
+from ci_shards.model.outcome import CaseOutcome
+from ci_shards.model.plan import Plan
+from ci_shards.timings.store import load_timings
 from tests.unit.aggregate_fixtures import case_for, make_plan, write_shard
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

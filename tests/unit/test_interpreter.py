@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.errors import UsageError
-from ci_shards.interpreter import choose_python, probe
+import ci_shards
+from ci_shards.common.errors import UsageError
+from ci_shards.common.interpreter import Interpreter, choose_python, plugin_env, probe
 
 
 def test_the_flag_wins_over_the_active_virtualenv():
@@ -40,3 +41,14 @@ def test_an_interpreter_that_cannot_start_is_one_line(tmp_path: Path):
     with pytest.raises(UsageError) as raised:
         probe(str(missing), {})
     assert str(raised.value) == f"--python {missing}: cannot run it (No such file or directory)"
+
+
+def test_another_environment_gets_a_shim_linking_this_ci_shards_package(tmp_path: Path):
+    # the link must name the package itself (the folder holding pytest_plugin.py), wherever the module that
+    # makes it lives inside the package
+    foreign = Interpreter(path="/other/bin/python", prefix=str(tmp_path / "other"), version="3.12.0")
+    env = plugin_env(foreign, {"PYTHONPATH": "/mine"}, tmp_path / "shim")
+    assert env["PYTHONPATH"].split(":") == [str(tmp_path / "shim"), "/mine"]
+    link = tmp_path / "shim" / "ci_shards"
+    assert link.resolve() == Path(ci_shards.__file__).resolve().parent
+    assert (link / "pytest_plugin.py").is_file()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.errors import InputError
-from ci_shards.facts import RunnerFacts
+from ci_shards.common.errors import InputError
+from ci_shards.common.facts import RunnerFacts
 from ci_shards.judge import (
     UNVERIFIED,
     FlakyResult,
@@ -16,8 +16,9 @@ from ci_shards.judge import (
     failure_kind,
     judge_shard,
 )
-from ci_shards.model import Attempt, CaseOutcome, FailureKind, Outcome, ShardStatus
-from ci_shards.planfile import load_plan
+from ci_shards.model.failures import FailureKind
+from ci_shards.model.outcome import Attempt, CaseOutcome, Outcome, ShardStatus
+from ci_shards.model.planfile import load_plan
 from ci_shards.report.artifacts import read_shard_folder
 from ci_shards.run.shard_output import runner_facts, write_outcome
 from tests.unit.aggregate_fixtures import case_for, make_plan

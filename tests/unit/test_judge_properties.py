@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_shards.model import CaseOutcome, CaseResult, shard_dir_name
+from ci_shards.model.outcome import CaseOutcome, CaseResult, shard_dir_name
 from ci_shards.report.aggregate import decide as aggregate
 from ci_shards.report.artifacts import read_shard_folder
 from ci_shards.run.classify import Policy, Report, Run, decide

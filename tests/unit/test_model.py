@@ -2,16 +2,8 @@ import json
 
 import pytest
 
-from ci_shards.model import (
-    CaseOutcome,
-    Granularity,
-    Outcome,
-    Plan,
-    ShardPlan,
-    ShardStatus,
-    parse_shard_spec,
-    pick_unowned_shard,
-)
+from ci_shards.model.outcome import CaseOutcome, Outcome, ShardStatus
+from ci_shards.model.plan import Granularity, Plan, ShardPlan, parse_shard_spec, pick_unowned_shard
 
 
 def _plan(created_at: str = "2026-01-01T00:00:00Z") -> Plan:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ci_shards import config
 from ci_shards.cli import build_parser, main
 from ci_shards.commands import COMMANDS
 from ci_shards.gha.inputs import Folders, aggregate_argv, comment_argv, plan_argv, run_argv
+from ci_shards.options import config
 from ci_shards.options.declared import ACTION_ONLY_INPUTS, CONFIG_KEYS, OPTIONS
 from ci_shards.options.docs import flag_text, with_table
 from ci_shards.options.spec import ConfigKind, Option, given_flags

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards import outfile
-from ci_shards.errors import InputError
+from ci_shards.common import outfile
+from ci_shards.common.errors import InputError
 
 
 def test_the_new_content_replaces_the_old_only_when_the_block_ends(tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_shards.model import Granularity, Plan, ShardPlan, item_file, pick_unowned_shard
+from ci_shards.model.matching import item_file
+from ci_shards.model.plan import Granularity, Plan, ShardPlan, pick_unowned_shard
 from ci_shards.pytest_plugin import _Selection
 
 FILES = [f"t/{name}.py" for name in ("a", "b", "c", "d", "e")]

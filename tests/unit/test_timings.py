@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from ci_shards.errors import InputError
+from ci_shards.common.errors import InputError
 from ci_shards.junit import parse_junit, parse_junit_bytes, write_junit
-from ci_shards.timings import (
+from ci_shards.timings.store import (
     HISTORY,
     STORE_SCHEMA,
     TimingsStore,

@@ -22,14 +22,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ci_shards import config, outfile
 from ci_shards.commands import history_work
-from ci_shards.console import Console, console_for, plural
-from ci_shards.errors import EXIT_OK, EXIT_USAGE, InputError, UsageError
+from ci_shards.common import outfile
+from ci_shards.common.console import Console, console_for, plural
+from ci_shards.common.errors import EXIT_OK, EXIT_USAGE, InputError, UsageError
 from ci_shards.junit import JUnitError, expand_patterns, read_many, write_junit_suites
-from ci_shards.model import CommentMode, Plan
+from ci_shards.model.plan import Plan
+from ci_shards.model.planfile import load_plan
+from ci_shards.options import config
 from ci_shards.options.typed import AggregateOptions, aggregate_options
-from ci_shards.planfile import load_plan
+from ci_shards.options.values import CommentMode
 from ci_shards.report import comment as pr_comment
 from ci_shards.report import github, joblinks, outputs
 from ci_shards.report.aggregate import FlakyResult, Totals, Verdict, aggregate_dirs

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci_shards.errors import EXIT_OK, InputError, UsageError
+from ci_shards.common.errors import EXIT_OK, InputError, UsageError
 
 if TYPE_CHECKING:
     from ci_shards.coverage.artifact import CoverageArtifact

@@ -2,7 +2,7 @@
 environment, else git), ancestry checks with git, reading the history before the verdict and
 folding this run into it after.
 
-Everything it decides is in ``history.py`` and ``triage.py``; this module only gathers the facts.
+Everything it decides is in ``history/outcomes.py`` and ``report/triage.py``; this module only gathers the facts.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ci_shards.console import Console
-from ci_shards.errors import InputError
-from ci_shards.history import SECTION, History, RunInfo, format_date, marks_of, read_history
-from ci_shards.model import FailureKind, Plan
+from ci_shards.common.console import Console
+from ci_shards.common.errors import InputError
+from ci_shards.history.outcomes import SECTION, History, RunInfo, format_date, marks_of, read_history
+from ci_shards.model.failures import FailureKind
+from ci_shards.model.plan import Plan
 from ci_shards.report import github
 from ci_shards.report.aggregate import FlakyResult, decide
 from ci_shards.report.artifacts import read_shard_folders

@@ -15,13 +15,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ci_shards import outfile
 from ci_shards.commands.run import check_pytest_words
-from ci_shards.config import load_config
-from ci_shards.console import Console, console_for, plural
-from ci_shards.errors import InputError, TestsFailed, UsageError
+from ci_shards.common import outfile
+from ci_shards.common.console import Console, console_for, plural
+from ci_shards.common.errors import InputError, TestsFailed, UsageError
 from ci_shards.judge import empty_plan_message
-from ci_shards.model import Plan, rfc3339
+from ci_shards.model.fields import rfc3339
+from ci_shards.model.plan import Plan
+from ci_shards.model.planfile import load_plan
+from ci_shards.options.config import load_config
 from ci_shards.options.declared import PLAN_OPTIONS
 from ci_shards.options.spec import given_flags
 from ci_shards.options.typed import PlanOptions, plan_options
@@ -33,11 +35,10 @@ from ci_shards.plan.estimates import match_timings, measured_ratio, rebase_keys
 from ci_shards.plan.planner import plan_items
 from ci_shards.plan.pytest_collect import collect_pytest, portable_rootdir
 from ci_shards.plan.render import render_plan
-from ci_shards.planfile import load_plan
 from ci_shards.select.apply import select_items
 from ci_shards.select.decide import Selection, shrink_shards
 from ci_shards.select.settings import SelectMode
-from ci_shards.timings import TimingsStore, load_timings, merge_stores
+from ci_shards.timings.store import TimingsStore, load_timings, merge_stores
 
 
 def check_not_empty(plan: Plan, *, allowed: bool, what: str = "the plan") -> None:

@@ -11,18 +11,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci_shards import outfile
-from ci_shards.config import load_config
-from ci_shards.console import Console, console_for, fmt_seconds, is_ci, plural
-from ci_shards.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, UsageError
-from ci_shards.interpreter import default_python, probe
-from ci_shards.model import Plan
+from ci_shards.common import outfile
+from ci_shards.common.console import Console, console_for, fmt_seconds, is_ci, plural
+from ci_shards.common.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, UsageError
+from ci_shards.common.interpreter import default_python, probe
+from ci_shards.model.plan import Plan
+from ci_shards.model.planfile import load_plan
+from ci_shards.options.config import load_config
 from ci_shards.options.typed import LocalOptions, local_options, run_options
 
 # re-exported: the value parsers moved to options.values with the declarations that use them
 from ci_shards.options.values import parse_duration, parse_seconds, parse_signal, parse_size, parse_timeout
 from ci_shards.plan.matrix import resolve_shard
-from ci_shards.planfile import load_plan
 from ci_shards.run.settings import RunSettings
 
 if TYPE_CHECKING:

@@ -9,11 +9,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ci_shards import outfile
-from ci_shards.console import console_for
-from ci_shards.errors import UsageError
+from ci_shards.common import outfile
+from ci_shards.common.console import console_for
+from ci_shards.common.errors import UsageError
 from ci_shards.plan.collect import expand_files
-from ci_shards.timings import TimingsStore, load_timings, merge_stores, write_store
+from ci_shards.timings.store import TimingsStore, load_timings, merge_stores, write_store
 
 
 def timings_import(args: argparse.Namespace) -> int:

@@ -25,8 +25,8 @@ from enum import Enum
 from pathlib import Path, PurePath
 from typing import Any, Final
 
+from ci_shards.common.errors import UsageError
 from ci_shards.coverage.launch import DATA_DIR_ENV, DATA_STEM, SAVED_STEM
-from ci_shards.errors import UsageError
 
 COVERAGE_DIR: Final = "coverage"
 LAUNCH: Final = "ci_shards.coverage.launch"

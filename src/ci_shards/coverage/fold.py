@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ci_shards.console import plural, strip_control
+from ci_shards.common.console import plural, strip_control
+from ci_shards.common.errors import InputError
 from ci_shards.coverage.artifact import (
     SHARED_CONTEXT,
     Completeness,
@@ -32,9 +33,9 @@ from ci_shards.coverage.artifact import (
     ShardState,
 )
 from ci_shards.coverage.collect import entry_problem, listed_files, not_coverage_data
-from ci_shards.errors import InputError
 from ci_shards.junit import JUnitError, parse_junit
-from ci_shards.model import CaseOutcome, Outcome, Plan, ShardStatus
+from ci_shards.model.outcome import CaseOutcome, Outcome, ShardStatus
+from ci_shards.model.plan import Plan
 from ci_shards.report.artifacts import JUNIT_FILE, OUTCOME_FILE, discover_shard_folders
 
 _INCOMPLETE = {ShardStatus.TIMED_OUT: "timed out", ShardStatus.CANCELLED: "cancelled"}

@@ -28,7 +28,8 @@ from ci_shards.coverage.fold import (
     unmeasured_digests,
 )
 from ci_shards.coverage.v8 import countable, script_lines
-from ci_shards.model import Plan, item_file
+from ci_shards.model.matching import item_file
+from ci_shards.model.plan import Plan
 
 SOURCE_SUFFIXES: Final = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 

@@ -14,13 +14,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards import outfile
-from ci_shards.console import Console
+from ci_shards.common import outfile
+from ci_shards.common.console import Console
+from ci_shards.common.errors import EXIT_FAILED, EXIT_OK, CiShardsError, InputError, UsageError
 from ci_shards.coverage import diffcov, fold, summary, writers
 from ci_shards.coverage.artifact import CoverageArtifact
 from ci_shards.coverage.collect import INSTALL_HINT, Tool
-from ci_shards.errors import EXIT_FAILED, EXIT_OK, CiShardsError, InputError, UsageError
-from ci_shards.model import Plan, rfc3339
+from ci_shards.model.fields import rfc3339
+from ci_shards.model.plan import Plan
 from ci_shards.report import md
 
 JSON_FILE: Final = "coverage.json"

@@ -18,7 +18,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: the package's source folder is two levels up
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from ci_shards.errors import EXIT_USAGE, CiShardsError
+from ci_shards.common.errors import EXIT_USAGE, CiShardsError
 from ci_shards.gha.inputs import INPUTS_ENV, is_true, parse_inputs
 
 COMMANDS = ("plan", "run", "aggregate", "comment")

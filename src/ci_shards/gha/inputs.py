@@ -16,7 +16,7 @@ from enum import Enum
 from pathlib import PurePath
 from typing import Final
 
-from ci_shards.errors import EXIT_FAILED, EXIT_OK, UsageError
+from ci_shards.common.errors import EXIT_FAILED, EXIT_OK, UsageError
 
 INPUTS_ENV: Final = "CI_SHARDS_INPUTS"
 

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ci_shards.errors import EXIT_INTERNAL, UsageError
+from ci_shards.common.errors import EXIT_INTERNAL, UsageError
 from ci_shards.gha.inputs import (
     INPUTS_ENV,
     Folders,

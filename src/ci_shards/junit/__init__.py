@@ -19,10 +19,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
-from ci_shards import outfile
-from ci_shards.console import strip_ansi
-from ci_shards.errors import InputError
-from ci_shards.globs import has_magic, match_files
+from ci_shards.common import outfile
+from ci_shards.common.console import strip_ansi
+from ci_shards.common.errors import InputError
+from ci_shards.common.globs import has_magic, match_files
 from ci_shards.junit.read import (
     INVALID_XML,
     MAX_TEXT_CHARS,
@@ -37,7 +37,7 @@ from ci_shards.junit.read import (
     parse_time,
     pytest_nodeid,
 )
-from ci_shards.model import CaseOutcome, CaseResult, Totals
+from ci_shards.model.outcome import CaseOutcome, CaseResult, Totals
 
 __all__ = [
     "MAX_TEXT_CHARS",

@@ -22,10 +22,17 @@ from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Final
 
-from ci_shards.console import strip_ansi
-from ci_shards.errors import InputError
+from ci_shards.common.console import strip_ansi
+from ci_shards.common.errors import InputError
 from ci_shards.junit.safe_xml import EntityDeclared, parse_xml
-from ci_shards.model import JUNIT_IDENTITY_ATTRS, MAX_TEST_SECONDS, XPASSED_TYPE, Attempt, CaseOutcome, CaseResult
+from ci_shards.model.outcome import (
+    JUNIT_IDENTITY_ATTRS,
+    MAX_TEST_SECONDS,
+    XPASSED_TYPE,
+    Attempt,
+    CaseOutcome,
+    CaseResult,
+)
 
 MAX_TEXT_CHARS = 64 * 1024  # per message/trace kept in memory; GitHub caps annotation text at 64 KB too
 INVALID_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

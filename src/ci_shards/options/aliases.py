@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ci_shards.console import console_for
+from ci_shards.common.console import console_for
 
 
 class DeprecatedAlias(argparse.Action):

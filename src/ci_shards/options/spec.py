@@ -16,7 +16,7 @@ from ci_shards.options.aliases import DeprecatedAlias
 
 
 class ConfigKind(Enum):
-    """How ``config.parse_config`` checks a key's value. CUSTOM keys keep a parser of their own in config.py."""
+    """How ``config.parse_config`` checks a key's value. CUSTOM keys keep a parser of their own in options/config.py."""
 
     STRING = "string"  # a non-empty string
     NUMBER = "number"  # a finite number ≥ 0

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ci_shards.config import MAX_WEIGHT, Config
-from ci_shards.errors import UsageError
+from ci_shards.common.errors import UsageError
 from ci_shards.judge import FlakyResult
-from ci_shards.model import CommentMode, Granularity
+from ci_shards.model.plan import Granularity
+from ci_shards.options.config import MAX_WEIGHT, Config
 from ci_shards.options.declared import DEFAULT_MAX_SHARDS, PLAN_OPTIONS
 from ci_shards.options.spec import given_flags
+from ci_shards.options.values import CommentMode
 from ci_shards.report.quarantine import QuarantineEntry
 from ci_shards.run.settings import RunSettings
 from ci_shards.select.settings import SelectionSettings, SelectMode

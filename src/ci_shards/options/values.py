@@ -1,5 +1,6 @@
 """Parsers of option values written on the command line (durations, sizes, signals, seconds): pure, and raising
-``argparse.ArgumentTypeError`` so argparse names the flag in its one-line error."""
+``argparse.ArgumentTypeError`` so argparse names the flag in its one-line error; and the closed set of values of
+the comment mode (``CommentMode``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 import math
 import re
 import signal
+from enum import Enum
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -82,3 +84,12 @@ def parse_days(text: str) -> int:
         msg = f"must be a whole number of days, not {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return int(text)
+
+
+class CommentMode(str, Enum):
+    """When the PR comment is written (``aggregate --comment-mode``, ``comment --mode``)."""
+
+    ALWAYS = "always"  # create or update on every run
+    ON_FAILURE = "on-failure"  # create only when the run failed; an existing comment is always updated
+    ON_CHANGE = "on-change"  # create or update only when the result differs from the comment's
+    OFF = "off"

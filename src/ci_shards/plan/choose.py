@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from ci_shards.errors import UsageError
-from ci_shards.model import Plan
+from ci_shards.common.errors import UsageError
+from ci_shards.model.plan import Plan
 from ci_shards.plan.planner import plan_items
 
 MAX_SHARDS: Final = 256  # GitHub's matrix limit (matrix.GITHUB_MATRIX_MAX)

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ci_shards.errors import InputError
-from ci_shards.globs import match_files
+from ci_shards.common.errors import InputError
+from ci_shards.common.globs import match_files
 
 
 def parse_item_lines(text: str) -> list[str]:

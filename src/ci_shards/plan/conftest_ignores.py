@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from ci_shards.pytest_args import NO_IGNORES, Ignores
+from ci_shards.plan.pytest_args import NO_IGNORES, Ignores
 
 NAMES: Final = ("collect_ignore", "collect_ignore_glob")
 

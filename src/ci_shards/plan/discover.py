@@ -34,13 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards.console import listed, plural
-from ci_shards.errors import InputError
-from ci_shards.model import Plan, ShardPlan, item_file
+from ci_shards.common.console import listed, plural
+from ci_shards.common.errors import InputError
+from ci_shards.model.matching import item_file
+from ci_shards.model.plan import Plan, ShardPlan
 from ci_shards.plan.collect import glob_items
 from ci_shards.plan.conftest_ignores import ConftestIgnores
 from ci_shards.plan.new_files import CountOf, estimate_new_files, not_counted
 from ci_shards.plan.pyargs import module_location
+from ci_shards.plan.pytest_args import NO_IGNORES, Ignores, ignores_in, path_words, positional_words
 from ci_shards.plan.static_count import (
     DEFAULT_CLASSES,
     DEFAULT_FUNCTIONS,
@@ -50,7 +52,6 @@ from ci_shards.plan.static_count import (
     count_tests,
     fixtures_in,
 )
-from ci_shards.pytest_args import NO_IGNORES, Ignores, ignores_in, path_words, positional_words
 
 DEFAULT_PYTHON_FILES: Final = ("test_*.py", "*_test.py")
 DEFAULT_NORECURSE: Final = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")

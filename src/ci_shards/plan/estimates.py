@@ -16,8 +16,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ci_shards.errors import UsageError
-from ci_shards.model import item_file, owning_item
+from ci_shards.common.errors import UsageError
+from ci_shards.model.matching import item_file, owning_item
 
 DEFAULT_UNKNOWN_SECONDS: Final = 1.0  # when nothing at all is known (pytest-split uses 1 as well)
 
@@ -83,7 +83,7 @@ def match_timings(
     recorded under another root: match by the longest common path suffix (unambiguous only) and say
     so in the returned note. Still under half matched: a ``UsageError`` unless ``allow_unmatched``.
 
-    An item counts as matched when it owns a key (``model.owning_item``): its own id, or a file or
+    An item counts as matched when it owns a key (``model.matching.owning_item``): its own id, or a file or
     class item covering measured tests."""
     result = dict(estimates)
     planned = set(items)

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards.errors import InputError, UsageError
-from ci_shards.model import Plan, parse_shard_spec
+from ci_shards.common.errors import InputError, UsageError
+from ci_shards.model.plan import Plan, parse_shard_spec
 
 # GitHub: "A matrix will generate a maximum of 256 jobs per workflow run."
 # https://docs.github.com/en/actions/reference/limits (it cannot be raised)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ci_shards.console import listed, plural
+from ci_shards.common.console import listed, plural
 from ci_shards.plan.estimates import DEFAULT_UNKNOWN_SECONDS
 from ci_shards.plan.static_count import GUESSED_CASES, FileCount
 

@@ -26,7 +26,7 @@ import heapq
 from collections.abc import Sequence
 from typing import Final, NamedTuple, Protocol
 
-from ci_shards.errors import UsageError
+from ci_shards.common.errors import UsageError
 
 IMPROVE_ROUNDS: Final = 400  # move/swap rounds; each strictly lowers the pair it touches
 SWAP_PARTNERS: Final = 16  # least-loaded shards considered as partners per round

@@ -28,9 +28,10 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
-from ci_shards.console import plural
-from ci_shards.errors import UsageError
-from ci_shards.model import Granularity, Plan, ShardPlan, item_file, pick_unowned_shard
+from ci_shards.common.console import plural
+from ci_shards.common.errors import UsageError
+from ci_shards.model.matching import item_file
+from ci_shards.model.plan import Granularity, Plan, ShardPlan, pick_unowned_shard
 from ci_shards.plan.estimates import apply_weights, estimate
 from ci_shards.plan.packing import (
     FILLS,

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards.errors import CollectionError
-from ci_shards.interpreter import default_python, plugin_env, probe
-from ci_shards.model import item_file
+from ci_shards.common.errors import CollectionError
+from ci_shards.common.interpreter import default_python, plugin_env, probe
+from ci_shards.model.matching import item_file
 
 PYTEST_NO_TESTS: Final = 5  # pytest's ExitCode.NO_TESTS_COLLECTED
 _PYTEST_EXITS: Final = {2: "interrupted", 3: "internal error", 4: "usage error"}

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ci_shards.model import Plan, item_file
+from ci_shards.model.matching import item_file
+from ci_shards.model.plan import Plan
 
 
 def _md(text: str) -> str:

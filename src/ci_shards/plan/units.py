@@ -7,7 +7,7 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from ci_shards.model import item_file
+from ci_shards.model.matching import item_file
 from ci_shards.plan.packing import Atom, Piece
 
 MICRO: Final = 1_000_000  # costs are integer microseconds: sums do not depend on their order

@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
-from ci_shards.console import count_failures, plural
+from ci_shards.common.console import count_failures, plural
 from ci_shards.judge import (
     SHARD_CASE_CLASSNAME,
     SYNTHESISED_TYPES,
@@ -39,19 +39,10 @@ from ci_shards.judge import (
     is_shard_case,
     judge_shard,
 )
-from ci_shards.model import (
-    LEFT_OUT,
-    CaseOutcome,
-    CaseResult,
-    FailureKind,
-    FailureRecord,
-    Granularity,
-    Plan,
-    ShardStatus,
-    Totals,
-    item_file,
-    owning_item,
-)
+from ci_shards.model.failures import FailureKind, FailureRecord
+from ci_shards.model.matching import item_file, owning_item
+from ci_shards.model.outcome import LEFT_OUT, CaseOutcome, CaseResult, ShardStatus, Totals
+from ci_shards.model.plan import Granularity, Plan
 from ci_shards.report.artifacts import ShardArtifact, read_shard_folders
 from ci_shards.report.verdict import UNMEASURED, Accounting, ShardResult, Verdict
 from ci_shards.select.report import selection_report
@@ -358,7 +349,7 @@ def decide(
 
 def _left_out_notes(cases: Iterable[CaseResult]) -> list[str]:
     """Planned items the shards' pytest did not collect by the project's own rules: a note each
-    (the first five, then a count), never a test in the counts (``model.LEFT_OUT_TYPE``)."""
+    (the first five, then a count), never a test in the counts (``model.outcome.LEFT_OUT_TYPE``)."""
     left_out = [c for c in cases if c.counted_as == LEFT_OUT]
     notes = [f"not a test: {c.test_id} — {c.message}" for c in left_out[:5]]
     if len(left_out) > 5:

@@ -22,9 +22,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_shards.errors import InputError
+from ci_shards.common.errors import InputError
 from ci_shards.junit import JUnitError, parse_junit
-from ci_shards.model import CaseResult, FailureRecord, Outcome
+from ci_shards.model.failures import FailureRecord
+from ci_shards.model.outcome import CaseResult, Outcome
 
 OUTCOME_FILE = "outcome.json"
 JUNIT_FILE = "junit.xml"

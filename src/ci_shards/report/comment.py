@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final
 
-from ci_shards.console import strip_control
-from ci_shards.model import CommentMode
+from ci_shards.common.console import strip_control
+from ci_shards.options.values import CommentMode
 from ci_shards.report import md
 from ci_shards.report.render import MARKER_PREFIX
 from ci_shards.report.verdict import Verdict

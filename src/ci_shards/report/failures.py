@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ci_shards.console import count_failures
-from ci_shards.model import Totals
+from ci_shards.common.console import count_failures
+from ci_shards.model.outcome import Totals
 from ci_shards.report import md
 from ci_shards.report.frames import restore_first_indent
 from ci_shards.report.groups import FailureGroup, interleave, message_of, round_robin

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
-from ci_shards.console import escape_data, escape_property, plural, strip_control
-from ci_shards.errors import InputError
-from ci_shards.model import FailureKind, FailureRecord
+from ci_shards.common.console import escape_data, escape_property, plural, strip_control
+from ci_shards.common.errors import InputError
+from ci_shards.model.failures import FailureKind, FailureRecord
 from ci_shards.report import md
 from ci_shards.report.aggregate import Verdict
 from ci_shards.report.frames import failing_line

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
-from ci_shards.model import FailureRecord
+from ci_shards.model.failures import FailureRecord
 
 T = TypeVar("T")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ci_shards.console import strip_control
+from ci_shards.common.console import strip_control
 
 ZWSP: Final = "\u200b"  # breaks "@name" and "<!--" without changing what people read
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")

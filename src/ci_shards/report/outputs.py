@@ -9,14 +9,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards import outfile
-from ci_shards.console import plural
-from ci_shards.errors import InputError
+from ci_shards.common import outfile
+from ci_shards.common.console import plural
+from ci_shards.common.errors import InputError
 from ci_shards.junit import write_junit_suites
-from ci_shards.model import MAX_TEST_SECONDS, dumps_jsonl
+from ci_shards.model.failures import dumps_jsonl
+from ci_shards.model.outcome import MAX_TEST_SECONDS
 from ci_shards.report.aggregate import Verdict
 from ci_shards.report.overhead import case_counts, per_test_overhead, run_overhead, shard_overheads
-from ci_shards.timings import TimingsStore, load_timings, write_store
+from ci_shards.timings.store import TimingsStore, load_timings, write_store
 
 VERDICT_SCHEMA: Final = "ci-shards/verdict@1"
 JUNIT_SUMMARY_SCHEMA: Final = "ci-shards/junit-summary@1"

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from itertools import combinations
 from typing import Final
 
-from ci_shards.model import ShardStatus
+from ci_shards.model.outcome import ShardStatus
 from ci_shards.report.verdict import ShardResult
 
 RAN_TO_THE_END: Final = frozenset({ShardStatus.PASSED, ShardStatus.FAILED})

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from ci_shards.errors import ConfigError, as_written
-from ci_shards.model import item_file
+from ci_shards.common.errors import ConfigError, as_written
+from ci_shards.model.matching import item_file
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,8 +16,9 @@ from typing import Any, Final
 
 import jinja2
 
-from ci_shards.console import fmt_seconds, strip_control
-from ci_shards.model import CaseResult, FailureKind, FailureRecord, ShardStatus
+from ci_shards.common.console import fmt_seconds, strip_control
+from ci_shards.model.failures import FailureKind, FailureRecord
+from ci_shards.model.outcome import CaseResult, ShardStatus
 from ci_shards.report import md, story
 from ci_shards.report.aggregate import Accounting, ShardResult, Verdict
 from ci_shards.report.failures import Detail, Location, failure_counts, fit, group_view, pytest_command

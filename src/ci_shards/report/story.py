@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ci_shards.console import fmt_seconds, plural
-from ci_shards.model import CaseResult
+from ci_shards.common.console import fmt_seconds, plural
+from ci_shards.model.outcome import CaseResult
 from ci_shards.report import md
 from ci_shards.report.frames import restore_first_indent
 from ci_shards.report.verdict import Verdict

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Final
 
-from ci_shards.history import History, Mark, RunInfo
+from ci_shards.history.outcomes import History, Mark, RunInfo
 from ci_shards.report.quarantine import QuarantineEntry, entry_for, expired_messages
 
 FLAKY_RATE: Final = 0.1  # a test flaky in at least 10% of its recorded runs counts as flaky

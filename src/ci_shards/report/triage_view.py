@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ci_shards.console import strip_control
+from ci_shards.common.console import strip_control
 from ci_shards.report import md
 from ci_shards.report.triage import Classified, Kind, Triage
 

@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from ci_shards.errors import EXIT_FAILED, EXIT_OK
+from ci_shards.common.errors import EXIT_FAILED, EXIT_OK
 from ci_shards.judge import FlakyResult
-from ci_shards.model import LEFT_OUT, CaseResult, FailureRecord, Granularity, ShardStatus, Totals
+from ci_shards.model.failures import FailureRecord
+from ci_shards.model.outcome import LEFT_OUT, CaseResult, ShardStatus, Totals
+from ci_shards.model.plan import Granularity
 from ci_shards.select.report import SelectionReport
 
 # outcomes whose time is no measurement of the test: skipped before it ran, or no test at all

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ci_shards.console import count_failures, fmt_duration, plural
+from ci_shards.common.console import count_failures, fmt_duration, plural
 from ci_shards.judge import (
     COLLECTION_ERROR_TYPE,
     NO_REPORT_TYPE,
@@ -27,7 +27,9 @@ from ci_shards.judge import (
     judge_shard,
     verified,
 )
-from ci_shards.model import (
+from ci_shards.model.failures import FailureKind, FailureRecord
+from ci_shards.model.matching import item_file, owning_item
+from ci_shards.model.outcome import (
     JUNIT_IDENTITY_ATTRS,
     LEFT_OUT_TYPE,
     XFAILED_TYPE,
@@ -35,11 +37,7 @@ from ci_shards.model import (
     Attempt,
     CaseOutcome,
     CaseResult,
-    FailureKind,
-    FailureRecord,
     ShardStatus,
-    item_file,
-    owning_item,
 )
 
 __all__ = ["FlakyResult", "Policy", "Report", "Run", "Verdict", "decide", "merge_attempts", "report_from_events"]

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from ci_shards.errors import UsageError
+from ci_shards.common.errors import UsageError
 
 ITEMS: Final = "{items}"
 ITEMS_FILE: Final = "{items_file}"

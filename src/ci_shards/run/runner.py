@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_shards.console import Console, fmt_duration, plural
+from ci_shards.common.console import Console, fmt_duration, plural
+from ci_shards.common.errors import InputError, UsageError
+from ci_shards.common.globs import match_files
+from ci_shards.common.interpreter import Interpreter, plugin_env, probe
 from ci_shards.coverage import collect as coverage_collect
-from ci_shards.errors import InputError, UsageError
-from ci_shards.globs import match_files
-from ci_shards.interpreter import Interpreter, plugin_env, probe
 from ci_shards.junit import JUnitError, parse_junit
-from ci_shards.model import CaseOutcome, Outcome, Plan, shard_dir_name
+from ci_shards.model.outcome import CaseOutcome, Outcome, shard_dir_name
+from ci_shards.model.plan import Plan
 from ci_shards.run import command as cmd
 from ci_shards.run.classify import Policy, Report, Run, decide, report_from_events
 from ci_shards.run.process import CancelToken, Limits, ProcessResult, become_subreaper, run_process

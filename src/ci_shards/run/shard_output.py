@@ -14,12 +14,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ci_shards import __version__, outfile
-from ci_shards.console import Console
-from ci_shards.facts import RunnerFacts
+from ci_shards import __version__
+from ci_shards.common import outfile
+from ci_shards.common.console import Console
+from ci_shards.common.facts import RunnerFacts
 from ci_shards.judge import SYNTHESISED_TYPES
 from ci_shards.junit import JUnitError, parse_junit, write_junit
-from ci_shards.model import CaseOutcome, CaseResult, FailureRecord, Outcome, Plan, Totals, dumps_jsonl, rfc3339
+from ci_shards.model.failures import FailureRecord, dumps_jsonl
+from ci_shards.model.fields import rfc3339
+from ci_shards.model.outcome import CaseOutcome, CaseResult, Outcome, Totals
+from ci_shards.model.plan import Plan
 from ci_shards.run.classify import Run, Verdict, judged
 from ci_shards.run.process import ProcessResult
 from ci_shards.run.spool import OUTCOME_TAIL_BYTES, TAIL_BYTES, read_tail
@@ -152,7 +156,7 @@ def write_outcome(shard_dir: Path, outcome: Outcome, records: Sequence[FailureRe
 
 def tally(cases: Sequence[CaseResult]) -> str:
     """``484 tests run: 470 passed, 1 failed, 0 errors, 10 skipped, 2 xfailed, 1 xpassed``: every test
-    the command reported, counted as pytest counts them (``model.Totals``)."""
+    the command reported, counted as pytest counts them (``model.outcome.Totals``)."""
     counts = Totals.of(cases).counts_line()
     tests, _, rest = counts.partition(", ")
     return f"{tests} run: {rest}"

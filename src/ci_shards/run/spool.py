@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Final
 
-from ci_shards.console import Console, strip_control
+from ci_shards.common.console import Console, strip_control
 
 TAIL_BYTES: Final = 64 * 1024  # printed on failure (issue 3)
 OUTCOME_TAIL_BYTES: Final = 8 * 1024  # kept in outcome.json; the full log is output.log

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ci_shards.model import item_file, owning_item
+from ci_shards.model.matching import item_file, owning_item
 from ci_shards.select import ci, git
 from ci_shards.select.decide import AlwaysRun, Selection, decide, run_everything
 from ci_shards.select.diff import ChangedFile, ChangeKind

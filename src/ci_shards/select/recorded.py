@@ -1,7 +1,7 @@
 """Test ids recorded by a per-test coverage map, and which planned items they speak for. Pure.
 
 A planned item and a recorded context are related when one covers the other the way pytest's ids do
-(``model.item_candidates``): the item ``f.py`` or ``f.py::t`` covers the recorded ``f.py::t[1]``, and the
+(``model.matching.item_candidates``): the item ``f.py`` or ``f.py::t`` covers the recorded ``f.py::t[1]``, and the
 recorded file context ``f.py`` (what module- and class-scoped fixtures ran, for every test of the file)
 covers every item of that file.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ci_shards.model import item_candidates
+from ci_shards.model.matching import item_candidates
 
 
 @dataclass(frozen=True)

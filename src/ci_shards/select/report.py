@@ -11,7 +11,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ci_shards.model import CaseResult, Plan, owning_item
+from ci_shards.model.matching import owning_item
+from ci_shards.model.outcome import CaseResult
+from ci_shards.model.plan import Plan
 from ci_shards.report import md
 
 MD_LISTED = 50  # items per rule / misses listed in Markdown before "and N more"

@@ -1,6 +1,6 @@
 """The selection's configuration: ``select``, ``touchfiles`` and ``selection`` in ci-shards.yml. Pure.
 
-``config.py`` calls ``parse_touchfiles`` and ``parse_selection`` so a bad value is a ``ConfigError``
+``options/config.py`` calls ``parse_touchfiles`` and ``parse_selection`` so a bad value is a ``ConfigError``
 naming the key when the config is loaded, like every other key.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
 
-from ci_shards.errors import ConfigError, as_written
+from ci_shards.common.errors import ConfigError, as_written
 
 
 class SelectMode(str, Enum):

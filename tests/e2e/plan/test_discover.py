@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from ci_shards.junit import parse_junit
-from ci_shards.model import CaseOutcome, CaseResult
+from ci_shards.model.outcome import CaseOutcome, CaseResult
 from ci_shards.pytest_plugin import IGNORED_REASON
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")]

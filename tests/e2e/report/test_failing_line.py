@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from ci_shards.junit.read import parse_junit
-from ci_shards.model import FailureKind, FailureRecord, Granularity, Outcome, Plan, ShardPlan, ShardStatus
+from ci_shards.model.failures import FailureKind, FailureRecord
+from ci_shards.model.outcome import Outcome, ShardStatus
+from ci_shards.model.plan import Granularity, Plan, ShardPlan
 from ci_shards.report import github
 from ci_shards.report.aggregate import decide
 from ci_shards.report.artifacts import ShardArtifact

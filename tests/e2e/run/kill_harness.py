@@ -12,7 +12,7 @@ MOMENT is one of
 - ``mid-test``: nothing here; a test of the project kills ``$CI_SHARDS_FAULT_PID`` (this process) and
   its own process group when ``$CI_SHARDS_FAULT`` says ``mid-test``;
 - ``writing:NAME``: when a file named NAME is put in place (``os.replace`` onto it, the last step of
-  ``ci_shards.outfile.atomic``): its temp file is cut to half its bytes, then the process is killed,
+  ``ci_shards.common.outfile.atomic``): its temp file is cut to half its bytes, then the process is killed,
   which is what a kill during the write itself leaves on disk. A writer that does not replace
   (writes in place) is not stopped: the command then runs to its end, which a test sees.
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from ci_shards.junit import parse_junit
-from ci_shards.model import Granularity, Plan, ShardPlan
+from ci_shards.model.plan import Granularity, Plan, ShardPlan
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")]
 

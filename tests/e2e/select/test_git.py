@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.model import CaseOutcome, Plan
+from ci_shards.model.outcome import CaseOutcome
+from ci_shards.model.plan import Plan
 from ci_shards.select.apply import select_items
 from ci_shards.select.decide import Selection
 from ci_shards.select.settings import SelectionSettings

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.config import parse_config
+from ci_shards.common.errors import ConfigError, UsageError
 from ci_shards.coverage.collect import (
     CoverageRequest,
     Tool,
@@ -20,7 +20,7 @@ from ci_shards.coverage.collect import (
     tool_for,
     wrap,
 )
-from ci_shards.errors import ConfigError, UsageError
+from ci_shards.options.config import parse_config
 
 PY = sys.executable
 

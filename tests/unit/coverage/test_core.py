@@ -23,7 +23,7 @@ from ci_shards.coverage.query import Answer, freshness, query_line
 from ci_shards.coverage.summary import gate, ranges, render_section
 from ci_shards.coverage.v8 import countable, script_lines
 from ci_shards.coverage.writers import cobertura, lcov
-from ci_shards.model import Outcome, ShardStatus
+from ci_shards.model.outcome import Outcome, ShardStatus
 
 SHA_A = "a" * 64
 SHA_B = "b" * 64

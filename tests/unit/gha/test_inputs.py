@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ci_shards.cli import build_parser, main
-from ci_shards.errors import UsageError
+from ci_shards.common.errors import UsageError
 from ci_shards.gha.bootstrap import install_key, refusal, sources_digest, wrapper_script
 from ci_shards.gha.inputs import (
     Folders,

@@ -17,7 +17,7 @@ from ci_shards.junit import (
     write_junit,
     write_junit_suites,
 )
-from ci_shards.model import LEFT_OUT_TYPE, XFAILED_TYPE, XPASSED_TYPE, Attempt, CaseOutcome, CaseResult
+from ci_shards.model.outcome import LEFT_OUT_TYPE, XFAILED_TYPE, XPASSED_TYPE, Attempt, CaseOutcome, CaseResult
 from ci_shards.report.aggregate import Totals
 
 P = "EnricoMi__publish-unit-test-result-action__python__test__files__"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from junitparser.xunit2 import JUnitXml
 
 from ci_shards.junit import JUnitError, parse_junit, parse_junit_bytes, safe_xml
-from ci_shards.model import CaseOutcome
+from ci_shards.model.outcome import CaseOutcome
 from ci_shards.report.aggregate import Totals
 from tests.unit.golden import check_golden
 from tests.unit.junit.test_junit import EXPECTED, EXPECTED_ERRORS

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_shards.model import Granularity
+from ci_shards.model.plan import Granularity
 from ci_shards.plan.packing import Atom, make_piece
 from ci_shards.plan.planner import plan_items
 from ci_shards.plan.shave import shave

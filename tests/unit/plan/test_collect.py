@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from ci_shards.errors import InputError
+from ci_shards.common.errors import InputError
 from ci_shards.plan.collect import glob_items, parse_item_lines, read_items
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ci_shards.cli import main
-from ci_shards.errors import InputError
-from ci_shards.model import Granularity, Plan, ShardPlan
+from ci_shards.common.errors import InputError
+from ci_shards.model.plan import Granularity, Plan, ShardPlan
 from ci_shards.plan.discover import (
     DEFAULT_PYTHON_FILES,
     discover_items,
@@ -19,7 +19,7 @@ from ci_shards.plan.discover import (
     merge_with_timings,
     whole_files_as_items,
 )
-from ci_shards.pytest_args import ignores_in, path_words
+from ci_shards.plan.pytest_args import ignores_in, path_words
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

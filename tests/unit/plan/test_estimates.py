@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ci_shards.errors import UsageError
+from ci_shards.common.errors import UsageError
 from ci_shards.plan.estimates import (
     describe_suffix_matches,
     match_by_suffix,

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from ci_shards.cli import main
-from ci_shards.errors import UsageError
-from ci_shards.model import Granularity
+from ci_shards.common.errors import UsageError
+from ci_shards.model.plan import Granularity
 from ci_shards.plan.matrix import format_outputs, github_matrix, job_outputs, resolve_shard
 from ci_shards.plan.planner import plan_items
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from ci_shards.cli import main
-from ci_shards.model import Plan
+from ci_shards.model.plan import Plan
 from ci_shards.plan.discover import discover_items, merge_with_timings
 from ci_shards.plan.estimates import DEFAULT_UNKNOWN_SECONDS
 from ci_shards.plan.new_files import EMPTY_FILE_TESTS, LEARN_FROM_FILES, estimate_new_files, learned_cost_per_test
 from ci_shards.plan.static_count import FileCount
-from ci_shards.timings import TimingsStore
+from ci_shards.timings.store import TimingsStore
 
 
 def test_no_timings_at_all_each_test_costs_the_default():

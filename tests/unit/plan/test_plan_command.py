@@ -13,7 +13,7 @@ import pytest
 
 from ci_shards.cli import build_parser, main
 from ci_shards.commands.plan import plan_from_options
-from ci_shards.model import Plan
+from ci_shards.model.plan import Plan
 from ci_shards.options.typed import PlanOptions
 
 DEMO_DURATIONS = Path(__file__).resolve().parents[3] / "examples" / "demo" / ".test_durations"

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_shards.errors import UsageError
-from ci_shards.model import Granularity
+from ci_shards.common.errors import UsageError
+from ci_shards.model.plan import Granularity
 from ci_shards.plan.choose import choose_shards
 from ci_shards.plan.packing import STRATEGIES
 from ci_shards.plan.planner import fragmentation, lower_bound, plan_items

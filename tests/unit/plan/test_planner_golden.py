@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.model import Granularity
+from ci_shards.model.plan import Granularity
 from ci_shards.plan.planner import fragmentation, plan_items
-from ci_shards.timings import load_timings
+from ci_shards.timings.store import load_timings
 from tests.unit.golden import regenerating
 
 GOLDEN = Path(__file__).resolve().parents[2] / "data" / "plan_golden.json"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.errors import InputError
+from ci_shards.common.errors import InputError
 from ci_shards.plan.discover import discover_items, file_id
 from ci_shards.plan.pyargs import module_location
-from ci_shards.pytest_args import positional_words
+from ci_shards.plan.pytest_args import positional_words
 
 # a package that must not be run by planning: importing it would leave this file behind
 EXECUTES = "open(__file__ + '.imported', 'w').close()\n"

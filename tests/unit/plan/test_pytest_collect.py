@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.errors import CollectionError
-from ci_shards.model import Granularity, Plan, ShardPlan
+from ci_shards.common.errors import CollectionError
+from ci_shards.model.plan import Granularity, Plan, ShardPlan
 from ci_shards.plan.pytest_collect import Collection, error_line, portable_rootdir, read_collection
 
 

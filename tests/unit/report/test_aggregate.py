@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.errors import InputError
-from ci_shards.model import CaseOutcome, CaseResult, FailureKind, Granularity, ShardStatus, owning_item
+from ci_shards.common.errors import InputError
+from ci_shards.model.failures import FailureKind
+from ci_shards.model.matching import owning_item
+from ci_shards.model.outcome import CaseOutcome, CaseResult, ShardStatus
+from ci_shards.model.plan import Granularity
 from ci_shards.report.aggregate import FlakyResult, aggregate_dirs
 from ci_shards.report.render import render_summary, render_terminal
 from tests.unit.aggregate_fixtures import case_for, flaky_case, make_plan, write_all, write_shard

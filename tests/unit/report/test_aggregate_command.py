@@ -9,8 +9,10 @@ import pytest
 
 from ci_shards.cli import build_parser, main
 from ci_shards.junit import parse_junit
-from ci_shards.model import CaseOutcome, FailureRecord, Granularity
-from ci_shards.timings import load_timings
+from ci_shards.model.failures import FailureRecord
+from ci_shards.model.outcome import CaseOutcome
+from ci_shards.model.plan import Granularity
+from ci_shards.timings.store import load_timings
 from tests.unit.aggregate_fixtures import case_for, make_plan, write_all, write_shard
 from tests.unit.junit.test_junit import EXPECTED
 

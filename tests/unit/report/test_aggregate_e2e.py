@@ -15,7 +15,7 @@ import pytest
 
 from ci_shards.cli import main
 from ci_shards.junit import parse_junit
-from ci_shards.model import Outcome
+from ci_shards.model.outcome import Outcome
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_shards.model import Outcome, ShardStatus
+from ci_shards.model.outcome import Outcome, ShardStatus
 from ci_shards.report.aggregate import decide
 from ci_shards.report.artifacts import ShardArtifact
 from tests.unit.aggregate_fixtures import case_for, make_plan

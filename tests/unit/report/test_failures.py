@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ci_shards.console import plural
-from ci_shards.model import FailureKind, FailureRecord
+from ci_shards.common.console import plural
+from ci_shards.model.failures import FailureKind, FailureRecord
 from ci_shards.report.failures import failure_counts, pytest_command
 from ci_shards.report.groups import group_failures
 from ci_shards.report.verdict import Totals

@@ -8,8 +8,9 @@ import pytest
 import requests
 
 from ci_shards.cli import main
-from ci_shards.errors import InputError
-from ci_shards.model import CaseOutcome, FailureKind, FailureRecord, ShardStatus, dumps_jsonl
+from ci_shards.common.errors import InputError
+from ci_shards.model.failures import FailureKind, FailureRecord, dumps_jsonl
+from ci_shards.model.outcome import CaseOutcome, ShardStatus
 from ci_shards.report import comment, github
 from ci_shards.report.aggregate import aggregate_dirs
 from ci_shards.report.comment import CommentAction, CommentClient, CommentMode, GitHubError

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ci_shards.model import FailureKind, FailureRecord
+from ci_shards.model.failures import FailureKind, FailureRecord
 from ci_shards.report.groups import group_failures, message_of, normalise, round_robin
 
 

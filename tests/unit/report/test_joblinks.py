@@ -6,7 +6,7 @@ import pytest
 import requests
 
 from ci_shards.cli import main
-from ci_shards.model import CaseOutcome
+from ci_shards.model.outcome import CaseOutcome
 from ci_shards.report.comment import CommentClient
 from ci_shards.report.github import GitHubContext
 from ci_shards.report.joblinks import job_links, match_jobs

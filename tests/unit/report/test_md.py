@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from ci_shards.console import strip_control
+from ci_shards.common.console import strip_control
 from ci_shards.report import md
 
 PARSER = MarkdownIt("commonmark").enable("table")

@@ -13,13 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ci_shards.cli import main
-from ci_shards.errors import UsageError
-from ci_shards.model import CaseOutcome, Plan, ShardStatus
+from ci_shards.common.errors import UsageError
+from ci_shards.model.outcome import CaseOutcome, ShardStatus
+from ci_shards.model.plan import Plan
 from ci_shards.plan.choose import MAX_SHARDS, choose_shards
 from ci_shards.report.aggregate import aggregate_dirs
 from ci_shards.report.overhead import case_counts, per_test_overhead, run_overhead, shard_overheads
 from ci_shards.report.verdict import ShardResult
-from ci_shards.timings import HISTORY, TimingsStore, load_timings, merge_stores, parse_timings_text
+from ci_shards.timings.store import HISTORY, TimingsStore, load_timings, merge_stores, parse_timings_text
 from tests.unit.aggregate_fixtures import case_for, flaky_case, make_plan, write_shard
 
 ITEMS = [["tests/test_a.py::one", "tests/test_a.py::two"], ["tests/test_b.py::t"], ["tests/test_c.py::t"]]

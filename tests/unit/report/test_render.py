@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from ci_shards.junit.read import parse_junit
-from ci_shards.model import CaseOutcome, FailureKind, FailureRecord, Outcome, ShardStatus
+from ci_shards.model.failures import FailureKind, FailureRecord
+from ci_shards.model.outcome import CaseOutcome, Outcome, ShardStatus
 from ci_shards.report import github, md
 from ci_shards.report.aggregate import aggregate_dirs, decide
 from ci_shards.report.artifacts import ShardArtifact

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.history import History, Mark, RunInfo, marks_of
-from ci_shards.model import CaseOutcome, Outcome, ShardStatus
+from ci_shards.history.outcomes import History, Mark, RunInfo, marks_of
+from ci_shards.model.outcome import CaseOutcome, Outcome, ShardStatus
 from ci_shards.report.aggregate import decide
 from ci_shards.report.artifacts import ShardArtifact
 from ci_shards.report.quarantine import QuarantineEntry

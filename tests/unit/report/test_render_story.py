@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ci_shards.model import CaseOutcome
+from ci_shards.model.outcome import CaseOutcome
 from ci_shards.report import github
 from ci_shards.report.aggregate import aggregate_dirs
 from ci_shards.report.render import render_summary

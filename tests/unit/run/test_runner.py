@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from ci_shards.commands.run import parse_duration, parse_signal, parse_size
-from ci_shards.errors import UsageError
+from ci_shards.common.errors import UsageError
 from ci_shards.local import auto_jobs, available_memory
-from ci_shards.model import XFAILED_TYPE, XPASSED_TYPE, CaseOutcome, CaseResult, ShardStatus
+from ci_shards.model.outcome import XFAILED_TYPE, XPASSED_TYPE, CaseOutcome, CaseResult, ShardStatus
 from ci_shards.run import command as cmd
 from ci_shards.run.classify import (
     FlakyResult,

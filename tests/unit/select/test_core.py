@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ci_shards.config import parse_config
-from ci_shards.errors import ConfigError
-from ci_shards.model import CaseOutcome, Granularity, Plan, ShardPlan
+from ci_shards.common.errors import ConfigError
+from ci_shards.model.outcome import CaseOutcome
+from ci_shards.model.plan import Granularity, Plan, ShardPlan
+from ci_shards.options.config import parse_config
 from ci_shards.select import ci
 from ci_shards.select.decide import AlwaysRun, Selection, decide, shrink_shards
 from ci_shards.select.diff import ChangedFile, ChangeKind, parse_name_status

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ci_shards.model import Granularity
+from ci_shards.model.plan import Granularity
 from ci_shards.options.spec import Option
 from ci_shards.plan.matrix import GITHUB_MATRIX_MAX
 from ci_shards.plan.packing import STRATEGIES

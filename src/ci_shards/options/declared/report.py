@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from ci_shards.model import CommentMode
 from ci_shards.options.spec import Option
-from ci_shards.options.values import parse_days
+from ci_shards.options.values import CommentMode, parse_days
 
 # the aggregate stage's options that carry a config key
 AGGREGATE_OPTIONS: Final = (

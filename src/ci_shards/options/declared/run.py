@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Final
 
 from ci_shards.judge import FlakyResult
-from ci_shards.model import RESULTS_DIR
+from ci_shards.model.outcome import RESULTS_DIR
 from ci_shards.options.spec import Option
 from ci_shards.options.values import parse_duration, parse_seconds, parse_signal, parse_size, parse_timeout
 

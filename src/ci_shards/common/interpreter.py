@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ci_shards.errors import UsageError
+from ci_shards.common.errors import UsageError
 
 # prints the environment and version, exits 3 when pytest cannot be imported (find_spec: nothing is imported)
 _PROBE: Final = (
@@ -94,6 +94,6 @@ def plugin_env(interpreter: Interpreter, env: Mapping[str, str], shim: Path) -> 
     shim.mkdir(parents=True, exist_ok=True)
     link = shim / "ci_shards"
     if not link.exists():
-        link.symlink_to(Path(__file__).resolve().parent, target_is_directory=True)
+        link.symlink_to(Path(__file__).resolve().parents[1], target_is_directory=True)  # common/'s parent
     before = env.get("PYTHONPATH", "")
     return {**env, "PYTHONPATH": os.pathsep.join(p for p in (str(shim), before) if p)}

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final, TextIO
 
-from ci_shards.errors import InputError
+from ci_shards.common.errors import InputError
 
 STDOUT: Final = "-"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ci_shards.judge import is_shard_case
-from ci_shards.model import CaseOutcome, CaseResult
+from ci_shards.model.outcome import CaseOutcome, CaseResult
 
 SECTION: Final = "outcomes"  # the key of the timings store that holds the history
 MAX_RUNS: Final = 30  # outcomes kept per test (one per run)

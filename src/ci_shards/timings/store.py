@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards import outfile
-from ci_shards.errors import InputError, kind_of
+from ci_shards.common import outfile
+from ci_shards.common.errors import InputError, kind_of
 from ci_shards.junit import parse_junit_bytes
-from ci_shards.model import MAX_TEST_SECONDS
+from ci_shards.model.outcome import MAX_TEST_SECONDS
 
 STORE_SCHEMA: Final = "ci-shards/timings@1"
 HISTORY: Final = 5  # samples kept per item and variant (docs/timings-store.md)
@@ -165,7 +165,7 @@ class TimingsStore:
 
     def dumps(self, sections: Mapping[str, Any] | None = None) -> str:
         """The store file's bytes: sorted keys, one item per line (small diffs), trailing newline.
-        ``sections``: further top-level keys kept by others, e.g. the test history (``history.py``)."""
+        ``sections``: further top-level keys kept by others, e.g. the test history (``history/outcomes.py``)."""
         data = {**(sections or {}), **self.to_json()}
         return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 

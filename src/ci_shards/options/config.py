@@ -17,8 +17,8 @@ from typing import Any, Final
 
 import yaml
 
-from ci_shards.errors import ConfigError, as_written, kind_of
-from ci_shards.model import Granularity
+from ci_shards.common.errors import ConfigError, as_written, kind_of
+from ci_shards.model.plan import Granularity
 from ci_shards.options.declared import CONFIG_CHOICES, CONFIG_KEYS
 from ci_shards.options.spec import ConfigKey, ConfigKind
 from ci_shards.report.quarantine import QuarantineEntry, parse_quarantine

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ci_shards.errors import InputError
-from ci_shards.model import Plan
+from ci_shards.common.errors import InputError
+from ci_shards.model.plan import Plan
 
 
 def load_plan(path: str | Path) -> Plan:

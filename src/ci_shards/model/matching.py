@@ -1,0 +1,40 @@
+"""Which planned item a reported test belongs to: the one matcher (``owning_item``) that run, aggregate
+and the pytest plugin all use (docs/rules.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Container
+
+
+def item_file(item: str) -> str:
+    """The file an item belongs to: the part before the first ``::``."""
+    return item.split("::", 1)[0]
+
+
+def item_candidates(test_id: str) -> list[str]:
+    """Every item that would cover ``test_id``, most specific first (how aggregate decides that a planned item ran).
+
+    ``f.py::C::t[a::b]`` → ``f.py::C::t[a::b]``, ``f.py::C::t``, ``f.py::C``, ``f.py``. The brackets of
+    a parametrized id may hold anything, ``::`` and ``[`` included, so they are cut off before the id is
+    split into its parts; a ``[`` in the file part (``tests/[x]/t.py``) is part of the path.
+    """
+    candidates = [test_id]
+    sep = test_id.find("::")
+    head = test_id
+    if sep >= 0:
+        bracket = test_id.find("[", sep)
+        if bracket > 0:
+            head = test_id[:bracket]
+            candidates.append(head)
+    parts = head.split("::")
+    candidates.extend("::".join(parts[:end]) for end in range(len(parts) - 1, 0, -1))
+    return list(dict.fromkeys(candidates))
+
+
+def owning_item(test_id: str, planned: Container[str]) -> str | None:
+    """The most specific planned item that covers ``test_id``, or None: the one matcher that run,
+    aggregate and the pytest plugin all use to decide that a reported test belongs to a planned item."""
+    for candidate in item_candidates(test_id):
+        if candidate in planned:
+            return candidate
+    return None
