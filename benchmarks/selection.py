@@ -317,7 +317,7 @@ def coverage_map(python: str, repo: Path, tests: Sequence[str], work: Path) -> t
     if data.get("state") != "complete":
         sys.exit("coverage map: the base run's coverage is not complete")
     cost["json_bytes"] = artifact.stat().st_size
-    cost["data_bytes"] = sum(f.stat().st_size for f in (out / "shards").rglob(".coverage*") if f.is_file())
+    cost["data_bytes"] = sum(f.stat().st_size for f in (out / "shards").rglob("coverage-py*") if f.is_file())
     cost["contexts"] = len({t for entry in data["files"].values() for t in entry.get("tests", entry["test_files"])})
     return artifact, cost
 
