@@ -4,7 +4,7 @@ test file, against this branch's, one per test). Per variant: the run's and the 
 (the child processes'), the raw data's and coverage.json's bytes, and the contexts recorded.
 
 Run by hand (the Python needs the suite's test dependencies and coverage; ``git archive main | tar -x -C
-/tmp/main-src`` makes the other tree):
+/tmp/main-src`` makes the other tree, after ``mkdir -p /tmp/main-src``):
   .venv/bin/python benchmarks/map_cost.py --sdist semver-3.1.2.tar.gz --python /tmp/venv/bin/python \\
       --work /tmp/mapcost --variant per-file=/tmp/main-src/src --variant per-test=src --pytest-arg=--no-cov
 (packaging: ``--exclude tests/property``, files whose tests its configuration deselects.)
@@ -61,7 +61,12 @@ def main() -> int:
     parser.add_argument("--python", required=True, help="a Python with the suite's test dependencies and coverage")
     parser.add_argument("--work", required=True, help="a scratch folder (replaced)")
     parser.add_argument("--variant", action="append", required=True, help="LABEL=PATH of a ci-shards src/ tree")
-    parser.add_argument("--pytest-arg", action="append", default=[], help="an argument for pytest (default: none)")
+    parser.add_argument(
+        "--pytest-arg",
+        action="append",
+        default=[],
+        help="an argument for pytest, e.g. --pytest-arg=--no-cov for semver's pytest-cov addopts (default: none)",
+    )
     parser.add_argument(
         "--exclude", action="append", default=[], help="leave out test files under this prefix, e.g. tests/property"
         " (packaging's opt-in property tests, every one deselected by default; default: none)"
