@@ -3,7 +3,8 @@
 1. The package's sdist (``pip download --no-binary :all: --no-deps NAME==VERSION``) is unpacked and turned
    into a git repository (one commit on ``main``).
 2. Baseline: every test file runs in its own pytest process (the package's own configuration), recording
-   its test time (JUnit) and which of the package's modules it loaded (``sys.modules`` at the end).
+   each test id's time (setup, call and teardown), which ids fail already, and which of the package's
+   modules the process loaded (``sys.modules`` at the end); a small plugin of this benchmark records them.
 3. Mutations, in four kinds (``--kinds``), each kind collecting ``--mutations`` killed ones: every function
    of the package's source gets at most one candidate of a kind (seeded shuffle). ``replace``: flip a
    comparison, ``and``/``or``, ``True``/``False``, an integer ``n`` → ``n + 1``, or ``return X`` →
@@ -11,20 +12,21 @@
    after the ``def``'s ``:`` line or the docstring (before any blank or comment line, as a person types
    it). ``insert-middle``: the same between two statements of the body. ``delete``: one whole statement of
    a body of two or more. Each one is committed on a branch ``mutant`` off ``main`` and the selection
-   (``select_items``, ``--base main``, test files as items) is asked which test files to run.
+   (``select_items``, ``--base main``, the suite's test ids as items, with the failing ids the base did not
+   have: a plan collects at HEAD) is asked which tests to run.
 4. Ground truth, per mutation: a test file whose process never loaded the mutated module cannot observe
-   a change inside one of its functions. The files that loaded it and are not selected by both maps run
-   in full (one pytest process, failures attributed per file from the JUnit report): any failure there
-   outside a map's selection is a miss of that map. The files both select run with ``-x``: at least one
-   failure anywhere means the mutation is killed. Mutations no test kills are counted apart and left
-   out of the figures. A test that already fails on the base (the baseline's JUnit reports) is neither a
-   miss nor a kill.
+   a change inside one of its functions. Every file that loaded it runs in full (one pytest process,
+   ``--continue-on-collection-errors``): its failing test ids (or files that failed to collect) that passed
+   on the base are the truth. A failing id no selected item is, holds or is held by is a miss of that map.
+   Mutations no test kills are counted apart and left out of the figures.
 5. Coverage map: before the campaign, one full base run of the suite under ``ci-shards run --coverage``
-   (per-test-file contexts) and ``ci-shards aggregate --coverage-out``; every mutation is then selected
-   twice, with the import map only and with the coverage map (``--select-coverage``), which narrows a
-   change confined to function bodies to the test files that executed them.
+   (per-test contexts) and ``ci-shards aggregate --coverage-out``, with what it cost (wall and CPU seconds,
+   bytes, contexts); every mutation is then selected twice, with the import map only and with the
+   coverage map (``--select-coverage``), which narrows a change confined to function bodies to the tests
+   that executed them.
 6. Figures: misses per map (must be 0), and the median over killed mutations of the selected share of
-   the suite's test time (baseline seconds of the selected files / all), per map, per kind and over all.
+   the suite's test time (baseline seconds of the selected ids / all), per map, per kind and over all; the
+   test files the coverage map selected most often, with their share of the time (where the median goes).
 
 Run by hand (needs a venv with the package's test dependencies, e.g. pytest hypothesis pretend tomli_w):
   .venv/bin/python benchmarks/selection.py --sdist packaging-26.3.tar.gz --python /tmp/venv/bin/python \\
@@ -50,25 +52,35 @@ import subprocess
 import sys
 import tarfile
 import time
-import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import ci_shards
 from ci_shards.select.apply import select_items
 from ci_shards.select.decide import Selection
+from ci_shards.select.recorded import RecordedTests
 from ci_shards.select.settings import SelectionSettings
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@example.com", "GIT_COMMITTER_NAME": "bench"}
 GIT_ENV["GIT_COMMITTER_EMAIL"] = "b@example.com"
 PLUGIN = """
 import json, os, sys
+DURATIONS, FAILED = {}, set()
+def pytest_runtest_logreport(report):
+    DURATIONS[report.nodeid] = DURATIONS.get(report.nodeid, 0.0) + report.duration
+    if report.failed:
+        FAILED.add(report.nodeid)
+def pytest_collectreport(report):
+    if report.failed:
+        FAILED.add(report.nodeid)
 def pytest_sessionfinish(session):
     prefix = os.environ["SELBENCH_PACKAGE"]
     loaded = sorted(m for m in sys.modules if m == prefix or m.startswith(prefix + "."))
-    with open(os.environ["SELBENCH_MODULES"], "w") as f:
-        json.dump(loaded, f)
+    with open(os.environ["SELBENCH_OUT"], "w") as f:
+        json.dump({"modules": loaded, "durations": DURATIONS, "failed": sorted(FAILED)}, f)
 """
 FLIP = {
     ast.Eq: ast.NotEq,
@@ -224,7 +236,6 @@ def apply(repo: Path, mutation: Mutation) -> None:
 
 
 PROJECT_ARGS: list[str] = []  # --pytest-arg: given to every pytest run of the project (main sets it once)
-Case = tuple[str, str]  # a JUnit testcase: classname, name
 
 
 def pytest(python: str, repo: Path, files: Sequence[str], *extra: str, env: dict[str, str] | None = None) -> int:
@@ -234,48 +245,52 @@ def pytest(python: str, repo: Path, files: Sequence[str], *extra: str, env: dict
     return subprocess.run(cmd, cwd=repo, env=run_env, capture_output=True, check=False).returncode
 
 
-def _failed(junit: Path) -> set[tuple[str, Case]]:
-    """The failed or errored testcases of a JUnit report, with their ``file`` (xunit1; "" when absent)."""
-    if not junit.is_file():
-        return set()
-    return {
-        (str(case.get("file", "")), (str(case.get("classname", "")), str(case.get("name", ""))))
-        for case in ET.parse(junit).iter("testcase")
-        if case.find("failure") is not None or case.find("error") is not None
-    }
-
-
-def baseline(python: str, repo: Path, package: str, work: Path) -> tuple[dict[str, tuple[float, list[str]]], set[Case]]:
-    """Per test file: its test seconds and the package modules its process loaded; and the testcases that
-    already fail on the base (never counted as a miss or a kill)."""
+def recorded(python: str, repo: Path, package: str, work: Path, files: Sequence[str]) -> tuple[int, dict[str, Any]]:
+    """pytest over ``files`` with the benchmark's plugin: the exit code, and what the plugin wrote (the package
+    modules loaded, each test id's seconds, the failed ids and the files that failed to collect). A collection
+    error does not stop the other files (``--continue-on-collection-errors``)."""
     plugin_dir = work / "plugin"
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / "selbench_plugin.py").write_text(PLUGIN, encoding="utf-8")
-    found: dict[str, tuple[float, list[str]]] = {}
-    failing: set[Case] = set()
-    tests = sorted(p.relative_to(repo).as_posix() for p in (repo / "tests").rglob("test_*.py"))
-    for test in tests:
-        junit, modules = work / "junit.xml", work / "modules.json"
-        env = {
-            "PYTHONPATH": f"{repo / 'src'}{os.pathsep}{plugin_dir}",
-            "SELBENCH_PACKAGE": package,
-            "SELBENCH_MODULES": str(modules),
-        }
-        code = pytest(python, repo, [test], "-p", "selbench_plugin", f"--junitxml={junit}", env=env)
+    out = work / "recorded.json"
+    out.unlink(missing_ok=True)
+    env = {"PYTHONPATH": f"{repo / 'src'}{os.pathsep}{plugin_dir}", "SELBENCH_PACKAGE": package}
+    env["SELBENCH_OUT"] = str(out)
+    code = pytest(python, repo, files, "-p", "selbench_plugin", "--continue-on-collection-errors", env=env)
+    found = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {}
+    return code, {"modules": [], "durations": {}, "failed": [], **found}
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The suite on the base: per test file the package modules its process loaded, per test id its seconds
+    (setup, call and teardown), and the ids that already fail (never counted as a miss or a kill)."""
+
+    modules: dict[str, list[str]]
+    seconds: dict[str, float]
+    failing: frozenset[str]
+
+
+def baseline(python: str, repo: Path, package: str, work: Path) -> Baseline:
+    modules: dict[str, list[str]] = {}
+    seconds: dict[str, float] = {}
+    failing: set[str] = set()
+    for test in sorted(p.relative_to(repo).as_posix() for p in (repo / "tests").rglob("test_*.py")):
+        code, found = recorded(python, repo, package, work, [test])
         if code == 5:  # every test deselected (opt-in markers): not part of the suite
             continue
-        failed = {case for _, case in _failed(junit)}
-        if code not in (0, 1) or (code == 1 and not failed):
+        if code not in (0, 1) or (code == 1 and not found["failed"]):
             sys.exit(f"baseline: {test} errors before any mutation (exit {code})")
-        failing |= failed
-        seconds = sum(float(c.get("time", 0)) for c in ET.parse(junit).iter("testcase"))
-        found[test] = (seconds, json.loads(modules.read_text()))
-    return found, failing
+        modules[test] = found["modules"]
+        seconds.update(found["durations"])
+        failing.update(found["failed"])
+    return Baseline(modules=modules, seconds=seconds, failing=frozenset(failing))
 
 
-def coverage_map(python: str, repo: Path, tests: Sequence[str], work: Path) -> Path:
+def coverage_map(python: str, repo: Path, tests: Sequence[str], work: Path) -> tuple[Path, dict[str, float]]:
     """coverage.json of one full base run of ``tests`` under ``ci-shards run --coverage`` (one shard,
-    per-test-file contexts), folded by ``ci-shards aggregate --coverage-out``. Written outside the repository."""
+    per-test contexts), folded by ``ci-shards aggregate --coverage-out``, written outside the repository; and
+    what it cost: each step's wall and CPU seconds, the raw data's and coverage.json's bytes, the contexts."""
     out = work / "base-coverage"
     out.mkdir()
     (out / "items.txt").write_text("".join(f"{t}\n" for t in tests), encoding="utf-8")
@@ -289,37 +304,36 @@ def coverage_map(python: str, repo: Path, tests: Sequence[str], work: Path) -> P
          python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *PROJECT_ARGS, "--junitxml={junit}", "{items}"],
         [*cli, "aggregate", "--plan", plan, str(out / "shards"), "--coverage-out", str(out / "cov")],
     ]  # fmt: skip
-    for step in steps:
+    cost: dict[str, float] = {}
+    for name, step in zip(("plan", "run", "aggregate"), steps, strict=True):
+        wall, before = time.monotonic(), os.times()
         done = subprocess.run(step, cwd=repo, env=env, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             sys.exit(f"coverage map: {' '.join(step[3:5])} failed (exit {done.returncode}): {done.stderr[-2000:]}")
+        after = os.times()
+        cost[f"{name}_wall"], cost[f"{name}_cpu"] = time.monotonic() - wall, after[2] + after[3] - before[2] - before[3]
     artifact = out / "cov" / "coverage.json"
-    if json.loads(artifact.read_text(encoding="utf-8")).get("state") != "complete":
+    data = json.loads(artifact.read_text(encoding="utf-8"))
+    if data.get("state") != "complete":
         sys.exit("coverage map: the base run's coverage is not complete")
-    return artifact
+    cost["json_bytes"] = artifact.stat().st_size
+    cost["data_bytes"] = sum(f.stat().st_size for f in (out / "shards").rglob("coverage-py*") if f.is_file())
+    cost["contexts"] = len({t for entry in data["files"].values() for t in entry.get("tests", entry["test_files"])})
+    return artifact, cost
 
 
-def failing_files(python: str, repo: Path, files: Sequence[str], work: Path, known: set[Case]) -> set[str]:
-    """The files of ``files`` with a failing test that passed on the base (``known``: those that did not), all
-    run in full in one pytest process (JUnit ``file`` attributes, xunit1); a failure the report cannot place
-    (a collection error, exit 2 and up) reruns every file alone."""
+def failing_tests(
+    args: argparse.Namespace, repo: Path, files: Sequence[str], work: Path, known: frozenset[str]
+) -> set[str]:
+    """The test ids (or test files that failed to collect) of ``files``, all run in full in one process, that
+    fail and passed on the base (``known``: those that did not)."""
     if not files:
         return set()
-    junit = work / "truth.xml"
-    junit.unlink(missing_ok=True)
-    code = pytest(python, repo, files, f"--junitxml={junit}", "-o", "junit_family=xunit1")
-    if code == 0:
-        return set()
-    found = {path for path, case in _failed(junit) if case not in known}
-    if code == 1 and found <= set(files):
-        return found
-    placed = set()
-    for path in files:
-        junit.unlink(missing_ok=True)
-        code = pytest(python, repo, [path], f"--junitxml={junit}")
-        if code not in (0, 1) or any(case not in known for _, case in _failed(junit)):
-            placed.add(path)
-    return placed
+    code, found = recorded(args.python, repo, args.package, work, files)
+    failed = set(found["failed"]) - known
+    if code not in (0, 1) and not failed:  # pytest itself failed: count every file, never a silent pass
+        return set(files)
+    return failed
 
 
 def module_of(path: str) -> str:
@@ -328,11 +342,12 @@ def module_of(path: str) -> str:
 
 @dataclass(frozen=True)
 class Picked:
-    """One map's selection for a mutation."""
+    """One map's selection for a mutation (test ids are items; only their files are kept, for the report)."""
 
-    selected: tuple[str, ...]
+    count: int  # test ids selected
+    files: tuple[str, ...]  # the test files they belong to
     share: float
-    misses: tuple[str, ...]  # unselected files with a failing test
+    misses: tuple[str, ...]  # failing test ids no selected item speaks for
     run_all: str
 
 
@@ -353,65 +368,91 @@ def _narrowing_note(selection: Selection, path: str) -> str:
 
 
 def _mutations(args: argparse.Namespace, repo: Path, results: list[Result]) -> Iterator[Mutation]:
-    """Per kind, candidates until ``--mutations`` of that kind are killed or ``--max-tries`` were tried. The
+    """Per kind, candidates until ``--mutations`` of that kind are killed or ``--max-tries`` were tried, the kinds
+    taken in turn (one of each, then the next of each), so a run stopped early still has every kind. The
     replacements keep the seed's order of earlier runs; each other kind is shuffled by ``seed``:``kind``."""
-    for kind in args.kinds:
-        rng = random.Random(args.seed if kind == "replace" else f"{args.seed}:{kind}")
-        for tried, mutation in enumerate(candidates(repo, args.package, rng, kind)):
+    pending = {
+        kind: enumerate(
+            candidates(
+                repo, args.package, random.Random(args.seed if kind == "replace" else f"{args.seed}:{kind}"), kind
+            )
+        )
+        for kind in args.kinds
+    }
+    while pending:
+        for kind, found in list(pending.items()):
+            tried, mutation = next(found, (args.max_tries, None))
             killed = sum(r.killed for r in results if r.mutation.kind == kind)
-            if killed >= args.mutations or tried >= args.max_tries:
-                break
+            if mutation is None or killed >= args.mutations or tried >= args.max_tries:
+                del pending[kind]
+                continue
             yield mutation
 
 
-def campaign(args: argparse.Namespace) -> tuple[list[Result], dict[str, tuple[float, list[str]]], set[Case]]:
+def pick(selection: Selection, base: Baseline, failing: set[str]) -> Picked:
+    selected = set(selection.selected)
+    total = sum(base.seconds.values())
+    chosen = RecordedTests.of(selected)  # a failing id is caught when a selected item is it, holds it or is held
+    return Picked(
+        count=len(selected),
+        files=tuple(sorted({t.split("::", 1)[0] for t in selected})),
+        share=sum(base.seconds.get(t, 0.0) for t in selected) / total if total else 0.0,
+        misses=tuple(sorted(f for f in failing if not chosen.speak_for(f))),
+        run_all=selection.run_all,
+    )
+
+
+def campaign(args: argparse.Namespace) -> tuple[list[Result], Baseline, dict[str, float]]:
+    """The mutations' results, the baseline, and the coverage map's cost (``coverage_map``)."""
     work = Path(args.work).resolve()
-    repo = make_repo(Path(args.sdist).resolve(), work)
-    base, known = baseline(args.python, repo, args.package, work)
-    total = sum(seconds for seconds, _ in base.values())
-    tests = sorted(base)
-    artifact = coverage_map(args.python, repo, tests, work)
+    saved, costed = work / "baseline.json", work / "map-cost.json"
+    if args.reuse and (work / "base-coverage" / "cov" / "coverage.json").is_file():
+        (repo,) = [p for p in work.iterdir() if (p / ".git").is_dir()]
+        git(repo, "checkout", "-q", "-f", "main")
+        if saved.is_file():
+            raw = json.loads(saved.read_text(encoding="utf-8"))
+            base = Baseline(modules=raw["modules"], seconds=raw["seconds"], failing=frozenset(raw["failing"]))
+        else:
+            base = baseline(args.python, repo, args.package, work)
+            saved.write_text(json.dumps({**asdict(base), "failing": sorted(base.failing)}), encoding="utf-8")
+        artifact = work / "base-coverage" / "cov" / "coverage.json"
+        cost = json.loads(costed.read_text(encoding="utf-8")) if costed.is_file() else {}
+    else:
+        repo = make_repo(Path(args.sdist).resolve(), work)
+        base = baseline(args.python, repo, args.package, work)
+        saved.write_text(json.dumps({**asdict(base), "failing": sorted(base.failing)}), encoding="utf-8")
+        artifact, cost = coverage_map(args.python, repo, sorted(base.modules), work)
+        costed.write_text(json.dumps(cost), encoding="utf-8")
+    tests = sorted(base.seconds)  # test ids are the items: the narrowing may keep some tests of a file
     settings = {"imports": SelectionSettings(), "coverage": SelectionSettings(coverage=str(artifact))}
     results: list[Result] = []
     for tried, mutation in enumerate(_mutations(args, repo, results), 1):
         git(repo, "checkout", "-q", "-B", "mutant", "main")
         apply(repo, mutation)
         git(repo, "commit", "-q", "-am", f"mutate {mutation.function}")
+        module = module_of(mutation.path)
+        loaded = [t for t, modules in base.modules.items() if module in modules]
+        failing = failing_tests(args, repo, loaded, work, base.failing)  # every loaded file in full: the truth
+        # a plan collects at HEAD: a failing test the mutation renamed (a parametrize id made of a decorated
+        # function's name, say) is one of its items, new to the map
+        items = [*tests, *sorted(failing - set(tests))]
         picks = {
-            name: select_items(tests, cwd=repo, rootdir=None, env={}, settings=chosen, base="main")
+            name: select_items(items, cwd=repo, rootdir=None, env={}, settings=chosen, base="main")
             for name, chosen in settings.items()
         }
-        selected = {name: set(p.selected) for name, p in picks.items()}
-        module = module_of(mutation.path)
-        loaded = [t for t in tests if module in base[t][1]]
-        both = selected["imports"] & selected["coverage"]
-        failing = failing_files(args.python, repo, [t for t in loaded if t not in both], work, known)
-        chosen = [t for t in loaded if t in both]
-        if known:  # a test failing on the base would stop `-x` and count as a kill
-            killed = bool(failing) or bool(failing_files(args.python, repo, chosen, work, known))
-        else:
-            killed = bool(failing) or bool(chosen and pytest(args.python, repo, chosen, "-x") != 0)
-        picked = {
-            name: Picked(
-                selected=tuple(sorted(selected[name])),
-                share=sum(base[t][0] for t in selected[name]) / total if total else 0.0,
-                misses=tuple(sorted(failing - selected[name])),
-                run_all=picks[name].run_all,
-            )
-            for name in picks
-        }
+        picked = {name: pick(p, base, failing) for name, p in picks.items()}
         note = _narrowing_note(picks["coverage"], mutation.path)
-        results.append(Result(mutation, killed, picked["imports"], picked["coverage"], note))
+        results.append(Result(mutation, bool(failing), picked["imports"], picked["coverage"], note))
         print(
             f"{tried:3} {mutation.kind} {mutation.path}:{mutation.line} {mutation.function} {mutation.operator}:"
-            f" killed={killed} "
-            + " ".join(f"{n}={len(p.selected)}/{len(tests)},{p.share:.1%},misses={p.misses}" for n, p in picked.items())
+            f" killed={bool(failing)} "
+            + " ".join(f"{n}={p.count}/{len(tests)},{p.share:.1%},misses={p.misses}" for n, p in picked.items())
             + f" [{note[:100]}]",
             file=sys.stderr,
             flush=True,
         )
         git(repo, "checkout", "-q", "-f", "main")
-    return results, base, known
+    return results, base, cost
 
 
 def _figures(label: str, shares: Sequence[float]) -> str:
@@ -447,23 +488,47 @@ def per_kind(results: Sequence[Result]) -> list[str]:
     return rows
 
 
-def report(
-    args: argparse.Namespace, results: Sequence[Result], base: dict[str, tuple[float, list[str]]], cost: str
-) -> str:
+def most_selected(results: Sequence[Result], base: Baseline, listed: int = 8) -> list[str]:
+    """The test files the coverage map selected (some tests of) most often, with their share of the suite's
+    time: where the median goes."""
+    killed = [r for r in results if r.killed]
+    total = sum(base.seconds.values()) or 1.0
+    counts = Counter(f for r in killed for f in r.coverage.files)
+    rows = ["| test file | selected for (of killed) | its share of test time |", "|---|---|---|"]
+    for path, count in counts.most_common(listed):
+        seconds = sum(v for t, v in base.seconds.items() if t.split("::", 1)[0] == path)
+        rows.append(f"| {path} | {count} of {len(killed)} | {seconds / total:.1%} |")
+    return rows
+
+
+def _map_cost(cost: dict[str, float]) -> str:
+    if not cost:
+        return "reused from an earlier run of this benchmark (--reuse), its cost not recorded"
+    return (
+        f"base run under `ci-shards run --coverage` {cost['run_wall']:.1f} s wall, {cost['run_cpu']:.1f} s CPU;"
+        f" fold {cost['aggregate_wall']:.1f} s wall, {cost['aggregate_cpu']:.1f} s CPU; raw data"
+        f" {cost['data_bytes'] / 1e6:.2f} MB, coverage.json {cost['json_bytes'] / 1e6:.2f} MB,"
+        f" {cost['contexts']:.0f} contexts"
+    )
+
+
+def report(args: argparse.Namespace, results: Sequence[Result], base: Baseline, cost: str, map_cost: str) -> str:
     killed = [r for r in results if r.killed]
     uname = " ".join(platform.uname())
     narrowed = sum(r.narrowing.startswith("coverage narrowed") for r in killed)
+    files = {t.split("::", 1)[0] for t in base.seconds}
     lines = [
         f"Selection benchmark ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, `{uname}`,"
         f" nproc {os.cpu_count()}, load {' '.join(f'{x:.1f}' for x in os.getloadavg())})",
         "",
         f"- cost: {cost}",
-        f"- suite: `{Path(args.sdist).name}`, {len(base)} test files, "
-        f"{sum(s for s, _ in base.values()):.1f} s of test time (baseline, each file in its own process)",
+        f"- the coverage map: {map_cost}",
+        f"- suite: `{Path(args.sdist).name}`, {len(files)} test files, {len(base.seconds)} tests,"
+        f" {sum(base.seconds.values()):.1f} s of test time (baseline, each file in its own process)",
         f"- mutations tried: {len(results)} (seed {args.seed}); killed (≥ 1 failing test): {len(killed)}; "
         f"survived: {len(results) - len(killed)}",
         f"- **misses, import map only: {sum(bool(r.imports.misses) for r in killed)}; with the coverage map:"
-        f" {sum(bool(r.coverage.misses) for r in killed)}** (killed mutations with a failing test file outside"
+        f" {sum(bool(r.coverage.misses) for r in killed)}** (killed mutations with a failing test outside"
         " the selection)",
         _figures("import map only", [r.imports.share for r in killed]),
         _figures("with the coverage map", [r.coverage.share for r in killed]),
@@ -471,8 +536,10 @@ def report(
         "",
         *per_kind(results),
         "",
-        "| # | kind | file:line | function | mutation | killed | files (imports) | share (imports) | files (coverage) "
-        "| share (coverage) | misses | coverage map |",
+        *most_selected(results, base),
+        "",
+        "| # | kind | file:line | function | mutation | killed | tests (imports) | share (imports) | tests (coverage)"
+        " | share (coverage) | misses | coverage map |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for number, r in enumerate(results, 1):
@@ -483,8 +550,8 @@ def report(
         lines.append(
             f"| {number} | {m.kind} | {m.path}:{m.line} | {m.function} | {m.operator}: {change} "
             f"| {'yes' if r.killed else 'no'} "
-            f"| {len(r.imports.selected)} | {r.imports.share:.1%} | {len(r.coverage.selected)} "
-            f"| {r.coverage.share:.1%} | {misses} | {note[:110]} |"
+            f"| {r.imports.count} | {r.imports.share:.1%} | {r.coverage.count} in {len(r.coverage.files)} files"
+            f" | {r.coverage.share:.1%} | {misses} | {note[:110]} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -502,13 +569,17 @@ def main() -> int:
         "--kinds", type=lambda v: v.split(","), default=list(KINDS), help=f"mutation kinds (default: {','.join(KINDS)})"
     )
     parser.add_argument(
+        "--reuse", action="store_true", help="keep --work's repository, baseline.json and base coverage map from an"
+        " earlier run of the same sdist (default: start afresh)"
+    )  # fmt: skip
+    parser.add_argument(
         "--pytest-arg", action="append", default=[], help="an argument for every pytest run of the project, e.g."
         " --pytest-arg=--no-cov for a project whose addopts start pytest-cov (default: none)"
     )  # fmt: skip
     args = parser.parse_args()
     PROJECT_ARGS.extend(args.pytest_arg)
     wall, load, before = time.monotonic(), os.getloadavg(), os.times()
-    results, base, _known = campaign(args)
+    results, base, map_cost = campaign(args)
     after = os.times()
     cpu = sum(after[:4]) - sum(before[:4])  # this process and every child waited for (pytest, coverage, git)
     loads = [" ".join(f"{x:.1f}" for x in values) for values in (load, os.getloadavg())]
@@ -516,7 +587,7 @@ def main() -> int:
         f"{time.monotonic() - wall:.0f} s wall, {cpu:.0f} s CPU (this process and its children), load average"
         f" {loads[0]} at the start, {loads[1]} at the end"
     )
-    text = report(args, results, base, cost)
+    text = report(args, results, base, cost, _map_cost(map_cost))
     (Path(args.work) / "results.json").write_text(
         json.dumps([asdict(r) for r in results], indent=1, ensure_ascii=False), encoding="utf-8"
     )

@@ -1,7 +1,7 @@
 """Coverage across shards (docs/coverage.md).
 
 - ``collect``: the run stage's side: the shard's command runs under coverage.py (``launch``, with the
-  per-test-file context map of ``pytest_map``) or with ``NODE_V8_COVERAGE``; the data lands in
+  per-test context map of ``pytest_map``) or with ``NODE_V8_COVERAGE``; the data lands in
   ``<shard folder>/coverage/`` and outcome.json names it.
 - ``fold``: the aggregate stage's side: every shard's data combined into one ``coverage.json``
   (``ci-shards/coverage@1``), with ``completeness`` saying whether every shard contributed.

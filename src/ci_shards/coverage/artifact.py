@@ -119,6 +119,10 @@ class FileCoverage:
     # with the map: lines executed outside any test file's context (collection, imports, subprocesses,
     # shared fixtures); None without the map (and in artifacts written before this key)
     unattributed: tuple[int, ...] | None = None
+    # with the map: per context the lines it executed, a test's node id (``f.py::t[1]``) or a test file
+    # (``f.py``: the setup of module- and class-scoped fixtures, or a map recorded per test file); None
+    # without the map (and in artifacts written before this key)
+    tests: Mapping[str, tuple[int, ...]] | None = None
 
     @property
     def statements(self) -> int:
@@ -144,6 +148,8 @@ class FileCoverage:
         }
         if self.unattributed is not None:
             data["unattributed_lines"] = list(self.unattributed)
+        if self.tests is not None:
+            data["tests"] = {t: list(lines) for t, lines in sorted(self.tests.items())}
         if self.branches_executed is not None and self.branches_missed is not None:
             data["branches"] = {
                 "executed": [list(a) for a in self.branches_executed],
@@ -155,6 +161,7 @@ class FileCoverage:
     def from_json(cls, path: str, data: Mapping[str, Any]) -> FileCoverage:
         branches = data.get("branches")
         unattributed = data.get("unattributed_lines")
+        tests = data.get("tests")
         return cls(
             path=path,
             sha256=str(data["sha256"]),
@@ -170,6 +177,7 @@ class FileCoverage:
             test_files={str(t): tuple(int(n) for n in lines) for t, lines in data.get("test_files", {}).items()},
             shards=tuple(int(s) for s in data.get("shards", ())),
             unattributed=None if unattributed is None else tuple(int(n) for n in unattributed),
+            tests=None if tests is None else {str(t): tuple(int(n) for n in lines) for t, lines in tests.items()},
         )
 
 
@@ -212,6 +220,9 @@ class CoverageArtifact:
     files: tuple[FileCoverage, ...]
     unmeasured: Mapping[str, str] | None = None  # tracked source files nobody executed: path -> sha256
     notes: tuple[str, ...] = ()
+    # with the map: the tests the folded shards' junit.xml reports as run (not skipped), so a selection knows
+    # a test that executed none of the measured lines from one the base run never had; None: not recorded
+    tests_ran: tuple[str, ...] | None = None
 
     @property
     def label(self) -> str:
@@ -251,7 +262,7 @@ class CoverageArtifact:
             "files": {f.path: f.to_json() for f in sorted(self.files, key=lambda f: f.path)},
             "unmeasured": None if self.unmeasured is None else dict(sorted(self.unmeasured.items())),
             "notes": list(self.notes),
-        }
+        } | ({} if self.tests_ran is None else {"tests_ran": sorted(self.tests_ran)})
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
@@ -273,4 +284,5 @@ class CoverageArtifact:
             files=tuple(FileCoverage.from_json(p, f) for p, f in data["files"].items()),
             unmeasured=None if unmeasured is None else {str(k): str(v) for k, v in unmeasured.items()},
             notes=tuple(str(n) for n in data.get("notes", ())),
+            tests_ran=None if data.get("tests_ran") is None else tuple(str(t) for t in data["tests_ran"]),
         )

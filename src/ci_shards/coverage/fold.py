@@ -33,9 +33,10 @@ from ci_shards.coverage.artifact import (
     ShardState,
 )
 from ci_shards.coverage.collect import entry_problem, listed_files, not_coverage_data
-from ci_shards.model.outcome import Outcome, ShardStatus
+from ci_shards.junit import JUnitError, parse_junit
+from ci_shards.model.outcome import CaseOutcome, Outcome, ShardStatus
 from ci_shards.model.plan import Plan
-from ci_shards.report.artifacts import OUTCOME_FILE, discover_shard_folders
+from ci_shards.report.artifacts import JUNIT_FILE, OUTCOME_FILE, discover_shard_folders
 
 _INCOMPLETE = {ShardStatus.TIMED_OUT: "timed out", ShardStatus.CANCELLED: "cancelled"}
 
@@ -248,6 +249,20 @@ def _contexts(data: Any, names: Sequence[str]) -> dict[int, set[str]]:
     return found
 
 
+def _attributed(contexts: Mapping[int, set[str]]) -> tuple[dict[str, set[int]], set[int]]:
+    """Per context (a test's node id, or a test file's: pytest_map) the lines it executed, and the lines run
+    in no test's context (collection, imports, subprocesses, shared fixtures)."""
+    tests: dict[str, set[int]] = {}
+    unattributed: set[int] = set()
+    for line, names in contexts.items():
+        for context in names:
+            if context and context != SHARED_CONTEXT:
+                tests.setdefault(context, set()).add(line)
+            else:
+                unattributed.add(line)
+    return tests, unattributed
+
+
 def _file_coverage(
     path: str,
     report: Mapping[str, Any],
@@ -271,14 +286,10 @@ def _file_coverage(
         body = [*region["executed_lines"], *region["missing_lines"], *region["excluded_lines"]]
         start = int(region["start_line"])
         functions.append(Function(name=name, start=start, end=max([start, *body])))
-    test_files: dict[str, list[int]] = {}
-    unattributed: set[int] = set()
-    for line, names in contexts.items():
-        for context in names:
-            if context and context != SHARED_CONTEXT:
-                test_files.setdefault(context, []).append(line)
-            else:
-                unattributed.add(line)
+    tests, unattributed = _attributed(contexts)
+    test_files: dict[str, set[int]] = {}
+    for test, executed in tests.items():  # a test id's file, or a file context (module/class fixtures)
+        test_files.setdefault(test.split("::", 1)[0], set()).update(executed)
     return FileCoverage(
         path=path,
         sha256=sha256_of(source),
@@ -288,9 +299,10 @@ def _file_coverage(
         branches_executed=tuple(tuple(a) for a in report.get("executed_branches", ())) if branch else None,
         branches_missed=tuple(tuple(a) for a in report.get("missing_branches", ())) if branch else None,
         functions=tuple(sorted(functions, key=lambda f: (f.start, f.name))),
-        test_files={t: tuple(sorted(set(ls))) for t, ls in test_files.items()},
+        test_files={t: tuple(sorted(ls)) for t, ls in test_files.items()},
         shards=tuple(sorted(shards)),
         unattributed=tuple(sorted(unattributed)) if mapped else None,
+        tests={t: tuple(sorted(ls)) for t, ls in tests.items()} if mapped else None,
     )
 
 
@@ -362,4 +374,19 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
         files=tuple(files),
         unmeasured=unmeasured_digests(root, {f.path for f in files}, (".py",)),
         notes=tuple(notes),
+        tests_ran=_tests_ran(folded) if mapped else None,
     )
+
+
+def _tests_ran(folded: Sequence[FoldedShard]) -> tuple[str, ...]:
+    """The tests the folded shards ran, not skipped (their junit.xml). A shard whose report cannot be read adds
+    none: a test the map does not know is one a selection keeps."""
+    ran: set[str] = set()
+    for shard in folded:
+        if shard.folder is None:
+            continue
+        with contextlib.suppress(OSError, ValueError, JUnitError):
+            ran.update(
+                c.test_id for c in parse_junit(shard.folder / JUNIT_FILE) if c.outcome is not CaseOutcome.SKIPPED
+            )
+    return tuple(sorted(ran))

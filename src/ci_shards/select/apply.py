@@ -20,10 +20,19 @@ from ci_shards.select import ci, git
 from ci_shards.select.decide import AlwaysRun, Selection, decide, run_everything
 from ci_shards.select.diff import ChangedFile, ChangeKind
 from ci_shards.select.imports import ImportMapError, build_import_map
-from ci_shards.select.maps import CoverageMap, MapError, TestMap, TouchfilesMap, coverage_entries, coverage_lines
+from ci_shards.select.maps import (
+    CoverageMap,
+    MapError,
+    TestMap,
+    TouchfilesMap,
+    coverage_entries,
+    coverage_lines,
+    tests_ran,
+)
 from ci_shards.select.narrow import Confined, Narrowing, confine
 from ci_shards.select.paths import shown
 from ci_shards.select.settings import SelectionSettings
+from ci_shards.select.shared_state import shares_state
 
 
 def _event(env: Mapping[str, str]) -> Mapping[str, Any]:
@@ -95,6 +104,7 @@ def _coverage_map(
         unmeasured=unmeasured,
         base_sha256=git.base_sha256(top, base, changed),
         lines=coverage_lines(data),
+        tests_ran=tests_ran(data),
     )
 
 
@@ -144,6 +154,23 @@ def _failed_items(cwd: Path, path: str | None, items: Sequence[str], lines: list
     return frozenset(o for o in (owning_item(t, planned) for t in ids) if o is not None)
 
 
+def _run_all_or_base(
+    top: Path, base: str | None, env: Mapping[str, str], event: Mapping[str, Any], settings: SelectionSettings
+) -> tuple[str, str]:
+    """``(reason, "")`` when the CI, the clone or a commit says to run everything, else ``("", base commit)``."""
+    branch = ci.ci_branch(env) or git.current_branch(top)
+    default = settings.default_branch or ci.ci_default_branch(env, event) or git.default_branch(top)
+    reason = ci.run_all_reason(env, event, settings, branch=branch, default_branch=default)
+    if reason:
+        return reason, ""
+    if git.is_shallow(top):
+        return f"a shallow clone cannot show what changed; {git.DEEPEN_HINT}", ""
+    base_sha = _base(top, base, env, event, default)
+    if ci.has_run_all_trailer(git.messages(top, base_sha)):
+        return "a commit carries the trailer 'CI-Shards: run-all'", ""
+    return "", base_sha
+
+
 def select_items(
     items: Sequence[str],
     *,
@@ -158,16 +185,9 @@ def select_items(
     changed: tuple[Any, ...] = ()
     try:
         top = git.toplevel(cwd)
-        branch = ci.ci_branch(env) or git.current_branch(top)
-        default = settings.default_branch or ci.ci_default_branch(env, event) or git.default_branch(top)
-        reason = ci.run_all_reason(env, event, settings, branch=branch, default_branch=default)
+        reason, base_sha = _run_all_or_base(top, base, env, event, settings)
         if reason:
             return run_everything(items, reason)
-        if git.is_shallow(top):
-            return run_everything(items, f"a shallow clone cannot show what changed; {git.DEEPEN_HINT}")
-        base_sha = _base(top, base, env, event, default)
-        if ci.has_run_all_trailer(git.messages(top, base_sha)):
-            return run_everything(items, "a commit carries the trailer 'CI-Shards: run-all'")
         changed = git.changed_files(top, base_sha)
         lines = [f"base {base_sha[:12]}"]
         paths = item_paths(items, cwd=cwd, top=top, rootdir=rootdir)
@@ -191,8 +211,16 @@ def select_items(
         return run_everything(items, str(err), changed)
     except (ImportMapError, MapError) as err:
         return run_everything(items, f"a map source errors: {err}", changed)
+    stateful = {t for t in tests if t in sources and shares_state(sources[t])} if narrowing else set()
     decided = decide(
-        items, item_paths=paths, changed=changed, maps=maps, settings=settings, always=always, narrowing=narrowing
+        items,
+        item_paths=paths,
+        changed=changed,
+        maps=maps,
+        settings=settings,
+        always=always,
+        narrowing=narrowing,
+        shared_state=stateful,
     )
     return Selection(
         selected=decided.selected,

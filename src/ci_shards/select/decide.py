@@ -23,6 +23,7 @@ from ci_shards.select.diff import ChangedFile, ChangeKind
 from ci_shards.select.maps import TestMap
 from ci_shards.select.narrow import Narrowing
 from ci_shards.select.paths import first_match, shown
+from ci_shards.select.recorded import RecordedTests
 from ci_shards.select.settings import SelectionSettings
 
 LISTED = 5  # files named per line before "and N more"
@@ -68,13 +69,15 @@ def decide(
     settings: SelectionSettings,
     always: AlwaysRun = AlwaysRun(),
     narrowing: Mapping[str, Narrowing] | None = None,
+    shared_state: Collection[str] = frozenset(),
 ) -> Selection:
     """Select from ``items`` (``item_paths``: each item's test file, relative to the repository root), in
     the order of the module's docstring: a reason to run everything first, then what each changed path
-    selects, then the always-run items, then the reason each other item is skipped."""
+    selects, then the always-run items, then the reason each other item is skipped. ``shared_state``: test
+    files whose tests may keep state for each other, narrowed as wholes."""
     if not changed:
         return run_everything(items, "the diff against the base is empty")
-    answers = _Answers(test_files=frozenset(item_paths.values()))
+    answers = _Answers(test_files=frozenset(item_paths.values()), shared_state=frozenset(shared_state))
     answers.lines.append(f"changed files ({len(changed)}): {_names([c.describe() for c in changed])}")
     for change in changed:
         for path in change.paths:
@@ -84,7 +87,7 @@ def decide(
     lines = answers.lines
     selected_files = answers.selected_files()
     chosen = _always_run(items, item_paths, settings, always, lines)
-    chosen |= {i for i in items if item_paths[i] in selected_files}
+    chosen |= {i for i in items if item_paths[i] in selected_files or answers.by_test.keeps(i, item_paths[i])}
     maps_used = ", ".join(m.name for m in maps)
     skipped = {
         i: (
@@ -101,6 +104,32 @@ def decide(
     )
 
 
+@dataclass
+class ByTest:
+    """The test files a per-test map narrows to some of their tests: those that executed a changed function
+    on the base (a test id, or the file's own context: all of it), and those it has no context for (new, or
+    skipped on the base: the map cannot vouch for them). A file also selected whole is not asked."""
+
+    ran: dict[str, RecordedTests] = field(default_factory=dict)  # test file → the contexts that ran a change
+    measured: RecordedTests = field(default_factory=lambda: RecordedTests.of(()))
+
+    def add(self, narrowed: Narrowing, files: Collection[str], whole: Collection[str]) -> set[str]:
+        """Record ``narrowed``; the test files of ``files`` (the file-level answer) it keeps some tests of, the
+        others' tests by the same rule (none: a per-file map). ``whole``: files kept whole (touchfiles, and
+        files that ran the change whose tests may share state)."""
+        if narrowed.ran is None or narrowed.measured_ids is None:
+            return set()
+        some = {t for t in files if t not in whole and t not in narrowed.ran.ids}
+        for test in some:
+            self.ran[test] = self.ran[test] | narrowed.ran if test in self.ran else narrowed.ran
+        self.measured = narrowed.measured_ids  # the same map answers for every file
+        return some
+
+    def keeps(self, item: str, test_file: str) -> bool:
+        ran = self.ran.get(test_file)
+        return ran is not None and (ran.speak_for(item) or not self.measured.speak_for(item))
+
+
 @dataclass(kw_only=True)
 class _Answers:
     """What the changed paths selected so far, and the lines that say so (in the order they were decided)."""
@@ -112,6 +141,8 @@ class _Answers:
     in_change: set[str] = field(default_factory=set)
     ignored: list[str] = field(default_factory=list)
     narrowed_out: dict[str, list[str]] = field(default_factory=dict)  # test file → changed functions it missed
+    shared_state: frozenset[str] = frozenset()  # test files whose tests may keep state for each other
+    by_test: ByTest = field(default_factory=ByTest)  # the test files narrowed further, to the tests that ran it
 
     def answer(
         self,
@@ -142,12 +173,15 @@ class _Answers:
                 self.by_map.setdefault(name, set()).update(tests)
             return ""
         kept, dropped = _narrowed(narrowed, known)
+        whole = {t for t in narrowed.tests if t in self.shared_state} | known.get("touchfiles", frozenset())
+        some = self.by_test.add(narrowed, kept | dropped, whole)
         self.lines.append(
             f"coverage narrowed {shown(path)} to {len(kept)} of {len(kept | dropped)} test files"
-            f" (the changed code is inside {narrowed.functions})"
+            + (", then to the tests that ran it" if some else "")
+            + f" (the changed code is inside {narrowed.functions})"
         )
-        self.narrowed_files |= kept
-        for test in dropped:
+        self.narrowed_files |= kept - some
+        for test in dropped | some:
             self.narrowed_out.setdefault(test, []).append(narrowed.functions)
         return ""
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Final, Protocol
 
 from ci_shards.select.narrow import Confined, FunctionBody, Narrowing, files_that_ran, module_name
 from ci_shards.select.paths import matches, shown
+from ci_shards.select.recorded import RecordedTests
 
 COVERAGE_SCHEMA: Final = "ci-shards/coverage@1"
 
@@ -55,6 +57,7 @@ class CoverageMap:
     base_sha256: Mapping[str, str]  # path → sha256 of its content at the base (absent: not there)
     name: str = "coverage"
     lines: Mapping[str, FileLines] = field(default_factory=dict)  # path → the lines each context executed
+    tests_ran: frozenset[str] = frozenset()  # a per-test map: the tests the base run ran (coverage.json)
 
     def tests_for(self, path: str) -> frozenset[str] | None:
         base = self.base_sha256.get(path)
@@ -84,7 +87,18 @@ class CoverageMap:
         if any(recorded.unattributed.intersection(f.lines) for f in confined.functions):
             return f"{names} ran outside any test file on the base (at import, in a subprocess or a shared fixture)"
         tests = files_that_ran(confined.functions, recorded.test_files)
-        return Narrowing(functions=names, tests=tests, measured=self.measured_tests)
+        if recorded.tests is None:
+            return Narrowing(functions=names, tests=tests, measured=self.measured_tests)
+        ran = RecordedTests.of(files_that_ran(confined.functions, recorded.tests))
+        return Narrowing(
+            functions=names, tests=tests, measured=self.measured_tests, ran=ran, measured_ids=self.measured_ids
+        )
+
+    @cached_property
+    def measured_ids(self) -> RecordedTests:
+        """Every context of a per-test map (test ids, and test files for their module- and class-wide setup), and
+        every test the base run ran: one that executed no measured line has no context, yet ran nothing changed."""
+        return RecordedTests.of([*self.tests_ran, *(t for f in self.lines.values() for t in f.tests or ())])
 
 
 def _qualified(path: str, functions: Iterable[FunctionBody]) -> str:
@@ -99,6 +113,7 @@ class FileLines:
 
     test_files: Mapping[str, frozenset[int]]
     unattributed: frozenset[int] | None
+    tests: Mapping[str, frozenset[int]] | None = None  # per context (test id or test file); None: per file only
 
 
 def coverage_lines(data: Mapping[str, Any]) -> dict[str, FileLines]:
@@ -109,10 +124,18 @@ def coverage_lines(data: Mapping[str, Any]) -> dict[str, FileLines]:
             tests = {str(t): frozenset(int(n) for n in lines) for t, lines in entry["test_files"].items()}
             raw = entry.get("unattributed_lines")
             unattributed = None if raw is None else frozenset(int(n) for n in raw)
+            raw_ids = entry.get("tests")
+            ids = None if raw_ids is None else {str(t): frozenset(int(n) for n in ls) for t, ls in raw_ids.items()}
         except (TypeError, ValueError, AttributeError):
             continue  # not narrowable; the file-level answer stays
-        found[str(path)] = FileLines(test_files=tests, unattributed=unattributed)
+        found[str(path)] = FileLines(test_files=tests, unattributed=unattributed, tests=ids)
     return found
+
+
+def tests_ran(data: Mapping[str, Any]) -> frozenset[str]:
+    """coverage.json's ``tests_ran`` (none when absent or not a list of strings: nothing is vouched for)."""
+    raw = data.get("tests_ran")
+    return frozenset(raw) if isinstance(raw, list) and all(isinstance(t, str) for t in raw) else frozenset()
 
 
 def coverage_entries(data: Any) -> tuple[dict[str, tuple[str, frozenset[str]]], dict[str, str]]:

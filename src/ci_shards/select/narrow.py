@@ -22,6 +22,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ci_shards.select.recorded import RecordedTests
+
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 CACHING = ("cache", "memo")  # decorators whose wrapped body runs once for every later caller
 # lines too common to say that code moved (a `return` removed here and another added there is no move)
@@ -85,6 +87,10 @@ class Narrowing:
     functions: str  # the changed functions, as `module.qualname` names
     tests: frozenset[str]  # test files whose context executed one of them on the base
     measured: frozenset[str]  # every test file with a context in the map
+    # a map recorded per test (``tests`` in coverage.json): the contexts that executed one of them, test ids
+    # or test files (a file's own context: module- and class-scoped fixtures); None: recorded per test file
+    ran: RecordedTests | None = None
+    measured_ids: RecordedTests | None = None  # every context of the map
 
 
 def module_name(path: str) -> str:

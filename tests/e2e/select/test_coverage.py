@@ -269,17 +269,22 @@ def generated_project(seed: int) -> dict[str, str]:
 
 
 def failing_test_files(root: Path) -> set[str]:
-    """The test files with a failing test (one pytest process; "FAILED file::test" lines)."""
+    """The test files with a failing test (one pytest process)."""
+    return {test.split("::")[0] for test in failing_tests(root)}
+
+
+def failing_tests(root: Path) -> set[str]:
+    """The ids of the tests that fail or error (one pytest process; "FAILED id" and "ERROR id" lines)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("COVERAGE_", "CI_SHARDS_"))}
     # bytecode of its own: a change of the same size in the same second as the last run's leaves the source's
     # mtime and size as the cached .pyc records them, so Python would run the old module (with bytecode
     # writing on, the default, which .ci/run keeps)
     env["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="pycache-", dir=root.parent)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "-p", "no:ci_shards", "tests"],
+        [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "-p", "no:ci_shards", "tests"],
         cwd=root, capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
-    return {line.split()[1].split("::")[0] for line in done.stdout.splitlines() if line.startswith("FAILED ")}
+    return {line.split()[1] for line in done.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))}
 
 
 def test_no_miss_on_a_generated_project(tmp_path: Path) -> None:

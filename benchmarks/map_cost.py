@@ -1,0 +1,101 @@
+"""What the coverage map costs: one base run of a real suite under ``ci-shards run --coverage``, folded by
+``ci-shards aggregate --coverage-out``, once per ci-shards source tree given (e.g. ``main``'s, one context per
+test file, against this branch's, one per test). Per variant: the run's and the fold's wall and CPU seconds
+(the child processes'), the raw data's and coverage.json's bytes, and the contexts recorded.
+
+Run by hand (the Python needs the suite's test dependencies and coverage; ``git archive main | tar -x -C
+/tmp/main-src`` makes the other tree, after ``mkdir -p /tmp/main-src``):
+  .venv/bin/python benchmarks/map_cost.py --sdist semver-3.1.2.tar.gz --python /tmp/venv/bin/python \\
+      --work /tmp/mapcost --variant per-file=/tmp/main-src/src --variant per-test=src --pytest-arg=--no-cov
+(packaging: ``--exclude tests/property``, files whose tests its configuration deselects.)
+Prints a Markdown table (with the machine and load) to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+
+def base_run(repo: Path, python: str, src: Path, out: Path, args: argparse.Namespace) -> dict[str, float]:
+    found = (p.relative_to(repo).as_posix() for p in (repo / "tests").rglob("test_*.py"))
+    tests = sorted(t for t in found if not t.startswith(tuple(args.exclude)))
+    pytest_args = args.pytest_arg
+    out.mkdir(parents=True)
+    (out / "items.txt").write_text("".join(f"{t}\n" for t in tests), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": f"{repo / 'src'}{os.pathsep}{src.resolve()}"}
+    cli, plan = [sys.executable, "-m", "ci_shards"], str(out / "plan.json")
+    steps = {
+        "plan": [*cli, "plan", "--items", str(out / "items.txt"), "--shards", "1", "-o", plan],
+        "run": [*cli, "run", "--plan", plan, "--shard", "1/1", "--coverage", "--out", str(out / "shards"), "--",
+                python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *pytest_args, "--junitxml={junit}", "{items}"],
+        "fold": [*cli, "aggregate", "--plan", plan, str(out / "shards"), "--coverage-out", str(out / "cov")],
+    }  # fmt: skip
+    cost: dict[str, float] = {}
+    for name, step in steps.items():
+        wall, before = time.monotonic(), os.times()
+        done = subprocess.run(step, cwd=repo, env=env, capture_output=True, text=True, check=False)
+        after = os.times()
+        if done.returncode != 0:
+            sys.exit(f"{name} failed (exit {done.returncode}): {done.stderr[-2000:]}")
+        cost[f"{name}_wall"], cost[f"{name}_cpu"] = time.monotonic() - wall, after[2] + after[3] - before[2] - before[3]
+    artifact = out / "cov" / "coverage.json"
+    files = json.loads(artifact.read_text(encoding="utf-8"))["files"]
+    cost["json_mb"] = artifact.stat().st_size / 1e6
+    cost["data_mb"] = sum(f.stat().st_size for f in (out / "shards").rglob("coverage-py*") if f.is_file()) / 1e6
+    cost["contexts"] = len({t for entry in files.values() for t in entry.get("tests", entry["test_files"])})
+    return cost
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sdist", required=True, help="the package's sdist (.tar.gz)")
+    parser.add_argument("--python", required=True, help="a Python with the suite's test dependencies and coverage")
+    parser.add_argument("--work", required=True, help="a scratch folder (replaced)")
+    parser.add_argument("--variant", action="append", required=True, help="LABEL=PATH of a ci-shards src/ tree")
+    parser.add_argument(
+        "--pytest-arg",
+        action="append",
+        default=[],
+        help="an argument for pytest, e.g. --pytest-arg=--no-cov for semver's pytest-cov addopts (default: none)",
+    )
+    parser.add_argument(
+        "--exclude", action="append", default=[], help="leave out test files under this prefix, e.g. tests/property"
+        " (packaging's opt-in property tests, every one deselected by default; default: none)"
+    )  # fmt: skip
+    args = parser.parse_args()
+    work = Path(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    with tarfile.open(args.sdist) as tar:
+        tar.extractall(work / "sdist", filter="data")
+    (repo,) = list((work / "sdist").iterdir())
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    rows = ["| variant | run wall | run CPU | fold wall | fold CPU | raw data | coverage.json | contexts |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|"]  # fmt: skip
+    for variant in args.variant:
+        label, _, src = variant.partition("=")
+        c = base_run(repo, args.python, Path(src), work / label, args)
+        rows.append(
+            f"| {label} | {c['run_wall']:.1f} s | {c['run_cpu']:.1f} s | {c['fold_wall']:.1f} s | {c['fold_cpu']:.1f} s"
+            f" | {c['data_mb']:.2f} MB | {c['json_mb']:.2f} MB | {c['contexts']:.0f} |"
+        )
+    uname = " ".join(platform.uname())
+    head = f"`{Path(args.sdist).name}` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, `{uname}`, nproc"
+    end = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    sys.stdout.write(
+        f"{head} {os.cpu_count()}, load {load} at the start, {end} at the end)\n\n" + "\n".join(rows) + "\n"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
