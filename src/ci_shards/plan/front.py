@@ -22,7 +22,7 @@ from ci_shards.options.typed import PlanOptions
 from ci_shards.plan import matrix as matrix_mod
 from ci_shards.plan.choose import MAX_SHARDS, choose_shards
 from ci_shards.plan.collect import glob_items, read_items
-from ci_shards.plan.discover import discover_items, whole_files_as_items
+from ci_shards.plan.discover import Discovery, discover_items, whole_files_as_items
 from ci_shards.plan.estimates import match_timings, measured_ratio, rebase_keys
 from ci_shards.plan.first_weights import Weights, collected_weights, read_units
 from ci_shards.plan.planner import plan_items
@@ -181,43 +181,103 @@ def make_plan(
     """Collect the items, read the timings and plan (``created_at`` filled here). ``pytest_args``: ``local``'s
     words after --, which run the shards too (plan and matrix pass theirs in ``options.pytest_args``).
     ``cap_to_items``: ``--shards N`` over the item count makes one shard per item (matrix and local choose
-    their own fan-out; a ``plan`` may be read by a CI with a fixed count, so it keeps N, empty shards noted)."""
+    their own fan-out; a ``plan`` may be read by a CI with a fixed count, so it keeps N, empty shards noted).
+    The steps, in the order their errors are told: the timings, the items, their estimates, the selection,
+    the shards."""
     if options.shards not in (None, "auto"):
         checked_count(str(options.shards))  # before collecting: the count alone is already wrong
-    durations_paths = list(options.durations)
-    cached_paths = list(options.cached_durations)
-    stores = load_cached_durations(cached_paths, cwd=cwd, env=env)  # the cached store first: fresher
-    required = options.from_timings and not cached_paths
-    stores += load_durations(durations_paths, cwd=cwd, env=env, required=required, explicit=options.durations_explicit)
-    estimates = first_estimates(stores, options.variant)
+    stores = _stores(options, cwd=cwd, env=env)
+    found = _find_items(options, first_estimates(stores, options.variant), cwd=cwd, env=env, pytest_args=pytest_args)
+    estimates, remap_note = match_timings(found.items, found.estimates, allow_unmatched=options.allow_unmatched_timings)
+    estimates, overhead_notes = _with_per_test_overhead(options, stores, estimates, found.discovery)
+    mode = options.select
+    selection = _select(options, found.items, cwd=cwd, rootdir=found.rootdir, env=env)
+    items = list(selection.selected) if selection is not None and mode is SelectMode.CHANGED else found.items
+    weights = found.first_weights
+    balance: dict[str, Any] = {
+        "granularity": options.granularity,
+        "keep_together": (*options.keep_together, *(weights.keep_whole_rules(items) if weights else ())),
+        "weights": dict(options.weights),
+        "max_items_per_shard": options.max_items_per_shard,
+        "strategy": options.strategy,
+        "cut_cost": options.cut_cost,
+        "unknown_factors": weights.factors if weights else None,
+        "workers": _workers(options, items).count,
+    }
+    shrink = (found.items, items) if selection is not None and mode is SelectMode.CHANGED else None
+    plan = _shard_plan(options, items, estimates, stores, balance, shrink=shrink, env=env, cap_to_items=cap_to_items)
+    if found.discovery is not None:
+        plan = dataclasses.replace(
+            whole_files_as_items(plan),
+            unknown_items=plan.unknown_items + len(found.discovery.new_files),
+            notes=(*plan.notes, *found.discovery_notes),
+        )
+    measured = {i: estimates[i] for i in plan.items if i in estimates}
+    skipped = selection.skipped if selection is not None else {}
+    return dataclasses.replace(
+        plan,
+        created_at=_created_at(env),
+        rootdir=found.rootdir,
+        notes=(
+            *plan.notes,
+            *((weights.note,) if weights and weights.note else ()),
+            *overhead_notes,
+            *((remap_note,) if remap_note else ()),
+        ),
+        measured_ratio=measured_ratio([s.items for s in plan.shards], measured) if plan.unknown_items else None,
+        skipped_by_diff=skipped if mode is SelectMode.CHANGED else {},
+        would_skip=skipped if mode is SelectMode.SHADOW else {},
+        selection=(f"select: {mode.value}", *selection.lines) if selection is not None else (),
+    )
 
+
+def _stores(options: PlanOptions, *, cwd: Path, env: Mapping[str, str]) -> list[TimingsStore]:
+    """The timings stores of ``--cached-durations`` (first: fresher) and ``--durations``."""
+    cached_paths = list(options.cached_durations)
+    stores = load_cached_durations(cached_paths, cwd=cwd, env=env)
+    required = options.from_timings and not cached_paths
+    durations_paths = list(options.durations)
+    return stores + load_durations(
+        durations_paths, cwd=cwd, env=env, required=required, explicit=options.durations_explicit
+    )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Found:
+    """The items every source gave, with their estimates so far; discovery's findings (None without it) and
+    ``--pytest``'s weights of tests without timings (None without collection)."""
+
+    items: list[str]
+    estimates: dict[str, float]
+    rootdir: str | None
+    discovery: Discovery | None
+    discovery_notes: list[str]
+    first_weights: Weights | None
+
+
+def _find_items(
+    options: PlanOptions,
+    estimates: dict[str, float],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    pytest_args: Sequence[str] | None,
+) -> _Found:
+    """Every item source the options name: ``--items``, ``--glob``, ``--pytest`` collection, discovery
+    (files on disk merged with the timings: ``--discover``, or ``--glob`` beside ``--from-timings``) or
+    the timings' keys (``--from-timings``)."""
     items: list[str] = []
     sources = 0
-    rootdir: str | None = None
-    discovering = options.discover
-    # files on disk merged with the timings: --discover, or --glob beside --from-timings
-    discovery = None
-    discovery_notes: list[str] = []
-    first_weights: Weights | None = None  # --pytest: tests without timings weighed by their files' text
     for source in options.items:
         items += read_items(source, cwd=cwd)
         sources += 1
+    discovering = options.discover
     if options.globs and not (discovering or options.from_timings):
         items += glob_items(options.globs, cwd=cwd)
         sources += 1
-    leftover = options.pytest_args if pytest_args is None else ()
-    if leftover and not (options.pytest or discovering):
-        msg = f"unexpected arguments {' '.join(leftover)!r}: arguments after -- are for --pytest or --discover"
-        raise UsageError(msg)
-    extra = list(pytest_args if pytest_args is not None else options.pytest_args)
-    # plan/matrix: --pytest collects, so it and --discover exclude each other; local passes
-    # ``pytest_args`` because its --pytest also runs the shards: --discover then replaces collection
-    if options.pytest and discovering and pytest_args is None:
-        msg = "--pytest and --discover are two ways to find the tests: give one (docs/planning.md says which fits)"
-        raise UsageError(msg)
-    if options.from_timings and not durations_paths and not cached_paths:
-        msg = "--from-timings needs --durations FILE (or 'timings' in the config)"
-        raise UsageError(msg)
+    extra = _pytest_words(options, pytest_args)
+    rootdir: str | None = None
+    first_weights: Weights | None = None
     if options.pytest and not discovering:
         check_pytest_words(extra, cwd)
         collection = collect_pytest(extra, cwd=cwd, env=env, python=options.python)
@@ -229,6 +289,8 @@ def make_plan(
         sources += 1
     if options.durations_root:
         estimates = rebase_keys(estimates, durations_root=options.durations_root, ids_root=rootdir or ".")
+    discovery: Discovery | None = None
+    discovery_notes: list[str] = []
     if discovering or (options.globs and options.from_timings):
         discovery, discovery_notes = discover_items(
             cwd=cwd,
@@ -244,6 +306,36 @@ def make_plan(
     elif options.from_timings:
         items += sorted(estimates)
         sources += 1
+    _check_sources(sources, rootdir)
+    return _Found(
+        items=items,
+        estimates=estimates,
+        rootdir=rootdir,
+        discovery=discovery,
+        discovery_notes=discovery_notes,
+        first_weights=first_weights,
+    )
+
+
+def _pytest_words(options: PlanOptions, pytest_args: Sequence[str] | None) -> list[str]:
+    """pytest's words for collection and discovery, refused where they cannot apply."""
+    leftover = options.pytest_args if pytest_args is None else ()
+    if leftover and not (options.pytest or options.discover):
+        msg = f"unexpected arguments {' '.join(leftover)!r}: arguments after -- are for --pytest or --discover"
+        raise UsageError(msg)
+    # plan/matrix: --pytest collects, so it and --discover exclude each other; local passes
+    # ``pytest_args`` because its --pytest also runs the shards: --discover then replaces collection
+    if options.pytest and options.discover and pytest_args is None:
+        msg = "--pytest and --discover are two ways to find the tests: give one (docs/planning.md says which fits)"
+        raise UsageError(msg)
+    if options.from_timings and not options.durations and not options.cached_durations:
+        msg = "--from-timings needs --durations FILE (or 'timings' in the config)"
+        raise UsageError(msg)
+    return list(pytest_args if pytest_args is not None else options.pytest_args)
+
+
+def _check_sources(sources: int, rootdir: str | None) -> None:
+    """At least one item source, and ``--pytest``'s rootdir-relative ids only with sources of the same root."""
     if not sources:
         msg = "no items: give --items FILE, --glob PATTERN, --pytest [-- ARGS], --discover or --from-timings"
         raise UsageError(msg)
@@ -254,34 +346,52 @@ def make_plan(
         )
         raise UsageError(msg)
 
-    estimates, remap_note = match_timings(items, estimates, allow_unmatched=options.allow_unmatched_timings)
+
+def _with_per_test_overhead(
+    options: PlanOptions, stores: Sequence[TimingsStore], estimates: dict[str, float], discovery: Discovery | None
+) -> tuple[dict[str, float], tuple[str, ...]]:
+    """The estimates with the learned (or given) per-test overhead added, and the note that says so."""
     per_test, per_test_source = test_overhead(options, stores)
-    overhead_notes: tuple[str, ...] = ()
-    if per_test:
-        estimates = with_test_overhead(estimates, per_test, discovery.new_file_tests if discovery else None)
-        overhead_notes = (
-            f"each test's estimate includes {per_test * 1000:.2g} ms of per-test overhead ({per_test_source})",
-        )
-    all_items = items
-    mode = options.select
-    selection = _select(options, items, cwd=cwd, rootdir=rootdir, env=env)
-    if selection is not None and mode is SelectMode.CHANGED:
-        items = list(selection.selected)
-    balance: dict[str, Any] = {
-        "granularity": options.granularity,
-        "keep_together": (*options.keep_together, *(first_weights.keep_whole_rules(items) if first_weights else ())),
-        "weights": dict(options.weights),
-        "max_items_per_shard": options.max_items_per_shard,
-        "strategy": options.strategy,
-        "cut_cost": options.cut_cost,
-        "unknown_factors": first_weights.factors if first_weights else None,
-        "workers": _workers(options, items).count,
-    }
+    if not per_test:
+        return estimates, ()
+    estimates = with_test_overhead(estimates, per_test, discovery.new_file_tests if discovery else None)
+    return estimates, (
+        f"each test's estimate includes {per_test * 1000:.2g} ms of per-test overhead ({per_test_source})",
+    )
+
+
+def _shard_plan(
+    options: PlanOptions,
+    items: list[str],
+    estimates: dict[str, float],
+    stores: Sequence[TimingsStore],
+    balance: dict[str, Any],
+    *,
+    shrink: tuple[list[str], list[str]] | None,
+    env: Mapping[str, str],
+    cap_to_items: bool,
+) -> Plan:
+    """``items`` balanced into ``--shards N`` shards, or the count ``--shards auto`` chooses; ``shrink``:
+    (every item, the selected ones) when ``--select changed`` may lower N."""
     if options.max_items_per_shard is not None and options.max_items_per_shard < 1:
         msg = "--max-items-per-shard must be at least 1"
         raise UsageError(msg)
-    target = options.target_seconds
     overhead, overhead_source = shard_overhead(options, stores, balance["workers"])
+    shards = _shards_flag(options)
+    if shards == "auto":
+        return _auto_plan(options, items, estimates, balance, overhead=overhead, overhead_source=overhead_source)
+    count = shard_count(str(shards), len(items), cap_to_items=cap_to_items, console=console_for(env))
+    if shrink is not None:
+        count = shrink_shards(count, shrink[0], shrink[1], estimates)
+    plan = plan_items(items, estimates, count, **balance)
+    if overhead:
+        note = f"every shard also pays {overhead:g} s of fixed overhead ({overhead_source})"
+        plan = dataclasses.replace(plan, shard_overhead_seconds=overhead, notes=(*plan.notes, note))
+    return plan
+
+
+def _shards_flag(options: PlanOptions) -> str:
+    """``--shards``, refused when missing, or when flags of ``--shards auto`` come with a number."""
     shards = options.shards
     if shards is None:
         msg = "--shards is required: a number, or auto with --target-seconds"
@@ -293,56 +403,38 @@ def make_plan(
         verb = "apply" if len(misplaced) > 1 else "applies"
         msg = f"{', '.join(misplaced)} {verb} only to --shards auto, not to --shards {shards}"
         raise UsageError(msg)
-    if shards == "auto":
-        if target is None:
-            msg = "--shards auto needs --target-seconds S (the slowest shard should fit S)"
-            raise UsageError(msg)
-        if options.max_shards < 1:
-            msg = "--max-shards must be at least 1"
-            raise UsageError(msg)
-        choice = choose_shards(
-            items,
-            estimates,
-            target_seconds=target,
-            shard_overhead=overhead,
-            overhead_source=overhead_source,
-            max_shards=options.max_shards,
-            **balance,
-        )
-        plan = choice.plan
-        if plan.total > matrix_mod.GITHUB_MATRIX_MAX:
-            raise UsageError(matrix_mod.over_matrix_limit(plan.total, "--shards auto"))
-    else:
-        count = shard_count(str(shards), len(items), cap_to_items=cap_to_items, console=console_for(env))
-        if selection is not None and mode is SelectMode.CHANGED:
-            count = shrink_shards(count, all_items, items, estimates)
-        plan = plan_items(items, estimates, count, **balance)
-        if overhead:
-            note = f"every shard also pays {overhead:g} s of fixed overhead ({overhead_source})"
-            plan = dataclasses.replace(plan, shard_overhead_seconds=overhead, notes=(*plan.notes, note))
-    if discovery is not None:
-        plan = dataclasses.replace(
-            whole_files_as_items(plan),
-            unknown_items=plan.unknown_items + len(discovery.new_files),
-            notes=(*plan.notes, *discovery_notes),
-        )
-    measured = {i: estimates[i] for i in plan.items if i in estimates}
-    skipped = selection.skipped if selection is not None else {}
-    return dataclasses.replace(
-        plan,
-        created_at=_created_at(env),
-        rootdir=rootdir,
-        notes=(
-            *plan.notes,
-            *((first_weights.note,) if first_weights and first_weights.note else ()),
-            *overhead_notes,
-            *((remap_note,) if remap_note else ()),
-        ),
-        measured_ratio=measured_ratio([s.items for s in plan.shards], measured) if plan.unknown_items else None,
-        skipped_by_diff=skipped if mode is SelectMode.CHANGED else {},
-        would_skip=skipped if mode is SelectMode.SHADOW else {},
-        selection=(f"select: {mode.value}", *selection.lines) if selection is not None else (),
+    return shards
+
+
+def _auto_plan(
+    options: PlanOptions,
+    items: list[str],
+    estimates: dict[str, float],
+    balance: dict[str, Any],
+    *,
+    overhead: float,
+    overhead_source: str,
+) -> Plan:
+    """``--shards auto``: the count whose slowest shard fits ``--target-seconds`` (plan/choose.py)."""
+    target = options.target_seconds
+    if target is None:
+        msg = "--shards auto needs --target-seconds S (the slowest shard should fit S)"
+        raise UsageError(msg)
+    if options.max_shards < 1:
+        msg = "--max-shards must be at least 1"
+        raise UsageError(msg)
+    choice = choose_shards(
+        items,
+        estimates,
+        target_seconds=target,
+        shard_overhead=overhead,
+        overhead_source=overhead_source,
+        max_shards=options.max_shards,
+        **balance,
     )
+    if choice.plan.total > matrix_mod.GITHUB_MATRIX_MAX:
+        raise UsageError(matrix_mod.over_matrix_limit(choice.plan.total, "--shards auto"))
+    return choice.plan
 
 
 def _select(
