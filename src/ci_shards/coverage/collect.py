@@ -78,7 +78,10 @@ def wrap(argv: Sequence[str], *, tool: Tool, python: str, request: CoverageReque
     else:  # [python, -m, MODULE, ...]: the same interpreter (it must have ci-shards and coverage)
         interpreter, module, rest = argv[0], argv[2], list(argv[3:])
     plugin = ["-p", MAP_PLUGIN] if request.map and module == "pytest" else []
-    return [interpreter, "-m", LAUNCH, "-m", module, *plugin, *rest]
+    # the map after `-p ci_shards`: loading it first imports the ci_shards package, and pytest then warns that
+    # it cannot rewrite the plugin's asserts (an error under a project's `filterwarnings = error`)
+    lead = rest[:2] if rest[:2] == ["-p", "ci_shards"] else []
+    return [interpreter, "-m", LAUNCH, "-m", module, *lead, *plugin, *rest[len(lead) :]]
 
 
 def environment(tool: Tool, data_dir: Path) -> dict[str, str]:

@@ -49,8 +49,9 @@ def test_a_command_nothing_can_measure_is_a_usage_error(command: list[str]) -> N
 def test_pytest_runs_under_the_launcher_with_the_map() -> None:
     template = [PY, "-m", "pytest", "-p", "ci_shards", "{items}"]
     argv = wrap(template, tool=Tool.COVERAGE_PY, python=PY, request=CoverageRequest())
-    assert argv == [PY, "-m", "ci_shards.coverage.launch", "-m", "pytest", "-p", "ci_shards.coverage.pytest_map",
-                    "-p", "ci_shards", "{items}"]  # fmt: skip
+    # the map after ci_shards: loaded first, it would import the package pytest then cannot rewrite
+    assert argv == [PY, "-m", "ci_shards.coverage.launch", "-m", "pytest", "-p", "ci_shards",
+                    "-p", "ci_shards.coverage.pytest_map", "{items}"]  # fmt: skip
     no_map = wrap(template, tool=Tool.COVERAGE_PY, python=PY, request=CoverageRequest(map=False))
     assert "ci_shards.coverage.pytest_map" not in no_map
 
