@@ -147,8 +147,12 @@ def test_a_test_skipped_in_the_timed_run_is_planned_next_time_not_new(tmp_path: 
     args = ["--granularity", "test", "--durations", str(timings), "--out", str(second_out)]
     second = _ci_shards("local", "--discover", "--shards", "2", *args, "--pytest", cwd=root)
     assert second.returncode == 1, second.stderr
-    planned = [i for s in json.loads((second_out / "plan.json").read_text())["shards"] for i in s["items"]]
-    assert "tests/test_outcomes.py::test_skip" in planned
+    plan = json.loads((second_out / "plan.json").read_text())
+    planned = [i for s in plan["shards"] for i in s["items"]]
+    # by its id, or inside its whole file when balance put all the file's tests in one shard (the plan then names
+    # the file: plan/discover.whole_files_as_items; which happens depends on the measured times)
+    assert "tests/test_outcomes.py::test_skip" in planned or "tests/test_outcomes.py" in planned
+    assert plan["unknown_items"] == 0  # every planned test has a timing: the skipped one is known, not new
     verdict = _verdict(root, second_out)
     assert verdict["accounting"]["unplanned"] == []
     assert "new since the plan" not in second.stdout + second.stderr
