@@ -29,7 +29,7 @@ from ci_shards.plan.planner import plan_items
 from ci_shards.plan.pytest_args import check_pytest_words
 from ci_shards.plan.pytest_collect import collect_pytest, portable_rootdir
 from ci_shards.plan.workers import overhead_variant, planned_workers
-from ci_shards.run.workers import MachineFiles, WorkerChoice, read_machine
+from ci_shards.run.workers import MachineFiles, WorkerChoice, parse_workers, read_machine
 from ci_shards.select.apply import select_items
 from ci_shards.select.decide import Selection, shrink_shards
 from ci_shards.select.settings import SelectMode
@@ -109,9 +109,11 @@ def shard_overhead(options: PlanOptions, stores: Sequence[TimingsStore], workers
 
 
 def _workers(options: PlanOptions, items: Sequence[str]) -> WorkerChoice:
-    """The workers the plan is made for; ``auto`` reads this machine (the edge)."""
-    machine = read_machine() if options.workers.strip().lower() == "auto" else MachineFiles()
-    files = len({item_file(i) for i in items})
+    """The workers the plan is made for; ``auto`` reads this machine (the edge) and counts the files, which
+    only ``auto`` is capped by (not done for a given K: one pass over every item, on the plan's hot path)."""
+    auto = parse_workers(options.workers) is None
+    machine = read_machine() if auto else MachineFiles()
+    files = len({item_file(i) for i in items}) if auto else 1
     return planned_workers(options.workers, files=files, worker_memory=options.worker_memory, machine=machine)
 
 
