@@ -12,7 +12,7 @@ from ci_shards.common.console import fmt_seconds, plural
 from ci_shards.model.outcome import CaseResult
 from ci_shards.report import md
 from ci_shards.report.frames import restore_first_indent
-from ci_shards.report.verdict import Verdict
+from ci_shards.report.verdict import UNMEASURED, Verdict
 
 NO_REASON: Final = "no reason given"
 # fmt_seconds shows tenths: a faster test would read "0.0s", which says nothing about where time went
@@ -71,14 +71,11 @@ def flaky_rows(flaky: Sequence[tuple[int, CaseResult]], limit: int, trace_chars:
 
 
 def slowest(cases: Sequence[CaseResult], count: int) -> list[dict[str, str]]:
-    """The slowest tests by measured time: no skipped, xfailed or left-out test (their time is no run's),
-    no implausible time, nothing that would read 0.0s."""
+    """The slowest tests by measured time, "measured" read as the timings store reads it
+    (``verdict.UNMEASURED``): an xfailed test ran and its time counts, as in pytest's own ``--durations``;
+    a skipped or left-out one did not. No implausible time, nothing that would read 0.0s."""
     measured = [
-        c
-        for c in cases
-        if c.counted_as in ("passed", "failed", "error", "xpassed")
-        and not c.time_invalid
-        and c.time >= MEASURABLE_SECONDS
+        c for c in cases if c.counted_as not in UNMEASURED and not c.time_invalid and c.time >= MEASURABLE_SECONDS
     ]
     ranked = sorted(measured, key=lambda c: (-c.time, c.test_id))[:count]
     return [{"id": md.code_inline(c.test_id, table=True), "time": fmt_seconds(c.time)} for c in ranked]

@@ -8,8 +8,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ci_shards.model.outcome import CaseOutcome
-from ci_shards.report import github
+from ci_shards.model.outcome import LEFT_OUT_TYPE, XFAILED_TYPE, CaseOutcome
+from ci_shards.report import github, story
 from ci_shards.report.aggregate import aggregate_dirs
 from ci_shards.report.render import render_summary
 from tests.unit.aggregate_fixtures import case_for, flaky_case, make_plan, write_shard
@@ -97,3 +97,17 @@ def test_plan_quality_says_when_the_estimates_were_guesses(tmp_path: Path) -> No
     assert "the plan estimated 43.0s (12 planned items of 40 had no timing: their estimates were guesses)." in some
     every = render_summary(dataclasses.replace(verdict, unknown_items=40))
     assert "(every estimate was a guess: there were no timings for any planned item)." in every
+
+
+def test_slowest_reads_measured_as_the_timings_store_does() -> None:
+    """One reading of "measured" (story.slowest and verdict.UNMEASURED): an xfailed test ran, so its time
+    is listed as pytest's --durations lists it; a skipped or left-out one, or an implausible time, never."""
+    cases = [
+        case_for("tests/test_x.py::test_slow_xfail", CaseOutcome.SKIPPED, type=XFAILED_TYPE, time=9.0),
+        case_for("tests/test_x.py::test_skipped", CaseOutcome.SKIPPED, message="later", time=8.0),
+        case_for("tests/test_x.py::test_left_out", CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE, time=7.0),
+        case_for("tests/test_x.py::test_invalid", time=0.0, time_invalid=True),
+        case_for("tests/test_x.py::test_ran", time=2.0),
+    ]
+    listed = [row["id"] for row in story.slowest(cases, 10)]
+    assert listed == ["`tests/test_x.py::test_slow_xfail`", "`tests/test_x.py::test_ran`"]
