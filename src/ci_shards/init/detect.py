@@ -7,11 +7,12 @@ Every choice comes with a ``Finding``: what was chosen and why (the file it came
   package.json with jest (a dependency, or its test script) means jest, with ``node --test`` in the test script
   node; else go.mod means go; else a Python project (pyproject.toml, setup.cfg, setup.py, requirements*.txt) pytest;
 - install (pytest): ``--install``; else the first of the ``test``, ``tests``, ``dev`` extras (pyproject.toml or
-  setup.cfg), else of those PEP 735 dependency groups, else the requirements files named for tests or dev (and
-  requirements.txt beside them), else pytest alone; an installable project (``[project]``, setup.cfg, setup.py)
-  is installed with ``-e .`` too. Node: ``npm ci`` with a lockfile, else ``npm install``;
+  setup.cfg), else of those PEP 735 dependency groups, else of Poetry's groups (or its ``dev-dependencies``),
+  installed by Poetry into the job's Python, else the requirements files named for tests or dev (and
+  requirements.txt beside them), else pytest alone; an installable project (``[project]``, ``[build-system]``,
+  setup.cfg, setup.py) is installed with ``-e .`` too. Node: ``npm ci`` with a lockfile, else ``npm install``;
 - Python: ``--python-version``; else ``.python-version``; else the newest known version ``requires-python``
-  allows; else 3.12;
+  (or Poetry's ``python`` dependency) allows; else 3.12;
 - test paths: pytest's ``testpaths``; timings: ``.test_durations`` when committed; Node test files by jest's and
   ``node --test``'s naming conventions, one glob per folder and suffix.
 """
@@ -28,7 +29,7 @@ from typing import Any, Final
 
 from ci_shards.common.errors import UsageError
 from ci_shards.init.facts import LOCKFILES, NODE_TEST_FILE, ProjectFacts
-from ci_shards.init.pyversion import allowed_pythons, minor_of
+from ci_shards.init.pyversion import allowed_pythons, from_poetry, minor_of
 
 DEFAULT_PYTHON: Final = "3.12"
 DEFAULT_NODE: Final = "22"
@@ -38,6 +39,7 @@ NODE_VERSION_FILES: Final = (".nvmrc", ".node-version")
 NODE_REPORTER: Final = "junit-reporter.mjs"  # the test command of --runner node names it (templates/ci/github.yml.j2)
 # pip learned --group (PEP 735 dependency groups) in 25.1
 PIP_FOR_GROUPS: Final = "python -m pip install 'pip>=25.1'"
+POETRY_SETUP: Final = ("python -m pip install poetry", "poetry config virtualenvs.create false")
 
 
 class Ci(Enum):
@@ -142,31 +144,66 @@ def _table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
 
 
 def _installable(facts: ProjectFacts) -> bool:
-    return bool(_table(facts.pyproject, "project")) or "setup.py" in facts.files or "setup.cfg" in facts.files
+    """pip can build it: PEP 621 metadata, a PEP 517 build backend (Poetry's ``[tool.poetry]`` projects name
+    poetry-core there), or setuptools' files."""
+    return (
+        any(_table(facts.pyproject, key) for key in ("project", "build-system"))
+        or "setup.py" in facts.files
+        or "setup.cfg" in facts.files
+    )
+
+
+_Install = tuple[tuple[str, ...], str]  # the shell commands and why
+
+
+def _extra_install(facts: ProjectFacts) -> _Install | None:
+    pep621 = _table(facts.pyproject, "project", "optional-dependencies")
+    extra = next((name for name in TEST_EXTRAS if name in set(pep621) | set(facts.setup_cfg_extras)), None)
+    if extra is None or not _installable(facts):
+        return None
+    where = "pyproject.toml" if extra in pep621 else "setup.cfg"
+    return (f"python -m pip install -e '.[{extra}]'",), f"the {extra} extra of {where}"
+
+
+def _group_install(facts: ProjectFacts) -> _Install | None:
+    group = next((name for name in TEST_EXTRAS if name in _table(facts.pyproject, "dependency-groups")), None)
+    if group is None:
+        return None
+    project = " -e ." if _installable(facts) else ""
+    return (PIP_FOR_GROUPS, f"python -m pip install{project} --group {group}"), "a PEP 735 dependency group"
+
+
+def _poetry_install(facts: ProjectFacts) -> _Install | None:
+    """Poetry's groups (``[tool.poetry.group.<name>]``, Poetry 1.2+) or its older ``dev-dependencies``: pip
+    cannot install either, so Poetry installs them into the job's own Python (no virtualenv of its own, so the
+    run step's ``python -m pytest`` sees them; https://python-poetry.org/docs/configuration/)."""
+    poetry = _table(facts.pyproject, "tool", "poetry")
+    group = next((name for name in TEST_EXTRAS if name in _table(poetry, "group")), None)
+    if group is None and "dev-dependencies" not in poetry:
+        return None
+    with_group = f" --with {group}" if group else ""  # dev-dependencies are installed by default
+    why = f"the {group} group of Poetry" if group else "Poetry's dev-dependencies"
+    return (*POETRY_SETUP, f"poetry install{with_group}"), why
+
+
+def _requirements_install(facts: ProjectFacts) -> _Install | None:
+    requirements = _requirements(facts.files)
+    if not requirements:
+        return None
+    project = " -e ." if _installable(facts) else ""
+    files = " ".join(f"-r {name}" for name in requirements)
+    return (f"python -m pip install{project} {files}",), "requirements files"
 
 
 def python_install(facts: ProjectFacts) -> tuple[tuple[str, ...], Finding]:
-    extras = set(_table(facts.pyproject, "project", "optional-dependencies")) | set(facts.setup_cfg_extras)
-    extra = next((name for name in TEST_EXTRAS if name in extras), None)
-    groups = _table(facts.pyproject, "dependency-groups")
-    group = next((name for name in TEST_EXTRAS if name in groups), None)
-    project = " -e ." if _installable(facts) else ""
-    requirements = _requirements(facts.files)
-    commands: tuple[str, ...]
-    if extra is not None and _installable(facts):
-        where = (
-            "pyproject.toml" if extra in _table(facts.pyproject, "project", "optional-dependencies") else "setup.cfg"
-        )
-        commands, why = (f"python -m pip install -e '.[{extra}]'",), f"the {extra} extra of {where}"
-    elif group is not None:
-        commands, why = (
-            (PIP_FOR_GROUPS, f"python -m pip install{project} --group {group}"),
-            "a PEP 735 dependency group",
-        )
-    elif requirements:
-        files = " ".join(f"-r {name}" for name in requirements)
-        commands, why = (f"python -m pip install{project} {files}",), "requirements files"
+    """The first rule that finds the project's test dependencies (the module's docstring gives the order)."""
+    for rule in (_extra_install, _group_install, _poetry_install, _requirements_install):
+        found = rule(facts)
+        if found is not None:
+            commands, why = found
+            break
     else:
+        project = " -e ." if _installable(facts) else ""
         commands = (f"python -m pip install{project} pytest",)
         why = "no test extra, dependency group or requirements file found: pytest only, add yours"
     return commands, Finding("install", " && ".join(commands), why)
@@ -179,11 +216,14 @@ def python_version(facts: ProjectFacts, request: InitRequest) -> Finding:
         minor = minor_of(facts.python_version_file)
         if minor:
             return Finding("python", minor, f".python-version says {facts.python_version_file}")
-    spec = _table(facts.pyproject, "project").get("requires-python")
+    spec, source = _table(facts.pyproject, "project").get("requires-python"), "requires-python"
+    poetry_python = _table(facts.pyproject, "tool", "poetry", "dependencies").get("python")
+    if not isinstance(spec, str) and isinstance(poetry_python, str):
+        spec, source = from_poetry(poetry_python), f"Poetry's python = {poetry_python}, that is"
     if isinstance(spec, str) and spec.strip():
         allowed, unread = allowed_pythons(spec)
         if allowed and not unread:
-            return Finding("python", allowed[-1], f"the newest that requires-python {spec!s} allows")
+            return Finding("python", allowed[-1], f"the newest that {source} {spec!s} allows")
     return Finding("python", DEFAULT_PYTHON, "no .python-version or readable requires-python: the default")
 
 

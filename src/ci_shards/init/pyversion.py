@@ -57,3 +57,25 @@ def minor_of(version: str) -> str | None:
     """``3.12`` of a ``.python-version`` line such as ``3.12.4`` or ``3.12``; None for ``pypy3.10`` and the like."""
     match = re.match(r"^(\d+)\.(\d+)(?:\.\d+)?$", version.strip())
     return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
+_POETRY_RANGE: Final = re.compile(r"([\^~])(\d+)(?:\.(\d+))?(?:\.\d+)*")
+
+
+def from_poetry(constraint: str) -> str:
+    """Poetry's ``python`` constraint as a PEP 440 specifier (https://python-poetry.org/docs/dependency-specification/):
+    ``^3.10`` is ``>=3.10,<4``, ``~3.10`` is ``>=3.10,<3.11``, a bare ``3.10`` is ``==3.10``, ``*`` allows all, and
+    clauses join by commas or spaces; anything else is left as written, so ``allowed_pythons`` reports it unread."""
+    clauses: list[str] = []
+    for token in re.split(r"\s*,\s*|\s+(?=[<>=!~^\d])", constraint.strip()):
+        caret_or_tilde = _POETRY_RANGE.fullmatch(token)
+        if caret_or_tilde is not None:
+            op, major, minor = caret_or_tilde.group(1), int(caret_or_tilde.group(2)), caret_or_tilde.group(3)
+            low = f"{major}.{minor}" if minor is not None else f"{major}"
+            high = f"{major + 1}" if op == "^" or minor is None else f"{major}.{int(minor) + 1}"
+            clauses += [f">={low}", f"<{high}"]
+        elif re.fullmatch(r"\d+(\.\d+)*(\.\*)?", token):
+            clauses.append(f"=={token}")
+        elif token not in ("", "*"):
+            clauses.append(token)
+    return ",".join(clauses)

@@ -45,6 +45,13 @@ def test_pytest_settings_win_over_package_json() -> None:
          ("python -m pip install 'pip>=25.1'", "python -m pip install -e . --group test")),
         (facts(pyproject={"dependency-groups": {"dev": []}}),
          ("python -m pip install 'pip>=25.1'", "python -m pip install --group dev")),
+        (facts(pyproject={"tool": {"poetry": {"name": "p", "group": {"docs": {}, "test": {}}}}}),
+         ("python -m pip install poetry", "poetry config virtualenvs.create false", "poetry install --with test")),
+        (facts(pyproject={"tool": {"poetry": {"name": "p", "dev-dependencies": {"pytest": "*"}}}}),
+         ("python -m pip install poetry", "poetry config virtualenvs.create false", "poetry install")),
+        (facts(pyproject={"tool": {"poetry": {"name": "p", "group": {"docs": {}}}},
+                          "build-system": {"build-backend": "poetry.core.masonry.api"}}),
+         ("python -m pip install -e . pytest",)),
         (facts(files=frozenset({"requirements.txt", "requirements-dev.txt", "requirements-docs.txt"})),
          ("python -m pip install -r requirements.txt -r requirements-dev.txt",)),
         (facts(files=frozenset({"requirements.txt"})), ("python -m pip install -r requirements.txt",)),
@@ -65,6 +72,8 @@ def test_the_python_version() -> None:
     assert finding(pinned, "python", InitRequest(runner=Runner.PYTEST, python_version="3.13"))[0] == "3.13"
     unread = facts(pyproject={"project": {"requires-python": "weird"}}, pytest_source="pyproject.toml")
     assert finding(unread, "python")[0] == "3.12"
+    poetry = facts(pyproject={"tool": {"poetry": {"dependencies": {"python": "~3.11"}}}}, pytest_source="pytest.ini")
+    assert finding(poetry, "python") == ("3.11", "the newest that Poetry's python = ~3.11, that is >=3.11,<3.12 allows")
 
 
 @pytest.mark.parametrize(
