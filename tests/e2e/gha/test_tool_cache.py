@@ -34,7 +34,7 @@ def step(name: str, job: Path, inputs: dict[str, str], runner: dict[str, str]) -
     """One step in a job folder of its own (a fresh RUNNER_TEMP, as each job gets), returning its outputs."""
     job.mkdir(parents=True, exist_ok=True)
     (job / "output.txt").write_text("")
-    done = run_step(name, job, inputs, runner)
+    done = run_step(name, job, inputs, runner, timeout=600)  # an install builds a wheel and a venv: minutes at load 20
     assert done.returncode == 0, done.stdout + done.stderr
     return outputs(job)
 
