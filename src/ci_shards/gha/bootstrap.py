@@ -6,13 +6,14 @@ so it imports nothing beyond the standard library and ``ci_shards.gha.inputs`` (
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import platform
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a file: the package's source folder is two levels up
@@ -58,11 +59,32 @@ def sources_digest(action_path: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def install_key(env: Mapping[str, str], *, python: str, python_version: str, coverage: bool, sources: str) -> str:
+def interpreter_digest(*, python: str, python_version: str, coverage: bool) -> str:
+    """What a venv is made of beyond the sources: the Python it was made with, and the coverage extra."""
+    return hashlib.sha256(f"{python}\n{python_version}\ncoverage-{str(coverage).lower()}".encode()).hexdigest()[:16]
+
+
+def install_key(env: Mapping[str, str], *, venv: str, interpreter: str, sources: str) -> str:
     """A venv only works at the path and with the Python it was made with: both are in the key."""
-    where = f"{python}\n{python_version}\n{env.get('RUNNER_TEMP', '')}-coverage-{str(coverage).lower()}"
-    digest = hashlib.sha256(where.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(f"{venv}\n{interpreter}".encode()).hexdigest()[:16]
     return f"ci-shards-venv-{env.get('RUNNER_OS', '')}-{env.get('RUNNER_ARCH', '')}-{digest}-{sources}"
+
+
+def tool_folder(env: Mapping[str, str], sources: str) -> Path | None:
+    """Where this runner keeps ci-shards between jobs: ``$RUNNER_TOOL_CACHE/ci-shards/<sources digest>``.
+
+    The runner's tool cache is the folder setup-python keeps its Pythons in (docs.github.com, "Setting up the tool
+    cache on self-hosted runners"): a self-hosted runner keeps it from job to job, a hosted one starts each job with
+    its preinstalled tools only. One folder per digest of the action's sources (``sources_digest``), so an action
+    whose sources changed never reuses what an older one installed; None when the runner has no tool cache."""
+    cache = env.get("RUNNER_TOOL_CACHE", "")
+    return Path(cache) / "ci-shards" / sources if cache else None
+
+
+def venv_folder(env: Mapping[str, str], sources: str, interpreter: str) -> Path:
+    """The private venv: in the tool folder, one per interpreter digest; without a tool cache, under $RUNNER_TEMP."""
+    tools = tool_folder(env, sources)
+    return tools / f"venv-{interpreter}" if tools else Path(env["RUNNER_TEMP"]) / "ci-shards-venv"
 
 
 def wrapper_script(python: str) -> str:
@@ -71,44 +93,65 @@ def wrapper_script(python: str) -> str:
     return f"#!/bin/sh\nexec '{quoted}' -m ci_shards \"$@\"\n"
 
 
+# Written into a venv after its install succeeded: a venv without it is rebuilt (a job killed mid-install).
+COMPLETE = "ci-shards-complete"
+
+
+def base_interpreter() -> str:
+    """The Python a venv made by this one runs on: this one, or, when this one is itself a venv's (a stand-in
+    setup-python's, a job's own venv), the base interpreter that venv was made from (venv.EnvBuilder makes a
+    venv on sys._base_executable)."""
+    return str(getattr(sys, "_base_executable", "") or sys.executable)
+
+
+def _private_venv(env: Mapping[str, str], inputs: Mapping[str, str]) -> tuple[Path, str, str]:
+    """The venv, its cache key and the sources digest, as prepare outputs them and install uses them."""
+    sources = sources_digest(Path(env["GITHUB_ACTION_PATH"]))
+    interpreter = interpreter_digest(
+        python=base_interpreter(), python_version=platform.python_version(), coverage=is_true(inputs, "coverage")
+    )
+    venv = venv_folder(env, sources, interpreter)
+    return venv, install_key(env, venv=str(venv), interpreter=interpreter, sources=sources), sources
+
+
 def prepare(env: Mapping[str, str]) -> dict[str, str]:
+    """Refuses what cannot work; outputs the venv, its cache key, and ready=true when the venv is already complete
+    in this runner's tool cache (the cache restore and save are then skipped)."""
     inputs = parse_inputs(env.get(INPUTS_ENV, ""))
     problem = refusal(inputs, env.get("RUNNER_OS", ""))
     if problem:
         raise CiShardsError(problem)
     if inputs.get("python"):
         return {}
-    sources = sources_digest(Path(env["GITHUB_ACTION_PATH"]))
-    key = install_key(
-        env,
-        python=sys.executable,
-        python_version=platform.python_version(),
-        coverage=is_true(inputs, "coverage"),
-        sources=sources,
-    )
-    return {"key": key, "venv": str(Path(env["RUNNER_TEMP"]) / "ci-shards-venv")}
+    venv, key, _sources = _private_venv(env, inputs)
+    return {"key": key, "venv": str(venv), "ready": str((venv / COMPLETE).is_file()).lower()}
 
 
 def install(env: Mapping[str, str]) -> dict[str, str]:
     inputs = parse_inputs(env.get(INPUTS_ENV, ""))
-    action = env["GITHUB_ACTION_PATH"]
+    action = Path(env["GITHUB_ACTION_PATH"])
     coverage = is_true(inputs, "coverage")
-    spec = f"{action}[coverage]" if coverage else action
-    check = ["-c", "import ci_shards, coverage"] if coverage else ["-m", "ci_shards", "--version"]
     if inputs.get("python"):
         found = shutil.which(inputs["python"])
         if found is None:
             msg = f"input python: '{inputs['python']}' not found"
             raise CiShardsError(msg)
         python = found
-        subprocess.run([python, *PIP, spec], check=True)
+        wheel = shared_wheel(env, action, sources_digest(action))
+        if wheel is not None and _installed_from(python) not in (None, wheel.as_uri()):
+            # pip leaves an installed ci-shards of the wheel's version alone (a folder it would reinstall): replace
+            # one that came from elsewhere, an older action's (a self-hosted runner's Python keeps what jobs install)
+            subprocess.run([python, *PIP, "--no-deps", "--force-reinstall", str(wheel)], check=True)
+        subprocess.run([python, *PIP, _spec(wheel or action, coverage)], check=True)
     else:
-        venv = Path(env["RUNNER_TEMP"]) / "ci-shards-venv"
+        venv, _key, sources = _private_venv(env, inputs)
         python = str(venv / "bin" / "python")
-        probe = [python, *check]
-        usable = Path(python).is_file() and not subprocess.run(probe, capture_output=True, check=False).returncode
-        if not usable:  # no venv restored, or one that lacks ci-shards (or coverage)
-            _fresh_venv(venv, python, spec)
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(venv.parent / f"{venv.name}.lock"):  # jobs running at once on one machine build it once
+            if not _complete(venv, python, coverage):  # none restored or left by an earlier job, or a broken one
+                wheel = shared_wheel(env, action, sources)
+                _fresh_venv(venv, python, _spec(wheel or action, coverage))
+                (venv / COMPLETE).write_text(f"{sources}\n")
     bin_dir = Path(env["RUNNER_TEMP"]) / "ci-shards-bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     wrapper = bin_dir / "ci-shards"
@@ -116,6 +159,60 @@ def install(env: Mapping[str, str]) -> dict[str, str]:
     wrapper.chmod(0o755)
     subprocess.run([str(wrapper), "--version"], check=True)
     return {"ci-shards": str(wrapper), "python": python}
+
+
+def shared_wheel(env: Mapping[str, str], action: Path, sources: str) -> Path | None:
+    """The action built into a wheel once per runner and sources digest, in the tool folder; every later install
+    on this runner (a venv, or the input python of each matrix leg) installs that wheel instead of building the
+    sources again (a build is most of an install: setuptools in an isolated environment, docs/benchmarks.md).
+    None without a tool cache: then each install builds from the action's folder."""
+    tools = tool_folder(env, sources)
+    if tools is None:
+        return None
+    wheels = tools / "wheel"
+    tools.mkdir(parents=True, exist_ok=True)
+    with _locked(tools / "wheel.lock"):
+        if not any(wheels.glob("*.whl")):
+            partial = tools / "wheel.partial"  # renamed into place only when whole
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.rmtree(wheels, ignore_errors=True)
+            build = [sys.executable, "-m", "pip", "wheel", *PIP[3:], "--no-deps", "--wheel-dir", str(partial)]
+            subprocess.run([*build, str(action)], check=True)
+            partial.rename(wheels)
+    return min(wheels.glob("*.whl"))
+
+
+def _installed_from(python: str) -> str | None:
+    """Where the ci-shards installed in ``python`` came from: the URL pip recorded (PEP 610 direct_url.json; the
+    wheel's path names the sources digest), "" when unknown, None when it has no ci-shards."""
+    probe = (
+        "import importlib.metadata as m, json\n"
+        "print(json.loads(m.distribution('ci-shards').read_text('direct_url.json') or '{}').get('url', ''))"
+    )
+    done = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=False)
+    return None if done.returncode else done.stdout.strip()
+
+
+def _spec(source: Path, coverage: bool) -> str:
+    return f"{source}[coverage]" if coverage else str(source)
+
+
+def _complete(venv: Path, python: str, coverage: bool) -> bool:
+    check = ["-c", "import ci_shards, coverage"] if coverage else ["-m", "ci_shards", "--version"]
+    if not (venv / COMPLETE).is_file() or not Path(python).is_file():
+        return False
+    return not subprocess.run([python, *check], capture_output=True, check=False).returncode
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` for the block (flock: released when the process ends, even killed). fcntl is
+    imported here, not at the top: prepare must still refuse Windows, which has none, with its own message."""
+    import fcntl  # noqa: PLC0415
+
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def _fresh_venv(venv: Path, python: str, spec: str) -> None:

@@ -5,11 +5,19 @@ actions/upload-artifact, download-artifact, setup-python and cache are replaced 
 ``stand-ins/`` here through ``--local-repository owner/repo@sha=DIR`` (same ``owner/repo@ref`` as action.yml pins),
 and the action under test (``ci-shards/ci-shards@v1`` in the example workflows) by a copy of this project. act's own
 artifact server stays off (the stand-ins keep artifacts in a folder) and its cache server is disabled, so nothing
-listens beyond 127.0.0.1 and nothing leaves the machine except pip asking the package index.
+listens beyond 127.0.0.1. pip in the jobs installs from a wheelhouse prepared once per session (``wheelhouse``:
+``PIP_NO_INDEX`` and ``PIP_FIND_LINKS`` in the jobs' environment, as on a runner with a local package mirror), so a
+job never waits on the package index: asking it cost 5 to 10 s of wall time per pip call (docs/benchmarks.md).
+
+The runner's tool cache (RUNNER_TOOL_CACHE, where the action keeps its wheel and venv: act puts it in
+``--action-cache-path``) is shared by every run of the session, as one self-hosted runner keeps it from one
+workflow run to the next: the session's first job builds ci-shards there, every later job reuses it.
 """
 
 from __future__ import annotations
 
+import fcntl
+import importlib.metadata
 import json
 import os
 import re
@@ -46,6 +54,39 @@ def pinned_actions(*files: Path) -> set[tuple[str, str]]:
         for full, _name, sha in _USES.findall(f.read_text()):
             found.add((full, sha))
     return found
+
+
+# What pip installs in the jobs of the tested workflows, beside ci-shards' own dependencies (pyproject.toml):
+# setuptools builds ci-shards and the generated projects (pip's default build backend wants wheel too), pytest
+# is every shard's runner.
+JOB_REQUIREMENTS = ("setuptools>=68", "wheel", "pytest>=8")
+
+
+def job_requirements() -> list[str]:
+    """Every requirement a job's pip resolves: ci-shards' dependencies and its coverage extra (the metadata of the
+    editable install, i.e. pyproject.toml), and JOB_REQUIREMENTS."""
+    found = []
+    for requirement in importlib.metadata.requires("ci-shards") or []:
+        name, _, marker = requirement.partition(";")
+        if not marker.strip() or marker.replace("'", '"').split() == ["extra", "==", '"coverage"']:
+            found.append(name.strip())
+    return [*found, *JOB_REQUIREMENTS]
+
+
+def wheelhouse(folder: Path) -> Path:
+    """``folder``/wheels holding a wheel of every job requirement, downloaded once: the first caller (of any
+    xdist worker: ``folder`` is shared) downloads under a lock, the others wait and reuse it."""
+    wheels = folder / "wheels"
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "wheels.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not wheels.is_dir():
+            partial = folder / "wheels.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            pip = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
+            subprocess.run([*pip, "--dest", str(partial), *job_requirements()], check=True, capture_output=True)
+            partial.rename(wheels)
+    return wheels
 
 
 def export_project(dest: Path) -> Path:
@@ -105,25 +146,25 @@ def run_act(
     act: str,
     repo: Path,
     work: Path,
-    pip_cache: Path,
+    wheels: Path,
     *,
     caches_of: ActRun | None = None,
     event_name: str = "push",
     payload: dict[str, object] | None = None,
 ) -> ActRun:
-    """Run the repo's workflow on a push to main (or ``event_name`` with ``payload``); returns act's exit code,
-    its log and the artifacts folder. ``caches_of``: start with the caches an earlier run saved (a later
-    workflow run of the same repository).
+    """Run the repo's workflow on a push to main (or ``event_name`` with ``payload``), its jobs' pip installing
+    from ``wheels`` (``wheelhouse``) only; returns act's exit code, its log and the artifacts folder.
+    ``caches_of``: start with the caches an earlier run saved (a later workflow run of the same repository).
 
     act itself sometimes crashes when parallel jobs read the local stand-ins at once (act v0.2.89: the Go
     runtime's "fatal error: concurrent map read and map write" in its LocalRepositoryCache). That is act's
     bug, not a result of the workflow: the run is repeated once, from scratch in a folder of its own, and
     the test judges the second run like any other."""
-    done = _run_act_once(act, repo, work, pip_cache, caches_of=caches_of, event_name=event_name, payload=payload)
+    done = _run_act_once(act, repo, work, wheels, caches_of=caches_of, event_name=event_name, payload=payload)
     if ACT_CRASH in done.log:
         retry = work / "after-act-crash"
         retry.mkdir()
-        done = _run_act_once(act, repo, retry, pip_cache, caches_of=caches_of, event_name=event_name, payload=payload)
+        done = _run_act_once(act, repo, retry, wheels, caches_of=caches_of, event_name=event_name, payload=payload)
     return done
 
 
@@ -134,7 +175,7 @@ def _run_act_once(
     act: str,
     repo: Path,
     work: Path,
-    pip_cache: Path,
+    wheels: Path,
     *,
     caches_of: ActRun | None,
     event_name: str,
@@ -152,13 +193,17 @@ def _run_act_once(
         "-W", ".github/workflows/tests.yml",
         "-e", str(event),
         "-P", "ubuntu-latest=-self-hosted",
-        "--action-cache-path", str(work / "act-cache"),
+        # Shared by every run of the session, so its tool_cache (RUNNER_TOOL_CACHE) is too: one self-hosted runner
+        # taking one workflow run after another, whose first job installs ci-shards there for the later ones.
+        "--action-cache-path", str(wheels.parent / "act-cache"),
         "--action-offline-mode",
         "--no-cache-server",
         "--artifact-server-addr", "127.0.0.1",
         "--cache-server-addr", "127.0.0.1",
         "--env", f"CI_SHARDS_STANDIN_ROOT={root}",
-        "--env", f"PIP_CACHE_DIR={pip_cache}",
+        "--env", f"PIP_CACHE_DIR={wheels.parent / 'pip-cache'}",
+        "--env", "PIP_NO_INDEX=1",
+        "--env", f"PIP_FIND_LINKS={wheels}",
         "--local-repository", f"{ACTION_REF}={action}",
     ]  # fmt: skip
     workflow = repo / ".github" / "workflows" / "tests.yml"

@@ -17,29 +17,29 @@ from tests.e2e.gha.test_act_pytest import (
     demo_files,
     example_workflow,
     make_repo,
-    pip_cache,
     report,
+    wheels,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-__all__ = ["act", "pip_cache"]  # fixtures shared with the other act tests
+__all__ = ["act", "wheels"]  # fixtures shared with the other act tests
 
 
-def test_the_injected_failure_is_new_then_known(act: str, pip_cache: Path, tmp_path: Path) -> None:
+def test_the_injected_failure_is_new_then_known(act: str, wheels: Path, tmp_path: Path) -> None:
     workflow = example_workflow()
     aggregate = next(s for s in workflow["jobs"]["report"]["steps"] if s.get("with", {}).get("command") == "aggregate")
     aggregate["with"]["fail-on"] = "new"
     failing = "def test_injected_failure():\n    assert 6 * 7 == 41\n"
     repo = make_repo(tmp_path / "repo", workflow, demo_files({INJECTED: failing}))
 
-    first = run_act(act, repo, tmp_path / "first", pip_cache)
+    first = run_act(act, repo, tmp_path / "first", wheels)
     print(f"first act run took {first.seconds:.1f}s; log in {tmp_path / 'first' / 'act.log'}")
     assert first.job_results().get("report") == "failed", first.log[-3000:]
     summary = (report(first) / "summary.md").read_text()
     assert "### 🆕 New failures (1)" in summary and "No test history of main to compare with yet" in summary
     assert "test_injected_failure" in summary.split("### 🆕 New failures (1)")[1].split("###")[0]
 
-    second = run_act(act, repo, tmp_path / "second", pip_cache, caches_of=first)
+    second = run_act(act, repo, tmp_path / "second", wheels, caches_of=first)
     print(f"second act run took {second.seconds:.1f}s; log in {tmp_path / 'second' / 'act.log'}")
     summary = (report(second) / "summary.md").read_text()
     assert "### 📌 Known failures (1): not failing this build (--fail-on new)" in summary, summary[:3000]

@@ -8,13 +8,14 @@ Three runs, each a whole workflow (plan → matrix of shards → report):
 - a ``-k`` that selects nothing: the plan job fails saying so, and the report job fails with a summary saying
   no tests ran (issue 8: an empty suite never passes).
 
-Run just these with ``.venv/bin/python -m pytest tests/e2e/gha/test_act_pytest.py -v``; each takes about half a minute
-(most of it pip installing into the jobs' fresh environments).
+Run just these with ``.venv/bin/python -m pytest tests/e2e/gha/test_act_pytest.py -v`` (docs/benchmarks.md has
+their times).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -24,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.gha.act_harness import REPO, RUN_ID, ActRun, find_act, make_repo, run_act
+from tests.e2e.gha.act_harness import REPO, RUN_ID, ActRun, find_act, make_repo, run_act, wheelhouse
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -46,8 +47,11 @@ def act() -> str:
 
 
 @pytest.fixture(scope="module")
-def pip_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("pip-cache")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The jobs' wheelhouse (act_harness.wheelhouse), one per session: under xdist the workers' base folders share
+    a parent, which pytest made for this session."""
+    base = tmp_path_factory.getbasetemp()
+    return wheelhouse((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "act-pip")
 
 
 def example_workflow() -> dict[str, Any]:
@@ -102,13 +106,13 @@ def plan_of(run: ActRun) -> dict[str, Any]:
     return plan
 
 
-def test_failing_test_fails_the_report_and_every_test_is_merged_once(act: str, pip_cache: Path, tmp_path: Path) -> None:
+def test_failing_test_fails_the_report_and_every_test_is_merged_once(act: str, wheels: Path, tmp_path: Path) -> None:
     failing = f"def test_injected_failure():\n    assert 6 * 7 == 41, 'injected by {Path(__file__).name}'\n"
     repo = make_repo(tmp_path / "repo", example_workflow(), demo_files({INJECTED: failing}))
     expected = collected_ids(repo)
     assert INJECTED_ID in expected and len(expected) == 45
 
-    run = run_act(act, repo, tmp_path, pip_cache)
+    run = run_act(act, repo, tmp_path, wheels)
     print(f"act run took {run.seconds:.1f}s; log in {tmp_path / 'act.log'}")
 
     assert run.returncode != 0, run.log[-3000:]
@@ -139,7 +143,7 @@ def test_failing_test_fails_the_report_and_every_test_is_merged_once(act: str, p
 
 
 def test_never_started_shard_fails_the_report_although_needs_says_success(
-    act: str, pip_cache: Path, tmp_path: Path
+    act: str, wheels: Path, tmp_path: Path
 ) -> None:
     workflow = example_workflow()
     test_job = workflow["jobs"]["test"]
@@ -153,7 +157,7 @@ def test_never_started_shard_fails_the_report_although_needs_says_success(
     report_steps.insert(0, {"run": 'echo "needs.test.result=${{ needs.test.result }}"'})
     repo = make_repo(tmp_path / "repo", workflow, demo_files())
 
-    run = run_act(act, repo, tmp_path, pip_cache)
+    run = run_act(act, repo, tmp_path, wheels)
     print(f"act run took {run.seconds:.1f}s; log in {tmp_path / 'act.log'}")
 
     assert run.returncode != 0, run.log[-3000:]
@@ -172,7 +176,7 @@ def test_never_started_shard_fails_the_report_although_needs_says_success(
 
 
 def test_a_filter_that_selects_nothing_fails_the_workflow_and_the_summary_says_no_tests_ran(
-    act: str, pip_cache: Path, tmp_path: Path
+    act: str, wheels: Path, tmp_path: Path
 ) -> None:
     workflow = example_workflow()
     plan_steps = workflow["jobs"]["plan"]["steps"]
@@ -186,7 +190,7 @@ def test_a_filter_that_selects_nothing_fails_the_workflow_and_the_summary_says_n
     plan_step["with"].update({"pytest-args": "tests -k nonexistent_name", "discover": "false", "python": "python"})
     repo = make_repo(tmp_path / "repo", workflow, demo_files())
 
-    run = run_act(act, repo, tmp_path, pip_cache)
+    run = run_act(act, repo, tmp_path, wheels)
     print(f"act run took {run.seconds:.1f}s; log in {tmp_path / 'act.log'}")
 
     assert run.returncode != 0, run.log[-3000:]
@@ -200,7 +204,7 @@ def test_a_filter_that_selects_nothing_fails_the_workflow_and_the_summary_says_n
 
 
 def test_coverage_true_publishes_complete_coverage_and_uploads_the_merged_files(
-    act: str, pip_cache: Path, tmp_path: Path
+    act: str, wheels: Path, tmp_path: Path
 ) -> None:
     workflow = example_workflow()
     for job in ("test", "report"):
@@ -208,7 +212,7 @@ def test_coverage_true_publishes_complete_coverage_and_uploads_the_merged_files(
         step["with"]["coverage"] = True
     repo = make_repo(tmp_path / "repo", workflow, demo_files())
 
-    run = run_act(act, repo, tmp_path, pip_cache)
+    run = run_act(act, repo, tmp_path, wheels)
     print(f"act run took {run.seconds:.1f}s; log in {tmp_path / 'act.log'}")
 
     assert run.returncode == 0, run.log[-3000:]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.gha.act_harness import make_repo, run_act
-from tests.e2e.gha.test_act_pytest import act, example_workflow, pip_cache, plan_of, report  # noqa: F401 (fixtures)
+from tests.e2e.gha.test_act_pytest import act, example_workflow, plan_of, report, wheels  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -63,11 +63,11 @@ def pull_request(tmp_path: Path, change: dict[str, str]) -> tuple[Path, dict[str
 
 def test_a_source_change_runs_fewer_shards_and_the_summary_lists_what_was_skipped(
     act: str,  # noqa: F811
-    pip_cache: Path,  # noqa: F811
+    wheels: Path,  # noqa: F811
     tmp_path: Path,
 ) -> None:
     repo, payload = pull_request(tmp_path, {"text.py": "def shout(s):\n    return s.upper()  # changed\n"})
-    run = run_act(act, repo, tmp_path, pip_cache, event_name="pull_request", payload=payload)
+    run = run_act(act, repo, tmp_path, wheels, event_name="pull_request", payload=payload)
     print(f"act run took {run.seconds:.1f}s; log in {tmp_path / 'act.log'}")
     jobs = run.job_results()
     assert jobs.get("report") == "succeeded", (jobs, run.log[-3000:])
@@ -80,9 +80,9 @@ def test_a_source_change_runs_fewer_shards_and_the_summary_lists_what_was_skippe
     assert "import map selected 1 test files" in summary
 
 
-def test_a_conftest_change_runs_everything(act: str, pip_cache: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_a_conftest_change_runs_everything(act: str, wheels: Path, tmp_path: Path) -> None:  # noqa: F811
     repo, payload = pull_request(tmp_path, {"tests/conftest.py": "import os\n"})
-    run = run_act(act, repo, tmp_path, pip_cache, event_name="pull_request", payload=payload)
+    run = run_act(act, repo, tmp_path, wheels, event_name="pull_request", payload=payload)
     jobs = run.job_results()
     assert jobs.get("report") == "succeeded", (jobs, run.log[-3000:])
     plan = plan_of(run)

@@ -39,7 +39,7 @@ def temp(cwd: Path) -> Path:
 
 
 def run_step(
-    name: str, cwd: Path, inputs: dict[str, str], extra: dict[str, str] | None = None
+    name: str, cwd: Path, inputs: dict[str, str], extra: dict[str, str] | None = None, *, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     """Run the step's script with bash; its env gets the inputs as JSON and the runner's variables."""
     spec = step(name)
@@ -66,7 +66,7 @@ def run_step(
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeout,
         check=False,
     )
 

@@ -44,17 +44,15 @@ def summary(run: ActRun) -> str:
     return (run.artifact("ci-shards-report-a1") / "summary.md").read_text()
 
 
-def test_the_written_workflow_passes_then_fails_naming_the_failing_test(
-    act: str, pip_cache: Path, tmp_path: Path
-) -> None:
-    green = run_act(act, initialised_repo(tmp_path / "green", TESTS), tmp_path / "green-act", pip_cache)
+def test_the_written_workflow_passes_then_fails_naming_the_failing_test(act: str, wheels: Path, tmp_path: Path) -> None:
+    green = run_act(act, initialised_repo(tmp_path / "green", TESTS), tmp_path / "green-act", wheels)
     print(f"act run took {green.seconds:.1f}s; log in {tmp_path / 'green-act' / 'act.log'}")
     assert green.returncode == 0, green.log[-3000:]
     assert green.job_results().get("report") == "succeeded", green.job_results()
     assert "ci-shards: passed" in summary(green)
 
     broken = {**TESTS, FAILING: "def test_broken():\n    assert 6 * 7 == 41\n"}
-    red = run_act(act, initialised_repo(tmp_path / "red", broken), tmp_path / "red-act", pip_cache)
+    red = run_act(act, initialised_repo(tmp_path / "red", broken), tmp_path / "red-act", wheels)
     print(f"act run took {red.seconds:.1f}s; log in {tmp_path / 'red-act' / 'act.log'}")
     assert red.returncode != 0, red.log[-3000:]
     jobs = red.job_results()

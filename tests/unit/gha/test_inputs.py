@@ -13,7 +13,15 @@ import yaml
 
 from ci_shards.cli import build_parser, main
 from ci_shards.common.errors import UsageError
-from ci_shards.gha.bootstrap import install_key, refusal, sources_digest, wrapper_script
+from ci_shards.gha.bootstrap import (
+    install_key,
+    interpreter_digest,
+    refusal,
+    sources_digest,
+    tool_folder,
+    venv_folder,
+    wrapper_script,
+)
 from ci_shards.gha.inputs import (
     Folders,
     Verdict,
@@ -262,13 +270,14 @@ def test_inputs_json_booleans_read_as_yaml_wrote_them() -> None:
 
 def test_the_install_key_changes_with_what_the_venv_depends_on(tmp_path: Path) -> None:
     env = {"RUNNER_TEMP": "/rt", "RUNNER_OS": "Linux", "RUNNER_ARCH": "X64"}
-    key = install_key(env, python="/py", python_version="3.12.1", coverage=False, sources="s")
+    interpreter = interpreter_digest(python="/py", python_version="3.12.1", coverage=False)
+    assert interpreter != interpreter_digest(python="/py", python_version="3.12.1", coverage=True)
+    assert interpreter != interpreter_digest(python="/py", python_version="3.13.0", coverage=False)
+    assert interpreter != interpreter_digest(python="/other/py", python_version="3.12.1", coverage=False)
+    key = install_key(env, venv="/v", interpreter=interpreter, sources="s")
     assert key.startswith("ci-shards-venv-Linux-X64-") and key.endswith("-s")
-    assert key != install_key(env, python="/py", python_version="3.12.1", coverage=True, sources="s")
-    assert key != install_key(env, python="/py", python_version="3.13.0", coverage=False, sources="s")
-    assert key != install_key(
-        {**env, "RUNNER_TEMP": "/other"}, python="/py", python_version="3.12.1", coverage=False, sources="s"
-    )
+    assert key != install_key(env, venv="/v", interpreter="other", sources="s")
+    assert key != install_key(env, venv="/elsewhere", interpreter=interpreter, sources="s")
     (tmp_path / "src" / "pkg").mkdir(parents=True)
     (tmp_path / "pyproject.toml").write_text("[project]\n")
     (tmp_path / "src" / "pkg" / "a.py").write_text("x = 1\n")
@@ -324,3 +333,12 @@ def test_gha_steps_refuse_to_run_outside_a_runner(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("RUNNER_TEMP", raising=False)
     monkeypatch.setenv("CI_SHARDS_INPUTS", "{}")
     assert main(["gha", "plan"]) == 2
+
+
+def test_the_tool_folder_is_one_per_sources_digest_and_the_venv_one_per_interpreter() -> None:
+    env = {"RUNNER_TEMP": "/rt", "RUNNER_TOOL_CACHE": "/tools"}
+    assert tool_folder(env, "s1") == Path("/tools/ci-shards/s1") != tool_folder(env, "s2")
+    assert venv_folder(env, "s1", "i1") == Path("/tools/ci-shards/s1/venv-i1") != venv_folder(env, "s1", "i2")
+    # no tool cache: the venv of the job's own temporary folder, as before
+    assert tool_folder({"RUNNER_TEMP": "/rt"}, "s1") is None
+    assert venv_folder({"RUNNER_TEMP": "/rt"}, "s1", "i1") == Path("/rt/ci-shards-venv")
