@@ -15,7 +15,7 @@ from tests.suite_order import longest_first, read_durations, unit_of, write_dura
 UNITS = st.sampled_from(["tests/a.py", "tests/b.py", "group:venv", "group:npm", "tests/c.py"])
 
 
-@settings(max_examples=200)
+@settings(max_examples=80)
 @given(
     units=st.lists(UNITS, max_size=30),
     known=st.lists(st.one_of(st.none(), st.floats(0, 100, allow_nan=False)), min_size=30, max_size=30),
