@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.suite_order import longest_first, read_durations, unit_of, write_durations
+
 REPO = Path(__file__).resolve().parent.parent
 REAL_DATA = REPO / "tests" / "data"
 DEMO = REPO / "examples" / "demo"
+DURATIONS = REPO / "tests" / "durations.json"  # {nodeid: seconds} of every test, for the order (tests/suite_order.py)
 
 # No wall-clock assertions, hypothesis' own included: its default 200 ms deadline per example fails
 # property tests on a loaded machine, which says nothing about the property.
@@ -36,9 +39,87 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="rewrite the golden files under tests/data from the current output (same as CI_SHARDS_REGEN_GOLDEN=1)",
     )
+    parser.addoption(
+        "--record-durations",
+        action="store_true",
+        help="merge this run's seconds per test into tests/durations.json (the order pytest-xdist deals tests in)",
+    )
+
+
+def _ram_temp_root() -> str | None:
+    """``/dev/shm`` when it is a file system with room and exec allowed, for ``PYTEST_DEBUG_TEMPROOT``.
+
+    The suite's files are written the way the stages write them: through a temp file, ``fsync`` and a rename
+    (ci_shards/common/outfile.py), hundreds per module. On this machine's ext4 that is 4.8 ms and 0.31 CPU ms
+    per file at load 20, on tmpfs 0.39 ms and 0.04 CPU ms (docs/benchmarks.md, the suite's speed): the same
+    calls, on a file system whose fsync has no disk to wait for. 8 GiB free at least (venvs, an npm install,
+    50 MB of output, pytest keeps three sessions' folders), and exec allowed (venvs and scripts run from there)."""
+    root = "/dev/shm"
+    try:
+        stats = os.statvfs(root)
+    except OSError:
+        return None
+    roomy = stats.f_bavail * stats.f_frsize >= 8 << 30
+    runnable = not stats.f_flag & os.ST_NOEXEC
+    return root if roomy and runnable and os.access(root, os.W_OK | os.X_OK) else None
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if "PYTEST_DEBUG_TEMPROOT" not in os.environ and config.getoption("basetemp", None) is None:
+        # pytest's documented root of tmp_path (docs: "Temporary directory location and retention"); set
+        # before the first tmp_path, inherited by the xdist workers and every pytest a test starts
+        ram = _ram_temp_root()
+        if ram is not None:
+            os.environ["PYTEST_DEBUG_TEMPROOT"] = ram
     if config.getoption("--regen-golden"):
         # the golden helpers (tests/unit/golden.py) read the environment, so both spellings are one switch
         os.environ["CI_SHARDS_REGEN_GOLDEN"] = "1"
+    if hasattr(config.option, "loadscopereorder"):
+        # pytest-xdist (>= 3.7) deals loadgroup/loadscope units biggest group first unless told not to
+        # (--no-loadscope-reorder); the order below is by measured seconds, so it must be the one dealt
+        config.option.loadscopereorder = False
+    if config.getoption("--record-durations") and not hasattr(config, "workerinput"):
+        _RECORDING["measured"] = {}  # in the controller, which sees every worker's reports
+
+
+# "measured": {nodeid: seconds of setup, call and teardown} while --record-durations records (the report hook
+# is given no config, so the one session's record lives here)
+_RECORDING: dict[str, dict[str, float]] = {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a pytest-xdist worker, the collection in the order the controller deals it: the longest units first
+    (tests/suite_order.py). Every worker reads the same file, so their collections stay identical, as xdist
+    requires; a run without -n keeps pytest's own order."""
+    if not hasattr(config, "workerinput"):
+        return
+    entries = []
+    for item in items:
+        # the group's name as pytest-xdist writes it after the id (xdist/remote.py: "<id>@<names joined by _>")
+        names = sorted(
+            {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+        )
+        group = "_".join(names) if names else None
+        nodeid = item.nodeid.removesuffix(f"@{group}") if group else item.nodeid
+        entries.append((nodeid, unit_of(nodeid, group)))
+    groups = {unit.removeprefix("group:") for _nodeid, unit in entries if unit.startswith("group:")}
+    # a run recorded under loadgroup reports the ids with their group; the order weighs them by the plain id
+    seconds = {
+        (key.rsplit("@", 1)[0] if key.rsplit("@", 1)[-1] in groups else key): value
+        for key, value in read_durations(DURATIONS).items()
+    }
+    order = longest_first(entries, seconds)
+    items[:] = [items[index] for index in order]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    measured = _RECORDING.get("measured")
+    if measured is not None:
+        measured[report.nodeid] = measured.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    measured = _RECORDING.pop("measured", None)
+    if measured:
+        write_durations(DURATIONS, measured)

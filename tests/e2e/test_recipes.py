@@ -19,8 +19,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-# xdist_group: under `pytest -n` (--dist loadgroup) one worker runs the module, so its module fixture is built once
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("jest-project")]
+from tests.e2e.built_once import built_once
+
+# No xdist_group: the npm install is built once per session for every worker (tests/e2e/built_once.py), so the
+# module's tests may run on both workers at once
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 JEST_PACKAGES = ["jest@29", "jest-junit@16"]
@@ -45,16 +48,13 @@ def _documented_commands() -> list[tuple[str, list[str]]]:
     return found
 
 
-@pytest.fixture(scope="module")
-def jest_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed (the jest recipe needs node and npm)")
-    project = tmp_path_factory.mktemp("jest-project")
-    (project / "package.json").write_text(json.dumps({"name": "recipe", "private": True}))
+def _npm_install(npm: str, folder: Path) -> None:
+    """jest and jest-junit installed into ``folder`` (``built_once``: one install per session, not per module
+    or worker). ``--prefer-offline``: packages npm's cache holds are not revalidated against the registry."""
+    (folder / "package.json").write_text(json.dumps({"name": "recipe", "private": True}))
     install = subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", *JEST_PACKAGES],
-        cwd=project,
+        [npm, "install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", *JEST_PACKAGES],
+        cwd=folder,
         capture_output=True,
         text=True,
         timeout=600,
@@ -64,6 +64,20 @@ def jest_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if NETWORK_ERRORS.search(install.stdout + install.stderr):
             pytest.skip(f"npm cannot reach the registry: {install.stderr.strip().splitlines()[-1:]}")
         pytest.fail(f"npm install failed:\n{install.stdout}\n{install.stderr}")
+
+
+@pytest.fixture(scope="module")
+def jest_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A jest project of its own per module (its TESTS), whose ``node_modules`` links to the session's one
+    install (read-only: no test writes into it)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed (the jest recipe needs node and npm)")
+    installed = built_once(tmp_path_factory, "jest-node-modules", lambda folder: _npm_install(npm, folder))
+    project = tmp_path_factory.mktemp("jest-project")
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy2(installed / name, project / name)
+    (project / "node_modules").symlink_to(installed / "node_modules")
     for name, text in TESTS.items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text(text)
