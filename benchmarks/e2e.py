@@ -32,15 +32,17 @@ Round 1 plans from the durations alone.
 Both tools get the same pytest options (``PYTEST_OPTS``), the same durations file, the same N and the
 same Python.
 
-With ``--workers K`` (issue 23: a runner's K cores) every round instead runs, one after another, each shard
-getting the whole machine as a K-CPU runner would: ci-shards planned and run with ``--workers K`` (the plan
-models each shard as K pytest-xdist workers; ``run --pytest`` starts ``-n K --dist loadfile``), pytest-split's
-groups with ``-n K`` added by hand (what its users do; same durations, same N), and ci-shards with
-``--workers 1``. It reports the critical path of each (plan job + slowest shard, wall and CPU) over
-pytest-split + xdist's, the total CPU over the serial run's, and each shard's estimate (``estimated_seconds``
-+ the plan's shard overhead) against its wall time (goal: within 15 %). After each round an aggregate (off
-the critical path) writes what the shards measured into a timings store per K, which the next round's plan
-reads (``--cached-durations``), as the action does: round 1 plans with no learned overhead.
+With ``--workers K`` (issue 23: a runner's K cores) the serial run happens once (it records the durations
+and is the CPU reference), then every round runs, one after another, each shard getting the whole machine as a
+K-CPU runner would: ci-shards planned and run with ``--workers K`` (the plan models each shard as K pytest-xdist
+workers; ``run --pytest`` starts ``-n K --dist loadfile``), pytest-split's groups with ``-n K`` added by hand
+(what its users do; same durations, same N), and ci-shards with ``--workers 1``, interleaved shard by shard
+(shard i of each tool in turn, the order of the tools rotated each round: the load of a shared machine drifts).
+It reports the critical path of each (plan job + slowest shard, wall and CPU) over pytest-split + xdist's, the
+total CPU over the serial run's, and each shard's estimate (``estimated_seconds`` + the plan's shard overhead)
+against its wall time (goal: within 15 %). After each round an aggregate (off the critical path) writes what the
+shards measured into a timings store per K, which the next round's plan reads (``--cached-durations``), as the
+action does: round 1 plans with no learned overhead.
 
 Reports per round, with the load average before and after it, and the medians:
 - **critical path**: ci-shards' plan job + its slowest shard, over pytest-split's slowest group
@@ -211,54 +213,74 @@ def one_round(
     return result | {"plan_notes": [n for n in notes if "overhead" in n]}
 
 
-def workers_round(
-    python: Path, suite: Suite, *, site: Path, work: Path, shards: int, durations: Path, workers: int
+def _plan_job(
+    python: Path, how: list[str], target: list[str], where: tuple[Path, Path], durations: Path, *, k: int, shards: int
 ) -> dict[str, Any]:
-    """One ``--workers`` round: ci-shards with K workers, pytest-split with ``-n K``, ci-shards with one."""
+    """ci-shards' plan job for K workers, reading what earlier rounds' aggregates learned (as the action);
+    ``where``: the folder it runs in and the folder its files go to."""
+    cwd, work = where
+    plan_path = work / f"plan-w{k}.json"
+    plan_cmd = [str(python), "-m", "ci_shards", "matrix", *how, "--durations", str(durations), "--workers", str(k)]
+    store = work / f"store-w{k}.json"  # the learned overhead and per-worker start-up per K, as the action caches it
+    if store.exists():
+        plan_cmd += ["--cached-durations", str(store)]
+    plan_wall = sh([*plan_cmd, "--shards", str(shards), "--plan-out", str(plan_path), "--", *target], cwd=cwd)
+    return {"plan_path": plan_path, "store": store, "plan_wall": plan_wall, "plan_cpu": CPU[0]}
+
+
+def workers_round(
+    python: Path, suite: Suite, *, site: Path, work: Path, shards: int, durations: Path, workers: int, turn: int = 0
+) -> dict[str, Any]:
+    """One ``--workers`` round: ci-shards with K workers, pytest-split with ``-n K``, ci-shards with one, shard
+    by shard interleaved (shard i of each tool in turn, the order rotated by ``turn``: the load drifts)."""
     cwd, target = suite.where(python, site, work)
     how = ["--pytest"] if suite.pyargs else ["--discover"]
-    # the suite's own paths, as plain pytest is given them: with none, the plan's unowned shard would walk
-    # everything under the folder (site-packages: pip's vendored tests, numpy's)
-    selection = target
-    result: dict[str, Any] = {}
-    for label, k in ((f"ci-shards -w{workers}", workers), ("ci-shards -w1", 1)):
-        plan_path = work / f"plan-w{k}.json"
-        plan_cmd = [str(python), "-m", "ci_shards", "matrix", *how, "--durations", str(durations), "--workers", str(k)]
-        store = work / f"store-w{k}.json"  # what earlier rounds' aggregates learned (overhead per K), as the action
-        if store.exists():
-            plan_cmd += ["--cached-durations", str(store)]
-        plan_wall = sh([*plan_cmd, "--shards", str(shards), "--plan-out", str(plan_path), "--", *target], cwd=cwd)
-        plan_cpu = CPU[0]
-        plan = json.loads(plan_path.read_text())
-        overhead = plan.get("shard_overhead_seconds", 0.0)
-        walls, cpus, estimates, tests = [], [], [], 0
-        for index in range(1, shards + 1):
-            out = work / f"out-w{k}"
-            run = [str(python), "-m", "ci_shards", "run", "--plan", str(plan_path), "--shard", f"{index}/{shards}"]
-            walls.append(sh([*run, "--out", str(out), "--pytest", "--", *selection, *PYTEST_OPTS], cwd=cwd))
-            cpus.append(CPU[0])
-            outcome = json.loads((out / f"shard-{index}-of-{shards}" / "outcome.json").read_text())
-            tests += outcome["executed_tests"] + outcome["skipped"]
-            estimates.append(plan["shards"][index - 1]["estimated_seconds"] + overhead)
-        aggregate = [str(python), "-m", "ci_shards", "aggregate", "--plan", str(plan_path), str(work / f"out-w{k}")]
-        sh([*aggregate, "--timings-out", str(store)], cwd=cwd)  # off the critical path
-        result[label] = {"plan_wall": plan_wall, "plan_cpu": plan_cpu, "walls": walls, "cpus": cpus}
-        result[label] |= {"estimates": estimates, "tests": tests}
-    walls, cpus, tests = [], [], 0
-    for index in range(1, shards + 1):
-        junit = work / f"split-{index}.xml"
-        split = [str(python), "-m", "pytest", *target, *PYTEST_OPTS, "-n", str(workers), "--splits", str(shards)]
-        split += ["--group", str(index), "--durations-path", str(durations), f"--junitxml={junit}"]
-        walls.append(sh(split, cwd=cwd))
-        cpus.append(CPU[0])
-        tests += junit.read_text().count("<testcase ")
-    result[f"pytest-split -n{workers}"] = {
-        "plan_wall": 0.0,
-        "plan_cpu": 0.0,
-        "walls": walls,
-        "cpus": cpus,
-        "tests": tests,
+    split_label = f"pytest-split -n{workers}"
+    ks = {f"ci-shards -w{workers}": workers, "ci-shards -w1": 1}
+    jobs = {
+        label: _plan_job(python, how, target, (cwd, work), durations, k=k, shards=shards) for label, k in ks.items()
     }
+    plans = {label: json.loads(job["plan_path"].read_text()) for label, job in jobs.items()}
+    result: dict[str, Any] = {
+        label: {"walls": [], "cpus": [], "estimates": [], "tests": 0} for label in [*ks, split_label]
+    }
+    order = [*ks, split_label]
+    order = order[turn % len(order) :] + order[: turn % len(order)]
+    for index in range(1, shards + 1):
+        for label in order:
+            entry = result[label]
+            if label == split_label:
+                junit = work / f"split-{index}.xml"
+                split = [
+                    str(python),
+                    "-m",
+                    "pytest",
+                    *target,
+                    *PYTEST_OPTS,
+                    "-n",
+                    str(workers),
+                    "--splits",
+                    str(shards),
+                ]
+                split += ["--group", str(index), "--durations-path", str(durations), f"--junitxml={junit}"]
+                entry["walls"].append(sh(split, cwd=cwd))
+                entry["cpus"].append(CPU[0])
+                entry["tests"] += junit.read_text().count("<testcase ")
+                continue
+            out = work / f"out-w{ks[label]}"
+            run = [str(python), "-m", "ci_shards", "run", "--plan", str(jobs[label]["plan_path"])]
+            run += ["--shard", f"{index}/{shards}", "--out", str(out), "--pytest", "--", *target, *PYTEST_OPTS]
+            entry["walls"].append(sh(run, cwd=cwd))
+            entry["cpus"].append(CPU[0])
+            outcome = json.loads((out / f"shard-{index}-of-{shards}" / "outcome.json").read_text())
+            entry["tests"] += outcome["executed_tests"] + outcome["skipped"]
+            overhead = plans[label].get("shard_overhead_seconds", 0.0)
+            entry["estimates"].append(plans[label]["shards"][index - 1]["estimated_seconds"] + overhead)
+    for label, k in ks.items():  # the aggregate job, off the critical path: next round's plan learns from it
+        aggregate = [str(python), "-m", "ci_shards", "aggregate", "--plan", str(jobs[label]["plan_path"])]
+        sh([*aggregate, str(work / f"out-w{k}"), "--timings-out", str(jobs[label]["store"])], cwd=cwd)
+        result[label] |= {"plan_wall": jobs[label]["plan_wall"], "plan_cpu": jobs[label]["plan_cpu"]}
+    result[split_label] |= {"plan_wall": 0.0, "plan_cpu": 0.0}
     return result
 
 
@@ -288,13 +310,13 @@ def run_workers_suite(
     durations.unlink(missing_ok=True)
     cwd, target = suite.where(python, site, work)
     rounds = []
+    record = ["--store-durations", "--durations-path", str(durations)]
+    serial = sh([str(python), "-m", "pytest", *target, *PYTEST_OPTS, *record], cwd=cwd)  # once: the durations
+    serial_cpu = CPU[0]
     for round_no in range(repeat):
         load_before = _load()
-        record = ["--store-durations", "--durations-path", str(durations)] if round_no == 0 else []
-        serial = sh([str(python), "-m", "pytest", *target, *PYTEST_OPTS, *record], cwd=cwd)
-        serial_cpu = CPU[0]
         measured = workers_round(
-            python, suite, site=site, work=work, shards=shards, durations=durations, workers=workers
+            python, suite, site=site, work=work, shards=shards, durations=durations, workers=workers, turn=round_no
         )
         rounds.append({"serial": serial, "serial_cpu": serial_cpu, **measured, "load": [load_before, _load()]})
         print(f"{suite.name} round {round_no + 1}: {json.dumps(rounds[-1])}", file=sys.stderr)

@@ -339,6 +339,22 @@ def failure_details(verdict: Verdict, out: Path) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
+def _jobs(options: LocalOptions, shards: int, console: Console) -> int:
+    """Shards at once: ``--jobs J|auto``, and no more than the CPUs hold with each shard's K workers."""
+    if options.jobs == "auto":
+        jobs = auto_jobs(shards, cores=cores(), memory=available_memory(), job_memory=options.job_memory)
+    elif options.jobs.isdigit() and int(options.jobs) > 0:
+        jobs = min(int(options.jobs), shards)
+    else:
+        msg = f"--jobs {options.jobs!r}: expected auto or a positive number"
+        raise UsageError(msg)
+    per_shard = options.run.workers if options.run.workers is not None else options.plan.workers
+    jobs, crowded = workers.local_jobs(jobs, per_shard, cpus=cores(), given=options.jobs != "auto")
+    if crowded:
+        console.warning(crowded)
+    return jobs
+
+
 def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int:
     """``local``'s front door: plan (``plan.front.make_plan``), run every shard here, aggregate, and the exit code.
     The verdict table goes to stdout; progress and each failure's details to the console."""
@@ -364,13 +380,7 @@ def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int
     allowed = options.plan.allow_empty
     check_not_empty(plan, allowed=allowed)  # nothing to run: say so before starting anything
     command = raw  # with --pytest, the plugin drops the arguments that select tests (and says so)
-    if options.jobs == "auto":
-        jobs = auto_jobs(plan.total, cores=cores(), memory=available_memory(), job_memory=options.job_memory)
-    elif options.jobs.isdigit() and int(options.jobs) > 0:
-        jobs = min(int(options.jobs), plan.total)
-    else:
-        msg = f"--jobs {options.jobs!r}: expected auto or a positive number"
-        raise UsageError(msg)
+    jobs = _jobs(options, plan.total, console)
     console.line(
         f"ci-shards local: {plural(len(plan.items), 'item')} in {plural(plan.total, 'shard')}, {jobs} at a time, "
         f"estimated {fmt_seconds(plan.estimated_makespan)} per shard at most; results in {out}"

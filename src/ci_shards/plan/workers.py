@@ -44,10 +44,14 @@ def collection_key(file: str) -> tuple[str, ...]:
 def work_units(items: Sequence[str], seconds: Mapping[str, float]) -> list[list[float]]:
     """The shard's items as xdist's queue holds them: one unit per file, files in collection order, then
     by test count, most first (a stable sort: equal counts keep collection order)."""
-    by_file: dict[str, list[float]] = {}
-    for item in sorted(items, key=lambda i: (collection_key(item_file(i)), i)):
-        by_file.setdefault(item_file(item), []).append(max(0.0, seconds.get(item, 0.0)))
-    return sorted(by_file.values(), key=lambda unit: -len(unit))
+    by_file: dict[str, list[str]] = {}
+    for item in items:  # grouped first: a path's parts once per file, not per item (the plan job's hot loop)
+        by_file.setdefault(item_file(item), []).append(item)
+    units = [
+        [max(0.0, seconds.get(item, 0.0)) for item in sorted(by_file[file])]
+        for file in sorted(by_file, key=collection_key)
+    ]
+    return sorted(units, key=lambda unit: -len(unit))
 
 
 def xdist_makespan(units: Sequence[Sequence[float]], workers: int) -> float:

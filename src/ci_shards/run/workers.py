@@ -37,6 +37,8 @@ class MachineFiles:
     affinity: int | None = None  # CPUs in this process's affinity mask
     cpu_count: int | None = None  # os.cpu_count(): only when there is no affinity mask (macOS)
     cpu_max: str | None = None  # this cgroup's cpu.max
+    # the ancestors' cpu.max, (group path, text), parent first: a quota anywhere above caps this group too
+    ancestor_cpu_max: tuple[tuple[str, str], ...] = ()
     memory_max: str | None = None  # this cgroup's memory.max
     memory_current: str | None = None  # this cgroup's memory.current
     meminfo: str | None = None  # /proc/meminfo
@@ -77,6 +79,19 @@ def quota_cpus(cpu_max: str | None) -> int | None:
     return max(1, math.floor(quota / period))
 
 
+def effective_quota(files: MachineFiles) -> tuple[int, str] | None:
+    """The tightest CPU quota of this cgroup and its ancestors, and which file set it: cgroup v2 limits
+    nest, a child's usage counts against every ancestor's ``cpu.max`` (kernel docs, admin-guide/cgroup-v2.rst,
+    "Resource distribution models": limits), so the effective one is their minimum. None: no quota anywhere."""
+    found: tuple[int, str] | None = None
+    own = [("", files.cpu_max)] if files.cpu_max is not None else []
+    for group, text in [*own, *files.ancestor_cpu_max]:
+        quota = quota_cpus(text)
+        if quota is not None and (found is None or quota < found[0]):
+            found = (quota, f"{f'{group} ' if group else ''}cpu.max {(text or '').strip()}")
+    return found
+
+
 def available_memory(files: MachineFiles) -> int | None:
     """Bytes free for new processes: ``MemAvailable``, capped by the cgroup's ``memory.max`` headroom."""
     available: int | None = None
@@ -99,9 +114,10 @@ def choose_workers(requested: int | None, files: MachineFiles, *, worker_memory:
     parts: list[str] = []
     cpus = files.affinity if files.affinity is not None else files.cpu_count or 1
     parts.append(f"{cpus} CPUs in the affinity mask" if files.affinity is not None else f"{cpus} CPUs")
-    quota = quota_cpus(files.cpu_max)
-    if quota is not None:
-        parts.append(f"cgroup cpu.max {files.cpu_max.strip() if files.cpu_max else ''} = {quota}")
+    capped = effective_quota(files)
+    if capped is not None:
+        quota, where = capped
+        parts.append(f"cgroup {where} = {quota}")
         cpus = min(cpus, quota)
     count = cpus
     memory = available_memory(files)
@@ -112,6 +128,24 @@ def choose_workers(requested: int | None, files: MachineFiles, *, worker_memory:
     parts.append(f"{scopes} file{'' if scopes == 1 else 's'}")
     count = max(1, min(count, scopes))
     return WorkerChoice(count, f"workers {count} (auto: {', '.join(parts)})")
+
+
+def local_jobs(jobs: int, workers_text: str | None, *, cpus: int, given: bool) -> tuple[int, str | None]:
+    """Shards ``local`` runs at once when each starts K workers (``workers_text``; auto takes every CPU), and the
+    warning to say: J shards x K workers above the CPUs only make the workers wait for each other, and each
+    shard's estimate assumes its K workers have K CPUs. ``--jobs auto`` (``given`` False) is capped to
+    ``cpus // K``; a ``--jobs J`` given is kept (the user may know better: I/O-bound tests) but warned of."""
+    requested = parse_workers(workers_text)
+    per_shard = cpus if requested is None else requested
+    if per_shard <= 1 or jobs * per_shard <= cpus:
+        return jobs, None
+    fitting = max(1, cpus // per_shard)
+    told = f"--workers {workers_text}" + ("" if requested is not None else f" ({cpus} CPUs each)")
+    if not given:
+        why = f"--jobs auto: {fitting} shard{'s' if fitting > 1 else ''} at a time, not {jobs}: {told} per shard"
+        return fitting, f"{why} on {cpus} CPUs (more at once would oversubscribe them)"
+    msg = f"--jobs {jobs} x {told} = {jobs * per_shard} workers on {cpus} CPUs: oversubscribed, the workers"
+    return jobs, f"{msg} wait for each other and the estimates will not hold; --jobs {fitting} fits"
 
 
 def _gib(size: int) -> str:
@@ -132,10 +166,23 @@ def read_machine(proc: Path = Path("/proc"), cgroup_root: Path = Path("/sys/fs/c
         affinity=affinity,
         cpu_count=None if affinity is not None else os.cpu_count(),
         cpu_max=_read(group / "cpu.max") if group else None,
+        ancestor_cpu_max=_ancestors_cpu_max(group, cgroup_root) if group else (),
         memory_max=_read(group / "memory.max") if group else None,
         memory_current=_read(group / "memory.current") if group else None,
         meminfo=_read(proc / "meminfo"),
     )
+
+
+def _ancestors_cpu_max(group: Path, cgroup_root: Path) -> tuple[tuple[str, str], ...]:
+    """cpu.max of each ancestor of ``group`` below ``cgroup_root``, parent first (the root group has none)."""
+    found: list[tuple[str, str]] = []
+    for parent in group.parents:
+        if parent == cgroup_root or cgroup_root not in parent.parents:
+            break
+        text = _read(parent / "cpu.max")
+        if text is not None:
+            found.append(("/" + parent.relative_to(cgroup_root).as_posix(), text))
+    return tuple(found)
 
 
 def _read(path: Path) -> str | None:

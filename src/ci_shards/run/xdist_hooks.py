@@ -1,15 +1,33 @@
 """Inside pytest-xdist's controller: a worker that dies in a test costs that test, once, and nothing else.
 
-pytest-xdist reports the test a dead worker was running (``handle_crashitem``: a failed report "worker 'gw0'
-crashed while running ..."), replaces the worker and goes on. Under ``--dist loadfile``/``loadscope`` it also puts
-the dead worker's unfinished work unit back in the queue (``LoadScopeScheduling.remove_node``, pytest-xdist 3.8),
-the crashed test included, which is still marked pending there: the next worker runs it again, dies again, and
-so on until ``--max-worker-restart`` stops the whole session, and the file's other tests never run (seen here
-with one ``os._exit`` in a test: ten reports of the same test, its neighbour lost). ``pytest_handlecrashitem``
-is xdist's hook for deciding a crashed test's fate; this one marks it done in the re-queued unit, so the
-file's remaining tests run once on a fresh worker and the crashed one is reported once (docs/run.md#workers).
+pytest-xdist 3.8 reports the test a dead worker was running (``DSession.handle_crashitem``: a failed report
+"worker 'gw0' crashed while running ..."), starts a replacement worker and goes on. Under ``--dist
+loadfile``/``loadscope``/``loadgroup`` (all ``LoadScopeScheduling``) two faults follow a crash:
 
-Only the standard library and pytest: this runs inside the user's pytest, as the plugin does.
+1. ``remove_node`` puts the dead worker's work units back in the queue with the crashed test still pending
+   and at once offers them to the surviving workers (``_reschedule``), before any hook runs: a survivor
+   that takes the unit runs the crashed test again and dies too, and so on until ``--max-worker-restart``
+   ends the session with the file's other tests lost (seen: ten reports of one ``os._exit`` test).
+   ``pytest_handlecrashitem`` comes too late to prevent it, so the crashed test is marked done here before
+   the unit is queued again.
+2. A worker runs a test only once it holds the next one too (pytest's ``nextitem``: xdist's worker waits
+   for two items or ``shutdown``), and the scheduler gives a worker more work only when one of its tests
+   completes or when a worker joins (``schedule`` then calls ``_reschedule`` once per worker, which hands
+   out one unit). The replacement worker that joins and gets a unit with one test left (the crashed
+   file's last neighbour) while other units wait in the queue holds that one test and never starts it:
+   no test completes, nothing reschedules, every worker idles and the session waits for an event until
+   the shard's deadline (seen in 6 of 8 plain ``pytest -n 2 --dist loadfile`` runs of tests/e2e/run/
+   test_workers.py's project). After a worker joins or leaves, each worker here is topped up until it holds
+   two tests or the queue is empty, the rule xdist's first ``schedule`` keeps ("at least two work units",
+   pytest-xdist #277) and ``_reschedule`` keeps for a worker that completes a test.
+
+``pytest_xdist_make_scheduler`` (a firstresult hook, xdist's own implementation is ``trylast``) returns the
+scheduler of ``--dist`` with both repairs; other modes get xdist's own (``load``/``worksteal`` never queue the
+crashed test again, and hand a joining worker two or more tests). ``pytest_handlecrashitem`` stays for a
+scheduler another plugin made. docs/run.md#workers.
+
+Only the standard library and pytest at import: this runs inside the user's pytest, as the plugin does;
+pytest-xdist is imported only when its hook is called.
 """
 
 from __future__ import annotations
@@ -18,9 +36,78 @@ from typing import Any
 
 PLUGIN_NAME = "ci-shards-xdist"
 
+# a worker starts a test only while it holds the next one too (xdist/remote.py, WorkerInteractor)
+HELD_TO_RUN = 2
+
+
+def pending_of(workload: dict[str, dict[str, bool]]) -> int:
+    """Tests of ``workload`` ({scope: {nodeid: completed}}) not completed yet."""
+    return sum(not done for unit in workload.values() for done in unit.values())
+
+
+def first_pending(workload: dict[str, dict[str, bool]]) -> str | None:
+    """The test a worker was running when it died: its first test not completed (xdist's own rule)."""
+    for unit in workload.values():
+        for nodeid, done in unit.items():
+            if not done:
+                return nodeid
+    return None
+
+
+def requeue_after_crash(workload: dict[str, dict[str, bool]], queue: dict[str, dict[str, bool]]) -> str | None:
+    """Put a dead worker's unfinished units back at the queue's end, its crashed test marked done; the crashed
+    test's id, or None when nothing was pending (a worker that died between tests)."""
+    crashed = first_pending(workload)
+    if crashed is None:
+        return None
+    for scope, unit in workload.items():
+        if crashed in unit:
+            unit[crashed] = True
+        if not all(unit.values()):  # xdist queues completed units too: they would be sent as empty work
+            queue[scope] = unit
+    return crashed
+
+
+def _crash_safe(base: type[Any]) -> type[Any]:
+    class CrashSafe(base):  # type: ignore[misc]
+        """xdist's ``base`` scheduler with the two repairs of this module's docstring."""
+
+        def remove_node(self, node: Any) -> str | None:
+            workload = self.assigned_work.pop(node)
+            crashed = requeue_after_crash(workload, self.workqueue)
+            self._top_up_all()
+            return crashed
+
+        def schedule(self) -> None:
+            super().schedule()
+            if self.collection:
+                self._top_up_all()
+
+        def _top_up_all(self) -> None:
+            for worker in self.nodes:
+                if worker not in self.registered_collections:
+                    continue  # joined, still collecting: schedule() tops it up when it has
+                while (
+                    self.workqueue and not worker.shutting_down and pending_of(self.assigned_work[worker]) < HELD_TO_RUN
+                ):
+                    self._assign_work_unit(worker)
+                if not self.workqueue and not worker.shutting_down and self.collection:
+                    self._reschedule(worker)  # xdist's own: an empty queue shuts the worker down
+
+    CrashSafe.__name__ = CrashSafe.__qualname__ = f"CrashSafe{base.__name__}"
+    return CrashSafe
+
 
 class CrashedOnce:
     """Registered on the controller only (``pytest_plugin.pytest_configure``), when pytest-xdist is loaded."""
+
+    def pytest_xdist_make_scheduler(self, config: Any, log: Any) -> Any:
+        # only here: the plugin loads without pytest-xdist; xdist ships no type information
+        from xdist.scheduler import LoadFileScheduling, LoadGroupScheduling, LoadScopeScheduling  # type: ignore[import-untyped]  # noqa: PLC0415
+
+        kinds = {"loadfile": LoadFileScheduling, "loadscope": LoadScopeScheduling, "loadgroup": LoadGroupScheduling}
+        base = kinds.get(config.getvalue("dist"))
+        return None if base is None else _crash_safe(base)(config, log)
 
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
         queue = getattr(sched, "workqueue", None)  # LoadScopeScheduling's {scope: {nodeid: completed}}

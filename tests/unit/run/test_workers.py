@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from ci_shards.run.workers import (
     MachineFiles,
     available_memory,
     choose_workers,
+    effective_quota,
+    local_jobs,
     parse_workers,
     quota_cpus,
     read_machine,
@@ -125,3 +128,60 @@ def test_read_machine_reads_the_process_cgroup(tmp_path: Path) -> None:
     assert quota_cpus(files.cpu_max) == 3
     assert available_memory(files) == 8 * GIB
     assert read_machine(tmp_path / "nothing", tmp_path / "none").cpu_max is None
+
+
+def _cgroup_tree(tmp_path: Path, quotas: dict[str, str]) -> MachineFiles:
+    """A cgroup v2 tree under tmp_path/cg with ``cpu.max`` where ``quotas`` says, the process in /ci/job/step."""
+    proc = tmp_path / "proc"
+    (proc / "self").mkdir(parents=True)
+    (proc / "self" / "cgroup").write_text("0::/ci/job/step\n")
+    (proc / "meminfo").write_text(MEMINFO_8G)
+    for group in ("ci", "ci/job", "ci/job/step"):
+        (tmp_path / "cg" / group).mkdir(parents=True, exist_ok=True)
+    for group, text in quotas.items():
+        (tmp_path / "cg" / group.strip("/") / "cpu.max").write_text(text)
+    return read_machine(proc, tmp_path / "cg")
+
+
+def test_an_ancestor_s_quota_caps_a_group_with_none(tmp_path: Path) -> None:
+    files = _cgroup_tree(
+        tmp_path, {"/ci/job/step": "max 100000\n", "/ci/job": "max 100000\n", "/ci": "200000 100000\n"}
+    )
+    assert files.ancestor_cpu_max == (("/ci/job", "max 100000\n"), ("/ci", "200000 100000\n"))
+    choice = choose_workers(None, replace(files, affinity=8), worker_memory=GIB, scopes=40)
+    assert choice.count == 2
+    assert "cgroup /ci cpu.max 200000 100000 = 2" in choice.reason
+
+
+def test_the_tightest_quota_on_the_path_wins_wherever_it_is(tmp_path: Path) -> None:
+    files = _cgroup_tree(tmp_path, {"/ci/job/step": "400000 100000\n", "/ci/job": "100000 100000\n", "/ci": "max\n"})
+    assert effective_quota(files) == (1, "/ci/job cpu.max 100000 100000")
+    own = MachineFiles(cpu_max="100000 100000", ancestor_cpu_max=(("/ci", "300000 100000"),))
+    assert effective_quota(own) == (1, "cpu.max 100000 100000")
+    assert effective_quota(MachineFiles(ancestor_cpu_max=(("/a", "max 100000"), ("/b", "junk")))) is None
+
+
+def test_the_walk_stops_at_the_cgroup_root(tmp_path: Path) -> None:
+    (tmp_path / "cg").mkdir()
+    (tmp_path / "cg" / "cpu.max").write_text("100000 100000\n")  # not a real root file: never read
+    files = _cgroup_tree(tmp_path, {})
+    assert files.cpu_max is None
+    assert files.ancestor_cpu_max == ()
+
+
+def test_local_jobs_times_workers_never_oversubscribe_unasked() -> None:
+    assert local_jobs(4, "1", cpus=2, given=False) == (4, None)  # one worker each: --jobs as before
+    assert local_jobs(1, "2", cpus=2, given=False) == (1, None)
+    jobs, why = local_jobs(2, "2", cpus=2, given=False)
+    assert jobs == 1 and why is not None
+    assert why.startswith("--jobs auto: 1 shard at a time, not 2: --workers 2 per shard on 2 CPUs")
+    jobs, why = local_jobs(3, "auto", cpus=4, given=False)
+    assert jobs == 1 and why is not None and "--workers auto (4 CPUs each)" in why
+
+
+def test_a_given_jobs_is_kept_and_warned_of() -> None:
+    jobs, why = local_jobs(3, "2", cpus=4, given=True)
+    assert jobs == 3 and why is not None
+    assert why.startswith("--jobs 3 x --workers 2 = 6 workers on 4 CPUs: oversubscribed")
+    assert why.endswith("--jobs 2 fits")
+    assert local_jobs(2, "2", cpus=4, given=True) == (2, None)
