@@ -25,7 +25,25 @@ import time
 from pathlib import Path
 
 
-def base_run(repo: Path, python: str, src: Path, out: Path, args: argparse.Namespace) -> dict[str, float]:
+def measured(name: str, step: list[str], repo: Path, env: dict[str, str], out: Path) -> dict[str, float]:
+    """One step's wall and CPU seconds and peak resident memory (``wait4``: this child and its descendants)."""
+    wall = time.monotonic()
+    with (out / f"{name}.stderr").open("w") as err, (out / f"{name}.stdout").open("w") as std:
+        child = subprocess.Popen(step, cwd=repo, env=env, stdout=std, stderr=err)
+        _pid, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        sys.exit(f"{name} failed (exit {child.returncode}): {(out / f'{name}.stderr').read_text()[-2000:]}")
+    return {
+        f"{name}_wall": time.monotonic() - wall,
+        f"{name}_cpu": usage.ru_utime + usage.ru_stime,
+        f"{name}_rss_mb": usage.ru_maxrss / 1024,
+    }
+
+
+def base_run(  # noqa: PLR0917
+    repo: Path, python: str, src: Path, out: Path, args: argparse.Namespace, run_args: list[str]
+) -> dict[str, float]:
     found = (p.relative_to(repo).as_posix() for p in (repo / "tests").rglob("test_*.py"))
     tests = sorted(t for t in found if not t.startswith(tuple(args.exclude)))
     pytest_args = args.pytest_arg
@@ -39,19 +57,18 @@ def base_run(repo: Path, python: str, src: Path, out: Path, args: argparse.Names
                 python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *pytest_args, "--junitxml={junit}", "{items}"],
         "fold": [*cli, "aggregate", "--plan", plan, str(out / "shards"), "--coverage-out", str(out / "cov")],
     }  # fmt: skip
+    steps["run"][steps["run"].index("--") : steps["run"].index("--")] = run_args
     cost: dict[str, float] = {}
     for name, step in steps.items():
-        wall, before = time.monotonic(), os.times()
-        done = subprocess.run(step, cwd=repo, env=env, capture_output=True, text=True, check=False)
-        after = os.times()
-        if done.returncode != 0:
-            sys.exit(f"{name} failed (exit {done.returncode}): {done.stderr[-2000:]}")
-        cost[f"{name}_wall"], cost[f"{name}_cpu"] = time.monotonic() - wall, after[2] + after[3] - before[2] - before[3]
+        cost.update(measured(name, step, repo, env, out))
     artifact = out / "cov" / "coverage.json"
     files = json.loads(artifact.read_text(encoding="utf-8"))["files"]
     cost["json_mb"] = artifact.stat().st_size / 1e6
     cost["data_mb"] = sum(f.stat().st_size for f in (out / "shards").rglob("coverage-py*") if f.is_file()) / 1e6
-    cost["contexts"] = len({t for entry in files.values() for t in entry.get("tests", entry["test_files"])})
+    cost["contexts"] = len(
+        json.loads(artifact.read_text(encoding="utf-8")).get("contexts")
+        or {t for entry in files.values() for t in entry.get("tests", entry["test_files"])}
+    )
     return cost
 
 
@@ -61,6 +78,10 @@ def main() -> int:
     parser.add_argument("--python", required=True, help="a Python with the suite's test dependencies and coverage")
     parser.add_argument("--work", required=True, help="a scratch folder (replaced)")
     parser.add_argument("--variant", action="append", required=True, help="LABEL=PATH of a ci-shards src/ tree")
+    parser.add_argument(
+        "--run-arg", action="append", default=[],
+        help="LABEL=ARG: an argument for that variant's `ci-shards run`, e.g. per-file=--coverage-map-per=file"
+    )  # fmt: skip
     parser.add_argument(
         "--pytest-arg",
         action="append",
@@ -79,14 +100,15 @@ def main() -> int:
         tar.extractall(work / "sdist", filter="data")
     (repo,) = list((work / "sdist").iterdir())
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    rows = ["| variant | run wall | run CPU | fold wall | fold CPU | raw data | coverage.json | contexts |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|"]  # fmt: skip
+    rows = ["| variant | run wall | run CPU | fold wall | fold CPU | fold peak RSS | raw data | coverage.json"
+            " | contexts |", "|---|--:|--:|--:|--:|--:|--:|--:|--:|"]  # fmt: skip
     for variant in args.variant:
         label, _, src = variant.partition("=")
-        c = base_run(repo, args.python, Path(src), work / label, args)
+        run_args = [a.partition("=")[2] for a in args.run_arg if a.partition("=")[0] == label]
+        c = base_run(repo, args.python, Path(src), work / label, args, run_args)
         rows.append(
             f"| {label} | {c['run_wall']:.1f} s | {c['run_cpu']:.1f} s | {c['fold_wall']:.1f} s | {c['fold_cpu']:.1f} s"
-            f" | {c['data_mb']:.2f} MB | {c['json_mb']:.2f} MB | {c['contexts']:.0f} |"
+            f" | {c['fold_rss_mb']:.0f} MB | {c['data_mb']:.2f} MB | {c['json_mb']:.2f} MB | {c['contexts']:.0f} |"
         )
     uname = " ".join(platform.uname())
     head = f"`{Path(args.sdist).name}` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, `{uname}`, nproc"
