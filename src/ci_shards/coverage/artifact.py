@@ -254,34 +254,41 @@ class CoverageArtifact:
 
     def to_json(self) -> dict[str, Any]:
         t = self.totals
-        return (
-            {
-                "schema": SCHEMA,
-                "created_at": self.created_at,
-                "commit": self.commit,
-                "plan_digest": self.plan_digest,
-                "tool": {"name": self.tool, "version": self.tool_version},
-                "branch": self.branch,
-                "state": "complete" if self.completeness.complete else "partial",
-                "label": self.label,
-                "completeness": self.completeness.to_json(),
-                "totals": {
-                    "statements": t.statements,
-                    "executed_lines": t.executed,
-                    "branches": t.branches,
-                    "executed_branches": t.branches_executed,
-                    "percent": self.percent,
-                },
-                "files": {f.path: self._on_table(f).to_json() for f in sorted(self.files, key=lambda f: f.path)},
-                "unmeasured": None if self.unmeasured is None else dict(sorted(self.unmeasured.items())),
-                "notes": list(self.notes),
-            }
-            | ({} if self.tests_ran is None else {"tests_ran": sorted(self.tests_ran)})
-            | self._table_json()
-        )
+        return {
+            "schema": SCHEMA,
+            "created_at": self.created_at,
+            "commit": self.commit,
+            "plan_digest": self.plan_digest,
+            "tool": {"name": self.tool, "version": self.tool_version},
+            "branch": self.branch,
+            "state": "complete" if self.completeness.complete else "partial",
+            "label": self.label,
+            "completeness": self.completeness.to_json(),
+            "totals": {
+                "statements": t.statements,
+                "executed_lines": t.executed,
+                "branches": t.branches,
+                "executed_branches": t.branches_executed,
+                "percent": self.percent,
+            },
+            "files": {f.path: self._on_table(f).to_json() for f in sorted(self.files, key=lambda f: f.path)},
+            "unmeasured": None if self.unmeasured is None else dict(sorted(self.unmeasured.items())),
+            "notes": list(self.notes),
+        } | self._table_json()
 
     def _table_json(self) -> dict[str, Any]:
-        return {} if self.contexts is None else {"contexts": list(self.contexts)}
+        """The context table (front-coded) and ``tests_ran`` as its numbers (``tests_ran_contexts``), or
+        ``tests_ran`` as names when some are not in the table (or there is none)."""
+        found: dict[str, Any] = {}
+        position = {name: i for i, name in enumerate(self.contexts or ())}
+        if self.contexts is not None:
+            found["contexts"] = context_map.front_coded(self.contexts)
+        if self.tests_ran is not None:
+            if all(t in position for t in self.tests_ran):
+                found["tests_ran_contexts"] = context_map.ranges_text(position[t] for t in self.tests_ran)
+            else:
+                found["tests_ran"] = sorted(self.tests_ran)
+        return found
 
     def _on_table(self, file: FileCoverage) -> FileCoverage:
         """``file`` with its context_lines numbering this artifact's table (one built elsewhere is regrouped)."""
@@ -311,9 +318,16 @@ class CoverageArtifact:
             files=tuple(FileCoverage.from_json(p, f, table or ()) for p, f in data["files"].items()),
             unmeasured=None if unmeasured is None else {str(k): str(v) for k, v in unmeasured.items()},
             notes=tuple(str(n) for n in data.get("notes", ())),
-            tests_ran=None if data.get("tests_ran") is None else tuple(str(t) for t in data["tests_ran"]),
+            tests_ran=_tests_ran(data, table),
             contexts=table,
         )
+
+
+def _tests_ran(data: Mapping[str, Any], table: Sequence[str] | None) -> tuple[str, ...] | None:
+    if "tests_ran_contexts" in data:
+        names = table or ()
+        return tuple(names[i] for i in context_map.parse_ranges(data["tests_ran_contexts"], len(names)))
+    return None if data.get("tests_ran") is None else tuple(str(t) for t in data["tests_ran"])
 
 
 def _old_table(files: Mapping[str, Any]) -> tuple[str, ...] | None:

@@ -188,6 +188,7 @@ def describe(
         "data": COVERAGE_DIR,
         "files": [p.name for p in files],
         "map": request.map and tool is Tool.COVERAGE_PY,
+        "map_per": request.per,
         "problem": problem,
     }
 

@@ -7,7 +7,8 @@ them parametrized cases that run the very same lines. So the map keeps each file
 once, each with the contexts that executed exactly that set:
 
 - coverage.json's top-level ``contexts``: every context's name (a test's node id, or a test file for its
-  module- and class-wide setup), sorted, numbered by position;
+  module- and class-wide setup) and every test the base run ran, sorted, numbered by position, each
+  front-coded (``"N:rest"``: the first N characters are the name before's);
 - per file ``context_lines``: ``[[LINES, CONTEXTS], ...]``, both as ranges text (``"3-7,9"``: sorted,
   disjoint, inclusive), ``CONTEXTS`` numbering the table.
 
@@ -136,12 +137,39 @@ def decode(raw: Any, names: Sequence[str]) -> LineGroups:
     return LineGroups(tuple(groups), names)
 
 
+_SHARED = re.compile(r"^(\d{1,6}):")
+
+
+def front_coded(names: Sequence[str]) -> list[str]:
+    """The sorted table as coverage.json holds it: each name as ``"N:rest"``, ``N`` the characters it shares
+    with the name before (node ids of one file and function share most of theirs: ``tests/test_v.py::test_p[``)."""
+    coded: list[str] = []
+    before = ""
+    for name in names:
+        shared = 0
+        limit = min(len(name), len(before))
+        while shared < limit and name[shared] == before[shared]:
+            shared += 1
+        coded.append(f"{shared}:{name[shared:]}")
+        before = name
+    return coded
+
+
 def read_table(raw: Any) -> tuple[str, ...]:
-    """coverage.json's ``contexts``: a list of distinct strings; ``ValueError`` naming the problem."""
+    """coverage.json's ``contexts`` (``front_coded``) as names; ``ValueError`` naming the problem."""
     if not isinstance(raw, list) or not all(isinstance(n, str) for n in raw):
         msg = "'contexts' is not a list of strings"
         raise ValueError(msg)
-    if len(set(raw)) != len(raw):
+    names: list[str] = []
+    before = ""
+    for entry in raw:
+        shared = _SHARED.match(entry)
+        if shared is None or int(shared.group(1)) > len(before):
+            msg = f"'contexts' entry {len(names)} is not N:name with N at most the name before's length"
+            raise ValueError(msg)
+        before = before[: int(shared.group(1))] + entry[shared.end() :]
+        names.append(before)
+    if len(set(names)) != len(names):
         msg = "'contexts' names a context twice"
         raise ValueError(msg)
-    return tuple(raw)
+    return tuple(names)

@@ -330,7 +330,8 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
     reader = ContextReader() if mapped else None
     shards_of, bad = _combine_python(folded, combined, reader)
     states = mark_corrupt(states, bad)
-    table = reader.table() if reader is not None else None
+    ran = _tests_ran(folded) if mapped else None
+    table = reader.table(ran or ()) if reader is not None else None
     inside = {n: relative_to_root(n, str(root)) for n in combined.measured_files()}
     present = sorted(rel for rel in inside.values() if rel is not None and (root / rel).is_file())
     notes = placement_notes(list(inside.values()), root)
@@ -371,7 +372,7 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
         files=tuple(files),
         unmeasured=unmeasured_digests(root, {f.path for f in files}, (".py",)),
         notes=tuple(notes),
-        tests_ran=_tests_ran(folded) if mapped else None,
+        tests_ran=ran,
         contexts=table,
     )
 
@@ -383,8 +384,12 @@ def _tests_ran(folded: Sequence[FoldedShard]) -> tuple[str, ...]:
     for shard in folded:
         if shard.folder is None:
             continue
+        # a map per test file (--coverage-map-per file) vouches for files: their contexts are files too
+        per_file = ((shard.outcome and shard.outcome.coverage) or {}).get("map_per") == "file"
         with contextlib.suppress(OSError, ValueError, JUnitError):
             ran.update(
-                c.test_id for c in parse_junit(shard.folder / JUNIT_FILE) if c.outcome is not CaseOutcome.SKIPPED
+                c.test_id.split("::", 1)[0] if per_file else c.test_id
+                for c in parse_junit(shard.folder / JUNIT_FILE)
+                if c.outcome is not CaseOutcome.SKIPPED
             )
     return tuple(sorted(ran))

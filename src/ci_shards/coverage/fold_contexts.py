@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,9 +95,10 @@ class ContextReader:
             for number, line_set in contexts.items():
                 self.add(path, name_of[number], other.set_lines[line_set])
 
-    def table(self) -> tuple[str, ...]:
-        """The artifact's context table: every context a test or test file owns, sorted."""
-        return tuple(sorted(n for n in self.names if not _not_attributed(n)))
+    def table(self, ran: Iterable[str] = ()) -> tuple[str, ...]:
+        """The artifact's context table: every context a test or test file owns, and the tests that ran
+        (``tests_ran``, numbered in it), sorted."""
+        return tuple(sorted({*(n for n in self.names if not _not_attributed(n)), *ran}))
 
     def file_map(self, paths: Sequence[str], table: Sequence[str]) -> FileMap:
         """What the map says of one source file (measured under each of ``paths``), against ``table``."""

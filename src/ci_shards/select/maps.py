@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final, Protocol
 
-from ci_shards.coverage.context_map import LineGroups, decode, group, read_table
+from ci_shards.coverage.context_map import LineGroups, decode, group, parse_ranges, read_table
 from ci_shards.coverage.context_map import table as context_table
 from ci_shards.select.narrow import Confined, FunctionBody, Narrowing, files_that_ran, module_name
 from ci_shards.select.paths import matches, shown
@@ -156,7 +156,15 @@ def _context_lines(entry: Mapping[str, Any], table: tuple[str, ...] | None) -> L
 
 
 def tests_ran(data: Mapping[str, Any]) -> frozenset[str]:
-    """coverage.json's ``tests_ran`` (none when absent or not a list of strings: nothing is vouched for)."""
+    """coverage.json's ``tests_ran``, or ``tests_ran_contexts`` (numbers of the ``contexts`` table): none when
+    absent or not a list of strings (nothing is vouched for); ``MapError`` for damaged numbers."""
+    if "tests_ran_contexts" in data:
+        try:
+            names = read_table(data.get("contexts"))
+            return frozenset(names[i] for i in parse_ranges(data["tests_ran_contexts"], len(names)))
+        except ValueError as err:
+            msg = f"tests_ran_contexts: {err}"
+            raise MapError(msg) from None
     raw = data.get("tests_ran")
     return frozenset(raw) if isinstance(raw, list) and all(isinstance(t, str) for t in raw) else frozenset()
 

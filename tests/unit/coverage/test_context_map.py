@@ -13,6 +13,7 @@ from ci_shards.coverage.context_map import (
     LINE_LIMIT,
     decode,
     encode,
+    front_coded,
     group,
     parse_ranges,
     ranges_text,
@@ -39,7 +40,7 @@ maps = st.dictionaries(names, lines, max_size=40)
 def round_trip(by_context: dict[str, frozenset[int]]) -> dict[str, tuple[int, ...]]:
     """Encoded as coverage.json holds it (through JSON text), decoded again."""
     names_ = table(by_context)
-    text = json.dumps({"contexts": list(names_), "context_lines": encode(group(by_context, names_))})
+    text = json.dumps({"contexts": front_coded(names_), "context_lines": encode(group(by_context, names_))})
     data = json.loads(text)
     return decode(data["context_lines"], read_table(data["contexts"])).expand()
 
@@ -108,7 +109,23 @@ def test_a_damaged_map_names_its_problem(raw: object, said: str) -> None:
         decode(raw, ("a", "b"))
 
 
-@pytest.mark.parametrize(("raw", "said"), [("x", "not a list of strings"), (["a", "a"], "twice"), ([1], "strings")])
+@pytest.mark.parametrize(("raw", "said"), [("x", "not a list of strings"), (["0:a", "1:"], "twice"), ([1], "strings")])
 def test_a_damaged_table_names_its_problem(raw: object, said: str) -> None:
     with pytest.raises(ValueError, match=said):
+        read_table(raw)
+
+
+@given(st.lists(names, unique=True, max_size=30))
+def test_the_table_reads_back_front_coded(raw: list[str]) -> None:
+    assert read_table(json.loads(json.dumps(front_coded(table(raw))))) == table(raw)
+
+
+def test_the_table_shares_the_prefixes_of_node_ids() -> None:
+    ids = ["tests/test_v.py::test_p[1.0]", "tests/test_v.py::test_p[1.0a1]", "tests/test_v.py::test_q"]
+    assert front_coded(ids) == ["0:tests/test_v.py::test_p[1.0]", "27:a1]", "22:q"]
+
+
+@pytest.mark.parametrize("raw", [["5:abc"], ["abc"], ["0:a", "0:a"], ["0:ab", "3:c"]])
+def test_a_damaged_front_coded_table_names_its_problem(raw: list[str]) -> None:
+    with pytest.raises(ValueError, match="contexts"):
         read_table(raw)

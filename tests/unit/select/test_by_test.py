@@ -55,7 +55,7 @@ def test_the_artifact_keeps_per_test_lines_and_reads_files_without_them() -> Non
     old = FileCoverage.from_json("a.py", {**entry, "tests": {"t/a.py::t": [2]}})  # before the context table
     assert old.context_lines is not None and old.context_lines.expand() == {"t/a.py::t": (2,)}
     assert old.to_json()["context_lines"] == [["2", "0"]]
-    read = coverage_lines({"files": {"a.py": old.to_json()}, "contexts": ["t/a.py::t"]})["a.py"].tests
+    read = coverage_lines({"files": {"a.py": old.to_json()}, "contexts": ["0:t/a.py::t"]})["a.py"].tests
     assert read is not None and read.expand() == {"t/a.py::t": (2,)}
 
 
