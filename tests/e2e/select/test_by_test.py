@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_shards.coverage.context_map import decode, read_table
+from ci_shards.coverage.context_map import decode, parse_ranges, read_table
 from ci_shards.select.apply import select_items
 from ci_shards.select.decide import Selection
 from ci_shards.select.settings import SelectionSettings
@@ -172,9 +172,10 @@ def test_a_body_change_selects_the_tests_that_ran_it(repo: Path, old: str, new: 
 
 def written_before_the_table(artifact: Path, out: Path) -> Path:
     """The artifact as the fold wrote it before the compact map (issue 24): per file ``tests`` (every context's
-    lines), no ``contexts`` table and no ``context_lines``."""
+    lines) and ``tests_ran`` as names, no ``contexts`` table, ``context_lines`` or ``tests_ran_contexts``."""
     data = json.loads(artifact.read_text(encoding="utf-8"))
     names = read_table(data.pop("contexts"))
+    data["tests_ran"] = [names[i] for i in parse_ranges(data.pop("tests_ran_contexts"))]
     for entry in data["files"].values():
         entry["tests"] = {t: list(ls) for t, ls in decode(entry.pop("context_lines"), names).expand().items()}
     out.write_text(json.dumps(data), encoding="utf-8")
