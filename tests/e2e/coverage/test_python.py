@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ci_shards.coverage.context_map import parse_ranges
+from ci_shards.coverage.context_map import parse_ranges, read_table
 from ci_shards.coverage.publish import FIGURES
 from tests.conftest import DEMO
 from tests.e2e.gitignore import write_gitignore
@@ -358,7 +358,7 @@ def test_a_map_per_test_file_records_the_files_and_folds_the_same_lines(tmp_path
     done = ci_shards(root, "aggregate", "--plan", "plan.json", "out", "--coverage-out", "cov")
     assert done.returncode == 0, done.stderr
     artifact = json.loads((root / "cov" / "coverage.json").read_text(encoding="utf-8"))
-    contexts = artifact["contexts"]
+    contexts = read_table(artifact["contexts"])  # the test files, and the files of tests_ran
     assert contexts and all("::" not in c and c.startswith("tests/") for c in contexts), contexts
     assert folded_lines(artifact) == serial_lines(root)
     calc = artifact["files"]["pkg/calc.py"]
