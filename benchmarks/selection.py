@@ -318,7 +318,9 @@ def coverage_map(python: str, repo: Path, tests: Sequence[str], work: Path) -> t
         sys.exit("coverage map: the base run's coverage is not complete")
     cost["json_bytes"] = artifact.stat().st_size
     cost["data_bytes"] = sum(f.stat().st_size for f in (out / "shards").rglob("coverage-py*") if f.is_file())
-    cost["contexts"] = len({t for entry in data["files"].values() for t in entry.get("tests", entry["test_files"])})
+    cost["contexts"] = len(
+        data.get("contexts") or {t for f in data["files"].values() for t in f.get("tests", f["test_files"])}
+    )
     return artifact, cost
 
 

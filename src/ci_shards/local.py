@@ -87,6 +87,8 @@ def run_argv(options: RunSettings, plan_path: Path, index: int, total: int, comm
     argv.append("--coverage" if options.coverage else "--no-coverage")
     if not options.coverage_map:
         argv.append("--no-coverage-map")
+    if options.coverage_map_per != "test":
+        argv += ["--coverage-map-per", options.coverage_map_per]
     return [*argv, "--", *command]
 
 

@@ -83,7 +83,7 @@ def coverage_request(options: RunSettings) -> CoverageRequest | None:
     """``--coverage`` / ``--no-coverage``, else the config key ``coverage``."""
     from ci_shards.coverage.collect import CoverageRequest  # noqa: PLC0415
 
-    return CoverageRequest(map=options.coverage_map) if options.coverage else None
+    return CoverageRequest(map=options.coverage_map, per=options.coverage_map_per) if options.coverage else None
 
 
 def local_handler(args: argparse.Namespace) -> int:

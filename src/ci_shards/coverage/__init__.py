@@ -5,6 +5,8 @@
   ``<shard folder>/coverage/`` and outcome.json names it.
 - ``fold``: the aggregate stage's side: every shard's data combined into one ``coverage.json``
   (``ci-shards/coverage@1``), with ``completeness`` saying whether every shard contributed.
+- ``fold_contexts``: the map's side of the fold (each context's lines from the data files' SQLite), kept in
+  ``context_map``'s compact form (a context table, per file groups of lines: pure).
 - ``artifact`` (the data types), ``writers`` (Cobertura, lcov), ``query`` (line answers, freshness),
   ``diffcov`` (coverage of the changed lines), ``summary`` (the Markdown section): pure cores.
 

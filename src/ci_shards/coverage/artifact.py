@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Final
+
+from ci_shards.coverage import context_map
+from ci_shards.coverage.context_map import LineGroups
 
 SCHEMA: Final = "ci-shards/coverage@1"
 # the context of session- and package-scoped fixtures' setup (pytest_map): code run for every later test
@@ -120,9 +123,9 @@ class FileCoverage:
     # shared fixtures); None without the map (and in artifacts written before this key)
     unattributed: tuple[int, ...] | None = None
     # with the map: per context the lines it executed, a test's node id (``f.py::t[1]``) or a test file
-    # (``f.py``: the setup of module- and class-scoped fixtures, or a map recorded per test file); None
-    # without the map (and in artifacts written before this key)
-    tests: Mapping[str, tuple[int, ...]] | None = None
+    # (``f.py``: the setup of module- and class-scoped fixtures, or a map recorded per test file), grouped by
+    # equal line sets against the artifact's context table (context_map); None without the map
+    context_lines: LineGroups | None = None
 
     @property
     def statements(self) -> int:
@@ -148,8 +151,8 @@ class FileCoverage:
         }
         if self.unattributed is not None:
             data["unattributed_lines"] = list(self.unattributed)
-        if self.tests is not None:
-            data["tests"] = {t: list(lines) for t, lines in sorted(self.tests.items())}
+        if self.context_lines is not None:
+            data["context_lines"] = context_map.encode(self.context_lines)
         if self.branches_executed is not None and self.branches_missed is not None:
             data["branches"] = {
                 "executed": [list(a) for a in self.branches_executed],
@@ -158,10 +161,18 @@ class FileCoverage:
         return data
 
     @classmethod
-    def from_json(cls, path: str, data: Mapping[str, Any]) -> FileCoverage:
+    def from_json(cls, path: str, data: Mapping[str, Any], contexts: Sequence[str] = ()) -> FileCoverage:
+        """``contexts``: the artifact's context table (``context_lines`` numbers it). A file written before the
+        table (``tests``: every context's lines) is grouped against ``contexts`` too."""
         branches = data.get("branches")
         unattributed = data.get("unattributed_lines")
-        tests = data.get("tests")
+        if "context_lines" in data:
+            grouped: LineGroups | None = context_map.decode(data["context_lines"], contexts)
+        elif data.get("tests") is not None:
+            old = {str(t): [int(n) for n in lines] for t, lines in data["tests"].items()}
+            grouped = context_map.group(old, contexts or context_map.table(old))
+        else:
+            grouped = None
         return cls(
             path=path,
             sha256=str(data["sha256"]),
@@ -177,7 +188,7 @@ class FileCoverage:
             test_files={str(t): tuple(int(n) for n in lines) for t, lines in data.get("test_files", {}).items()},
             shards=tuple(int(s) for s in data.get("shards", ())),
             unattributed=None if unattributed is None else tuple(int(n) for n in unattributed),
-            tests=None if tests is None else {str(t): tuple(int(n) for n in lines) for t, lines in tests.items()},
+            context_lines=grouped,
         )
 
 
@@ -223,6 +234,7 @@ class CoverageArtifact:
     # with the map: the tests the folded shards' junit.xml reports as run (not skipped), so a selection knows
     # a test that executed none of the measured lines from one the base run never had; None: not recorded
     tests_ran: tuple[str, ...] | None = None
+    contexts: tuple[str, ...] | None = None  # with the map: the context table the files' context_lines number
 
     @property
     def label(self) -> str:
@@ -259,10 +271,31 @@ class CoverageArtifact:
                 "executed_branches": t.branches_executed,
                 "percent": self.percent,
             },
-            "files": {f.path: f.to_json() for f in sorted(self.files, key=lambda f: f.path)},
+            "files": {f.path: self._on_table(f).to_json() for f in sorted(self.files, key=lambda f: f.path)},
             "unmeasured": None if self.unmeasured is None else dict(sorted(self.unmeasured.items())),
             "notes": list(self.notes),
-        } | ({} if self.tests_ran is None else {"tests_ran": sorted(self.tests_ran)})
+        } | self._table_json()
+
+    def _table_json(self) -> dict[str, Any]:
+        """The context table (front-coded) and ``tests_ran`` as its numbers (``tests_ran_contexts``), or
+        ``tests_ran`` as names when some are not in the table (or there is none)."""
+        found: dict[str, Any] = {}
+        position = {name: i for i, name in enumerate(self.contexts or ())}
+        if self.contexts is not None:
+            found["contexts"] = context_map.front_coded(self.contexts)
+        if self.tests_ran is not None:
+            if all(t in position for t in self.tests_ran):
+                found["tests_ran_contexts"] = context_map.ranges_text(position[t] for t in self.tests_ran)
+            else:
+                found["tests_ran"] = sorted(self.tests_ran)
+        return found
+
+    def _on_table(self, file: FileCoverage) -> FileCoverage:
+        """``file`` with its context_lines numbering this artifact's table (one built elsewhere is regrouped)."""
+        groups = file.context_lines
+        if groups is None or self.contexts is None or tuple(groups.names) == self.contexts:
+            return file
+        return replace(file, context_lines=context_map.group(groups.expand(), self.contexts))
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
@@ -273,6 +306,7 @@ class CoverageArtifact:
             msg = f"schema is {data.get('schema')!r}, expected {SCHEMA!r}"
             raise ValueError(msg)
         unmeasured = data.get("unmeasured")
+        table = context_map.read_table(data["contexts"]) if "contexts" in data else _old_table(data["files"])
         return cls(
             created_at=str(data["created_at"]),
             commit=str(data.get("commit", "")),
@@ -281,8 +315,22 @@ class CoverageArtifact:
             tool_version=str(data["tool"].get("version", "")),
             branch=bool(data.get("branch", False)),
             completeness=Completeness.from_json(data["completeness"]),
-            files=tuple(FileCoverage.from_json(p, f) for p, f in data["files"].items()),
+            files=tuple(FileCoverage.from_json(p, f, table or ()) for p, f in data["files"].items()),
             unmeasured=None if unmeasured is None else {str(k): str(v) for k, v in unmeasured.items()},
             notes=tuple(str(n) for n in data.get("notes", ())),
-            tests_ran=None if data.get("tests_ran") is None else tuple(str(t) for t in data["tests_ran"]),
+            tests_ran=_tests_ran(data, table),
+            contexts=table,
         )
+
+
+def _tests_ran(data: Mapping[str, Any], table: Sequence[str] | None) -> tuple[str, ...] | None:
+    if "tests_ran_contexts" in data:
+        names = table or ()
+        return tuple(names[i] for i in context_map.parse_ranges(data["tests_ran_contexts"], len(names)))
+    return None if data.get("tests_ran") is None else tuple(str(t) for t in data["tests_ran"])
+
+
+def _old_table(files: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The context table of an artifact written before it (every file's ``tests`` keys), None without them."""
+    names = [str(t) for f in files.values() if isinstance(f.get("tests"), Mapping) for t in f["tests"]]
+    return context_map.table(names) if names else None

@@ -26,7 +26,7 @@ from pathlib import Path, PurePath
 from typing import Any, Final
 
 from ci_shards.common.errors import UsageError
-from ci_shards.coverage.launch import DATA_DIR_ENV, DATA_STEM, SAVED_STEM
+from ci_shards.coverage.launch import DATA_DIR_ENV, DATA_STEM, MAP_PER_ENV, SAVED_STEM
 
 COVERAGE_DIR: Final = "coverage"
 LAUNCH: Final = "ci_shards.coverage.launch"
@@ -42,9 +42,10 @@ class Tool(Enum):
 
 @dataclass(frozen=True, kw_only=True)
 class CoverageRequest:
-    """``run --coverage`` (and ``--coverage-map``, on by default for pytest)."""
+    """``run --coverage`` (and ``--coverage-map``, on by default for pytest; ``--coverage-map-per``)."""
 
     map: bool = True
+    per: str = "test"  # the map's contexts: each test's node id, or each test file
 
 
 def tool_for(command: Sequence[str], *, pytest: bool) -> Tool:
@@ -84,10 +85,10 @@ def wrap(argv: Sequence[str], *, tool: Tool, python: str, request: CoverageReque
     return [interpreter, "-m", LAUNCH, "-m", module, *lead, *plugin, *rest[len(lead) :]]
 
 
-def environment(tool: Tool, data_dir: Path) -> dict[str, str]:
+def environment(tool: Tool, data_dir: Path, per: str = "test") -> dict[str, str]:
     if tool is Tool.V8:
         return {"NODE_V8_COVERAGE": str(data_dir.resolve())}
-    return {DATA_DIR_ENV: str(data_dir.resolve())}
+    return {DATA_DIR_ENV: str(data_dir.resolve()), MAP_PER_ENV: per}
 
 
 def prepare(shard_dir: Path) -> Path:
@@ -187,6 +188,7 @@ def describe(
         "data": COVERAGE_DIR,
         "files": [p.name for p in files],
         "map": request.map and tool is Tool.COVERAGE_PY,
+        "map_per": request.per,
         "problem": problem,
     }
 
@@ -201,7 +203,7 @@ class Collector:
     python: str
 
     def environment(self) -> dict[str, str]:
-        return environment(self.tool, self.data_dir)
+        return environment(self.tool, self.data_dir, self.request.per)
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         return wrap(argv, tool=self.tool, python=self.python, request=self.request)

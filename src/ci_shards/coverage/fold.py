@@ -24,7 +24,6 @@ from typing import Any
 from ci_shards.common.console import plural, strip_control
 from ci_shards.common.errors import InputError
 from ci_shards.coverage.artifact import (
-    SHARED_CONTEXT,
     Completeness,
     CoverageArtifact,
     FileCoverage,
@@ -33,6 +32,7 @@ from ci_shards.coverage.artifact import (
     ShardState,
 )
 from ci_shards.coverage.collect import entry_problem, listed_files, not_coverage_data
+from ci_shards.coverage.fold_contexts import ContextReader, FileMap, copy_without_contexts
 from ci_shards.junit import JUnitError, parse_junit
 from ci_shards.model.outcome import CaseOutcome, Outcome, ShardStatus
 from ci_shards.model.plan import Plan
@@ -192,9 +192,12 @@ class NotCoverageDataError(ValueError):
     """A shard's data file that coverage.py must not be given (its message says why, whole)."""
 
 
-def _combine_python(shards: Sequence[FoldedShard], target: Any) -> tuple[dict[str, set[int]], dict[int, str]]:
-    """Every folded shard's data into ``target`` (a CoverageData); a shard whose files cannot all be read
-    is marked corrupt and adds nothing."""
+def _combine_python(
+    shards: Sequence[FoldedShard], target: Any, contexts: ContextReader | None
+) -> tuple[dict[str, set[int]], dict[int, str]]:
+    """Every folded shard's data into ``target`` (a CoverageData), and with the map each context's lines into
+    ``contexts`` (fold_contexts: ``target`` then gets no context); a shard whose files cannot all be read is
+    marked corrupt and adds nothing."""
     from coverage import CoverageData  # noqa: PLC0415
 
     shards_of: dict[str, set[int]] = {}
@@ -212,8 +215,17 @@ def _combine_python(shards: Sequence[FoldedShard], target: Any) -> tuple[dict[st
                 one = CoverageData(basename=str(path))
                 one.read()
                 parts.append(one)
-            for one in parts:  # update() checks line vs arc data before it writes anything
-                target.update(one, map_path=mapped)
+            read = ContextReader()
+            for path in shard.files if contexts is not None else ():
+                read.read(path, mapped)  # sqlite3.Error for a damaged file: before anything is added
+            _check_kinds(target, parts)
+            for one in parts:
+                if contexts is None:
+                    target.update(one, map_path=mapped)
+                else:
+                    copy_without_contexts(one, target, mapped)
+            if contexts is not None:
+                contexts.merge(read)
         except Exception as err:  # DataError, sqlite3.DatabaseError, ...: only this shard is marked
             said = str(err) if isinstance(err, NotCoverageDataError) else f"{type(err).__name__}: {err}"
             corrupt[shard.index] = one_line(said, 200)
@@ -222,6 +234,18 @@ def _combine_python(shards: Sequence[FoldedShard], target: Any) -> tuple[dict[st
             for name in one.measured_files():
                 shards_of.setdefault(mapped(name), set()).add(shard.index)
     return shards_of, corrupt
+
+
+def _check_kinds(target: Any, parts: Sequence[Any]) -> None:
+    """coverage.py's "Can't combine branch coverage data with statement data", before anything is added."""
+    from coverage.exceptions import DataError  # noqa: PLC0415
+
+    kinds = {one.has_arcs() for one in parts if one.measured_files()}
+    if target.measured_files():
+        kinds.add(target.has_arcs())
+    if len(kinds) > 1:
+        msg = "Can't combine branch coverage data with statement data"
+        raise DataError(msg)
 
 
 def _mapper(root: str) -> Callable[[str], str]:
@@ -239,38 +263,13 @@ def _exclusion_reason(text: str, patterns: Sequence[str]) -> str:
     return "inside an excluded block (its opening line matches an exclusion pattern)"
 
 
-def _contexts(data: Any, names: Sequence[str]) -> dict[int, set[str]]:
-    """Line -> the contexts (test files, with the map) that executed it, straight from the data: asking
-    coverage.py's JSON report for them would repeat every line's list per function and class."""
-    found: dict[int, set[str]] = {}
-    for name in names:
-        for line, contexts in data.contexts_by_lineno(name).items():
-            found.setdefault(int(line), set()).update(contexts)
-    return found
-
-
-def _attributed(contexts: Mapping[int, set[str]]) -> tuple[dict[str, set[int]], set[int]]:
-    """Per context (a test's node id, or a test file's: pytest_map) the lines it executed, and the lines run
-    in no test's context (collection, imports, subprocesses, shared fixtures)."""
-    tests: dict[str, set[int]] = {}
-    unattributed: set[int] = set()
-    for line, names in contexts.items():
-        for context in names:
-            if context and context != SHARED_CONTEXT:
-                tests.setdefault(context, set()).add(line)
-            else:
-                unattributed.add(line)
-    return tests, unattributed
-
-
 def _file_coverage(
     path: str,
     report: Mapping[str, Any],
     *,
     root: Path,
     shards: set[int],
-    contexts: Mapping[int, set[str]],
-    mapped: bool,
+    contexts: FileMap | None,
     patterns: Sequence[str],
     branch: bool,
 ) -> FileCoverage:
@@ -286,10 +285,7 @@ def _file_coverage(
         body = [*region["executed_lines"], *region["missing_lines"], *region["excluded_lines"]]
         start = int(region["start_line"])
         functions.append(Function(name=name, start=start, end=max([start, *body])))
-    tests, unattributed = _attributed(contexts)
-    test_files: dict[str, set[int]] = {}
-    for test, executed in tests.items():  # a test id's file, or a file context (module/class fixtures)
-        test_files.setdefault(test.split("::", 1)[0], set()).update(executed)
+    test_files = contexts.test_files if contexts is not None else {}
     return FileCoverage(
         path=path,
         sha256=sha256_of(source),
@@ -301,8 +297,8 @@ def _file_coverage(
         functions=tuple(sorted(functions, key=lambda f: (f.start, f.name))),
         test_files={t: tuple(sorted(ls)) for t, ls in test_files.items()},
         shards=tuple(sorted(shards)),
-        unattributed=tuple(sorted(unattributed)) if mapped else None,
-        tests={t: tuple(sorted(ls)) for t, ls in tests.items()} if mapped else None,
+        unattributed=tuple(sorted(contexts.unattributed)) if contexts is not None else None,
+        context_lines=contexts.groups if contexts is not None else None,
     )
 
 
@@ -330,9 +326,12 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
     cov = coverage.Coverage(data_file=None, config_file=True)
     cov.set_option("run:relative_files", True)
     combined = cov.get_data()
-    shards_of, bad = _combine_python(folded, combined)
-    states = mark_corrupt(states, bad)
     mapped = any(((s.outcome and s.outcome.coverage) or {}).get("map") for s in folded)
+    reader = ContextReader() if mapped else None
+    shards_of, bad = _combine_python(folded, combined, reader)
+    states = mark_corrupt(states, bad)
+    ran = _tests_ran(folded) if mapped else None
+    table = reader.table(ran or ()) if reader is not None else None
     inside = {n: relative_to_root(n, str(root)) for n in combined.measured_files()}
     present = sorted(rel for rel in inside.values() if rel is not None and (root / rel).is_file())
     notes = placement_notes(list(inside.values()), root)
@@ -357,8 +356,7 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
                     data,
                     root=root,
                     shards={i for n in names for i in shards_of.get(n, ())},
-                    contexts=_contexts(combined, names) if mapped else {},
-                    mapped=mapped,
+                    contexts=reader.file_map(names, table or ()) if reader is not None else None,
                     patterns=patterns,
                     branch=branch,
                 )
@@ -374,7 +372,8 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
         files=tuple(files),
         unmeasured=unmeasured_digests(root, {f.path for f in files}, (".py",)),
         notes=tuple(notes),
-        tests_ran=_tests_ran(folded) if mapped else None,
+        tests_ran=ran,
+        contexts=table,
     )
 
 
@@ -385,8 +384,12 @@ def _tests_ran(folded: Sequence[FoldedShard]) -> tuple[str, ...]:
     for shard in folded:
         if shard.folder is None:
             continue
+        # a map per test file (--coverage-map-per file) vouches for files: their contexts are files too
+        per_file = ((shard.outcome and shard.outcome.coverage) or {}).get("map_per") == "file"
         with contextlib.suppress(OSError, ValueError, JUnitError):
             ran.update(
-                c.test_id for c in parse_junit(shard.folder / JUNIT_FILE) if c.outcome is not CaseOutcome.SKIPPED
+                c.test_id.split("::", 1)[0] if per_file else c.test_id
+                for c in parse_junit(shard.folder / JUNIT_FILE)
+                if c.outcome is not CaseOutcome.SKIPPED
             )
     return tuple(sorted(ran))

@@ -25,6 +25,8 @@ from typing import Final
 DATA_DIR_ENV: Final = "CI_SHARDS_COVERAGE_DIR"
 DATA_STEM: Final = "coverage-py"  # not hidden: upload-artifact leaves dot-files out by default
 SAVED_STEM: Final = "saved-"  # one marker per launched process that saved its data
+# the map plugin's contexts (pytest_map): "test" (each test's node id) or "file" (each test file's path)
+MAP_PER_ENV: Final = "CI_SHARDS_COVERAGE_MAP_PER"
 
 
 def main(argv: Sequence[str]) -> int:

@@ -156,6 +156,7 @@ def run_options(values: Mapping[str, Any], config: Config) -> RunSettings:
         leak_timeout=values["leak_timeout"],
         coverage=_pick(values.get("coverage"), config.coverage, False),
         coverage_map=bool(values.get("coverage_map", True)),
+        coverage_map_per=str(values.get("coverage_map_per") or "test"),
         allow_empty=_switch(values.get("allow_empty"), config.allow_empty),
         workers=_pick(values.get("workers"), config.workers, None),
         worker_memory=values.get("worker_memory") or DEFAULT_WORKER_MEMORY,

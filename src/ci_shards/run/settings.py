@@ -31,6 +31,7 @@ class RunSettings:
     leak_timeout: float = 0.5
     coverage: bool = False  # --coverage / --no-coverage, else the config's coverage
     coverage_map: bool = True
+    coverage_map_per: str = "test"  # the map's contexts: "test" (node ids) or "file" (test files)
     allow_empty: bool = False
     workers: str | None = None  # --workers K|auto, else the config's (None: the plan's)
     worker_memory: int = 1 << 30  # --worker-memory: per-worker budget of --workers auto

@@ -96,6 +96,7 @@ def _coverage_map(
         raise MapError(msg) from None
     try:
         executed, unmeasured = coverage_entries(data)
+        lines_of, ran = coverage_lines(data), tests_ran(data)  # a damaged compact map: MapError naming it
     except MapError as err:
         msg = f"{path}: {err}"
         raise MapError(msg) from None
@@ -103,8 +104,8 @@ def _coverage_map(
         executed_by=executed,
         unmeasured=unmeasured,
         base_sha256=git.base_sha256(top, base, changed),
-        lines=coverage_lines(data),
-        tests_ran=tests_ran(data),
+        lines=lines_of,
+        tests_ran=ran,
     )
 
 

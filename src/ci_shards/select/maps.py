@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final, Protocol
 
+from ci_shards.coverage.context_map import LineGroups, decode, group, parse_ranges, read_table
+from ci_shards.coverage.context_map import table as context_table
 from ci_shards.select.narrow import Confined, FunctionBody, Narrowing, files_that_ran, module_name
 from ci_shards.select.paths import matches, shown
 from ci_shards.select.recorded import RecordedTests
@@ -89,7 +91,7 @@ class CoverageMap:
         tests = files_that_ran(confined.functions, recorded.test_files)
         if recorded.tests is None:
             return Narrowing(functions=names, tests=tests, measured=self.measured_tests)
-        ran = RecordedTests.of(files_that_ran(confined.functions, recorded.tests))
+        ran = RecordedTests.of(recorded.tests.ran(line for f in confined.functions for line in f.lines))
         return Narrowing(
             functions=names, tests=tests, measured=self.measured_tests, ran=ran, measured_ids=self.measured_ids
         )
@@ -113,27 +115,56 @@ class FileLines:
 
     test_files: Mapping[str, frozenset[int]]
     unattributed: frozenset[int] | None
-    tests: Mapping[str, frozenset[int]] | None = None  # per context (test id or test file); None: per file only
+    tests: LineGroups | None = None  # per context (test id or test file), grouped; None: per file only
 
 
 def coverage_lines(data: Mapping[str, Any]) -> dict[str, FileLines]:
-    """Per file of a coverage.json ``coverage_entries`` accepted: the executed lines of each context."""
+    """Per file of a coverage.json ``coverage_entries`` accepted: the executed lines of each context (the
+    compact ``contexts`` + ``context_lines`` of coverage/context_map.py, or an older artifact's ``tests``).
+    A damaged compact map raises ``MapError`` naming the file: it cannot say which tests ran anything."""
+    try:
+        table = read_table(data["contexts"]) if "contexts" in data else None
+    except ValueError as err:
+        raise MapError(str(err)) from None
     found: dict[str, FileLines] = {}
     for path, entry in data["files"].items():
         try:
             tests = {str(t): frozenset(int(n) for n in lines) for t, lines in entry["test_files"].items()}
             raw = entry.get("unattributed_lines")
             unattributed = None if raw is None else frozenset(int(n) for n in raw)
-            raw_ids = entry.get("tests")
-            ids = None if raw_ids is None else {str(t): frozenset(int(n) for n in ls) for t, ls in raw_ids.items()}
-        except (TypeError, ValueError, AttributeError):
+            ids = _context_lines(entry, table)
+        except (TypeError, ValueError, AttributeError) as err:
+            if "context_lines" in entry:
+                msg = f"files[{path!r}]: {err}"
+                raise MapError(msg) from None
             continue  # not narrowable; the file-level answer stays
         found[str(path)] = FileLines(test_files=tests, unattributed=unattributed, tests=ids)
     return found
 
 
+def _context_lines(entry: Mapping[str, Any], table: tuple[str, ...] | None) -> LineGroups | None:
+    if "context_lines" in entry:
+        if table is None:
+            msg = "context_lines without the 'contexts' table"
+            raise ValueError(msg)
+        return decode(entry["context_lines"], table)
+    raw = entry.get("tests")
+    if raw is None:
+        return None
+    old = {str(t): [int(n) for n in lines] for t, lines in raw.items()}
+    return group(old, context_table(old))
+
+
 def tests_ran(data: Mapping[str, Any]) -> frozenset[str]:
-    """coverage.json's ``tests_ran`` (none when absent or not a list of strings: nothing is vouched for)."""
+    """coverage.json's ``tests_ran``, or ``tests_ran_contexts`` (numbers of the ``contexts`` table): none when
+    absent or not a list of strings (nothing is vouched for); ``MapError`` for damaged numbers."""
+    if "tests_ran_contexts" in data:
+        try:
+            names = read_table(data.get("contexts"))
+            return frozenset(names[i] for i in parse_ranges(data["tests_ran_contexts"], len(names)))
+        except ValueError as err:
+            msg = f"tests_ran_contexts: {err}"
+            raise MapError(msg) from None
     raw = data.get("tests_ran")
     return frozenset(raw) if isinstance(raw, list) and all(isinstance(t, str) for t in raw) else frozenset()
 

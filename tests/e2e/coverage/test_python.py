@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from ci_shards.coverage.context_map import parse_ranges, read_table
 from ci_shards.coverage.publish import FIGURES
 from tests.conftest import DEMO
 from tests.e2e.gitignore import write_gitignore
@@ -346,3 +347,21 @@ def test_a_shard_whose_coverage_folder_was_lost_makes_the_fold_partial(tmp_path:
     assert done.returncode == 2, done.stderr
     assert "cannot write coverage.py's report: File too large" in done.stderr and "Traceback" not in done.stderr
     assert "ci-shards: PASSED: 44 tests" in done.stderr  # the verdict is still reached and said
+
+
+def test_a_map_per_test_file_records_the_files_and_folds_the_same_lines(tmp_path: Path) -> None:
+    """``--coverage-map-per file`` (the cheaper run, issue 24): one context per test file, the same lines."""
+    root = make_project(tmp_path)
+    plan(root, 1)
+    done = run(root, 1, 1, "--coverage", "--coverage-map-per", "file")
+    assert done.returncode == 0, done.stderr
+    done = ci_shards(root, "aggregate", "--plan", "plan.json", "out", "--coverage-out", "cov")
+    assert done.returncode == 0, done.stderr
+    artifact = json.loads((root / "cov" / "coverage.json").read_text(encoding="utf-8"))
+    contexts = read_table(artifact["contexts"])  # the test files, and the files of tests_ran
+    assert contexts and all("::" not in c and c.startswith("tests/") for c in contexts), contexts
+    assert folded_lines(artifact) == serial_lines(root)
+    calc = artifact["files"]["pkg/calc.py"]
+    assert calc["test_files"]["tests/test_sub.py"] == [6, 8]
+    by_file = {contexts[c]: lines for lines, cs in calc["context_lines"] for c in parse_ranges(cs)}
+    assert by_file["tests/test_sub.py"] == "6,8"

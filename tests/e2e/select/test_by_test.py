@@ -10,6 +10,7 @@ new test in a file the change does not touch) is kept."""
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from ci_shards.coverage.context_map import decode, parse_ranges, read_table
 from ci_shards.select.apply import select_items
 from ci_shards.select.decide import Selection
 from ci_shards.select.settings import SelectionSettings
@@ -129,8 +131,8 @@ def repo(measured: Path) -> Iterator[Path]:
     yield from on_a_branch(measured)
 
 
-def select(repo: Path, coverage: bool = True) -> Selection:
-    artifact = str(repo.parent / "cov" / "coverage.json") if coverage else None
+def select(repo: Path, coverage: bool = True, artifact_path: Path | None = None) -> Selection:
+    artifact = str(artifact_path or repo.parent / "cov" / "coverage.json") if coverage else None
     return select_items(
         [*BASE_TESTS, NEW], cwd=repo, rootdir=None, env={}, settings=SelectionSettings(coverage=artifact), base="main"
     )
@@ -169,3 +171,36 @@ def test_a_body_change_selects_the_tests_that_ran_it(repo: Path, old: str, new: 
     assert set(chosen.selected) == {*selected, NEW}, chosen.lines  # the new test: the map cannot vouch for it
     assert "tests/test_shapes.py::test_quiet" in chosen.skipped  # ran on the base, executed no project code
     assert set(select(repo, coverage=False).selected) == {*BASE_TESTS, NEW}  # the import map alone: everything
+
+
+def written_before_the_table(artifact: Path, out: Path) -> Path:
+    """The artifact as the fold wrote it before the compact map (issue 24): per file ``tests`` (every context's
+    lines) and ``tests_ran`` as names, no ``contexts`` table, ``context_lines`` or ``tests_ran_contexts``."""
+    data = json.loads(artifact.read_text(encoding="utf-8"))
+    names = read_table(data.pop("contexts"))
+    data["tests_ran"] = [names[i] for i in parse_ranges(data.pop("tests_ran_contexts"))]
+    for entry in data["files"].values():
+        entry["tests"] = {t: list(ls) for t, ls in decode(entry.pop("context_lines"), names).expand().items()}
+    out.write_text(json.dumps(data), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("product = w * h\n", "product = w * h + 1\n"),
+        ("    total = w + h\n", "    raise RuntimeError('inserted')\n    total = w + h\n"),
+        ("    count = n * n\n", "    count = n * n\n    count += 1\n"),
+        ("def cells(n):\n", "def cells(n, m=0):\n"),  # a signature, not a body: both fall back alike
+    ],
+    ids=["replace", "insert-first", "module-fixture", "signature"],
+)
+def test_the_compact_map_selects_what_the_per_context_map_did(repo: Path, old: str, new: str) -> None:
+    artifact = repo.parent / "cov" / "coverage.json"
+    data = json.loads(artifact.read_text(encoding="utf-8"))
+    assert "contexts" in data and all("tests" not in f for f in data["files"].values())  # written compact
+    before = written_before_the_table(artifact, repo.parent / "coverage-old.json")
+    change(repo, old, new)
+    compact, per_context = select(repo), select(repo, artifact_path=before)
+    assert compact.selected == per_context.selected and compact.skipped == per_context.skipped
+    assert compact.lines == per_context.lines

@@ -150,3 +150,8 @@ def test_config_key() -> None:
     assert parse_config({"coverage": True}, "ci-shards.yml").coverage is True
     with pytest.raises(ConfigError, match="'coverage' must be true or false"):
         parse_config({"coverage": "yes"}, "ci-shards.yml")
+
+
+def test_the_map_plugin_is_told_its_contexts(tmp_path: Path) -> None:
+    assert environment(Tool.COVERAGE_PY, tmp_path)["CI_SHARDS_COVERAGE_MAP_PER"] == "test"
+    assert environment(Tool.COVERAGE_PY, tmp_path, "file")["CI_SHARDS_COVERAGE_MAP_PER"] == "file"

@@ -102,3 +102,25 @@ def test_a_coverage_problem_never_costs_the_verdicts_summary(repo: Path, capsys:
     assert set(figures) == set(FIGURES) and figures["percent"] is None  # the same keys as a fold that succeeded
     assert main(["aggregate", "--plan", "plan.json", "shards", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["coverage"] is None  # not asked for: not folded
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ({"contexts": "x"}, "'contexts' is not a list of strings"),
+        ({"contexts": ["0:t.py::a"], "context_lines": [["1", "0-9"]]}, "not in the table of 1 contexts"),
+        ({"contexts": ["0:t.py::a"], "context_lines": [["2-1", "0"]]}, "out of order"),
+        ({"contexts": ["0:t.py::a"], "tests_ran_contexts": "5"}, "out of order or too large"),
+    ],
+)
+def test_a_damaged_compact_map_is_one_line_and_exit_2(
+    repo: Path, damage: dict[str, object], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads((repo / "coverage.json").read_text(encoding="utf-8"))
+    data |= {k: v for k, v in damage.items() if k != "context_lines"}
+    if "context_lines" in damage:
+        data["files"]["pkg/a.py"]["context_lines"] = damage["context_lines"]
+    (repo / "coverage.json").write_text(json.dumps(data), encoding="utf-8")
+    assert main(["coverage", "query", "pkg/a.py:1"]) == 2
+    err = capsys.readouterr().err
+    assert "coverage.json" in err and message in err and err.count("\n") == 1 and "Traceback" not in err

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ci_shards.coverage.artifact import SHARED_CONTEXT, FileCoverage
-from ci_shards.coverage.fold import _attributed
+from ci_shards.coverage.context_map import group, table
+from ci_shards.coverage.fold_contexts import ContextReader
 from ci_shards.select import maps as select_maps
 from ci_shards.select.decide import Selection, decide
 from ci_shards.select.diff import ChangedFile, ChangeKind
@@ -38,28 +39,31 @@ def test_recorded_contexts_speak_for_the_items_that_hold_them_or_they_hold(item:
 
 
 def test_the_fold_keeps_each_context_and_sets_aside_collection_and_shared_fixtures() -> None:
-    tests, unattributed = _attributed({3: {"t/a.py::t1", ""}, 4: {"t/a.py::t2", "t/a.py"}, 5: {SHARED_CONTEXT}})
-    assert tests == {"t/a.py::t1": {3}, "t/a.py::t2": {4}, "t/a.py": {4}}
-    assert unattributed == {3, 5}
+    reader = ContextReader()
+    for context, lines in [("t/a.py::t1", [3]), ("", [3]), ("t/a.py::t2", [4]), ("t/a.py", [4]), (SHARED_CONTEXT, [5])]:
+        reader.add("a.py", context, lines)
+    table = reader.table()
+    found = reader.file_map(["a.py"], table)
+    assert found.groups.expand() == {"t/a.py::t1": (3,), "t/a.py::t2": (4,), "t/a.py": (4,)}
+    assert found.unattributed == {3, 5} and found.test_files == {"t/a.py": {3, 4}}
+    assert table == ("t/a.py", "t/a.py::t1", "t/a.py::t2")
 
 
 def test_the_artifact_keeps_per_test_lines_and_reads_files_without_them() -> None:
     entry = {"sha256": "s", "executed_lines": [1, 2], "missed_lines": [], "test_files": {"t/a.py": [2]}}
-    assert FileCoverage.from_json("a.py", entry).tests is None
-    new = FileCoverage.from_json("a.py", {**entry, "tests": {"t/a.py::t": [2]}})
-    assert new.tests == {"t/a.py::t": (2,)} and new.to_json()["tests"] == {"t/a.py::t": [2]}
-    assert coverage_lines({"files": {"a.py": new.to_json()}})["a.py"].tests == {"t/a.py::t": frozenset({2})}
+    assert FileCoverage.from_json("a.py", entry).context_lines is None
+    old = FileCoverage.from_json("a.py", {**entry, "tests": {"t/a.py::t": [2]}})  # before the context table
+    assert old.context_lines is not None and old.context_lines.expand() == {"t/a.py::t": (2,)}
+    assert old.to_json()["context_lines"] == [["2", "0"]]
+    read = coverage_lines({"files": {"a.py": old.to_json()}, "contexts": ["0:t/a.py::t"]})["a.py"].tests
+    assert read is not None and read.expand() == {"t/a.py::t": (2,)}
 
 
+_CONTEXTS = {"t/a.py::test_f": [6], "t/a.py::test_g": [9], "t/b.py": [6], "t/c.py::x": [9]}
 PER_TEST = FileLines(
     {"t/a.py": frozenset({6, 9}), "t/b.py": frozenset({6}), "t/c.py": frozenset({9})},
     frozenset({1}),
-    {
-        "t/a.py::test_f": frozenset({6}),
-        "t/a.py::test_g": frozenset({9}),
-        "t/b.py": frozenset({6}),
-        "t/c.py::x": frozenset({9}),
-    },
+    group(_CONTEXTS, table(_CONTEXTS)),
 )
 COVERAGE = CoverageMap(
     executed_by={"pkg/m.py": ("s1", frozenset({"t/a.py", "t/b.py", "t/c.py"}))},

@@ -214,6 +214,14 @@ RUN_OPTIONS: Final = (
         help="with --coverage under pytest: record which test files executed each line (default: on)",
     ),
     Option(
+        flags=("--coverage-map-per",),
+        choices=("test", "file"),
+        default="test",
+        commands=RUNNING,
+        help="the map's context: each test (a change selects the tests that ran it) or each test file (the whole "
+        "file; less run CPU on suites of many small tests: docs/coverage.md) (default: test)",
+    ),
+    Option(
         flags=("command",),
         nargs=argparse.REMAINDER,
         commands=RUNNING,
