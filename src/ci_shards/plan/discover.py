@@ -10,14 +10,15 @@ them) and walks the directories — no user code is imported. Other runners name
 
 The files found are then merged with the timings (``merge_with_timings``, pure):
 - a file with per-test timings contributes those test ids (so balance can cut it);
-- a file without timings is planned whole and counted, estimated from the tests it defines, read
-  with ``ast`` (``static_count``, ``new_files``: a cost per test learned from the timed files, else
-  the 1 s per test a ``--pytest`` plan gives a test without timing);
+- a file without timings is counted, estimated from the tests it defines, read with ``ast``
+  (``static_count``, ``new_files``: a cost per test learned from the timed files, else the 1 s per
+  test a ``--pytest`` plan gives a test without timing), and offered by its tests' node ids
+  (``cut_files``) so balance may cut it where the shards need it;
 - timings of files that are no longer on disk are dropped and counted.
 After planning, ``whole_files_as_items`` names every file that landed in one shard by its path
 rather than its test ids, so tests added to it since the timings were recorded run there as
-planned items; only the files balance cut keep test ids (a new test in one is run by the shard
-that owns its file, as an unplanned test).
+planned items; only the files balance cut keep test ids (a new test in one, or one the count could
+not name, is run by the shard that owns its file, as an unplanned test).
 """
 
 from __future__ import annotations
@@ -314,7 +315,7 @@ def merge_with_timings(
     estimates = {k: timings[k] for keys in kept.values() for k in keys}
     new = estimate_new_files(new_files, count_of, timed=totals, fallback_seconds=file_seconds)
     estimates.update(new.seconds)
-    items = tuple(sorted([k for keys in kept.values() for k in keys] + list(new_files)))
+    items = tuple(sorted([k for keys in kept.values() for k in keys] + list(new.seconds)))
     return Discovery(items, estimates, new_files, dropped_items, dropped_files, new.notes, new.tests)
 
 
