@@ -41,6 +41,7 @@ from ci_shards.model.matching import item_file
 from ci_shards.model.plan import Plan, ShardPlan
 from ci_shards.plan.collect import glob_items
 from ci_shards.plan.conftest_ignores import ConftestIgnores
+from ci_shards.plan.hypothesis_profiles import ProfileReader
 from ci_shards.plan.new_files import CountOf, estimate_new_files, not_counted
 from ci_shards.plan.pyargs import module_location
 from ci_shards.plan.pytest_args import NO_IGNORES, Ignores, ignores_in, last_value, path_words, positional_words
@@ -380,14 +381,17 @@ def discover_items(
             markexpr=last_value(words, "-m"),
             keywordexpr=last_value(words, "-k"),
         )
-        count_of = _counter(on_disk, set(files), rules, settings.rootdir.absolute())
+        profiles = ProfileReader(settings.rootdir.absolute(), last_value(words, "--hypothesis-profile"))
+        count_of = _counter(on_disk, set(files), rules, settings.rootdir.absolute(), profiles)
     if globs:
         files += glob_items(globs, cwd=cwd)
     found = merge_with_timings(files, timings, lambda f: any((base / f).is_file() for base in on_disk), count_of)
     return found, notes + found.notes
 
 
-def _counter(bases: Sequence[Path], python_files: set[str], rules: CountRules, rootdir: Path) -> CountOf:
+def _counter(
+    bases: Sequence[Path], python_files: set[str], rules: CountRules, rootdir: Path, profiles: ProfileReader
+) -> CountOf:
     """``count_of`` for ``new_files``: the tests a file pytest would collect defines, or why it
     cannot be read as Python (one short reason: the file is still planned, never a crash)."""
     by_folder: dict[Path, dict[str, Fixture]] = {}
@@ -410,9 +414,10 @@ def _counter(bases: Sequence[Path], python_files: set[str], rules: CountRules, r
         path = next((b / file for b in bases if (b / file).is_file()), bases[0] / file).absolute()
         try:
             # bytes: Python's own encoding rules
+            examples = profiles.examples(path.parent)  # a conftest's hypothesis profile
             return count_tests(
                 path.read_bytes(),
-                rules,
+                rules if examples is None else dataclasses.replace(rules, examples=examples),
                 conftest_fixtures(path.parent),
                 path_names=_chain_names(path, rootdir),
                 files_in=lambda parts: files_under(path.parent.joinpath(*parts)),

@@ -27,7 +27,8 @@ pytest's collection rules (``_pytest/python.py``: ``PyCollector.collect``, ``ist
   ``static_values`` (no user code runs) before it counts as guessed.
 
 - hypothesis' ``@given`` tests run many examples: each costs ``max_examples`` (a literal
-  ``@settings(max_examples=N)`` on it, else hypothesis' default ``HYPOTHESIS_EXAMPLES``) times
+  ``@settings(max_examples=N)`` on it, else ``CountRules.examples``: the profile a conftest loads,
+  ``hypothesis_profiles``, else hypothesis' default ``HYPOTHESIS_EXAMPLES``) times
   ``EXAMPLE_TESTS`` tests (``FileCount.extra_units``);
 - ``-m`` and ``-k`` (``CountRules.markexpr``/``keywordexpr``) are evaluated against what the text
   says (``mark_expr``): marks are the ``@pytest.mark.X`` decorators of the test and its classes and
@@ -80,6 +81,7 @@ class CountRules:
     classes: tuple[str, ...] = DEFAULT_CLASSES
     markexpr: str = ""  # -m (the last one of addopts and the arguments, as pytest's parser keeps)
     keywordexpr: str = ""  # -k
+    examples: int = HYPOTHESIS_EXAMPLES  # a @given test's max_examples without its own (a conftest's profile)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -393,7 +395,7 @@ def _case_marks(mark: ast.Call) -> bool:
     return any(isinstance(e, ast.Call) and any(k.arg == "marks" for k in e.keywords) for e in values.elts)
 
 
-def _examples(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
+def _examples(node: ast.FunctionDef | ast.AsyncFunctionDef, default: int = HYPOTHESIS_EXAMPLES) -> int | None:
     """How many examples hypothesis runs of a ``@given`` test (None: not one)."""
     if not any(_decorator_name(d) == "given" for d in node.decorator_list):
         return None
@@ -402,7 +404,7 @@ def _examples(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
             value = next((k.value for k in decorator.keywords if k.arg == "max_examples"), None)
             if isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0:
                 return value.value
-    return HYPOTHESIS_EXAMPLES
+    return default
 
 
 def data_folders(module: ast.Module) -> list[tuple[str, ...]]:
@@ -589,7 +591,7 @@ class _Counter:
             if isinstance(decorator, ast.Call) and _decorator_name(decorator) == "given" and decorator.args:
                 given |= set(requested[-len(decorator.args) :])  # positional strategies fill the last ones
         cases = scope.factor * self.marks_factor(node.decorator_list) * self.fixture_factor(requested, given)
-        examples = _examples(node)
+        examples = _examples(node, self.rules.examples)
         marks = scope.marks | _mark_names(node.decorator_list) | ({"parametrize"} if own else set())
         return DefinedTest(
             key="::".join((*scope.classes, node.name)),
