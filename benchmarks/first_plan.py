@@ -13,6 +13,11 @@ with no timings at all, three splits of the same tests into N shards:
 - ci-shards ``plan --pytest``: pytest's collection, every collected test estimated alike;
 - pytest-split ``--splits N --group i`` with no durations file: its split by test count.
 
+The discovered plan may cut a file by its tests' node ids (issue 25: ``plan/cut_files.py``).
+Beside the ratios, ``test_time_bound`` is the physics bound from the tests' own times in
+pytest-split's JUnit (max(longest test, total/N) over total/N: more-itertools' one 33 s test of
+70 s gives 1.89), which no plan of whole tests beats.
+
 Every shard is then run, one after another (the machine has 2 shared cores: parallel shards would
 time each other's load), the three tools alternating per shard index: ci-shards' shards as
 ``ci-shards run --plan … --pytest``, pytest-split's as ``pytest --splits N --group i``. A shard's
@@ -29,6 +34,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shlex
 import statistics
 import subprocess
@@ -145,7 +151,7 @@ def one_round(python: Path, suite: Suite, root: Path, work: Path, shards: int) -
     for index in range(1, shards + 1):
         for tool in TOOLS:
             runs[tool].append(run_shard(python, tool, index, shards, root=root, suite=suite, work=work))
-    result: dict[str, Any] = {}
+    result: dict[str, Any] = {"test_time_bound": _test_time_bound(work, shards)}
     for tool in TOOLS:
         walls = [r["wall"] for r in runs[tool]]
         cpus = [r["cpu"] for r in runs[tool]]
@@ -164,6 +170,29 @@ def one_round(python: Path, suite: Suite, root: Path, work: Path, shards: int) -
                 "estimated_s": plans[tool]["estimated"],
             }
     return result
+
+
+_TESTCASE = re.compile(r'<testcase\b[^>]*?\sname="([^"]*)"[^>]*?\stime="([0-9.]+)"')
+
+
+def _test_time_bound(work: Path, shards: int) -> dict[str, Any]:
+    """The physics bound on slowest ÷ mean from the tests' own times (pytest-split's JUnit of this
+    round: every test once): no plan of whole tests beats max(longest test, total / N) ÷ (total / N).
+    Process start-up and collection are outside it (they only lower what any plan reaches)."""
+    times = []
+    longest = ("", 0.0)
+    for index in range(1, shards + 1):
+        for name, seconds in _TESTCASE.findall((work / f"split-{index}.xml").read_text(encoding="utf-8")):
+            times.append(float(seconds))
+            longest = max(longest, (name, float(seconds)), key=lambda pair: pair[1])
+    mean = sum(times) / shards if times else 0.0
+    bound = max(longest[1], mean) / mean if mean else 1.0
+    return {
+        "bound": round(bound, 3),
+        "longest_test": longest[0],
+        "longest_s": longest[1],
+        "tests_s": round(sum(times), 2),
+    }
 
 
 def _load() -> list[float]:

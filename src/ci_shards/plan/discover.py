@@ -10,14 +10,15 @@ them) and walks the directories — no user code is imported. Other runners name
 
 The files found are then merged with the timings (``merge_with_timings``, pure):
 - a file with per-test timings contributes those test ids (so balance can cut it);
-- a file without timings is planned whole and counted, estimated from the tests it defines, read
-  with ``ast`` (``static_count``, ``new_files``: a cost per test learned from the timed files, else
-  the 1 s per test a ``--pytest`` plan gives a test without timing);
+- a file without timings is counted, estimated from the tests it defines, read with ``ast``
+  (``static_count``, ``new_files``: a cost per test learned from the timed files, else the 1 s per
+  test a ``--pytest`` plan gives a test without timing), and offered by its tests' node ids
+  (``cut_files``) so balance may cut it where the shards need it;
 - timings of files that are no longer on disk are dropped and counted.
 After planning, ``whole_files_as_items`` names every file that landed in one shard by its path
 rather than its test ids, so tests added to it since the timings were recorded run there as
-planned items; only the files balance cut keep test ids (a new test in one is run by the shard
-that owns its file, as an unplanned test).
+planned items; only the files balance cut keep test ids (a new test in one, or one the count could
+not name, is run by the shard that owns its file, as an unplanned test).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from ci_shards.model.matching import item_file
 from ci_shards.model.plan import Plan, ShardPlan
 from ci_shards.plan.collect import glob_items
 from ci_shards.plan.conftest_ignores import ConftestIgnores
+from ci_shards.plan.hypothesis_profiles import ProfileReader
 from ci_shards.plan.new_files import CountOf, estimate_new_files, not_counted
 from ci_shards.plan.pyargs import module_location
 from ci_shards.plan.pytest_args import NO_IGNORES, Ignores, ignores_in, last_value, path_words, positional_words
@@ -314,7 +316,7 @@ def merge_with_timings(
     estimates = {k: timings[k] for keys in kept.values() for k in keys}
     new = estimate_new_files(new_files, count_of, timed=totals, fallback_seconds=file_seconds)
     estimates.update(new.seconds)
-    items = tuple(sorted([k for keys in kept.values() for k in keys] + list(new_files)))
+    items = tuple(sorted([k for keys in kept.values() for k in keys] + list(new.seconds)))
     return Discovery(items, estimates, new_files, dropped_items, dropped_files, new.notes, new.tests)
 
 
@@ -379,14 +381,17 @@ def discover_items(
             markexpr=last_value(words, "-m"),
             keywordexpr=last_value(words, "-k"),
         )
-        count_of = _counter(on_disk, set(files), rules, settings.rootdir.absolute())
+        profiles = ProfileReader(settings.rootdir.absolute(), last_value(words, "--hypothesis-profile"))
+        count_of = _counter(on_disk, set(files), rules, settings.rootdir.absolute(), profiles)
     if globs:
         files += glob_items(globs, cwd=cwd)
     found = merge_with_timings(files, timings, lambda f: any((base / f).is_file() for base in on_disk), count_of)
     return found, notes + found.notes
 
 
-def _counter(bases: Sequence[Path], python_files: set[str], rules: CountRules, rootdir: Path) -> CountOf:
+def _counter(
+    bases: Sequence[Path], python_files: set[str], rules: CountRules, rootdir: Path, profiles: ProfileReader
+) -> CountOf:
     """``count_of`` for ``new_files``: the tests a file pytest would collect defines, or why it
     cannot be read as Python (one short reason: the file is still planned, never a crash)."""
     by_folder: dict[Path, dict[str, Fixture]] = {}
@@ -409,9 +414,10 @@ def _counter(bases: Sequence[Path], python_files: set[str], rules: CountRules, r
         path = next((b / file for b in bases if (b / file).is_file()), bases[0] / file).absolute()
         try:
             # bytes: Python's own encoding rules
+            examples = profiles.examples(path.parent)  # a conftest's hypothesis profile
             return count_tests(
                 path.read_bytes(),
-                rules,
+                rules if examples is None else dataclasses.replace(rules, examples=examples),
                 conftest_fixtures(path.parent),
                 path_names=_chain_names(path, rootdir),
                 files_in=lambda parts: files_under(path.parent.joinpath(*parts)),

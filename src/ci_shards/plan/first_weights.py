@@ -21,12 +21,14 @@ counted in tests, do not scale.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ci_shards.common.console import plural
 from ci_shards.model.matching import item_file
+from ci_shards.plan.hypothesis_profiles import ProfileReader
 from ci_shards.plan.static_count import DESELECTED_TESTS, EXAMPLE_TESTS, CountRules, weighted_tests
 
 # every name is looked up by the node ids pytest collected, so any function or class may be one
@@ -101,16 +103,21 @@ def _literal_pattern(file: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in file)
 
 
-def read_units(paths: Mapping[str, str]) -> Callable[[str], Mapping[str, float] | None]:
+def read_units(
+    paths: Mapping[str, str], profiles: ProfileReader | None = None
+) -> Callable[[str], Mapping[str, float] | None]:
     """The edge of ``collected_weights``: the costly tests of a collected file, read with ``ast``
-    (None for a file that is not Python or cannot be read: its tests stay at one unit)."""
+    (None for a file that is not Python or cannot be read: its tests stay at one unit); ``profiles``
+    give the examples a conftest's hypothesis profile sets, as discovery reads them."""
 
     def units_of(file: str) -> Mapping[str, float] | None:
         path = paths.get(file)
         if path is None or not path.endswith(".py"):
             return None
+        examples = profiles.examples(Path(path).parent) if profiles is not None else None
+        rules = _ANY_NAME if examples is None else dataclasses.replace(_ANY_NAME, examples=examples)
         try:
-            return weighted_tests(Path(path).read_bytes(), _ANY_NAME)
+            return weighted_tests(Path(path).read_bytes(), rules)
         except (OSError, SyntaxError, ValueError, RecursionError):
             return None
 

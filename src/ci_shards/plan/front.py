@@ -22,12 +22,13 @@ from ci_shards.options.typed import PlanOptions
 from ci_shards.plan import matrix as matrix_mod
 from ci_shards.plan.choose import MAX_SHARDS, choose_shards
 from ci_shards.plan.collect import glob_items, read_items
-from ci_shards.plan.discover import Discovery, discover_items, whole_files_as_items
+from ci_shards.plan.discover import Discovery, discover_items, settings_in, whole_files_as_items
 from ci_shards.plan.estimates import match_timings, measured_ratio, rebase_keys
 from ci_shards.plan.first_weights import Weights, collected_weights, read_units
+from ci_shards.plan.hypothesis_profiles import ProfileReader
 from ci_shards.plan.planner import plan_items
-from ci_shards.plan.pytest_args import check_pytest_words
-from ci_shards.plan.pytest_collect import collect_pytest, portable_rootdir
+from ci_shards.plan.pytest_args import check_pytest_words, last_value
+from ci_shards.plan.pytest_collect import Collection, collect_pytest, portable_rootdir
 from ci_shards.plan.workers import overhead_variant, planned_workers
 from ci_shards.run.workers import MachineFiles, WorkerChoice, parse_workers, read_machine
 from ci_shards.select.apply import select_items
@@ -283,9 +284,7 @@ def _find_items(
     if options.pytest and not discovering:
         check_pytest_words(extra, cwd)
         collection = collect_pytest(extra, cwd=cwd, env=env, python=options.python)
-        first_weights = collected_weights(
-            collection.ids, timed=estimates, deselected=collection.deselected, units_of=read_units(collection.paths)
-        )
+        first_weights = _first_weights(collection, estimates, extra)
         items += collection.ids
         rootdir = portable_rootdir(collection.rootdir, cwd)
         sources += 1
@@ -317,6 +316,23 @@ def _find_items(
         discovery_notes=discovery_notes,
         first_weights=first_weights,
     )
+
+
+def _first_weights(collection: Collection, estimates: Mapping[str, float], words: Sequence[str]) -> Weights:
+    """The collected tests of files without timings weighed by their files' text (``first_weights``)."""
+    units_of = read_units(collection.paths, _profiles(collection.rootdir, words))
+    return collected_weights(collection.ids, timed=estimates, deselected=collection.deselected, units_of=units_of)
+
+
+def _profiles(rootdir: str, words: Sequence[str]) -> ProfileReader:
+    """The hypothesis profiles of a collected project (``--hypothesis-profile`` of the settings' addopts or
+    the run's words), read as discovery reads them."""
+    try:
+        settings = settings_in(Path(rootdir))
+    except InputError:  # pytest read them (it collected): what it could read and we cannot adds no profile
+        settings = None
+    addopts = settings.addopts if settings is not None else ()
+    return ProfileReader(Path(rootdir), last_value([*addopts, *words], "--hypothesis-profile"))
 
 
 def _pytest_words(options: PlanOptions, pytest_args: Sequence[str] | None) -> list[str]:

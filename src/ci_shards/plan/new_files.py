@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ci_shards.common.console import listed, plural
+from ci_shards.plan.cut_files import file_parts
 from ci_shards.plan.estimates import DEFAULT_UNKNOWN_SECONDS
 from ci_shards.plan.static_count import (
     DESELECTED_TESTS,
@@ -42,9 +43,9 @@ def not_counted(_file: str) -> None:
 
 @dataclass(frozen=True)
 class NewFileEstimates:
-    seconds: dict[str, float]
+    seconds: dict[str, float]  # item → seconds: a file, or the parts of one balance may cut (``cut_files``)
     notes: tuple[str, ...]
-    tests: dict[str, int]  # the counted files' tests (the learned per-test overhead is added per test)
+    tests: dict[str, int]  # the counted items' tests (the learned per-test overhead is added per test)
 
 
 def learned_cost_per_test(timed: Mapping[str, float], count_of: CountOf) -> tuple[float | None, int]:
@@ -86,7 +87,26 @@ def estimate_new_files(
             f"{plural(len(others), 'test file')} without timings planned whole, each estimated at"
             f" {_seconds(fallback_seconds)} (the median known file): {listed(others)}"
         )
-    return NewFileEstimates(seconds, tuple(notes), {f: c.tests for f, c in counted.items()})
+    return _cut(seconds, counted, tuple(notes))
+
+
+def _cut(seconds: Mapping[str, float], counted: Mapping[str, FileCount], notes: tuple[str, ...]) -> NewFileEstimates:
+    """The counted files as the items balance may cut them into (``cut_files``), the others whole."""
+    items = {f: s for f, s in seconds.items() if f not in counted}
+    tests: dict[str, int] = {}
+    cut = 0
+    for file, count in counted.items():
+        parts = file_parts(file, count, seconds[file])
+        cut += file not in parts
+        items.update({item: part_seconds for item, (part_seconds, _tests) in parts.items()})
+        tests.update({item: part_tests for item, (_seconds, part_tests) in parts.items()})
+    if cut:
+        notes = (
+            *notes,
+            f"{plural(cut, 'counted file')} offered to balance as the node ids of the tests each defines, to be cut"
+            " only where the shards need it (a file that stays in one shard is named whole)",
+        )
+    return NewFileEstimates(items, notes, tests)
 
 
 def _counted_note(counted: Mapping[str, FileCount], cost: float, learned_from: int) -> str:
@@ -128,7 +148,7 @@ def _counted_note(counted: Mapping[str, FileCount], cost: float, learned_from: i
         else "no file has timings: the default, as --pytest estimates each test it has no timing for"
     )
     return (
-        f"{plural(len(counted), 'test file')} without timings planned whole, estimated from the tests each defines"
+        f"{plural(len(counted), 'test file')} without timings estimated from the tests each defines"
         f" ({', '.join(details)}) at {_seconds(cost)} per test ({source}): {listed(sorted(counted))}"
     )
 

@@ -22,10 +22,13 @@ pytest's collection rules (``_pytest/python.py``: ``PyCollector.collect``, ``ist
   bound once to one, or ``range()`` of integer literals (``pytest.param(...)`` entries count one
   each; an empty list is one test, which pytest collects and skips); anything else (a call, a
   comprehension, an imported name) counts ``GUESSED_CASES`` and is counted in ``guessed``.
-  Stacked parametrizes multiply.
+  Stacked parametrizes multiply. A list built from literals (a comprehension over a module-level
+  list, ``list(itertools.product(...))``, a sum of lists) is computed from the text by
+  ``static_values`` (no user code runs) before it counts as guessed.
 
 - hypothesis' ``@given`` tests run many examples: each costs ``max_examples`` (a literal
-  ``@settings(max_examples=N)`` on it, else hypothesis' default ``HYPOTHESIS_EXAMPLES``) times
+  ``@settings(max_examples=N)`` on it, else ``CountRules.examples``: the profile a conftest loads,
+  ``hypothesis_profiles``, else hypothesis' default ``HYPOTHESIS_EXAMPLES``) times
   ``EXAMPLE_TESTS`` tests (``FileCount.extra_units``);
 - ``-m`` and ``-k`` (``CountRules.markexpr``/``keywordexpr``) are evaluated against what the text
   says (``mark_expr``): marks are the ``@pytest.mark.X`` decorators of the test and its classes and
@@ -53,6 +56,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final
 
 from ci_shards.plan import mark_expr
+from ci_shards.plan.static_values import Values
 
 GUESSED_CASES: Final = 4  # a parametrize whose argument list is not literal (and no data folder)
 # hypothesis' settings.default.max_examples (hypothesis/_settings.py: ``max_examples`` default 100)
@@ -77,6 +81,7 @@ class CountRules:
     classes: tuple[str, ...] = DEFAULT_CLASSES
     markexpr: str = ""  # -m (the last one of addopts and the arguments, as pytest's parser keeps)
     keywordexpr: str = ""  # -k
+    examples: int = HYPOTHESIS_EXAMPLES  # a @given test's max_examples without its own (a conftest's profile)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,6 +98,10 @@ class FileCount:
     extra_units: float = 0.0  # what their examples cost beyond one test each, in tests
     deselected: int = 0  # tests -m/-k deselect: collected, not run
     data_sized: int = 0  # of ``guessed``, the lists sized by the files of a data folder instead
+    # the selected tests pytest collects under a known node id suffix (``TestA::test_x``), each with
+    # its cases and what they cost in tests (times their examples): what discovery may cut the file into
+    # (compared apart: a count is equal to another by its numbers)
+    parts: tuple[tuple[str, int, float], ...] = dataclasses.field(default=(), compare=False)
 
     @property
     def units(self) -> float:
@@ -112,6 +121,7 @@ class DefinedTest:
     units: float = 1.0
     marks: frozenset[str] = frozenset()
     marks_known: bool = True
+    named: bool = True  # pytest collects it under ``key`` for sure (defined unconditionally, never rebound)
 
 
 # the edge's look at a folder: how many files lie under the file's folder / *parts (0: none, not a folder)
@@ -143,6 +153,7 @@ def count_tests(
     keep = _selector(rules, path_names)
     count = deselected = given = 0
     extra = 0.0
+    parts: dict[str, tuple[int, float]] = {}
     for test in tests:
         if keep(test) is False:
             deselected += test.cases
@@ -151,6 +162,9 @@ def count_tests(
         if test.units != 1:
             given += test.cases
             extra += test.cases * (test.units - 1)
+        if test.named:
+            cases, units = parts.get(test.key, (0, 0.0))
+            parts[test.key] = (cases + test.cases, units + test.cases * test.units)
     return FileCount(
         tests=count,
         guessed=guessed,
@@ -158,6 +172,7 @@ def count_tests(
         extra_units=extra,
         deselected=deselected,
         data_sized=guessed if sized != GUESSED_CASES else 0,
+        parts=tuple((key, cases, units) for key, (cases, units) in sorted(parts.items())),
     )
 
 
@@ -166,9 +181,10 @@ def defined_tests(
 ) -> tuple[list[DefinedTest], int]:
     """Every test function the module defines, and how many argument lists were not literal
     (each counted ``guess`` cases)."""
-    counter = _Counter(rules, _literal_lengths(module.body), guess)
+    counter = _Counter(rules, _literal_lengths(module.body), guess, Values(module.body))
     counter.fixtures = {**(fixtures or {}), **counter.fixtures_of(module.body)}
     namespace = _namespace(module.body)
+    counter.direct = _direct(module.body, _rebound(module.body))
     classes = {name: node for name, node in namespace.items() if isinstance(node, ast.ClassDef)}
     scope = _Scope(counter.marks_factor(_pytestmark(module.body)), _mark_names(_pytestmark(module.body)), ())
     tests: list[DefinedTest] = []
@@ -231,7 +247,7 @@ def _keyword_decider(path_names: Sequence[str]) -> Callable[[DefinedTest], mark_
 def fixtures_in(source: str | bytes) -> dict[str, Fixture]:
     """The fixtures a ``conftest.py`` defines at module level (raises as ``count_tests`` does)."""
     module = ast.parse(source)
-    return _Counter(CountRules(), _literal_lengths(module.body)).fixtures_of(module.body)
+    return _Counter(CountRules(), _literal_lengths(module.body), values=Values(module.body)).fixtures_of(module.body)
 
 
 def _arg_names(node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool) -> list[str]:
@@ -379,7 +395,7 @@ def _case_marks(mark: ast.Call) -> bool:
     return any(isinstance(e, ast.Call) and any(k.arg == "marks" for k in e.keywords) for e in values.elts)
 
 
-def _examples(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
+def _examples(node: ast.FunctionDef | ast.AsyncFunctionDef, default: int = HYPOTHESIS_EXAMPLES) -> int | None:
     """How many examples hypothesis runs of a ``@given`` test (None: not one)."""
     if not any(_decorator_name(d) == "given" for d in node.decorator_list):
         return None
@@ -388,7 +404,7 @@ def _examples(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
             value = next((k.value for k in decorator.keywords if k.arg == "max_examples"), None)
             if isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0:
                 return value.value
-    return HYPOTHESIS_EXAMPLES
+    return default
 
 
 def data_folders(module: ast.Module) -> list[tuple[str, ...]]:
@@ -480,17 +496,26 @@ class _Scope:
     factor: int  # the parametrize product
     marks: frozenset[str]
     classes: tuple[str, ...]  # the enclosing classes' names, outermost first
+    named: bool = True  # every enclosing class is defined unconditionally
 
 
 class _Counter:
     """The counting walk; ``guessed`` grows with every non-literal parametrize it meets."""
 
-    def __init__(self, rules: CountRules, names: Mapping[str, int | ast.Call], guess: int = GUESSED_CASES) -> None:
+    def __init__(
+        self,
+        rules: CountRules,
+        names: Mapping[str, int | ast.Call],
+        guess: int = GUESSED_CASES,
+        values: Values | None = None,
+    ) -> None:
         self.rules = rules
         self.names = names
+        self.values = values
         self.guess = guess
         self.guessed = 0
         self.fixtures: Mapping[str, Fixture] = {}
+        self.direct: set[int] = set()  # ids of the definitions pytest surely finds under their names
 
     def cases(self, mark: ast.Call) -> int:
         values = next((k.value for k in mark.keywords if k.arg == "argvalues"), None)
@@ -532,6 +557,8 @@ class _Counter:
         if length is None and isinstance(values, ast.Name):
             named = self.names.get(values.id)
             length = named if isinstance(named, int) else None
+        if length is None and values is not None and self.values is not None:
+            length = self.values.length(values)  # built from the text: a comprehension, a sum of lists
         if length is None:
             self.guessed += 1
             return self.guess
@@ -564,7 +591,7 @@ class _Counter:
             if isinstance(decorator, ast.Call) and _decorator_name(decorator) == "given" and decorator.args:
                 given |= set(requested[-len(decorator.args) :])  # positional strategies fill the last ones
         cases = scope.factor * self.marks_factor(node.decorator_list) * self.fixture_factor(requested, given)
-        examples = _examples(node)
+        examples = _examples(node, self.rules.examples)
         marks = scope.marks | _mark_names(node.decorator_list) | ({"parametrize"} if own else set())
         return DefinedTest(
             key="::".join((*scope.classes, node.name)),
@@ -572,6 +599,7 @@ class _Counter:
             units=EXAMPLE_TESTS * examples if examples is not None else 1.0,
             marks_known=not any(_case_marks(m) for m in own),
             marks=frozenset(marks),
+            named=scope.named and id(node) in self.direct,
         )
 
     @staticmethod
@@ -590,7 +618,8 @@ class _Counter:
         if _false_test(node, classes, ()):
             return []
         own_marks = [*node.decorator_list, *_pytestmark(node.body)]
-        scope = _Scope(outer.factor, outer.marks | _mark_names(own_marks), (*outer.classes, node.name))
+        named = outer.named and id(node) in self.direct
+        scope = _Scope(outer.factor, outer.marks | _mark_names(own_marks), (*outer.classes, node.name), named)
         if unittest:  # unittest's loader: test* methods, no parametrize (TestCase has its own __init__)
             return [
                 dataclasses.replace(self.function_test(m, scope, method=True), cases=1)
@@ -607,6 +636,31 @@ class _Counter:
             elif _matches(name, self.rules.functions) and self.is_test_function(member):
                 tests.append(self.function_test(member, scope, method=True))
         return tests
+
+
+def _rebound(body: Sequence[ast.stmt]) -> set[str]:
+    """Names a body also binds by assignment or import: what pytest finds under them may not be the definition."""
+    names: set[str] = set()
+    for node in body:
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def _direct(body: Sequence[ast.stmt], rebound: set[str]) -> set[int]:
+    """The ids of the functions and classes defined directly in ``body`` (not under ``if``/``try``:
+    a Python version or a missing import may leave them out) and not rebound, their classes' such
+    members included: the definitions pytest collects under their names for sure."""
+    direct: set[int] = set()
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name not in rebound:
+            direct.add(id(node))
+            if isinstance(node, ast.ClassDef):
+                direct |= _direct(node.body, _rebound(node.body))
+    return direct
 
 
 def _bases(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> Iterator[ast.ClassDef | str]:

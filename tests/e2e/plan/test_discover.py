@@ -86,7 +86,7 @@ def test_new_file_and_new_test_in_a_known_file_run_once_and_deleted_timings_are_
     assert code == 0, output
     notes = "\n".join(plan["notes"])  # type: ignore[arg-type]
     assert "dropped the timings of 2 items in 1 file no longer on disk" in notes
-    assert "2 test files without timings planned whole" in notes and "tests/test_new.py" in notes
+    assert "2 test files without timings estimated" in notes and "tests/test_new.py" in notes
     assert plan["unknown_items"] == 2
     ran = _ran(tmp_path, 3)
     expected = [f"tests/test_known.py::test_a{n}" for n in (1, 2, 3)] + ["tests/test_new.py::test_n1"]

@@ -240,7 +240,7 @@ def test_plan_discover_merges_files_on_disk_with_the_timings(suite, capsys):
     assert plan.unknown_items == 1
     assert "discovered 3 test files in tests (settings from pyproject.toml" in err
     assert "dropped the timings of 1 item in 1 file no longer on disk" in err
-    assert "1 test file without timings planned whole" in err
+    assert "1 test file without timings estimated from the tests each defines" in err
     # every file is covered exactly once: whole, or by its test ids in the shards it was cut into
     files = {i.split("::")[0] for i in planned}
     assert files == {"tests/test_a.py", "tests/test_b.py", "tests/test_new.py"}

@@ -26,7 +26,7 @@ def test_no_timings_at_all_each_test_costs_the_default():
         "helpers_test.py": EMPTY_FILE_TESTS * DEFAULT_UNKNOWN_SECONDS,  # its import: never zero
     }
     assert new.notes == (
-        "3 test files without timings planned whole, estimated from the tests each defines (303 tests counted,"
+        "3 test files without timings estimated from the tests each defines (303 tests counted,"
         " 1 file with none counted as 0.1 test) at 1.0 s per test (no file has timings: the default, as --pytest"
         " estimates each test it has no timing for): a.py, b.py, helpers_test.py",
     )
@@ -40,7 +40,7 @@ def test_the_cost_per_test_is_learned_from_the_timed_files():
     new = estimate_new_files(["new.py"], counts.get, timed=timed, fallback_seconds=0.3)
     assert new.seconds == {"new.py": pytest.approx(4.0)}
     assert new.notes[0] == (
-        "1 test file without timings planned whole, estimated from the tests each defines (20 tests counted,"
+        "1 test file without timings estimated from the tests each defines (20 tests counted,"
         " 1 parametrize argument list not literal in 1 file counted as 4 cases) at 0.2 s per test (learned: the"
         " median over 3 timed files): new.py"
     )
@@ -88,7 +88,9 @@ def test_discovery_estimates_files_on_disk_by_what_they_define(tmp_path: Path):
     found, notes = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=[], globs=(), timings=timings)
     assert found.estimates == {
         "tests/test_many.py": pytest.approx(2.5),
-        "tests/test_two.py": pytest.approx(1.0),
+        # two tests: offered by their node ids, each its share of the file (balance cuts it only if it must)
+        "tests/test_two.py::test_a": pytest.approx(0.5),
+        "tests/test_two.py::test_b": pytest.approx(0.5),
         "tests/test_none.py": pytest.approx(0.05),
         "tests/test_broken.py": 2.0,  # the median known file
         "tests/test_latin.py": 2.0,
@@ -98,6 +100,8 @@ def test_discovery_estimates_files_on_disk_by_what_they_define(tmp_path: Path):
     assert notes[2].startswith("2 test files could not be read as Python")
     assert "tests/test_broken.py (SyntaxError at line 1:" in notes[2]
     assert "tests/test_latin.py (SyntaxError at line 1: (unicode error)" in notes[2]
+    assert notes[3].startswith("1 counted file offered to balance as the node ids of the tests each defines")
+    assert "tests/test_two.py" not in found.items  # its parts are, until balance names it whole again
 
 
 def test_merge_without_a_counter_keeps_the_median_known_file():
@@ -150,7 +154,7 @@ def test_examples_and_deselected_tests_weigh_in_and_the_note_counts_them():
         "d.py": 90.0,
     }
     assert new.notes[0].startswith(
-        "4 test files without timings planned whole, estimated from the tests each defines (97 tests counted,"
+        "4 test files without timings estimated from the tests each defines (97 tests counted,"
         " 2 hypothesis tests in 1 file at 1 test per example (max_examples, else 100), 1010 tests in 2 files that"
         " -m/-k deselect at 0.05 test each, 2 argument lists not literal in 1 file sized by the files of the data"
         " folder each names) at 1.0 s per test"

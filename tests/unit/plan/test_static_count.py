@@ -107,13 +107,13 @@ def test_parametrize_over_names_literal_ones_resolved_others_guessed():
         def test_twice(x): pass
 
         @pytest.mark.parametrize("x", [*CASES, 6])
-        def test_starred(x): pass
+        def test_starred(x): pass        # built from a known name: computed (static_values), 6
 
         @with_ids
         def test_mark_by_name(x): pass
         """
     )
-    assert counted == FileCount(tests=5 + 10_000 + 2 + 5 * GUESSED_CASES + 2, guessed=5)
+    assert counted == FileCount(tests=5 + 10_000 + 2 + 4 * GUESSED_CASES + 6 + 2, guessed=4)
 
 
 def test_class_and_module_marks_multiply_every_test_under_them():
@@ -462,3 +462,102 @@ def test_test_units_name_the_tests_that_cost_more_than_one():
         "TestA::TestInner::test_y": 100 * EXAMPLE_TESTS,
         "test_z": 100 * EXAMPLE_TESTS,
     }
+
+
+def _parts(source: str, rules: CountRules | None = None) -> dict[str, tuple[int, float]]:
+    return {key: (cases, units) for key, cases, units in _count(source, rules).parts}
+
+
+def test_parts_name_each_test_as_pytest_ids_it_with_its_cases():
+    parts = _parts(
+        """
+        import pytest
+        from hypothesis import given, settings, strategies as st
+
+        CASES = [1, 2, 3]
+
+        @pytest.mark.parametrize("x", CASES)
+        @pytest.mark.parametrize("y", ["a", "b"])
+        def test_literal(x, y): pass
+
+        @pytest.mark.parametrize("x", [c * 2 for c in CASES])
+        def test_built(x): pass
+
+        @pytest.mark.parametrize("x", IMPORTED)
+        def test_guessed(x): pass
+
+        @given(st.integers())
+        @settings(max_examples=20)
+        def test_examples(n): pass
+
+        class TestOuter:
+            def test_m(self): pass
+            class TestInner:
+                @pytest.mark.parametrize("z", [1, 2])
+                def test_n(self, z): pass
+
+        class TestBase:
+            def test_inherited(self): pass
+
+        class TestChild(TestBase):
+            def test_own(self): pass
+
+        class TestOff:
+            __test__ = False
+            def test_never(self): pass
+
+        class TestWithInit:
+            def __init__(self): pass
+            def test_never(self): pass
+
+        def helper(): pass
+        """
+    )
+    assert parts == {
+        "test_literal": (6, 6.0),
+        "test_built": (3, 3.0),
+        "test_guessed": (GUESSED_CASES, float(GUESSED_CASES)),
+        "test_examples": (1, 20 * EXAMPLE_TESTS),
+        "TestOuter::test_m": (1, 1.0),
+        "TestOuter::TestInner::test_n": (2, 2.0),
+        "TestBase::test_inherited": (1, 1.0),
+        "TestChild::test_inherited": (1, 1.0),  # a subclass collects its base's tests again
+        "TestChild::test_own": (1, 1.0),
+    }
+
+
+def test_parts_leave_out_what_pytest_may_not_collect_under_that_name():
+    source = """
+        import sys
+        import pytest
+
+        if sys.version_info >= (3, 12):
+            def test_new_python(): pass          # maybe not defined: not named
+        try:
+            from fast import speedups
+        except ImportError:
+            def test_fallback(): pass
+        class TestSometimes:
+            if sys.platform == "win32":
+                def test_windows(self): pass
+            def test_always(self): pass
+        def test_rebound(): pass
+        test_rebound = pytest.mark.skip(test_rebound)   # still a test, but bound by assignment
+        from helpers import test_imported               # collected by pytest, unseen by the count
+
+        def test_plain(): pass
+        def test_twice(): pass
+        def test_twice(): pass                   # the module's namespace holds one
+
+        @pytest.mark.slow
+        def test_slow(): pass
+        """
+    counted = _count(source, CountRules(markexpr="not slow"))
+    named = {key for key, _cases, _units in counted.parts}
+    assert named == {"TestSometimes::test_always", "test_plain", "test_twice"}
+    assert counted.tests == 7  # every one still counts in the file's estimate
+    assert counted.deselected == 1
+
+
+def test_a_file_with_no_tests_has_no_parts():
+    assert _count("import os\nclass Helper:\n    def test_x(self): pass\n").parts == ()
