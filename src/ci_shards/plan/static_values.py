@@ -212,19 +212,14 @@ class Values:
             if all(_truth(self.value(cond, inner)) for cond in first.ifs):
                 yield from self._comprehension(rest, inner)
 
-    def _ListComp(self, node: ast.ListComp, local: Mapping[str, Any]) -> Any:
+    def _ListComp(self, node: ast.ListComp | ast.GeneratorExp, local: Mapping[str, Any]) -> Any:
         out = []
         for inner in self._comprehension(node.generators, local):
             out.append(self.value(node.elt, inner))
             _sized(out)
         return out
 
-    def _GeneratorExp(self, node: ast.GeneratorExp, local: Mapping[str, Any]) -> Any:
-        out = []
-        for inner in self._comprehension(node.generators, local):
-            out.append(self.value(node.elt, inner))
-            _sized(out)
-        return out
+    _GeneratorExp = _ListComp  # a generator's entries, built as a list: the same walk
 
     def _SetComp(self, node: ast.SetComp, local: Mapping[str, Any]) -> Any:
         out = []
