@@ -63,6 +63,10 @@ class ContextReader:
             self.set_lines.append(lines)
         return found
 
+    def _union(self, first: int, second: int) -> int:
+        """The line set holding both sets' lines."""
+        return self._intern(tuple(sorted({*self.set_lines[first], *self.set_lines[second]})))
+
     def _add(self, path: str, context: str, key: Any, decode: Callable[[Any], list[int]]) -> None:
         line_set = self._texts.get(key)
         if line_set is None:
@@ -71,7 +75,7 @@ class ContextReader:
         per_file = self.files.setdefault(path, {})
         known = per_file.get(number)
         if known is not None and known != line_set:  # the same context in two data files (processes)
-            line_set = self._intern(tuple(sorted({*self.set_lines[known], *self.set_lines[line_set]})))
+            line_set = self._union(known, line_set)
         per_file[number] = line_set
 
     def read(self, data_file: Path, mapped: Callable[[str], str]) -> None:
@@ -109,7 +113,7 @@ class ContextReader:
             for number, found in self.files.get(path, {}).items():
                 known = contexts.get(number)
                 if known is not None and known != found:  # one file measured under two names
-                    found = self._intern(tuple(sorted({*self.set_lines[known], *self.set_lines[found]})))  # noqa: PLW2901
+                    found = self._union(known, found)  # noqa: PLW2901
                 contexts[number] = found
         unattributed: set[int] = set()
         by_set: dict[int, list[int]] = {}
