@@ -169,8 +169,7 @@ class FileCoverage:
         if "context_lines" in data:
             grouped: LineGroups | None = context_map.decode(data["context_lines"], contexts)
         elif data.get("tests") is not None:
-            old = {str(t): [int(n) for n in lines] for t, lines in data["tests"].items()}
-            grouped = context_map.group(old, contexts or context_map.table(old))
+            grouped = context_map.from_tests(data["tests"], contexts)
         else:
             grouped = None
         return cls(
@@ -325,8 +324,7 @@ class CoverageArtifact:
 
 def _tests_ran(data: Mapping[str, Any], table: Sequence[str] | None) -> tuple[str, ...] | None:
     if "tests_ran_contexts" in data:
-        names = table or ()
-        return tuple(names[i] for i in context_map.parse_ranges(data["tests_ran_contexts"], len(names)))
+        return context_map.names_at(data["tests_ran_contexts"], table or ())
     return None if data.get("tests_ran") is None else tuple(str(t) for t in data["tests_ran"])
 
 

@@ -107,6 +107,18 @@ def group(by_context: Mapping[str, Iterable[int]], names: Sequence[str]) -> Line
     return grouped(sets, names)
 
 
+def from_tests(raw: Mapping[Any, Iterable[Any]], names: Sequence[str] = ()) -> LineGroups:
+    """An artifact written before the table: its file's ``tests`` (context → lines), grouped against ``names``
+    (by default its own contexts)."""
+    old = {str(t): [int(n) for n in lines] for t, lines in raw.items()}
+    return group(old, names or table(old))
+
+
+def names_at(text: object, names: Sequence[str]) -> tuple[str, ...]:
+    """The contexts a ranges text of positions in the table ``names`` numbers (``tests_ran_contexts``)."""
+    return tuple(names[i] for i in parse_ranges(text, len(names)))
+
+
 def grouped(sets: Mapping[tuple[int, ...], Iterable[int]], names: Sequence[str]) -> LineGroups:
     """``LineGroups`` from line set → context indices, in a stable order (by first context)."""
     groups = [LineGroup(lines, tuple(sorted(set(cs)))) for lines, cs in sets.items() if lines]

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final, Protocol
 
-from ci_shards.coverage.context_map import LineGroups, decode, group, parse_ranges, read_table
-from ci_shards.coverage.context_map import table as context_table
+from ci_shards.coverage.context_map import LineGroups, decode, from_tests, names_at, read_table
 from ci_shards.select.narrow import Confined, FunctionBody, Narrowing, files_that_ran, module_name
 from ci_shards.select.paths import matches, shown
 from ci_shards.select.recorded import RecordedTests
@@ -151,8 +150,7 @@ def _context_lines(entry: Mapping[str, Any], table: tuple[str, ...] | None) -> L
     raw = entry.get("tests")
     if raw is None:
         return None
-    old = {str(t): [int(n) for n in lines] for t, lines in raw.items()}
-    return group(old, context_table(old))
+    return from_tests(raw)
 
 
 def tests_ran(data: Mapping[str, Any]) -> frozenset[str]:
@@ -160,8 +158,7 @@ def tests_ran(data: Mapping[str, Any]) -> frozenset[str]:
     absent or not a list of strings (nothing is vouched for); ``MapError`` for damaged numbers."""
     if "tests_ran_contexts" in data:
         try:
-            names = read_table(data.get("contexts"))
-            return frozenset(names[i] for i in parse_ranges(data["tests_ran_contexts"], len(names)))
+            return frozenset(names_at(data["tests_ran_contexts"], read_table(data.get("contexts"))))
         except ValueError as err:
             msg = f"tests_ran_contexts: {err}"
             raise MapError(msg) from None
