@@ -308,6 +308,8 @@ def run_workers_suite(
     work.mkdir(parents=True, exist_ok=True)
     durations = work / "durations.json"
     durations.unlink(missing_ok=True)
+    for k in {1, workers}:  # round 1 plans from this run's durations alone, never from an earlier run's learning
+        (work / f"store-w{k}.json").unlink(missing_ok=True)
     cwd, target = suite.where(python, site, work)
     rounds = []
     record = ["--store-durations", "--durations-path", str(durations)]
