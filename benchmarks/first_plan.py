@@ -83,6 +83,13 @@ SUITES = {
         # files of unittest cases
         Suite("packaging", "packaging", "26.4", "tests", ("pretend", "tomli_w", "hypothesis")),
         Suite("more-itertools", "more_itertools", "11.2.1", "tests"),
+        # issue 25, run 4: dateutil's tests hold @given tests (tests/property/) beside a data-driven
+        # file whose two tests take 22-30 s (test_tzpath_data.py); toolz keeps its tests inside the
+        # package (toolz/tests); boltons is 33 small files. dateutil needs pytest-cov: its conftest marks
+        # xfail tests no_cover, a mark pytest-cov registers (else filterwarnings=error stops collection)
+        Suite("dateutil", "python_dateutil", "4.0.0", "tests", ("hypothesis", "freezegun", "tzdata", "pytest-cov")),
+        Suite("toolz", "toolz", "1.2.0", "toolz/tests"),
+        Suite("boltons", "boltons", "26.2.0", "tests"),
     )
 }
 TOOLS = ("discover", "collect", "pytest-split")

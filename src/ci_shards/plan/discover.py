@@ -420,7 +420,7 @@ def _counter(
                 rules if examples is None else dataclasses.replace(rules, examples=examples),
                 conftest_fixtures(path.parent),
                 path_names=_chain_names(path, rootdir),
-                files_in=lambda parts: files_under(path.parent.joinpath(*parts)),
+                files_in=lambda parts, suffixes: files_under(path.parent.joinpath(*parts), suffixes),
             )
         except SyntaxError as err:  # a bad encoding is one too (unicode error)
             return f"{type(err).__name__} at line {err.lineno}: {err.msg}"
@@ -439,18 +439,41 @@ def _chain_names(path: Path, rootdir: Path) -> tuple[str, ...]:
         return path.parts[-2:]
 
 
-def files_under(folder: Path) -> int:
-    """How many files a data folder holds (0 when it is none), counted up to ``DATA_FILES_CAP``: a
-    plan job never walks a huge tree for an estimate."""
-    if not folder.is_dir():
+def files_under(path: Path, suffixes: frozenset[str] = frozenset()) -> int:
+    """How many cases a named data path holds (0 when it is neither a folder nor a file), counted
+    up to ``DATA_FILES_CAP``, with one of ``suffixes`` if any (``static_count.literal_suffixes``): a
+    folder's files by their name without suffix (``x.toml`` and its expected ``x.json``: one case),
+    a list file's lines (a manifest of cases). A plan job never walks a huge tree for an estimate."""
+    if path.is_file():
+        return _listed_cases(path, suffixes)
+    if not path.is_dir():
         return 0
-    count = 0
-    for _root, dirs, files in os.walk(folder):
+    cases: set[tuple[str, str]] = set()
+    for root, dirs, files in os.walk(path):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ALWAYS_SKIPPED]
-        count += len(files)
-        if count >= DATA_FILES_CAP:
+        for name in files:
+            stem, dot, suffix = name.rpartition(".")
+            if not suffixes or (dot and f".{suffix}" in suffixes):
+                cases.add((root, stem if dot and stem else name))
+        if len(cases) >= DATA_FILES_CAP:
             return DATA_FILES_CAP
-    return count
+    return len(cases)
+
+
+def _listed_cases(path: Path, suffixes: frozenset[str]) -> int:
+    """The lines of a list file that name a file beside it (with one of ``suffixes`` if any): a
+    manifest of cases (tomlkit 0.15.2's toml-test ``files-toml-1.1.0``). 0 for a file most of whose
+    lines name no file: a data file (a JSON, a CSV), not a list of cases."""
+    try:
+        if path.stat().st_size > 1_000_000:
+            return 0
+        lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError):
+        return 0
+    named = [line for line in lines[:DATA_FILES_CAP] if ".." not in line and (path.parent / line).is_file()]
+    if not lines or 2 * len(named) < min(len(lines), DATA_FILES_CAP):
+        return 0
+    return sum(1 for line in named if not suffixes or line.endswith(tuple(suffixes)))
 
 
 def _collection_roots(

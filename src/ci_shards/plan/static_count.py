@@ -40,6 +40,10 @@ pytest's collection rules (``_pytest/python.py``: ``PyCollector.collect``, ``ist
   ``__file__`` and string literals, ``os.path.join(os.path.dirname(__file__), "data")`` or
   ``Path(__file__).parent / "data"``) is sized by the files in that folder (``files_in``, handed in
   by the edge), shared among the file's non-literal lists: data-driven tests are one case per file.
+  A case is a name without its suffix (``x.toml`` beside its expected ``x.json`` is one), only of
+  the suffixes the module's literal ``endswith``/glob patterns select when it has any; a named list
+  file inside the folder counts its lines instead, and a folder named only to build a deeper
+  path is not counted (``data_folders``).
 
 What only running the file can tell is not seen: ``pytest_generate_tests``, fixtures from
 plugins or defined in classes, tests imported from another module, base classes from another
@@ -124,11 +128,12 @@ class DefinedTest:
     named: bool = True  # pytest collects it under ``key`` for sure (defined unconditionally, never rebound)
 
 
-# the edge's look at a folder: how many files lie under the file's folder / *parts (0: none, not a folder)
-FilesIn = Callable[[tuple[str, ...]], int]
+# the edge's look at a named path: how many cases the file's folder / *parts holds with one of the
+# suffixes (empty: any): a folder's files by name without suffix, a list file's lines (0: neither)
+FilesIn = Callable[[tuple[str, ...], frozenset[str]], int]
 
 
-def no_files(_parts: tuple[str, ...]) -> int:
+def no_files(_parts: tuple[str, ...], _suffixes: frozenset[str]) -> int:
     return 0
 
 
@@ -146,7 +151,8 @@ def count_tests(
     Python; bytes are decoded as Python does (PEP 263)."""
     module = ast.parse(source)
     tests, guessed = defined_tests(module, rules, fixtures)
-    data_files = max((files_in(parts) for parts in data_folders(module)), default=0) if guessed else 0
+    suffixes = literal_suffixes(module)
+    data_files = max((files_in(parts, suffixes) for parts in data_folders(module)), default=0) if guessed else 0
     sized = max(GUESSED_CASES, math.ceil(data_files / guessed)) if guessed else GUESSED_CASES
     if sized != GUESSED_CASES:  # the non-literal lists share the data folder's files
         tests, _ = defined_tests(module, rules, fixtures, guess=sized)
@@ -420,7 +426,36 @@ def data_folders(module: ast.Module) -> list[tuple[str, ...]]:
         parts = _path_parts(expr, bound, 0) if isinstance(expr, ast.expr) else None
         if parts:
             found.add(parts)
-    return sorted(found)
+    # a path the module names only to build a deeper one from is not where its cases are (tomlkit
+    # 0.15.2: its toml-test/tests folder holds 1,017 files, the list file inside it names 680 cases)
+    return sorted(p for p in found if not any(len(q) > len(p) and q[: len(p)] == p for q in found))
+
+
+_GLOBS: Final = frozenset({"glob", "iglob", "rglob", "fnmatch", "fnmatchcase", "filter"})
+
+
+def literal_suffixes(module: ast.Module) -> frozenset[str]:
+    """The file suffixes the module's code selects its data by: literal ``x.endswith(".toml")`` (or a
+    tuple of them) and glob patterns ending ``*.ext`` (``glob``, ``Path.rglob``, ``fnmatch``).
+    Empty when it names none: then every file is a case."""
+    found: set[str] = set()
+    for node in ast.walk(module):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Attribute, ast.Name)):
+            continue
+        name = _decorator_name(node)
+        if name == "endswith" and node.args:
+            arg = node.args[0]
+            for value in arg.elts if isinstance(arg, ast.Tuple) else [arg]:
+                if isinstance(value, ast.Constant) and isinstance(value.value, str) and value.value.startswith("."):
+                    found.add(value.value)
+        elif name in _GLOBS:  # the pattern may be built: glob.glob(os.path.join(ROOT, "**/*.toml"))
+            for built in (n for arg in node.args for n in ast.walk(arg)):
+                if isinstance(built, ast.Constant) and isinstance(built.value, str):
+                    star = built.value.rfind("*")  # "**/*.toml", "case_*.txt": what follows the last "*"
+                    tail = built.value[star + 1 :] if star >= 0 else ""
+                    if tail.startswith(".") and tail.count(".") == 1 and not any(c in tail for c in "?[/"):
+                        found.add(tail)
+    return frozenset(found)
 
 
 _FOLDER_OF_FILE: Final = frozenset({"dirname", "parent"})
@@ -449,7 +484,8 @@ def _path_parts(node: ast.expr, bound: Mapping[str, ast.expr], depth: int) -> tu
     if joined:
         base = _path_parts(joined[0], bound, depth + 1)
         rest = [a.value for a in joined[1:] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        if base is not None and len(rest) == len(joined) - 1 and all(r and ".." not in r for r in rest):
+        literal = all(r and ".." not in r and not any(c in r for c in "*?[") for r in rest)  # a glob: no path
+        if base is not None and len(rest) == len(joined) - 1 and literal:
             return (*base, *(p for r in rest for p in r.split("/") if p))
     return None
 

@@ -15,6 +15,7 @@ from ci_shards.plan.discover import (
     DEFAULT_PYTHON_FILES,
     discover_items,
     discover_pytest_files,
+    files_under,
     find_settings,
     merge_with_timings,
     whole_files_as_items,
@@ -284,3 +285,19 @@ def test_minus_m_and_k_of_addopts_and_arguments_and_a_data_folder_reach_the_esti
         cwd=tmp_path, pytest_files=True, pytest_args=["tests", "-m", "stress", "-k", "not case"], globs=(), timings={}
     )
     assert found.estimates == {"tests/test_data.py": 30 * 0.05, "tests/test_stress.py": 100 + 0.05}
+
+
+def test_a_data_path_counts_cases_by_name_a_list_file_by_the_files_it_names(tmp_path):
+    cases = tmp_path / "cases"
+    _write(cases, {"valid/a.toml": "", "valid/a.json": "", "valid/b.toml": "", "invalid/c.toml": "", "README": ""})
+    (cases / "list").write_text("valid/a.toml\nvalid/a.json\n\ninvalid/c.toml\n", encoding="utf-8")
+    (cases / "data.csv").write_text("x,y\n1,2\n3,4\n", encoding="utf-8")
+    # x.toml and its expected x.json are one case; the README and the two text files are cases of their own
+    assert files_under(cases) == 6
+    assert files_under(cases, frozenset({".toml"})) == 3
+    # a list file counts the lines that name a file beside it, of the selected suffixes
+    assert files_under(cases / "list") == 3
+    assert files_under(cases / "list", frozenset({".toml"})) == 2
+    # a data file whose lines name no file is no list of cases; a path that is nothing counts nothing
+    assert files_under(cases / "data.csv") == 0
+    assert files_under(tmp_path / "missing") == 0

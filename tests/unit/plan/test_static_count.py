@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
@@ -16,6 +17,7 @@ from ci_shards.plan.static_count import (
     Fixture,
     count_tests,
     fixtures_in,
+    literal_suffixes,
     weighted_tests,
 )
 
@@ -428,7 +430,8 @@ def test_a_data_folder_sizes_the_lists_that_are_not_literal():
     sizes = {("data", "cases"): 90, ("fixtures",): 3}
     looked: list[tuple[str, ...]] = []
 
-    def files_in(parts: tuple[str, ...]) -> int:
+    def files_in(parts: tuple[str, ...], suffixes: frozenset[str]) -> int:
+        assert suffixes == frozenset()  # the module selects no suffix
         looked.append(parts)
         return sizes.get(parts, 0)
 
@@ -438,6 +441,49 @@ def test_a_data_folder_sizes_the_lists_that_are_not_literal():
     assert sorted(looked) == [("data", "cases"), ("fixtures",)]
     # no data folder (or one with fewer files than the default): the default per list
     assert count_tests(textwrap.dedent(source)) == FileCount(tests=2 * GUESSED_CASES + 1, guessed=2)
+
+
+def test_a_folder_named_only_to_build_a_deeper_path_is_not_counted_and_suffixes_reach_the_edge():
+    # tomlkit 0.15.2's shape: cases listed in a file inside the data folder, filtered by suffix
+    source = """
+        import os, pytest
+
+        ROOT = os.path.join(os.path.dirname(__file__), "toml-test", "tests")
+        LISTED = os.path.join(ROOT, "files-1.1")
+        names = [n for n in open(LISTED) if n.strip().endswith(".toml")]
+        more = sorted(glob.glob(os.path.join(ROOT, "**/*.yaml")))
+
+        @pytest.mark.parametrize("case", names)
+        def test_valid(case): pass
+
+        @pytest.mark.parametrize("case", more)
+        def test_invalid(case): pass
+    """
+    looked: list[tuple[tuple[str, ...], frozenset[str]]] = []
+
+    def files_in(parts: tuple[str, ...], suffixes: frozenset[str]) -> int:
+        looked.append((parts, suffixes))
+        return {("toml-test", "tests"): 1017, ("toml-test", "tests", "files-1.1"): 680}.get(parts, 0)
+
+    counted = count_tests(textwrap.dedent(source), files_in=files_in)
+    assert counted == FileCount(tests=680, guessed=2, data_sized=2)
+    assert looked == [(("toml-test", "tests", "files-1.1"), frozenset({".toml", ".yaml"}))]
+
+
+@pytest.mark.parametrize(
+    ("code", "suffixes"),
+    [
+        ('n.endswith(".json")', {".json"}),
+        ('n.endswith((".in", ".out"))', {".in", ".out"}),
+        ('Path(d).rglob("*.toml")', {".toml"}),
+        ('fnmatch.filter(names, "case_*.txt")', {".txt"}),
+        ('n.endswith("json")', set()),  # no dot: a name's end, not a suffix
+        ('glob.glob("*.t?ml")', set()),  # a wildcard in the suffix: not one literal suffix
+        ("n.endswith(SUFFIX)", set()),
+    ],
+)
+def test_literal_suffixes_are_the_ones_the_code_spells(code: str, suffixes: set[str]) -> None:
+    assert literal_suffixes(ast.parse(code)) == suffixes
 
 
 def test_test_units_name_the_tests_that_cost_more_than_one():
