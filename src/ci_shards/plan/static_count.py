@@ -151,8 +151,10 @@ def count_tests(
     Python; bytes are decoded as Python does (PEP 263)."""
     module = ast.parse(source)
     tests, guessed = defined_tests(module, rules, fixtures)
-    suffixes = literal_suffixes(module)
-    data_files = max((files_in(parts, suffixes) for parts in data_folders(module)), default=0) if guessed else 0
+    data_files = 0
+    if guessed:  # only a non-literal list is sized by a data folder: no second walk of the module otherwise
+        suffixes = literal_suffixes(module)
+        data_files = max((files_in(parts, suffixes) for parts in data_folders(module)), default=0)
     sized = max(GUESSED_CASES, math.ceil(data_files / guessed)) if guessed else GUESSED_CASES
     if sized != GUESSED_CASES:  # the non-literal lists share the data folder's files
         tests, _ = defined_tests(module, rules, fixtures, guess=sized)
