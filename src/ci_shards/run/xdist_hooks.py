@@ -2,7 +2,7 @@
 
 pytest-xdist 3.8 reports the test a dead worker was running (``DSession.handle_crashitem``: a failed report
 "worker 'gw0' crashed while running ..."), starts a replacement worker and goes on. Under ``--dist
-loadfile``/``loadscope``/``loadgroup`` (all ``LoadScopeScheduling``) two faults follow a crash:
+loadfile``/``loadscope``/``loadgroup`` (all ``LoadScopeScheduling``) three faults follow a crash:
 
 1. ``remove_node`` puts the dead worker's work units back in the queue with the crashed test still pending
    and at once offers them to the surviving workers (``_reschedule``), before any hook runs: a survivor
@@ -20,9 +20,16 @@ loadfile``/``loadscope``/``loadgroup`` (all ``LoadScopeScheduling``) two faults 
    test_workers.py's project). After a worker joins or leaves, each worker here is topped up until it holds
    two tests or the queue is empty, the rule xdist's first ``schedule`` keeps ("at least two work units",
    pytest-xdist #277) and ``_reschedule`` keeps for a worker that completes a test.
+3. The controller learns of a worker's death from an event queued behind that worker's last reports: handling
+   a test the dead worker completed (``mark_test_complete`` → ``_reschedule``) sends it more work down a closed
+   channel, and execnet's ``OSError`` ("cannot send (already closed?)") ends the whole session as an
+   INTERNALERROR with every queued test unreported (pytest-xdist #204, open; seen in 3 of 10 runs of tests/e2e/
+   run/test_workers.py's project at load 5). xdist's own ``shutdown`` swallows that error; here a send of work
+   does too: the unit stays assigned to the dead worker, and the death's own event (``errordown`` →
+   ``remove_node``) queues it again for the survivors.
 
 ``pytest_xdist_make_scheduler`` (a firstresult hook, xdist's own implementation is ``trylast``) returns the
-scheduler of ``--dist`` with both repairs; other modes get xdist's own (``load``/``worksteal`` never queue the
+scheduler of ``--dist`` with the three repairs; other modes get xdist's own (``load``/``worksteal`` never queue the
 crashed test again, and hand a joining worker two or more tests). ``pytest_handlecrashitem`` stays for a
 scheduler another plugin made. docs/run.md#workers.
 
@@ -32,6 +39,7 @@ pytest-xdist is imported only when its hook is called.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 PLUGIN_NAME = "ci-shards-xdist"
@@ -70,7 +78,7 @@ def requeue_after_crash(workload: dict[str, dict[str, bool]], queue: dict[str, d
 
 def _crash_safe(base: type[Any]) -> type[Any]:
     class CrashSafe(base):  # type: ignore[misc]
-        """xdist's ``base`` scheduler with the two repairs of this module's docstring."""
+        """xdist's ``base`` scheduler with the three repairs of this module's docstring."""
 
         def remove_node(self, node: Any) -> str | None:
             workload = self.assigned_work.pop(node)
@@ -82,6 +90,10 @@ def _crash_safe(base: type[Any]) -> type[Any]:
             super().schedule()
             if self.collection:
                 self._top_up_all()
+
+        def _assign_work_unit(self, node: Any) -> None:
+            with contextlib.suppress(OSError):  # a dead worker's channel (repair 3): its errordown re-queues the unit
+                super()._assign_work_unit(node)
 
         def _top_up_all(self) -> None:
             for worker in self.nodes:
