@@ -8,6 +8,7 @@ artifact server stays off (the stand-ins keep artifacts in a folder) and its cac
 listens beyond 127.0.0.1. pip in the jobs installs from a wheelhouse prepared once per session (``wheelhouse``:
 ``PIP_NO_INDEX`` and ``PIP_FIND_LINKS`` in the jobs' environment, as on a runner with a local package mirror), so a
 job never waits on the package index: asking it cost 5 to 10 s of wall time per pip call (docs/benchmarks.md).
+Each job's Python sees those requirements already installed (``seed_site``), as on a runner image that has them.
 
 The runner's tool cache (RUNNER_TOOL_CACHE, where the action keeps its wheel and venv: act puts it in
 ``--action-cache-path``) is shared by every run of the session, as one self-hosted runner keeps it from one
@@ -58,8 +59,8 @@ def pinned_actions(*files: Path) -> set[tuple[str, str]]:
 
 # What pip installs in the jobs of the tested workflows, beside ci-shards' own dependencies (pyproject.toml):
 # setuptools builds ci-shards and the generated projects (pip's default build backend wants wheel too), pytest
-# is every shard's runner.
-JOB_REQUIREMENTS = ("setuptools>=68", "wheel", "pytest>=8")
+# is every shard's runner, pip (this venv's version) is the jobs' own through ``seed_site``.
+JOB_REQUIREMENTS = ("setuptools>=68", "wheel", "pytest>=8", f"pip=={importlib.metadata.version('pip')}")
 
 
 def job_requirements() -> list[str]:
@@ -87,6 +88,27 @@ def wheelhouse(folder: Path) -> Path:
             subprocess.run([*pip, "--dest", str(partial), *job_requirements()], check=True, capture_output=True)
             partial.rename(wheels)
     return wheels
+
+
+def seed_site(wheels: Path) -> Path:
+    """A folder beside ``wheels`` holding every job requirement installed (``pip install --target``), made once
+    per session under the wheelhouse's lock: the stand-in setup-python puts it on each job's Python path (a
+    ``.pth``), as a runner image with the project's test tools preinstalled. The jobs' own ``pip install``
+    steps still run and find them satisfied; the action's private venv is built from the host's python3 (venv
+    does not inherit a ``.pth``) and installs ci-shards' dependencies for real, once per session (its tool
+    cache). Installing pytest and the dependencies into every job's fresh Python again cost about half of each
+    act run's CPU (docs/benchmarks.md, the suite's speed)."""
+    seed = wheels.parent / "seed-site"
+    with (wheels.parent / "wheels.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not seed.is_dir():
+            partial = wheels.parent / "seed-site.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-index"]
+            target = ["--find-links", str(wheels), "--target", str(partial), *job_requirements()]
+            subprocess.run([*pip, *target], check=True, capture_output=True)
+            partial.rename(seed)
+    return seed
 
 
 def export_project(dest: Path) -> Path:
@@ -204,6 +226,7 @@ def _run_act_once(
         "--env", f"PIP_CACHE_DIR={wheels.parent / 'pip-cache'}",
         "--env", "PIP_NO_INDEX=1",
         "--env", f"PIP_FIND_LINKS={wheels}",
+        "--env", f"CI_SHARDS_STANDIN_SEED={seed_site(wheels)}",
         "--local-repository", f"{ACTION_REF}={action}",
     ]  # fmt: skip
     workflow = repo / ".github" / "workflows" / "tests.yml"
@@ -218,7 +241,11 @@ def _run_act_once(
     # A clean environment: nothing from the pytest process (PYTEST_*, the test venv) leaks into the jobs.
     env = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER"}}
     test_venv = Path(sys.executable).parent
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if Path(p) != test_venv)
+    # The interpreter under this venv first: a version manager's shim (pyenv's are bash scripts) costs a
+    # process tree on each of the stand-ins' dozens of python3 calls per run.
+    host = Path(getattr(sys, "_base_executable", sys.executable)).resolve().parent
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if Path(p) != test_venv]
+    env["PATH"] = os.pathsep.join([str(host), *path])
     started = time.monotonic()
     done = subprocess.run(args, cwd=repo, env=env, capture_output=True, text=True, timeout=300, check=False)
     log = done.stdout + done.stderr
