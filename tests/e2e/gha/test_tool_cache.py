@@ -18,11 +18,9 @@ import pip
 import pytest
 
 from tests.e2e.gha.act_harness import export_project
-from tests.e2e.gha.test_act_pytest import wheels
 from tests.e2e.gha.test_action_scripts import run_step
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-__all__ = ["wheels"]  # the fixture
 
 
 def outputs(cwd: Path) -> dict[str, str]:
