@@ -118,13 +118,15 @@ def _workers(options: PlanOptions, items: Sequence[str]) -> WorkerChoice:
     return planned_workers(options.workers, files=files, worker_memory=options.worker_memory, machine=machine)
 
 
-def test_overhead(options: PlanOptions, stores: Sequence[TimingsStore]) -> tuple[float, str]:
+def test_overhead(options: PlanOptions, stores: Sequence[TimingsStore], workers: int = 1) -> tuple[float, str]:
     """(seconds per test, where they came from): what aggregate learned into the first timings
-    store that has it, else 0. A fixed overhead the user sets (flag or config) turns it off too:
-    the learned per-test part is measured beside the learned fixed part, not beside theirs."""
+    store that has it (for K workers, from runs with K workers, else from any), else 0. A fixed
+    overhead the user sets (flag or config) turns it off too: the learned per-test part is measured
+    beside the learned fixed part, not beside theirs."""
     if options.shard_overhead is not None:
         return 0.0, ""
-    return _first_learned(store.test_overhead_estimate(options.variant) for store in stores)
+    variant = overhead_variant(options.variant, workers)
+    return _first_learned(store.test_overhead_estimate(variant) for store in stores)
 
 
 def _first_learned(learned: Iterable[tuple[float, int] | None]) -> tuple[float, str]:
@@ -192,10 +194,11 @@ def make_plan(
     stores = _stores(options, cwd=cwd, env=env)
     found = _find_items(options, first_estimates(stores, options.variant), cwd=cwd, env=env, pytest_args=pytest_args)
     estimates, remap_note = match_timings(found.items, found.estimates, allow_unmatched=options.allow_unmatched_timings)
-    estimates, overhead_notes = _with_per_test_overhead(options, stores, estimates, found.discovery)
     mode = options.select
     selection = _select(options, found.items, cwd=cwd, rootdir=found.rootdir, env=env)
     items = list(selection.selected) if selection is not None and mode is SelectMode.CHANGED else found.items
+    workers = _workers(options, items).count
+    estimates, overhead_notes = _with_per_test_overhead(options, stores, estimates, found.discovery, workers)
     weights = found.first_weights
     balance: dict[str, Any] = {
         "granularity": options.granularity,
@@ -205,7 +208,7 @@ def make_plan(
         "strategy": options.strategy,
         "cut_cost": options.cut_cost,
         "unknown_factors": weights.factors if weights else None,
-        "workers": _workers(options, items).count,
+        "workers": workers,
     }
     shrink = (found.items, items) if selection is not None and mode is SelectMode.CHANGED else None
     plan = _shard_plan(options, items, estimates, stores, balance, shrink=shrink, env=env, cap_to_items=cap_to_items)
@@ -366,10 +369,14 @@ def _check_sources(sources: int, rootdir: str | None) -> None:
 
 
 def _with_per_test_overhead(
-    options: PlanOptions, stores: Sequence[TimingsStore], estimates: dict[str, float], discovery: Discovery | None
+    options: PlanOptions,
+    stores: Sequence[TimingsStore],
+    estimates: dict[str, float],
+    discovery: Discovery | None,
+    workers: int,
 ) -> tuple[dict[str, float], tuple[str, ...]]:
     """The estimates with the learned (or given) per-test overhead added, and the note that says so."""
-    per_test, per_test_source = test_overhead(options, stores)
+    per_test, per_test_source = test_overhead(options, stores, workers)
     if not per_test:
         return estimates, ()
     estimates = with_test_overhead(estimates, per_test, discovery.new_file_tests if discovery else None)

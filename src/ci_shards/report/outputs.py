@@ -17,7 +17,7 @@ from ci_shards.model.failures import dumps_jsonl
 from ci_shards.model.outcome import MAX_TEST_SECONDS
 from ci_shards.plan.workers import overhead_variant
 from ci_shards.report.aggregate import Verdict
-from ci_shards.report.overhead import case_counts, per_test_overhead, run_overhead, shard_overheads
+from ci_shards.report.overhead import critical_path_tests, per_test_overhead, run_overhead, shard_overheads
 from ci_shards.timings.store import TimingsStore, load_timings, write_store
 
 VERDICT_SCHEMA: Final = "ci-shards/verdict@1"
@@ -110,9 +110,9 @@ def write_timings(
     new_known = len(set(known) - set(store.items) - set(durations))
     store = store.record(durations, variant=variant or None, known=known)
     overheads = shard_overheads(verdict.shards, workers=verdict.workers)
-    cases = case_counts(verdict.shards)
-    # with K workers the per-test part is spread over them: only the fixed part (start-up included) is fitted
-    per_test = per_test_overhead(overheads, cases) if verdict.workers <= 1 else None
+    # each test's overhead lands on the one worker that runs it: with K workers a shard pays part of its tests'
+    cases = critical_path_tests(verdict.shards, workers=verdict.workers)
+    per_test = per_test_overhead(overheads, cases)
     overhead = run_overhead(overheads, per_test or 0.0, cases)
     if overhead is not None:
         key = overhead_variant(variant or None, verdict.workers)

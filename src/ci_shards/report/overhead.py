@@ -33,6 +33,7 @@ from ci_shards.report.verdict import ShardResult
 
 RAN_TO_THE_END: Final = frozenset({ShardStatus.PASSED, ShardStatus.FAILED})
 MIN_SPREAD: Final = 0.1  # two shards' test counts must differ by 10 % of the larger for a slope
+PROBE: Final = 0.001  # seconds added to every test to see how many of them a shard's makespan is made of
 
 
 def shard_overheads(shards: Iterable[ShardResult], *, workers: int = 1) -> dict[int, float]:
@@ -55,7 +56,25 @@ def case_counts(shards: Iterable[ShardResult]) -> dict[int, int]:
     return {shard.index: len(shard.cases) for shard in shards}
 
 
-def per_test_overhead(overheads: Mapping[int, float], cases: Mapping[int, int]) -> float | None:
+def critical_path_tests(shards: Iterable[ShardResult], *, workers: int = 1) -> dict[int, float]:
+    """Shard index → how many tests' overhead its wall time pays: each test's overhead lands on the worker
+    that runs it, so with K pytest-xdist workers it is how much the makespan of its tests (xdist's order,
+    plan/workers.py) grows when every test costs ``PROBE`` seconds more, over ``PROBE``. With one worker
+    that is the test count; with K, about count/K over many files and the count over one. The slope fitted
+    over it is then the same per-test seconds a one-worker run measures, which the planner adds to each
+    test before the makespan (plan/front.py)."""
+    if workers <= 1:
+        return {index: float(count) for index, count in case_counts(shards).items()}
+    result: dict[int, float] = {}
+    for shard in shards:
+        times = {c.test_id: c.time + sum(a.time for a in c.attempts) for c in shard.cases}
+        longer = {test: seconds + PROBE for test, seconds in times.items()}
+        grown = shard_seconds(list(times), longer, workers) - shard_seconds(list(times), times, workers)
+        result[shard.index] = max(0.0, grown) / PROBE  # a longer test can shorten a list schedule (Graham)
+    return result
+
+
+def per_test_overhead(overheads: Mapping[int, float], cases: Mapping[int, float]) -> float | None:
     """Seconds of overhead each test adds (see the module docstring), None when no two shards
     differ enough in their test counts to tell."""
     points = [(cases[index], seconds) for index, seconds in overheads.items() if cases.get(index, 0) > 0]
@@ -71,7 +90,7 @@ def per_test_overhead(overheads: Mapping[int, float], cases: Mapping[int, int]) 
 
 
 def run_overhead(
-    overheads: Mapping[int, float], per_test: float = 0.0, cases: Mapping[int, int] | None = None
+    overheads: Mapping[int, float], per_test: float = 0.0, cases: Mapping[int, float] | None = None
 ) -> float | None:
     """This run's one fixed-overhead sample: the median over its shards of what their overhead
     leaves after ``per_test`` seconds per test; None when no shard counted."""

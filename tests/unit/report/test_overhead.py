@@ -17,8 +17,16 @@ from ci_shards.common.errors import UsageError
 from ci_shards.model.outcome import CaseOutcome, ShardStatus
 from ci_shards.model.plan import Plan
 from ci_shards.plan.choose import MAX_SHARDS, choose_shards
+from ci_shards.plan.workers import shard_seconds
 from ci_shards.report.aggregate import aggregate_dirs
-from ci_shards.report.overhead import case_counts, per_test_overhead, run_overhead, shard_overheads
+from ci_shards.report.overhead import (
+    MIN_SPREAD,
+    case_counts,
+    critical_path_tests,
+    per_test_overhead,
+    run_overhead,
+    shard_overheads,
+)
 from ci_shards.report.verdict import ShardResult
 from ci_shards.timings.store import HISTORY, TimingsStore, load_timings, merge_stores, parse_timings_text
 from tests.unit.aggregate_fixtures import case_for, flaky_case, make_plan, write_shard
@@ -144,6 +152,63 @@ def test_an_exact_linear_overhead_is_recovered_and_the_estimate_stays_in_bounds(
     assert 0.0 <= found <= sum(overheads.values()) / sum(counts) + 1e-12
     assert found == pytest.approx(per_test, rel=1e-6, abs=1e-9)
     assert run_overhead(overheads, found, cases) == pytest.approx(fixed, rel=1e-6, abs=1e-6)
+
+
+def _xdist_shard(index: int, files: list[int], *, seconds: float, fixed: float, per_test: float, workers: int):
+    """A shard of ``files`` (tests per file) of ``seconds`` each, whose wall is ``fixed`` plus the makespan
+    over ``workers`` of its tests each costing ``per_test`` more than it reports (the xdist model)."""
+    ids = [f"tests/s{index}_f{f}.py::t{t}" for f, count in enumerate(files) for t in range(count)]
+    wall = fixed + shard_seconds(ids, {i: seconds + per_test for i in ids}, workers)
+    return _result(index, elapsed=wall, cases=[case_for(i, time=seconds) for i in ids])
+
+
+def test_with_workers_a_test_counts_where_it_lengthens_the_makespan():
+    one_file = _xdist_shard(1, [40], seconds=0.01, fixed=0.0, per_test=0.0, workers=2)
+    many = _xdist_shard(2, [5] * 8, seconds=0.01, fixed=0.0, per_test=0.0, workers=2)
+    assert critical_path_tests([one_file, many], workers=1) == {1: 40.0, 2: 40.0}
+    found = critical_path_tests([one_file, many], workers=2)
+    assert found[1] == pytest.approx(40.0)  # one file is one worker's: every test's overhead is paid in turn
+    assert found[2] == pytest.approx(20.0)  # eight even files over two workers: half of them
+    assert critical_path_tests([_result(3, cases=())], workers=2) == {3: 0.0}
+
+
+@given(
+    fixed=st.floats(0, 10),
+    per_test=st.floats(0.0001, 0.01),
+    shapes=st.lists(st.lists(st.integers(1, 30), min_size=1, max_size=12), min_size=2, max_size=6),
+    workers=st.integers(1, 4),
+)
+def test_the_per_test_overhead_under_workers_is_recovered(fixed, per_test, shapes, workers):
+    # shards of many small files: aggregate's fit over the tests on each shard's critical path finds the
+    # per-test seconds the runs paid, and the fixed part, as a one-worker run's fit does over the counts
+    shards = [
+        _xdist_shard(i, files, seconds=0.002, fixed=fixed, per_test=per_test, workers=workers)
+        for i, files in enumerate(shapes, start=1)
+    ]
+    overheads = shard_overheads(shards, workers=workers)
+    paths = critical_path_tests(shards, workers=workers)
+    found = per_test_overhead(overheads, paths)
+    usable = [p for i, p in paths.items() if i in overheads]
+    if found is None:
+        assert max(usable) - min(usable) < MIN_SPREAD * max(usable) + 1e-9  # no two shards far enough apart
+        return
+    assert found == pytest.approx(per_test, rel=0.05, abs=2e-5)
+    assert run_overhead(overheads, found, paths) == pytest.approx(fixed, rel=0.05, abs=0.02)
+
+
+def test_a_plan_for_k_workers_adds_the_per_test_overhead_learned_with_k(tmp_path, capsys, monkeypatch):
+    store = TimingsStore().record({f"tests/test_{n}.py::t": 1.0 for n in range(4)})
+    store = store.record_overhead(1.0, per_test=0.001).record_overhead(2.0, per_test=0.004, variant="@workers=2")
+    (tmp_path / "timings.json").write_text(store.dumps())
+    monkeypatch.chdir(tmp_path)
+    base = ["plan", "--durations", "timings.json", "--from-timings", "--format", "json", "--shards", "2"]
+    notes = {}
+    for workers in ("1", "2", "3"):
+        assert main([*base, "--workers", workers]) == 0
+        notes[workers] = capsys.readouterr().err
+    assert "includes 1 ms of per-test overhead" in notes["1"]
+    assert "includes 4 ms of per-test overhead" in notes["2"]  # learned from runs with 2 workers
+    assert "includes 2.5 ms of per-test overhead" in notes["3"]  # none with 3: the median of every run's
 
 
 def test_the_store_keeps_per_test_samples_beside_the_fixed_ones():
