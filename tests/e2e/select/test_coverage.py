@@ -281,7 +281,8 @@ def failing_tests(root: Path) -> set[str]:
     # writing on, the default, which .ci/run keeps)
     env["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="pycache-", dir=root.parent)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rfE", "--tb=no", "-p", "no:cacheprovider", "-p", "no:ci_shards", "tests"],
+        [sys.executable, "-m", "pytest", "-q", "-rfE", "--tb=no", "-p", "no:cacheprovider", "-p", "no:ci_shards",
+         "tests"],
         cwd=root, capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     return {line.split()[1] for line in done.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))}
