@@ -19,7 +19,7 @@ pytest's collection rules (``_pytest/python.py``: ``PyCollector.collect``, ``ist
   caller; the nearest definition of a name wins, the file's own first);
 - ``@pytest.mark.parametrize`` (on the function, its classes or ``pytestmark``) multiplies by the
   length of its argument list when that is a literal list, tuple or set, or a module-level name
-  bound once to one, or ``range()`` of integer literals (``pytest.param(...)`` entries count one
+  bound once to one (or a name of the class body that defines the method: class scope first), or ``range()`` of integer literals (``pytest.param(...)`` entries count one
   each; an empty list is one test, which pytest collects and skips); anything else (a call, a
   comprehension, an imported name) counts ``GUESSED_CASES`` and is counted in ``guessed``.
   Stacked parametrizes multiply. A list built from literals (a comprehension over a module-level
@@ -654,6 +654,9 @@ class _Counter:
     ) -> None:
         self.rules = rules
         self.names = names
+        # the names of the class body a method is defined in, bound once to a literal list: a decorator
+        # there reads them before the module's (class scope first, then the module's globals)
+        self.class_names: Mapping[str, int | ast.Call] = {}
         self.values = values
         self.guess = guess
         self.guessed = 0
@@ -698,7 +701,7 @@ class _Counter:
         """The cases of an argument list: literal, a module-level literal name, else guessed."""
         length = _literal_length(values) if values is not None else None
         if length is None and isinstance(values, ast.Name):
-            named = self.names.get(values.id)
+            named = self.class_names.get(values.id, self.names.get(values.id))
             length = named if isinstance(named, int) else None
         if length is None and values is not None and self.values is not None:
             length = self.values.length(values)  # built from the text: a comprehension, a sum of lists
@@ -772,12 +775,18 @@ class _Counter:
         if "__init__" in members or "__new__" in members:  # pytest warns and collects nothing
             return []
         scope = dataclasses.replace(scope, factor=scope.factor * self.marks_factor(own_marks))
+        owners = _owners(node, classes, ())
         tests: list[DefinedTest] = []
         for name, member in members.items():
             if isinstance(member, ast.ClassDef):
                 tests += self.class_tests(member, classes, scope)
             elif _matches(name, self.rules.functions) and self.is_test_function(member):
-                tests.append(self.function_test(member, scope, method=True))
+                owner = owners.get(id(member))
+                self.class_names = _literal_lengths(owner.body) if owner is not None else {}
+                try:
+                    tests.append(self.function_test(member, scope, method=True))
+                finally:
+                    self.class_names = {}
         return tests
 
 
@@ -838,6 +847,16 @@ def _members(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tupl
             members.update(_members(base, classes, (*seen, id(node))))
     members.update(_namespace(node.body))
     return members
+
+
+def _owners(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tuple[int, ...]) -> dict[int, ast.ClassDef]:
+    """The class each of ``_members``' functions is defined in, by the function's id."""
+    owners: dict[int, ast.ClassDef] = {}
+    for base in _bases(node, classes):
+        if isinstance(base, ast.ClassDef) and id(base) not in seen:
+            owners.update(_owners(base, classes, (*seen, id(node))))
+    owners.update({id(member): node for member in _namespace(node.body).values()})
+    return owners
 
 
 def _is_unittest(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tuple[int, ...]) -> bool:

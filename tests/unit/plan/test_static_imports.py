@@ -166,3 +166,34 @@ def test_a_file_that_skips_at_import_counts_no_test():
 def test_a_file_whose_importorskip_is_met_counts_as_before():
     assert _count(SKIPPING, has_module=lambda _name: True) == _count(SKIPPING) == FileCount(tests=4)
     assert _count(SKIPPING, has_module=lambda name: name != "pandas").tests == 4  # another module missing
+
+
+def test_a_parametrize_over_a_name_of_the_class_body_counts_that_list():
+    # pint 0.25.3's TestOffsetUnitMath: `additions = [...]` in the class body, `@parametrize(..., additions)` on
+    # its methods (372 cases, counted 4 each before); a subclass inherits them with the lists of the class
+    # that defines them, and the class's name wins over the module's, as in Python's class scope
+    counted = _count(
+        """
+        import pytest
+
+        cases = [1, 2]
+
+        class TestMath:
+            cases = [1, 2, 3, 4, 5]
+            more = [(1, 2), (3, 4), (5, 6)]
+
+            @pytest.mark.parametrize("x", cases)
+            def test_cases(self, x): pass
+
+            @pytest.mark.parametrize(("a", "b"), more)
+            def test_more(self, a, b): pass
+
+        class TestFloat(TestMath):
+            pass
+
+        @pytest.mark.parametrize("x", cases)
+        def test_module(x): pass
+        """
+    )
+    assert counted.tests == 2 * (5 + 3) + 2
+    assert counted.guessed == 0
