@@ -19,8 +19,9 @@ pytest's collection rules (``_pytest/python.py``: ``PyCollector.collect``, ``ist
   caller; the nearest definition of a name wins, the file's own first);
 - ``@pytest.mark.parametrize`` (on the function, its classes or ``pytestmark``) multiplies by the
   length of its argument list when that is a literal list, tuple or set, or a module-level name
-  bound once to one (or a name of the class body that defines the method: class scope first), or ``range()`` of integer literals (``pytest.param(...)`` entries count one
-  each; an empty list is one test, which pytest collects and skips); anything else (a call, a
+  bound once to one (or a name of the class body that defines the method: class scope first), or
+  ``range()`` of integer literals (``pytest.param(...)`` entries count one each; an empty list is
+  one test, which pytest collects and skips); anything else (a call, a
   comprehension, an imported name) counts ``GUESSED_CASES`` and is counted in ``guessed``.
   Stacked parametrizes multiply. A list built from literals (a comprehension over a module-level
   list, ``list(itertools.product(...))``, a sum of lists) is computed from the text by
