@@ -98,6 +98,9 @@ SUITES = {
         # 266 files skip at their module-level importorskip; test_special.py's 348 tests come from test classes
         # imported from three sibling modules
         Suite("networkx", "networkx", "3.6.1", "networkx", ("numpy",)),
+        # 43 s of test CPU serially, longest test 0.58 s (bound 1.0); its benchmarks/ folder needs pytest-benchmark
+        # (its `benchmark` fixture: 448 errors without it), left out for every tool
+        Suite("pint", "pint", "0.25.3", "pint/testsuite", ("numpy",), ("--ignore=pint/testsuite/benchmarks",)),
     )
 }
 TOOLS = ("discover", "collect", "pytest-split")
