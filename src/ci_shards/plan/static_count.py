@@ -265,33 +265,61 @@ def class_names(
     *,
     homes: dict[int, Mapping[str, ast.ClassDef]],
     done: dict[str, ClassNames],
+    requested: frozenset[str] | None = None,
     depth: int = 0,
 ) -> ClassNames:
     """The classes ``module`` (read from ``origin``) defines and those its module-level ``from … import``
-    statements bring from the suite's modules (followed ``IMPORT_DEPTH`` modules deep; ``done`` by origin,
-    so a cycle of imports ends), each imported class's own module recorded in ``homes``."""
-    own = {name: node for name, node in _namespace(module.body).items() if isinstance(node, ast.ClassDef)}
-    names = done[origin] = ClassNames(own, homes)
-    for node in own.values():
-        homes.setdefault(id(node), names)
+    statements bring from the suite's modules, each imported class's own module recorded in ``homes``.
+    Only imports that can be a class pytest collects or a base are followed: a name written as a class
+    (``CapWords``, a leading ``_`` aside) or a base of the module's classes, and in an imported module
+    only the ``requested`` names and their bases; ``IMPORT_DEPTH`` modules deep at most. One
+    ``ClassNames`` per origin (``done``), grown by each request for names not followed yet, so a cycle
+    of imports ends and every class finds its bases in the one namespace of its module."""
+    names = done.get(origin)
+    if names is None:
+        own = {name: node for name, node in _namespace(module.body).items() if isinstance(node, ast.ClassDef)}
+        names = done[origin] = ClassNames(own, homes)
+        homes.update({id(node): names for node in own.values()})
     if depth >= IMPORT_DEPTH:
         return names
+    wanted = _base_closure(names.own, set(names.own) if requested is None else set(requested))
     for statement in module.body:
         if not isinstance(statement, ast.ImportFrom) or not statement.module:
             continue
-        found = imports(origin, statement.level, statement.module)
+        aliases = [
+            a
+            for a in statement.names
+            if (a.asname or a.name) not in names.followed
+            and ((a.asname or a.name) in wanted or (requested is None and _class_like(a)))
+        ]
+        names.followed.update(a.asname or a.name for a in aliases)
+        found = imports(origin, statement.level, statement.module) if aliases else None
         if found is None:
             continue
         target, tree = found
-        theirs = (
-            done[target]
-            if target in done
-            else class_names(tree, target, imports, homes=homes, done=done, depth=depth + 1)
-        )
-        for alias in statement.names:
+        asked = frozenset(a.name for a in aliases)
+        theirs = class_names(tree, target, imports, homes=homes, done=done, requested=asked, depth=depth + 1)
+        for alias in aliases:
             bound = alias.asname or alias.name
-            if alias.name in theirs and bound not in own:
+            if alias.name in theirs and bound not in names.own:
                 names[bound] = theirs[alias.name]
+    return names
+
+
+def _class_like(alias: ast.alias) -> bool:
+    """Whether an imported name is written as a class is (PEP 8's ``CapWords``)."""
+    return (alias.asname or alias.name).lstrip("_")[:1].isupper()
+
+
+def _base_closure(own: Mapping[str, ast.ClassDef], names: set[str]) -> set[str]:
+    """``names`` and the names the module's classes among them name as bases, transitively."""
+    todo = list(names)
+    while todo:
+        node = own.get(todo.pop())
+        for base in node.bases if node is not None else []:
+            if isinstance(base, ast.Name) and base.id not in names:
+                names.add(base.id)
+                todo.append(base.id)
     return names
 
 
@@ -822,7 +850,9 @@ class ClassNames(dict[str, ast.ClassDef]):
 
     def __init__(self, own: Mapping[str, ast.ClassDef], homes: dict[int, Mapping[str, ast.ClassDef]]) -> None:
         super().__init__(own)
+        self.own = dict(own)
         self.homes = homes
+        self.followed: set[str] = set()  # the names whose imports were followed (a later request adds to them)
 
     def of(self, node: ast.ClassDef) -> Mapping[str, ast.ClassDef]:
         return self.homes.get(id(node), self)

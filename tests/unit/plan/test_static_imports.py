@@ -197,3 +197,41 @@ def test_a_parametrize_over_a_name_of_the_class_body_counts_that_list():
     )
     assert counted.tests == 2 * (5 + 3) + 2
     assert counted.guessed == 0
+
+
+def test_only_imports_that_can_be_a_class_or_a_base_are_read():
+    asked: list[str | None] = []
+    modules = {"helpers": "def make_graph(): pass\nclass Tool:\n    pass\n", "base": BASE}
+
+    def resolve(origin: str, level: int, name: str | None) -> tuple[str, ast.Module] | None:
+        asked.append(name)
+        return _resolver(modules)(origin, level, name)
+
+    source = "from .helpers import make_graph, tool\nfrom .base import BaseTester as _B\nclass TestX(_B):\n    pass\n"
+    assert count_tests(source, imports=resolve).tests == 2
+    assert asked == ["base"]  # make_graph and tool are written as functions: helpers is never read
+
+
+def test_a_module_asked_twice_for_different_classes_resolves_both_bases():
+    # networkx: test_multidigraph.py imports BaseMultiGraphTester, then TestMultiGraph, from test_multigraph.py,
+    # whose TestMultiGraph subclasses a TestGraph test_multigraph imports from test_graph.py
+    middle = """
+        from .base import TestGraph as _TestGraph
+
+        class BaseMulti:
+            def test_base_multi(self): pass
+
+        class TestMulti(BaseMulti, _TestGraph):
+            def test_multi(self): pass
+    """
+    counted = _count(
+        """
+        from .middle import BaseMulti
+        from .middle import TestMulti as _TestMulti
+
+        class TestMultiDi(_TestMulti):
+            pass
+        """,
+        {"base": BASE, "middle": middle},
+    )
+    assert counted.tests == 2 + 3
