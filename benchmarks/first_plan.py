@@ -25,7 +25,11 @@ time is its whole process (start-up and collection included, as a CI job pays th
 in CPU seconds (user + sys of the process tree: robust to the other load). Reported per tool: the
 slowest shard over the mean shard (target ≤ 1.3, and never above pytest-split's), the shards'
 times, the tests each ran, and the plan's estimated seconds per shard (for discovery and
-collection, which agree when the counts match pytest's).
+collection, which agree when the counts match pytest's). Every shard's pytest also loads
+``first_plan_clock`` (this folder): the CPU of its tests and of its collection, apart from the start-up
+every shard pays alike, so slowest/mean is also given by the tests' CPU (what the plan balanced), and the
+bound from the tests' CPU in pytest-split's shards. With ``--repeat``, each round's figures are kept and
+every ratio's median is given.
 """
 
 from __future__ import annotations
