@@ -25,7 +25,11 @@ time is its whole process (start-up and collection included, as a CI job pays th
 in CPU seconds (user + sys of the process tree: robust to the other load). Reported per tool: the
 slowest shard over the mean shard (target ≤ 1.3, and never above pytest-split's), the shards'
 times, the tests each ran, and the plan's estimated seconds per shard (for discovery and
-collection, which agree when the counts match pytest's).
+collection, which agree when the counts match pytest's). Every shard's pytest also loads
+``first_plan_clock`` (this folder): the CPU of its tests and of its collection, apart from the start-up
+every shard pays alike, so slowest/mean is also given by the tests' CPU (what the plan balanced), and the
+bound from the tests' CPU in pytest-split's shards. With ``--repeat``, each round's figures are kept and
+every ratio's median is given.
 """
 
 from __future__ import annotations
@@ -45,9 +49,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from e2e import CPU, REPO, sh  # same timing of a process tree (benchmarks/ is on sys.path when run)
+from e2e import CPU, ENV, REPO, sh  # same timing of a process tree (benchmarks/ is on sys.path when run)
 
 PYTEST_OPTS = ["-p", "no:cacheprovider", "--rootdir=.", "-q"]
+# every shard's pytest, of every tool, loads benchmarks/first_plan_clock.py: its tests' and collection's CPU
+CLOCK_OPTS = ["-p", "first_plan_clock"]
+BENCHMARKS = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,14 @@ SUITES = {
         Suite("dateutil", "python_dateutil", "4.0.0", "tests", ("hypothesis", "freezegun", "tzdata", "pytest-cov")),
         Suite("toolz", "toolz", "1.2.0", "toolz/tests"),
         Suite("boltons", "boltons", "26.2.0", "tests"),
+        # issue 25, run 5: a suite of meaningful size (95 s of test CPU serially, longest test 7.8 s: bound 1.0
+        # by test), tests inside the package; with numpy, without scipy, matplotlib or pandas, so 35 of its
+        # 266 files skip at their module-level importorskip; test_special.py's 348 tests come from test classes
+        # imported from three sibling modules
+        Suite("networkx", "networkx", "3.6.1", "networkx", ("numpy",)),
+        # 43 s of test CPU serially, longest test 0.58 s (bound 1.0); its benchmarks/ folder needs pytest-benchmark
+        # (its `benchmark` fixture: 448 errors without it), left out for every tool
+        Suite("pint", "pint", "0.25.3", "pint/testsuite", ("numpy",), ("--ignore=pint/testsuite/benchmarks",)),
     )
 }
 TOOLS = ("discover", "collect", "pytest-split")
@@ -134,19 +149,46 @@ def plan(python: Path, how: str, *, root: Path, suite: Suite, shards: int, out: 
 def run_shard(
     python: Path, tool: str, index: int, shards: int, *, root: Path, suite: Suite, work: Path
 ) -> dict[str, Any]:
-    """One shard of one tool: its wall and CPU seconds and the tests it ran."""
+    """One shard of one tool: its wall and CPU seconds, the tests it ran, and (``first_plan_clock``)
+    the CPU of its tests and of its collection, apart from the process's start-up."""
+    clock = work / f"clock-{tool}-{index}.json"
+    clock.unlink(missing_ok=True)
     if tool == "pytest-split":
         junit = work / f"split-{index}.xml"
-        argv = [str(python), "-m", "pytest", suite.tests, *suite.args, *PYTEST_OPTS, "--splits", str(shards)]
-        argv += ["--group", str(index)]
-        wall = sh([*argv, f"--junitxml={junit}"], cwd=root)
-        return {"wall": wall, "cpu": CPU[0], "tests": junit.read_text().count("<testcase ")}
+        argv = [str(python), "-m", "pytest", suite.tests, *suite.args, *PYTEST_OPTS, *CLOCK_OPTS]
+        argv += ["--splits", str(shards), "--group", str(index)]
+        wall = _clocked([*argv, f"--junitxml={junit}"], root, clock)
+        return {"wall": wall, "cpu": CPU[0], "tests": junit.read_text().count("<testcase "), **_clock(clock)}
     out = work / f"out-{tool}"
     argv = [str(python), "-m", "ci_shards", "run", "--plan", str(work / f"plan-{tool}.json"), "--shard"]
-    wall = sh([*argv, f"{index}/{shards}", "--out", str(out), "--pytest", "--", *suite.args, *PYTEST_OPTS], cwd=root)
+    # the same words as the plan (docs/run.md): without the path, the shard's pytest collects the whole rootdir
+    # (toolz: its sandbox/tests too, run unplanned in the unowned shard; run 5)
+    words = [suite.tests, *suite.args, *PYTEST_OPTS, *CLOCK_OPTS]
+    argv += [f"{index}/{shards}", "--out", str(out), "--pytest", "--", *words]
+    wall = _clocked(argv, root, clock)
     outcome = json.loads((out / f"shard-{index}-of-{shards}" / "outcome.json").read_text())
     tests = outcome["executed_tests"] + outcome["skipped"]
-    return {"wall": wall, "cpu": CPU[0], "tests": tests, "status": outcome["status"]}
+    return {"wall": wall, "cpu": CPU[0], "tests": tests, "status": outcome["status"], **_clock(clock)}
+
+
+def _clocked(argv: list[str], root: Path, clock: Path) -> float:
+    """``sh`` with the clock plugin importable and told where to write."""
+    saved = dict(ENV)
+    ENV["FIRST_PLAN_CLOCK"] = str(clock)
+    ENV["PYTHONPATH"] = os.pathsep.join(p for p in (str(BENCHMARKS), saved.get("PYTHONPATH", "")) if p)
+    try:
+        return sh(argv, cwd=root)
+    finally:
+        ENV.clear()
+        ENV.update(saved)
+
+
+def _clock(clock: Path) -> dict[str, Any]:
+    """What the clock plugin wrote: the shard's tests' CPU seconds, its collection's, and each test's."""
+    if not clock.is_file():  # pytest stopped before the session finished
+        return {"tests_cpu": None, "collect_cpu": None, "per_test": {}}
+    data = json.loads(clock.read_text(encoding="utf-8"))
+    return {"tests_cpu": data["tests_cpu_s"], "collect_cpu": data["collect_cpu_s"], "per_test": data["tests"]}
 
 
 def one_round(python: Path, suite: Suite, root: Path, work: Path, shards: int) -> dict[str, Any]:
@@ -158,15 +200,26 @@ def one_round(python: Path, suite: Suite, root: Path, work: Path, shards: int) -
     for index in range(1, shards + 1):
         for tool in TOOLS:
             runs[tool].append(run_shard(python, tool, index, shards, root=root, suite=suite, work=work))
-    result: dict[str, Any] = {"test_time_bound": _test_time_bound(work, shards)}
+    result: dict[str, Any] = {
+        "test_time_bound": _test_time_bound(work, shards),
+        "test_cpu_bound": _cpu_bound(runs["pytest-split"], shards),
+    }
     for tool in TOOLS:
         walls = [r["wall"] for r in runs[tool]]
         cpus = [r["cpu"] for r in runs[tool]]
+        tests_cpu = [r["tests_cpu"] for r in runs[tool]]
         result[tool] = {
-            "slowest_over_mean_wall": round(max(walls) / statistics.mean(walls), 3),
-            "slowest_over_mean_cpu": round(max(cpus) / statistics.mean(cpus), 3),
+            "slowest_over_mean_wall": _ratio(walls),
+            "slowest_over_mean_cpu": _ratio(cpus),
+            # the tests' own CPU (start-up and collection aside) and tests + collection (start-up aside)
+            "slowest_over_mean_tests_cpu": _ratio(tests_cpu),
+            "slowest_over_mean_tests_collect_cpu": _ratio(
+                [None if r["tests_cpu"] is None else r["tests_cpu"] + r["collect_cpu"] for r in runs[tool]]
+            ),
             "walls_s": [round(w, 2) for w in walls],
             "cpus_s": [round(c, 2) for c in cpus],
+            "tests_cpus_s": [None if c is None else round(c, 2) for c in tests_cpu],
+            "collect_cpus_s": [None if r["collect_cpu"] is None else round(r["collect_cpu"], 2) for r in runs[tool]],
             "tests": [r["tests"] for r in runs[tool]],
             "statuses": [r.get("status", "") for r in runs[tool]],
         }
@@ -176,7 +229,34 @@ def one_round(python: Path, suite: Suite, root: Path, work: Path, shards: int) -
                 "plan_cpu_s": round(plans[tool]["cpu"], 2),
                 "estimated_s": plans[tool]["estimated"],
             }
+    result["per_test_cpu_s"] = {k: v for r in runs["pytest-split"] for k, v in r["per_test"].items()}
     return result
+
+
+def _ratio(values: list[float | None]) -> float | None:
+    """Slowest over mean, or None when a shard's figure is missing."""
+    if any(v is None for v in values) or not values:
+        return None
+    known = [v for v in values if v is not None]
+    mean = statistics.mean(known)
+    return round(max(known) / mean, 3) if mean else None
+
+
+def _cpu_bound(split_runs: list[dict[str, Any]], shards: int) -> dict[str, Any]:
+    """The bound of ``_test_time_bound`` from the tests' CPU seconds (the clock of pytest-split's shards:
+    every test once), robust to the load where JUnit's wall times are not."""
+    times = {k: v for r in split_runs for k, v in r["per_test"].items()}
+    if not times:
+        return {"bound": None}
+    total = sum(times.values())
+    longest = max(sorted(times), key=lambda k: times[k])
+    share = total / shards
+    return {
+        "bound": round(max(times[longest], share) / share, 3),
+        "longest_test": longest,
+        "longest_s": round(times[longest], 3),
+        "tests_s": round(total, 2),
+    }
 
 
 _TESTCASE = re.compile(r'<testcase\b[^>]*?\sname="([^"]*)"[^>]*?\stime="([0-9.]+)"')
@@ -233,18 +313,25 @@ def main() -> None:
         for _ in range(args.repeat):
             before = _load()
             rounds.append({**one_round(python, suite, root, work, args.shards), "load": [before, _load()]})
-            print(f"{name}: {json.dumps(rounds[-1])}", file=sys.stderr)
+            shown = {k: v for k, v in rounds[-1].items() if k != "per_test_cpu_s"}
+            print(f"{name}: {json.dumps(shown)}", file=sys.stderr)
         result[name] = {
             "suite": f"{suite.distribution} {suite.version} sdist {suite.tests}/",
-            "median_slowest_over_mean": {
-                tool: {m: statistics.median(r[tool][f"slowest_over_mean_{m}"] for r in rounds) for m in ("cpu", "wall")}
-                for tool in TOOLS
-            },
+            "median_slowest_over_mean": {tool: _medians(rounds, tool) for tool in TOOLS},
             "rounds": rounds,
         }
         _write(result, args.json_out)  # after every suite: an interrupted run keeps what it measured
     result["load_at_the_end"] = _load()
     print(_write(result, args.json_out))
+
+
+def _medians(rounds: list[dict[str, Any]], tool: str) -> dict[str, float | None]:
+    """Each figure's median over the rounds (None when a round lacks it)."""
+    medians: dict[str, float | None] = {}
+    for measure in ("cpu", "wall", "tests_cpu", "tests_collect_cpu"):
+        values = [r[tool][f"slowest_over_mean_{measure}"] for r in rounds]
+        medians[measure] = None if None in values else statistics.median(values)
+    return medians
 
 
 def _write(result: dict[str, Any], path: Path | None) -> str:

@@ -23,6 +23,7 @@ not name, is run by the shard that owns its file, as an unplanned test).
 
 from __future__ import annotations
 
+import ast
 import configparser
 import dataclasses
 import fnmatch
@@ -42,6 +43,7 @@ from ci_shards.model.plan import Plan, ShardPlan
 from ci_shards.plan.collect import glob_items
 from ci_shards.plan.conftest_ignores import ConftestIgnores
 from ci_shards.plan.hypothesis_profiles import ProfileReader
+from ci_shards.plan.importable import module_finder
 from ci_shards.plan.new_files import CountOf, estimate_new_files, not_counted
 from ci_shards.plan.pyargs import module_location
 from ci_shards.plan.pytest_args import NO_IGNORES, Ignores, ignores_in, last_value, path_words, positional_words
@@ -51,6 +53,7 @@ from ci_shards.plan.static_count import (
     CountRules,
     FileCount,
     Fixture,
+    Imports,
     count_tests,
     fixtures_in,
 )
@@ -382,7 +385,9 @@ def discover_items(
             keywordexpr=last_value(words, "-k"),
         )
         profiles = ProfileReader(settings.rootdir.absolute(), last_value(words, "--hypothesis-profile"))
-        count_of = _counter(on_disk, set(files), rules, settings.rootdir.absolute(), profiles)
+        pythonpath = [str(settings.rootdir.absolute() / p) for p in settings.pythonpath]
+        has_module = module_finder([*pythonpath, str(cwd.absolute()), *search_path])
+        count_of = _counter(on_disk, set(files), rules, settings.rootdir.absolute(), profiles, has_module=has_module)
     if globs:
         files += glob_items(globs, cwd=cwd)
     found = merge_with_timings(files, timings, lambda f: any((base / f).is_file() for base in on_disk), count_of)
@@ -390,11 +395,18 @@ def discover_items(
 
 
 def _counter(
-    bases: Sequence[Path], python_files: set[str], rules: CountRules, rootdir: Path, profiles: ProfileReader
+    bases: Sequence[Path],
+    python_files: set[str],
+    rules: CountRules,
+    rootdir: Path,
+    profiles: ProfileReader,
+    *,
+    has_module: Callable[[str, Sequence[Path]], bool] = lambda _name, _folders: True,
 ) -> CountOf:
     """``count_of`` for ``new_files``: the tests a file pytest would collect defines, or why it
     cannot be read as Python (one short reason: the file is still planned, never a crash)."""
     by_folder: dict[Path, dict[str, Fixture]] = {}
+    trees: dict[Path, ast.Module | None] = {}
 
     def conftest_fixtures(folder: Path) -> dict[str, Fixture]:
         """The fixtures of the conftest.py files from ``rootdir`` down to ``folder``, the nearest winning."""
@@ -421,6 +433,9 @@ def _counter(
                 conftest_fixtures(path.parent),
                 path_names=_chain_names(path, rootdir),
                 files_in=lambda parts, suffixes: files_under(path.parent.joinpath(*parts), suffixes),
+                # pytest's prepend import mode puts the file's folder (the first above its packages) first
+                has_module=lambda name: has_module(name, [path.parent, *_folders_up_to(path.parent, rootdir)]),
+                imports=_import_resolver(path, rootdir, trees),
             )
         except SyntaxError as err:  # a bad encoding is one too (unicode error)
             return f"{type(err).__name__} at line {err.lineno}: {err.msg}"
@@ -428,6 +443,48 @@ def _counter(
             return f"{type(err).__name__}: {err}"
 
     return count_of
+
+
+def _import_resolver(path: Path, rootdir: Path, trees: dict[Path, ast.Module | None]) -> Imports:
+    """The suite's modules a ``from … import`` of ``path`` (or of a module it led to) names, parsed once
+    each (``trees``, shared by every file of the plan)."""
+
+    def resolve(origin: str, level: int, name: str | None) -> tuple[str, ast.Module] | None:
+        target = _import_target(Path(origin) if origin else path, level, name, rootdir)
+        if target is None:
+            return None
+        if target not in trees:
+            try:
+                trees[target] = ast.parse(target.read_bytes())
+            except (OSError, SyntaxError, ValueError, RecursionError):  # pytest will say what is wrong
+                trees[target] = None
+        tree = trees[target]
+        return (str(target), tree) if tree is not None else None
+
+    return resolve
+
+
+def _import_target(file: Path, level: int, name: str | None, rootdir: Path) -> Path | None:
+    """The file of the suite that ``from <level dots><name> import …`` in ``file`` imports: relative to
+    its package, or absolute from its folder, the folders above it or the rootdir (pytest's prepend
+    import mode puts such a folder first); only a file below the rootdir (never an installed package)."""
+    parts = name.split(".") if name else []
+    if not parts or not all(p.isidentifier() for p in parts):
+        return None
+    if level:
+        bases = [file.parents[level - 1]] if level <= len(file.parents) else []
+    else:
+        bases = [file.parent, *_folders_up_to(file.parent, rootdir)]
+    for base in bases:
+        for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
+            if candidate.is_file() and rootdir in candidate.parents:
+                return candidate
+    return None
+
+
+def _folders_up_to(folder: Path, rootdir: Path) -> list[Path]:
+    """The folders above ``folder`` up to the rootdir (none when it is not below it)."""
+    return [p for p in folder.parents if p == rootdir or rootdir in p.parents]
 
 
 def _chain_names(path: Path, rootdir: Path) -> tuple[str, ...]:

@@ -140,6 +140,12 @@ def _counted_note(counted: Mapping[str, FileCount], cost: float, learned_from: i
             f"{plural(sized, 'argument list')} not literal in {files('data_sized')} sized by the files of the data"
             " folder each names"
         )
+    skipped = [c.skipped_at_import for c in counted.values() if c.skipped_at_import]
+    if skipped:
+        details.append(
+            f"{plural(len(skipped), 'file')} of {plural(sum(skipped), 'test')} that a module-level importorskip of a"
+            " module this interpreter lacks skips at import"
+        )
     if empty:
         details.append(f"{plural(empty, 'file')} with none counted as {EMPTY_FILE_TESTS:g} test")
     source = (

@@ -19,8 +19,9 @@ pytest's collection rules (``_pytest/python.py``: ``PyCollector.collect``, ``ist
   caller; the nearest definition of a name wins, the file's own first);
 - ``@pytest.mark.parametrize`` (on the function, its classes or ``pytestmark``) multiplies by the
   length of its argument list when that is a literal list, tuple or set, or a module-level name
-  bound once to one, or ``range()`` of integer literals (``pytest.param(...)`` entries count one
-  each; an empty list is one test, which pytest collects and skips); anything else (a call, a
+  bound once to one (or a name of the class body that defines the method: class scope first), or
+  ``range()`` of integer literals (``pytest.param(...)`` entries count one each; an empty list is
+  one test, which pytest collects and skips); anything else (a call, a
   comprehension, an imported name) counts ``GUESSED_CASES`` and is counted in ``guessed``.
   Stacked parametrizes multiply. A list built from literals (a comprehension over a module-level
   list, ``list(itertools.product(...))``, a sum of lists) is computed from the text by
@@ -44,6 +45,12 @@ pytest's collection rules (``_pytest/python.py``: ``PyCollector.collect``, ``ist
   the suffixes the module's literal ``endswith``/glob patterns select when it has any; a named list
   file inside the folder counts its lines instead, and a folder named only to build a deeper
   path is not counted (``data_folders``).
+
+- a module-level ``pytest.importorskip("name")`` (a statement of the module's body, its value kept or
+  not) of a module the shards' interpreter does not have (``has_module``, handed in by the edge:
+  ``importable``) skips the whole file at its import, as pytest does: it counts no test, only its
+  import (``FileCount.skipped_at_import`` says how many it defines). Under an ``if``, in a function, or
+  with the module present, the file counts as before.
 
 What only running the file can tell is not seen: ``pytest_generate_tests``, fixtures from
 plugins or defined in classes, tests imported from another module, base classes from another
@@ -102,6 +109,7 @@ class FileCount:
     extra_units: float = 0.0  # what their examples cost beyond one test each, in tests
     deselected: int = 0  # tests -m/-k deselect: collected, not run
     data_sized: int = 0  # of ``guessed``, the lists sized by the files of a data folder instead
+    skipped_at_import: int = 0  # tests the file defines that a module-level importorskip of a missing module skips
     # the selected tests pytest collects under a known node id suffix (``TestA::test_x``), each with
     # its cases and what they cost in tests (times their examples): what discovery may cut the file into
     # (compared apart: a count is equal to another by its numbers)
@@ -137,6 +145,21 @@ def no_files(_parts: tuple[str, ...], _suffixes: frozenset[str]) -> int:
     return 0
 
 
+# the edge's look at ``from <level dots><name> import ...`` in the module read from ``origin`` ("": the
+# file being counted): the imported module's origin and tree when it is a file of the suite, else None
+Imports = Callable[[str, int, str | None], "tuple[str, ast.Module] | None"]
+IMPORT_DEPTH: Final = 4  # modules followed from the counted file through their imports, at most
+
+
+def no_imports(_origin: str, _level: int, _name: str | None) -> None:
+    return None
+
+
+def every_module(_name: str) -> bool:
+    """The ``has_module`` that knows of no missing module: no file is skipped at import."""
+    return True
+
+
 def count_tests(
     source: str | bytes,
     rules: CountRules = CountRules(),
@@ -144,20 +167,26 @@ def count_tests(
     *,
     path_names: Sequence[str] = (),
     files_in: FilesIn = no_files,
+    has_module: Callable[[str], bool] = every_module,
+    imports: Imports = no_imports,
 ) -> FileCount:
     """The tests ``source`` defines, given the ``fixtures`` its conftests define; ``path_names``: the
-    file's name and its folders' below the rootdir (what ``-k`` matches besides the test's names).
+    file's name and its folders' below the rootdir (what ``-k`` matches besides the test's names);
+    ``has_module(name)``: whether the shards' interpreter can import top-level module ``name``;
+    ``imports``: the suite's modules it imports classes from.
     Raises ``SyntaxError`` or ``ValueError`` (null bytes, a bad encoding declaration) when it is not
     Python; bytes are decoded as Python does (PEP 263)."""
     module = ast.parse(source)
-    tests, guessed = defined_tests(module, rules, fixtures)
+    tests, guessed = defined_tests(module, rules, fixtures, imports=imports)
+    if not all(has_module(name) for name in import_skips(module)):  # pytest skips the module at its import
+        return FileCount(tests=0, skipped_at_import=sum(t.cases for t in tests))
     data_files = 0
     if guessed:  # only a non-literal list is sized by a data folder: no second walk of the module otherwise
         suffixes = literal_suffixes(module)
         data_files = max((files_in(parts, suffixes) for parts in data_folders(module)), default=0)
     sized = max(GUESSED_CASES, math.ceil(data_files / guessed)) if guessed else GUESSED_CASES
     if sized != GUESSED_CASES:  # the non-literal lists share the data folder's files
-        tests, _ = defined_tests(module, rules, fixtures, guess=sized)
+        tests, _ = defined_tests(module, rules, fixtures, guess=sized, imports=imports)
     keep = _selector(rules, path_names)
     count = deselected = given = 0
     extra = 0.0
@@ -185,15 +214,23 @@ def count_tests(
 
 
 def defined_tests(
-    module: ast.Module, rules: CountRules, fixtures: Mapping[str, Fixture] | None, *, guess: int = GUESSED_CASES
+    module: ast.Module,
+    rules: CountRules,
+    fixtures: Mapping[str, Fixture] | None,
+    *,
+    guess: int = GUESSED_CASES,
+    imports: Imports = no_imports,
 ) -> tuple[list[DefinedTest], int]:
     """Every test function the module defines, and how many argument lists were not literal
-    (each counted ``guess`` cases)."""
+    (each counted ``guess`` cases). A test class imported from a module of the suite (``imports``)
+    under a name pytest collects is collected here again, and a class's bases imported so give it
+    their tests, as pytest walks the MRO: counted, never named (``DefinedTest.named``), since what
+    another module binds under a name is read, not run."""
     counter = _Counter(rules, _literal_lengths(module.body), guess, Values(module.body))
     counter.fixtures = {**(fixtures or {}), **counter.fixtures_of(module.body)}
     namespace = _namespace(module.body)
     counter.direct = _direct(module.body, _rebound(module.body))
-    classes = {name: node for name, node in namespace.items() if isinstance(node, ast.ClassDef)}
+    classes = class_names(module, "", imports, homes={}, done={})
     scope = _Scope(counter.marks_factor(_pytestmark(module.body)), _mark_names(_pytestmark(module.body)), ())
     tests: list[DefinedTest] = []
     for name, node in namespace.items():
@@ -201,7 +238,89 @@ def defined_tests(
             tests += counter.class_tests(node, classes, scope)
         elif _matches(name, rules.functions) and counter.is_test_function(node):
             tests.append(counter.function_test(node, scope, method=False))
+    assigned = _assigned_names(module.body)
+    for name, node in classes.items():  # imported under a name pytest collects: collected here too
+        collected = _matches(name, rules.classes) or _is_unittest(node, classes, ())  # by the name it is bound to
+        if name not in namespace and name not in assigned and collected:
+            imported = dataclasses.replace(scope, classes=(), named=False)
+            for test in counter.class_tests(node, classes, imported):
+                tests.append(dataclasses.replace(test, key=f"{name}{test.key[len(node.name) :]}"))
     return tests, counter.guessed
+
+
+def _assigned_names(body: Sequence[ast.stmt]) -> set[str]:
+    """The names ``body`` binds by assignment (an import they rebind is not what pytest finds)."""
+    names: set[str] = set()
+    for node in body:
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names
+
+
+def class_names(
+    module: ast.Module,
+    origin: str,
+    imports: Imports,
+    *,
+    homes: dict[int, Mapping[str, ast.ClassDef]],
+    done: dict[str, ClassNames],
+    requested: frozenset[str] | None = None,
+    depth: int = 0,
+) -> ClassNames:
+    """The classes ``module`` (read from ``origin``) defines and those its module-level ``from … import``
+    statements bring from the suite's modules, each imported class's own module recorded in ``homes``.
+    Only imports that can be a class pytest collects or a base are followed: a name written as a class
+    (``CapWords``, a leading ``_`` aside) or a base of the module's classes, and in an imported module
+    only the ``requested`` names and their bases; ``IMPORT_DEPTH`` modules deep at most. One
+    ``ClassNames`` per origin (``done``), grown by each request for names not followed yet, so a cycle
+    of imports ends and every class finds its bases in the one namespace of its module."""
+    names = done.get(origin)
+    if names is None:
+        own = {name: node for name, node in _namespace(module.body).items() if isinstance(node, ast.ClassDef)}
+        names = done[origin] = ClassNames(own, homes)
+        homes.update({id(node): names for node in own.values()})
+    if depth >= IMPORT_DEPTH:
+        return names
+    wanted = _base_closure(names.own, set(names.own) if requested is None else set(requested))
+    for statement in module.body:
+        if not isinstance(statement, ast.ImportFrom) or not statement.module:
+            continue
+        aliases = [
+            a
+            for a in statement.names
+            if (a.asname or a.name) not in names.followed
+            and ((a.asname or a.name) in wanted or (requested is None and _class_like(a)))
+        ]
+        names.followed.update(a.asname or a.name for a in aliases)
+        found = imports(origin, statement.level, statement.module) if aliases else None
+        if found is None:
+            continue
+        target, tree = found
+        asked = frozenset(a.name for a in aliases)
+        theirs = class_names(tree, target, imports, homes=homes, done=done, requested=asked, depth=depth + 1)
+        for alias in aliases:
+            bound = alias.asname or alias.name
+            if alias.name in theirs and bound not in names.own:
+                names[bound] = theirs[alias.name]
+    return names
+
+
+def _class_like(alias: ast.alias) -> bool:
+    """Whether an imported name is written as a class is (PEP 8's ``CapWords``)."""
+    return (alias.asname or alias.name).lstrip("_")[:1].isupper()
+
+
+def _base_closure(own: Mapping[str, ast.ClassDef], names: set[str]) -> set[str]:
+    """``names`` and the names the module's classes among them name as bases, transitively."""
+    todo = list(names)
+    while todo:
+        node = own.get(todo.pop())
+        for base in node.bases if node is not None else []:
+            if isinstance(base, ast.Name) and base.id not in names:
+                names.add(base.id)
+                todo.append(base.id)
+    return names
 
 
 def weighted_tests(source: str | bytes, rules: CountRules = CountRules()) -> dict[str, float]:
@@ -436,6 +555,21 @@ def data_folders(module: ast.Module) -> list[tuple[str, ...]]:
 _GLOBS: Final = frozenset({"glob", "iglob", "rglob", "fnmatch", "fnmatchcase", "filter"})
 
 
+def import_skips(module: ast.Module) -> tuple[str, ...]:
+    """The top-level modules the module's own body asks ``pytest.importorskip`` for (``np =
+    pytest.importorskip("numpy")``, ``pytest.importorskip("scipy.sparse")`` → ``scipy``): without one of
+    them pytest skips the whole module when it imports it. Calls under ``if``/``try`` or in a function
+    are not certain to run and are left out."""
+    names: list[str] = []
+    for node in module.body:
+        value = node.value if isinstance(node, ast.Expr | ast.Assign | ast.AnnAssign) else None
+        if isinstance(value, ast.Call) and _decorator_name(value) == "importorskip" and value.args:
+            first = value.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value:
+                names.append(first.value.split(".")[0])
+    return tuple(dict.fromkeys(names))
+
+
 def literal_suffixes(module: ast.Module) -> frozenset[str]:
     """The file suffixes the module's code selects its data by: literal ``x.endswith(".toml")`` (or a
     tuple of them) and glob patterns ending ``*.ext`` (``glob``, ``Path.rglob``, ``fnmatch``).
@@ -549,6 +683,9 @@ class _Counter:
     ) -> None:
         self.rules = rules
         self.names = names
+        # the names of the class body a method is defined in, bound once to a literal list: a decorator
+        # there reads them before the module's (class scope first, then the module's globals)
+        self.class_names: Mapping[str, int | ast.Call] = {}
         self.values = values
         self.guess = guess
         self.guessed = 0
@@ -593,7 +730,7 @@ class _Counter:
         """The cases of an argument list: literal, a module-level literal name, else guessed."""
         length = _literal_length(values) if values is not None else None
         if length is None and isinstance(values, ast.Name):
-            named = self.names.get(values.id)
+            named = self.class_names.get(values.id, self.names.get(values.id))
             length = named if isinstance(named, int) else None
         if length is None and values is not None and self.values is not None:
             length = self.values.length(values)  # built from the text: a comprehension, a sum of lists
@@ -667,12 +804,18 @@ class _Counter:
         if "__init__" in members or "__new__" in members:  # pytest warns and collects nothing
             return []
         scope = dataclasses.replace(scope, factor=scope.factor * self.marks_factor(own_marks))
+        owners = _owners(node, classes, ())
         tests: list[DefinedTest] = []
         for name, member in members.items():
             if isinstance(member, ast.ClassDef):
                 tests += self.class_tests(member, classes, scope)
             elif _matches(name, self.rules.functions) and self.is_test_function(member):
-                tests.append(self.function_test(member, scope, method=True))
+                owner = owners.get(id(member))
+                self.class_names = _literal_lengths(owner.body) if owner is not None else {}
+                try:
+                    tests.append(self.function_test(member, scope, method=True))
+                finally:
+                    self.class_names = {}
         return tests
 
 
@@ -701,40 +844,67 @@ def _direct(body: Sequence[ast.stmt], rebound: set[str]) -> set[int]:
     return direct
 
 
+class ClassNames(dict[str, ast.ClassDef]):
+    """A module's classes by name, its own and those it imports from a module of the suite; ``homes``
+    gives each imported class the names of its own module, where its bases are looked up."""
+
+    def __init__(self, own: Mapping[str, ast.ClassDef], homes: dict[int, Mapping[str, ast.ClassDef]]) -> None:
+        super().__init__(own)
+        self.own = dict(own)
+        self.homes = homes
+        self.followed: set[str] = set()  # the names whose imports were followed (a later request adds to them)
+
+    def of(self, node: ast.ClassDef) -> Mapping[str, ast.ClassDef]:
+        return self.homes.get(id(node), self)
+
+
 def _bases(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> Iterator[ast.ClassDef | str]:
-    """Each base: the class defined in this file, else its written name (``unittest.TestCase``)."""
+    """Each base: the class defined in this file (or imported from a module of the suite), else its
+    written name (``unittest.TestCase``)."""
+    names = classes.of(node) if isinstance(classes, ClassNames) else classes
     for base in node.bases:
         name = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else ""
-        local = classes.get(name) if isinstance(base, ast.Name) else None
+        local = names.get(name) if isinstance(base, ast.Name) else None
         yield local if local is not None and local is not node else name
 
 
-def _members(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tuple[str, ...]) -> dict[str, Definition]:
-    """The class's functions and classes with those inherited from bases in this file; the class's
-    own and the earlier bases' win (close enough to the MRO for counting)."""
+def _members(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tuple[int, ...]) -> dict[str, Definition]:
+    """The class's functions and classes with those inherited from bases in this file (or imported
+    from the suite's modules); the class's own and the earlier bases' win (close enough to the MRO
+    for counting). ``seen``: the classes below it, by id (a cycle of names is not followed)."""
     members: dict[str, Definition] = {}
     for base in reversed(list(_bases(node, classes))):
-        if isinstance(base, ast.ClassDef) and base.name not in seen:
-            members.update(_members(base, classes, (*seen, node.name)))
+        if isinstance(base, ast.ClassDef) and id(base) not in seen:
+            members.update(_members(base, classes, (*seen, id(node))))
     members.update(_namespace(node.body))
     return members
 
 
-def _is_unittest(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tuple[str, ...]) -> bool:
+def _owners(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tuple[int, ...]) -> dict[int, ast.ClassDef]:
+    """The class each of ``_members``' functions is defined in, by the function's id."""
+    owners: dict[int, ast.ClassDef] = {}
+    for base in _bases(node, classes):
+        if isinstance(base, ast.ClassDef) and id(base) not in seen:
+            owners.update(_owners(base, classes, (*seen, id(node))))
+    owners.update({id(member): node for member in _namespace(node.body).values()})
+    return owners
+
+
+def _is_unittest(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tuple[int, ...]) -> bool:
     for base in _bases(node, classes):
         if isinstance(base, str) and base.endswith("TestCase"):
             return True
-        if isinstance(base, ast.ClassDef) and base.name not in seen and _is_unittest(base, classes, (*seen, node.name)):
+        if isinstance(base, ast.ClassDef) and id(base) not in seen and _is_unittest(base, classes, (*seen, id(node))):
             return True
     return False
 
 
-def _false_test(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tuple[str, ...]) -> bool:
+def _false_test(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tuple[int, ...]) -> bool:
     """``__test__ = False`` in the class or, unless it sets its own, a base in this file (inherited)."""
     value = _assigned(node.body, "__test__")
     if value is not None:
         return isinstance(value, ast.Constant) and value.value is False
     return any(
-        isinstance(base, ast.ClassDef) and base.name not in seen and _false_test(base, classes, (*seen, node.name))
+        isinstance(base, ast.ClassDef) and id(base) not in seen and _false_test(base, classes, (*seen, id(node)))
         for base in _bases(node, classes)
     )

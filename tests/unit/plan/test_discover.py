@@ -301,3 +301,34 @@ def test_a_data_path_counts_cases_by_name_a_list_file_by_the_files_it_names(tmp_
     # a data file whose lines name no file is no list of cases; a path that is nothing counts nothing
     assert files_under(cases / "data.csv") == 0
     assert files_under(tmp_path / "missing") == 0
+
+
+def test_imported_test_classes_and_importorskip_reach_the_estimate(tmp_path):
+    base = "class BaseTests:\n    def test_a(self): pass\n    def test_b(self): pass\n"
+    files = {
+        "pytest.ini": "[pytest]\n",
+        "tests/__init__.py": "",
+        "tests/test_base.py": base + "class TestBase(BaseTests):\n    pass\n",
+        # relative, then absolute from the file's folder (pytest's prepend import mode puts it first)
+        "tests/test_sub.py": "from .test_base import TestBase as _B\nclass TestSub(_B):\n    def test_c(self): pass\n",
+        "tests/helpers.py": base,
+        "tests/test_abs.py": "from helpers import BaseTests\nclass TestAbs(BaseTests):\n    pass\n",
+        # a class of an installed module is not read: only the suite's own files are
+        "tests/test_installed.py": "from unittest import TestCase as C\nclass TestX(C):\n    def test_x(self): pass\n",
+        "tests/test_skips.py": "import pytest\npytest.importorskip('surely_no_such_module')\ndef test_a(): pass\n",
+        "tests/test_runs.py": "import pytest\njson = pytest.importorskip('json')\ndef test_a(): pass\n",
+    }
+    _write(tmp_path, files)
+    found, notes = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=["tests"], globs=(), timings={})
+    per_file: dict[str, float] = {}
+    for item, seconds in found.estimates.items():
+        per_file[item.split("::")[0]] = per_file.get(item.split("::")[0], 0.0) + seconds
+    assert per_file == {
+        "tests/test_base.py": 2.0,
+        "tests/test_sub.py": 3.0,
+        "tests/test_abs.py": 2.0,
+        "tests/test_installed.py": 1.0,
+        "tests/test_skips.py": 0.1,  # its import only
+        "tests/test_runs.py": 1.0,
+    }
+    assert "1 file of 1 test that a module-level importorskip of a module this interpreter lacks" in "\n".join(notes)
