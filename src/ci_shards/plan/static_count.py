@@ -821,12 +821,9 @@ class _Counter:
 
 def _rebound(body: Sequence[ast.stmt]) -> set[str]:
     """Names a body also binds by assignment or import: what pytest finds under them may not be the definition."""
-    names: set[str] = set()
+    names = _assigned_names(body)
     for node in body:
-        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
-            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-        elif isinstance(node, ast.Import | ast.ImportFrom):
+        if isinstance(node, ast.Import | ast.ImportFrom):
             names |= {(a.asname or a.name).split(".")[0] for a in node.names}
     return names
 
