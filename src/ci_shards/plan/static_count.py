@@ -798,20 +798,21 @@ class _Counter:
         if unittest:  # unittest's loader: test* methods, no parametrize (TestCase has its own __init__)
             return [
                 dataclasses.replace(self.function_test(m, scope, method=True), cases=1)
-                for name, m in members.items()
+                for name, (m, _owner) in members.items()
                 if name.startswith(UNITTEST_PREFIX) and self.is_test_function(m) and not isinstance(m, ast.ClassDef)
             ]
         if "__init__" in members or "__new__" in members:  # pytest warns and collects nothing
             return []
         scope = dataclasses.replace(scope, factor=scope.factor * self.marks_factor(own_marks))
-        owners = _owners(node, classes, ())
+        lengths: dict[int, Mapping[str, int | ast.Call]] = {}  # each defining class body's literal lists, once
         tests: list[DefinedTest] = []
-        for name, member in members.items():
+        for name, (member, owner) in members.items():
             if isinstance(member, ast.ClassDef):
                 tests += self.class_tests(member, classes, scope)
             elif _matches(name, self.rules.functions) and self.is_test_function(member):
-                owner = owners.get(id(member))
-                self.class_names = _literal_lengths(owner.body) if owner is not None else {}
+                if id(owner) not in lengths:
+                    lengths[id(owner)] = _literal_lengths(owner.body)
+                self.class_names = lengths[id(owner)]
                 try:
                     tests.append(self.function_test(member, scope, method=True))
                 finally:
@@ -865,26 +866,19 @@ def _bases(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> Iterator[
         yield local if local is not None and local is not node else name
 
 
-def _members(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tuple[int, ...]) -> dict[str, Definition]:
+def _members(
+    node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tuple[int, ...]
+) -> dict[str, tuple[Definition, ast.ClassDef]]:
     """The class's functions and classes with those inherited from bases in this file (or imported
-    from the suite's modules); the class's own and the earlier bases' win (close enough to the MRO
-    for counting). ``seen``: the classes below it, by id (a cycle of names is not followed)."""
-    members: dict[str, Definition] = {}
+    from the suite's modules), each with the class that defines it; the class's own and the earlier
+    bases' win (close enough to the MRO for counting). ``seen``: the classes below it, by id (a cycle
+    of names is not followed)."""
+    members: dict[str, tuple[Definition, ast.ClassDef]] = {}
     for base in reversed(list(_bases(node, classes))):
         if isinstance(base, ast.ClassDef) and id(base) not in seen:
             members.update(_members(base, classes, (*seen, id(node))))
-    members.update(_namespace(node.body))
+    members.update({name: (member, node) for name, member in _namespace(node.body).items()})
     return members
-
-
-def _owners(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tuple[int, ...]) -> dict[int, ast.ClassDef]:
-    """The class each of ``_members``' functions is defined in, by the function's id."""
-    owners: dict[int, ast.ClassDef] = {}
-    for base in _bases(node, classes):
-        if isinstance(base, ast.ClassDef) and id(base) not in seen:
-            owners.update(_owners(base, classes, (*seen, id(node))))
-    owners.update({id(member): node for member in _namespace(node.body).values()})
-    return owners
 
 
 def _is_unittest(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: tuple[int, ...]) -> bool:
