@@ -45,10 +45,15 @@ def shard_overheads(shards: Iterable[ShardResult], *, workers: int = 1) -> dict[
     for shard in shards:
         if shard.status not in RAN_TO_THE_END or not shard.verified or not shard.cases or shard.elapsed_seconds <= 0:
             continue
-        times = {c.test_id: c.time + sum(a.time for a in c.attempts) for c in shard.cases}
+        times = _test_seconds(shard)
         in_tests = shard_seconds(list(times), times, workers)
         result[shard.index] = max(0.0, shard.elapsed_seconds - in_tests)
     return result
+
+
+def _test_seconds(shard: ShardResult) -> dict[str, float]:
+    """Each test's seconds in the shard, its failed attempts' included (they took wall time too)."""
+    return {c.test_id: c.time + sum(a.time for a in c.attempts) for c in shard.cases}
 
 
 def case_counts(shards: Iterable[ShardResult]) -> dict[int, int]:
@@ -67,7 +72,7 @@ def critical_path_tests(shards: Iterable[ShardResult], *, workers: int = 1) -> d
         return {index: float(count) for index, count in case_counts(shards).items()}
     result: dict[int, float] = {}
     for shard in shards:
-        times = {c.test_id: c.time + sum(a.time for a in c.attempts) for c in shard.cases}
+        times = _test_seconds(shard)
         longer = {test: seconds + PROBE for test, seconds in times.items()}
         grown = shard_seconds(list(times), longer, workers) - shard_seconds(list(times), times, workers)
         result[shard.index] = max(0.0, grown) / PROBE  # a longer test can shorten a list schedule (Graham)
