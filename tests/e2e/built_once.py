@@ -29,9 +29,21 @@ def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path
 
     ``build`` fills an empty folder; a build that raises (``pytest.skip`` included) leaves nothing behind, so
     the next worker that asks tries again and reports the same reason itself."""
+    return built_in(session_folder(factory), name, build)
+
+
+def session_folder(factory: pytest.TempPathFactory) -> Path:
+    """The temporary folder every worker of this session shares (the session's own without xdist)."""
     shared = factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # the session's folder, shared by every worker of this run
+    return shared
+
+
+def built_in(shared: Path, name: str, build: Callable[[Path], None]) -> Path:
+    """``shared``/``name``, built by ``build(folder)`` by the first process that asks, behind a file lock in
+    ``shared``; the others wait and reuse it (also outside pytest: benchmarks/act_run.py)."""
+    shared.mkdir(parents=True, exist_ok=True)
     target = shared / name
     with (shared / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if this process dies

@@ -17,7 +17,6 @@ workflow run to the next: the session's first job builds ci-shards there, every 
 
 from __future__ import annotations
 
-import fcntl
 import importlib.metadata
 import json
 import os
@@ -32,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from tests.e2e.built_once import built_in
 from tests.e2e.gitignore import write_gitignore
 
 REPO = Path(__file__).resolve().parents[3]
@@ -78,38 +78,32 @@ def job_requirements() -> list[str]:
 def wheelhouse(folder: Path) -> Path:
     """``folder``/wheels holding a wheel of every job requirement, downloaded once: the first caller (of any
     xdist worker: ``folder`` is shared) downloads under a lock, the others wait and reuse it."""
-    wheels = folder / "wheels"
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "wheels.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not wheels.is_dir():
-            partial = folder / "wheels.partial"
-            shutil.rmtree(partial, ignore_errors=True)
-            pip = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
-            subprocess.run([*pip, "--dest", str(partial), *job_requirements()], check=True, capture_output=True)
-            partial.rename(wheels)
-    return wheels
+    pip = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
+    return built_in(
+        folder,
+        "wheels",
+        lambda dest: subprocess.run([*pip, "--dest", str(dest), *job_requirements()], check=True, capture_output=True),
+    )
 
 
 def seed_site(wheels: Path) -> Path:
     """A folder beside ``wheels`` holding every job requirement installed (``pip install --target``), made once
-    per session under the wheelhouse's lock: the stand-in setup-python puts it on each job's Python path (a
+    per session as the wheelhouse is: the stand-in setup-python puts it on each job's Python path (a
     ``.pth``), as a runner image with the project's test tools preinstalled. The jobs' own ``pip install``
     steps still run and find them satisfied; the action's private venv is built from the host's python3 (venv
     does not inherit a ``.pth``) and installs ci-shards' dependencies for real, once per session (its tool
     cache). Installing pytest and the dependencies into every job's fresh Python again cost about half of each
     act run's CPU (docs/benchmarks.md, the suite's speed)."""
-    seed = wheels.parent / "seed-site"
-    with (wheels.parent / "wheels.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not seed.is_dir():
-            partial = wheels.parent / "seed-site.partial"
-            shutil.rmtree(partial, ignore_errors=True)
-            pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-index"]
-            target = ["--find-links", str(wheels), "--target", str(partial), *job_requirements()]
-            subprocess.run([*pip, *target], check=True, capture_output=True)
-            partial.rename(seed)
-    return seed
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-index"]
+    return built_in(
+        wheels.parent,
+        "seed-site",
+        lambda dest: subprocess.run(
+            [*pip, "--find-links", str(wheels), "--target", str(dest), *job_requirements()],
+            check=True,
+            capture_output=True,
+        ),
+    )
 
 
 def export_project(dest: Path) -> Path:
@@ -142,9 +136,6 @@ class ActRun:
         return results
 
 
-GIT = ["git", "-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid", "-c", "init.defaultBranch=main"]
-
-
 def make_repo(dest: Path, workflow: dict[str, object], files: dict[str, str | Path]) -> Path:
     """A git repository on branch main holding ``files`` and the workflow as .github/workflows/tests.yml."""
     dest.mkdir(parents=True)
@@ -161,9 +152,10 @@ def make_repo(dest: Path, workflow: dict[str, object], files: dict[str, str | Pa
     wf = dest / ".github" / "workflows" / "tests.yml"
     wf.parent.mkdir(parents=True, exist_ok=True)
     wf.write_text(yaml.safe_dump(workflow, sort_keys=False))
+    git = ["git", "-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid", "-c", "init.defaultBranch=main"]
     write_gitignore(dest)
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "e2e"]):
-        subprocess.run([*GIT, *cmd], cwd=dest, check=True, capture_output=True)
+        subprocess.run([*git, *cmd], cwd=dest, check=True, capture_output=True)
     return dest
 
 

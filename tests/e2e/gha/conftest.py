@@ -5,12 +5,12 @@ modules it is two fixtures, each built (pytest registers a fixture per module th
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.built_once import session_folder
 from tests.e2e.gha.act_harness import ActRun, find_act, make_repo, run_act, wheelhouse
 from tests.e2e.gha.test_act_pytest import INJECTED, demo_files, example_workflow
 
@@ -30,8 +30,7 @@ def act() -> str:
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The jobs' wheelhouse (act_harness.wheelhouse), one per session: under xdist the workers' base folders share
     a parent, which pytest made for this session."""
-    base = tmp_path_factory.getbasetemp()
-    return wheelhouse((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "act-pip")
+    return wheelhouse(session_folder(tmp_path_factory) / "act-pip")
 
 
 @pytest.fixture(scope="session")
