@@ -18,9 +18,10 @@ selection) is part of the shard overhead aggregate fits per K (report/overhead.p
 
 from __future__ import annotations
 
+import functools
 import heapq
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Final
 
@@ -33,6 +34,7 @@ from ci_shards.timings.store import DEFAULT_VARIANT
 LOW_WATERMARK: Final = 2  # xdist's LoadScopeScheduling._reschedule: "> 2" pending tests keep a worker busy
 WORKER_ROUNDS: Final = 200  # moves tried at most (a fixed budget, not a clock: the plan never depends on speed)
 MOVE_CANDIDATES: Final = 24  # the slowest shard's costliest pieces tried per move
+FLOOR_SLACK: Final = 1e-6  # seconds: a makespan's float sums may fall a hair under work ÷ K
 
 
 def collection_key(file: str) -> tuple[str, ...]:
@@ -66,19 +68,28 @@ def xdist_makespan(units: Sequence[Sequence[float]], workers: int) -> float:
     for tests in pending:  # then "at least two work units if possible"
         if queue and len(tests) <= LOW_WATERMARK:
             tests.extend(queue.popleft())
-    events = [(tests[0], index) for index, tests in enumerate(pending) if tests]
+    events = [(_next_decision(0.0, tests, bool(queue)), index) for index, tests in enumerate(pending) if tests]
     heapq.heapify(events)
     finished = 0.0
     while events:
         now, index = heapq.heappop(events)  # ties: the lower worker first, as a deterministic stand-in
         tests = pending[index]
-        tests.popleft()
         finished = max(finished, now)
         if queue and len(tests) <= LOW_WATERMARK:
             tests.extend(queue.popleft())
         if tests:
-            heapq.heappush(events, (now + tests[0], index))
+            heapq.heappush(events, (_next_decision(now, tests, bool(queue)), index))
     return finished
+
+
+def _next_decision(now: float, tests: deque[float], queue_left: bool) -> float:
+    """When the worker next may take a unit: its tests finish one by one, and only a finish that leaves at
+    most ``LOW_WATERMARK`` pending (or its last, once the queue is empty) can change anything, so the
+    finishes before it are summed here, in order (the same float sums as one event per test), and popped."""
+    count = max(1, len(tests) - LOW_WATERMARK) if queue_left else len(tests)
+    for _ in range(count):
+        now += tests.popleft()
+    return now
 
 
 def shard_seconds(items: Sequence[str], seconds: Mapping[str, float], workers: int) -> float:
@@ -88,41 +99,82 @@ def shard_seconds(items: Sequence[str], seconds: Mapping[str, float], workers: i
     return xdist_makespan(work_units(items, seconds), workers)
 
 
-def bin_seconds(pieces: Sequence[Piece], workers: int) -> float:
+def bin_seconds(pieces: Sequence[Piece], workers: int, files_of: PieceFiles | None = None) -> float:
     """A packed shard's time over ``workers``: its atoms' costs (seconds), in xdist's order; a cut part's
-    repeated setup counts in front of its file."""
-    costs: dict[str, float] = {}
+    repeated setup counts in front of its file. ``files_of`` gives each piece's tests by file (a cache of
+    ``piece_files``: the moves below price the same pieces thousands of times)."""
+    if workers <= 1:
+        return float(sum(p.cost for p in pieces)) / MICRO
+    merged: dict[str, list[tuple[str, float]]] = {}
     for piece in pieces:
-        extra = piece.cost - sum(a.cost for a in piece.atoms)
-        for n, atom in enumerate(piece.atoms):
-            share = atom.cost / len(atom.items) / MICRO
-            for m, item in enumerate(atom.items):
-                costs[item] = share + (extra / MICRO if n == 0 and m == 0 else 0.0)
-    return shard_seconds(list(costs), costs, workers)
+        for file, tests in (files_of or piece_files)(piece).items():
+            merged.setdefault(file, []).extend(tests)
+    units = [[s for _, s in sorted(merged[file])] for file in sorted(merged, key=_collection_key)]
+    return xdist_makespan(sorted(units, key=lambda unit: -len(unit)), workers)
+
+
+PieceFiles = Callable[[Piece], Mapping[str, Sequence[tuple[str, float]]]]
+
+
+def piece_files(piece: Piece) -> dict[str, list[tuple[str, float]]]:
+    """A piece's tests by file, each with its seconds: its atom's cost shared out, a cut part's repeated
+    setup on its first test."""
+    extra = (piece.cost - sum(a.cost for a in piece.atoms)) / MICRO
+    by_file: dict[str, list[tuple[str, float]]] = {}
+    for n, atom in enumerate(piece.atoms):
+        share = atom.cost / len(atom.items) / MICRO
+        for m, item in enumerate(atom.items):
+            by_file.setdefault(item_file(item), []).append((item, share + (extra if n == 0 and m == 0 else 0.0)))
+    return by_file
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _collection_key(file: str) -> tuple[str, ...]:
+    return collection_key(file)
+
+
+def _memo(files_of: PieceFiles) -> PieceFiles:
+    """``files_of`` read once per piece (by identity: a piece's items are not hashed again)."""
+    seen: dict[int, tuple[Piece, Mapping[str, Sequence[tuple[str, float]]]]] = {}
+
+    def cached(piece: Piece) -> Mapping[str, Sequence[tuple[str, float]]]:
+        if id(piece) not in seen:
+            seen[id(piece)] = (piece, files_of(piece))  # the piece kept alive: its id stays its own
+        return seen[id(piece)][1]
+
+    return cached
 
 
 def improve_for_workers(bins: Bins, workers: int, max_items: int | None, rounds: int = WORKER_ROUNDS) -> Bins:
     """Moves of whole pieces out of the shard whose K-worker makespan is longest, into the one whose is
     shortest, while that lowers the longer of the two (packing balanced the sums; with K workers a
     shard of a few long files can be the slowest at an equal sum). Deterministic: the candidates are the
-    slowest shard's ``MOVE_CANDIDATES`` costliest pieces, ties to the piece key and the lower shard."""
+    slowest shard's ``MOVE_CANDIDATES`` costliest pieces, ties to the piece key and the lower shard. A
+    candidate whose receiving shard's work over K (a floor under any makespan) already reaches the mark
+    is not priced: it could not be chosen."""
     bins = [list(b) for b in bins]
-    times = [bin_seconds(b, workers) for b in bins]
+    files_of = _memo(piece_files)
+    times = [bin_seconds(b, workers, files_of) for b in bins]
     for _ in range(rounds):
         slow = max(range(len(bins)), key=lambda i: (times[i], -i))
         fast = min(range(len(bins)), key=lambda i: (times[i], i))
         if slow == fast:
             break
         best: tuple[float, float, Piece] | None = None
+        fast_work = sum(p.cost for p in bins[fast])
         for piece in sorted(bins[slow], key=lambda p: p.sort_key)[:MOVE_CANDIDATES]:
             if len(bins[slow]) == 1:
                 break
             if max_items is not None and sum(p.size for p in bins[fast]) + piece.size > max_items:
                 continue
-            left = bin_seconds([p for p in bins[slow] if p is not piece], workers)
-            right = bin_seconds([*bins[fast], piece], workers)
-            worse = max(left, right)
-            if worse < times[slow] - 1e-9 and (best is None or worse < max(best[0], best[1])):
+            mark = times[slow] - 1e-9 if best is None else min(times[slow] - 1e-9, max(best[0], best[1]))
+            if (fast_work + piece.cost) / MICRO / workers - FLOOR_SLACK >= mark:
+                continue
+            right = bin_seconds([*bins[fast], piece], workers, files_of)
+            if right >= mark:
+                continue
+            left = bin_seconds([p for p in bins[slow] if p is not piece], workers, files_of)
+            if max(left, right) < mark:
                 best = (left, right, piece)
         if best is None:
             break

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import heapq
+from collections import deque
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ci_shards.plan.planner import plan_items
-from ci_shards.plan.workers import collection_key, overhead_variant, shard_seconds, work_units, xdist_makespan
+from ci_shards.plan.workers import (
+    LOW_WATERMARK,
+    collection_key,
+    overhead_variant,
+    shard_seconds,
+    work_units,
+    xdist_makespan,
+)
 
 
 def test_one_worker_is_the_sum() -> None:
@@ -74,3 +86,41 @@ def test_moves_lower_the_slowest_k_worker_shard() -> None:
     plan = plan_items(durations, durations, 2, workers=2)
     assert plan.estimated_makespan == pytest.approx(max(shard_seconds(s.items, durations, 2) for s in plan.shards))
     assert plan.estimated_makespan == 8.0
+
+
+def _one_event_per_test(units: list[list[float]], workers: int) -> float:
+    """xdist's load-scope scheduling replayed test by test, as plan/workers.py did before it summed the
+    finishes that cannot take a unit: the reference its faster replay must equal, float for float."""
+    if workers <= 1 or len(units) <= 1:
+        return float(sum(sum(u) for u in units))
+    queue = deque(units)
+    pending: list[deque[float]] = [deque() for _ in range(min(workers, len(units)))]
+    for tests in pending:
+        tests.extend(queue.popleft())
+    for tests in pending:
+        if queue and len(tests) <= LOW_WATERMARK:
+            tests.extend(queue.popleft())
+    events = [(tests[0], index) for index, tests in enumerate(pending) if tests]
+    heapq.heapify(events)
+    finished = 0.0
+    while events:
+        now, index = heapq.heappop(events)
+        tests = pending[index]
+        tests.popleft()
+        finished = max(finished, now)
+        if queue and len(tests) <= LOW_WATERMARK:
+            tests.extend(queue.popleft())
+        if tests:
+            heapq.heappush(events, (now + tests[0], index))
+    return finished
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    units=st.lists(
+        st.lists(st.floats(min_value=0.0, max_value=50.0, allow_nan=False), min_size=1, max_size=9), max_size=14
+    ),
+    workers=st.integers(min_value=1, max_value=5),
+)
+def test_the_makespan_equals_a_replay_of_every_test(units: list[list[float]], workers: int) -> None:
+    assert xdist_makespan(units, workers) == _one_event_per_test(units, workers)
