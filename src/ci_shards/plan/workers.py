@@ -46,14 +46,22 @@ def collection_key(file: str) -> tuple[str, ...]:
 def work_units(items: Sequence[str], seconds: Mapping[str, float]) -> list[list[float]]:
     """The shard's items as xdist's queue holds them: one unit per file, files in collection order, then
     by test count, most first (a stable sort: equal counts keep collection order)."""
-    by_file: dict[str, list[str]] = {}
+    by_file: dict[str, list[tuple[str, float]]] = {}
     for item in items:  # grouped first: a path's parts once per file, not per item (the plan job's hot loop)
-        by_file.setdefault(item_file(item), []).append(item)
-    units = [
-        [max(0.0, seconds.get(item, 0.0)) for item in sorted(by_file[file])]
-        for file in sorted(by_file, key=collection_key)
-    ]
+        by_file.setdefault(item_file(item), []).append((item, max(0.0, seconds.get(item, 0.0))))
+    return _queued(by_file)
+
+
+def _queued(by_file: Mapping[str, Sequence[tuple[str, float]]]) -> list[list[float]]:
+    """``work_units``' queue from each file's (test, seconds ≥ 0): tests by id, files in collection order,
+    then by test count, most first."""
+    units = [[s for _, s in sorted(by_file[file])] for file in sorted(by_file, key=_collection_key)]
     return sorted(units, key=lambda unit: -len(unit))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _collection_key(file: str) -> tuple[str, ...]:
+    return collection_key(file)
 
 
 def xdist_makespan(units: Sequence[Sequence[float]], workers: int) -> float:
@@ -103,14 +111,11 @@ def bin_seconds(pieces: Sequence[Piece], workers: int, files_of: PieceFiles | No
     """A packed shard's time over ``workers``: its atoms' costs (seconds), in xdist's order; a cut part's
     repeated setup counts in front of its file. ``files_of`` gives each piece's tests by file (a cache of
     ``piece_files``: the moves below price the same pieces thousands of times)."""
-    if workers <= 1:
-        return float(sum(p.cost for p in pieces)) / MICRO
     merged: dict[str, list[tuple[str, float]]] = {}
     for piece in pieces:
         for file, tests in (files_of or piece_files)(piece).items():
             merged.setdefault(file, []).extend(tests)
-    units = [[s for _, s in sorted(merged[file])] for file in sorted(merged, key=_collection_key)]
-    return xdist_makespan(sorted(units, key=lambda unit: -len(unit)), workers)
+    return xdist_makespan(_queued(merged), workers)
 
 
 PieceFiles = Callable[[Piece], Mapping[str, Sequence[tuple[str, float]]]]
@@ -124,13 +129,9 @@ def piece_files(piece: Piece) -> dict[str, list[tuple[str, float]]]:
     for n, atom in enumerate(piece.atoms):
         share = atom.cost / len(atom.items) / MICRO
         for m, item in enumerate(atom.items):
-            by_file.setdefault(item_file(item), []).append((item, share + (extra if n == 0 and m == 0 else 0.0)))
+            seconds = max(0.0, share + (extra if n == 0 and m == 0 else 0.0))  # as ``work_units`` reads them
+            by_file.setdefault(item_file(item), []).append((item, seconds))
     return by_file
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _collection_key(file: str) -> tuple[str, ...]:
-    return collection_key(file)
 
 
 def _memo(files_of: PieceFiles) -> PieceFiles:
@@ -161,11 +162,11 @@ def improve_for_workers(bins: Bins, workers: int, max_items: int | None, rounds:
         if slow == fast:
             break
         best: tuple[float, float, Piece] | None = None
-        fast_work = sum(p.cost for p in bins[fast])
+        fast_work, fast_size = sum(p.cost for p in bins[fast]), sum(p.size for p in bins[fast])
         for piece in sorted(bins[slow], key=lambda p: p.sort_key)[:MOVE_CANDIDATES]:
             if len(bins[slow]) == 1:
                 break
-            if max_items is not None and sum(p.size for p in bins[fast]) + piece.size > max_items:
+            if max_items is not None and fast_size + piece.size > max_items:
                 continue
             mark = times[slow] - 1e-9 if best is None else min(times[slow] - 1e-9, max(best[0], best[1]))
             if (fast_work + piece.cost) / MICRO / workers - FLOOR_SLACK >= mark:
