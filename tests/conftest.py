@@ -75,7 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # the golden helpers (tests/unit/golden.py) read the environment, so both spellings are one switch
         os.environ["CI_SHARDS_REGEN_GOLDEN"] = "1"
     if hasattr(config.option, "loadscopereorder"):
-        # pytest-xdist (>= 3.7) deals loadgroup/loadscope units biggest group first unless told not to
+        # pytest-xdist (>= 3.7) deals loadfile/loadscope units biggest first unless told not to
         # (--no-loadscope-reorder); the order below is by measured seconds, so it must be the one dealt
         config.option.loadscopereorder = False
     if config.getoption("--record-durations") and not hasattr(config, "workerinput"):
@@ -94,21 +94,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     requires; a run without -n keeps pytest's own order."""
     if not hasattr(config, "workerinput"):
         return
-    entries = []
-    for item in items:
-        # the group's name as pytest-xdist writes it after the id (xdist/remote.py: "<id>@<names joined by _>")
-        names = sorted(
-            {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
-        )
-        group = "_".join(names) if names else None
-        nodeid = item.nodeid.removesuffix(f"@{group}") if group else item.nodeid
-        entries.append((nodeid, unit_of(nodeid, group)))
-    groups = {unit.removeprefix("group:") for _nodeid, unit in entries if unit.startswith("group:")}
-    # a run recorded under loadgroup reports the ids with their group; the order weighs them by the plain id
-    seconds = {
-        (key.rsplit("@", 1)[0] if key.rsplit("@", 1)[-1] in groups else key): value
-        for key, value in read_durations(DURATIONS).items()
-    }
+    entries = [(item.nodeid, unit_of(item.nodeid)) for item in items]
+    seconds = read_durations(DURATIONS)
     order = longest_first(entries, seconds)
     items[:] = [items[index] for index in order]
 

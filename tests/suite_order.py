@@ -1,13 +1,13 @@
 """The order this suite's tests are dealt to pytest-xdist workers: the longest work first (tests/conftest.py).
 
-pytest-xdist deals work units in the order the workers collected them (``--dist loadgroup`` with its group-size
+pytest-xdist deals work units in the order the workers collected them (``--dist loadfile`` with its unit-size
 sort turned off: ``loadscopereorder``, xdist/scheduler/loadscope.py), each worker asking for more as it runs
 dry. A 30 s test collected last starts when the other worker has nothing left, and that worker idles to the
 end. Dealing the longest units first is the LPT rule (Graham 1969: within 4/3 of the best makespan, and the
 last units dealt are the shortest), the same rule ci-shards' planner uses for its shards.
 
-A unit is what must stay together in the order: a module-scoped ``xdist_group`` (one worker runs all of it),
-else a test module (its module fixtures are built once while its tests follow each other). Its weight is the
+A unit is what ``--dist loadfile`` keeps on one worker: a test module (its module fixtures are built once while
+its tests follow each other). Its weight is the
 sum of its tests' recorded seconds (``tests/durations.json``, written by ``pytest --record-durations``); a test
 not recorded yet weighs the median recorded test. Within a unit, tests keep the collection order.
 """
@@ -21,13 +21,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-# (nodeid, unit): the unit is a test's xdist_group name or its module, as unit_of gives it
+# (nodeid, unit): the unit is a test's module, as unit_of gives it
 Entry = tuple[str, str]
 
 
-def unit_of(nodeid: str, group: str | None) -> str:
-    """The unit a test is dealt in: its ``xdist_group`` or its module (the part of the id before ``::``)."""
-    return f"group:{group}" if group is not None else nodeid.split("::", 1)[0]
+def unit_of(nodeid: str) -> str:
+    """The unit a test is dealt in: its module (the part of the id before ``::``, as loadfile splits it)."""
+    return nodeid.split("::", 1)[0]
 
 
 def longest_first(entries: Sequence[Entry], seconds: Mapping[str, float]) -> list[int]:

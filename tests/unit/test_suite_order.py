@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.suite_order import longest_first, read_durations, unit_of, write_durations
 
-UNITS = st.sampled_from(["tests/a.py", "tests/b.py", "group:venv", "group:npm", "tests/c.py"])
+UNITS = st.sampled_from(["tests/a.py", "tests/b.py", "tests/d/e.py", "tests/f.py", "tests/c.py"])
 
 
 @settings(max_examples=80)
@@ -45,9 +45,9 @@ def test_an_unrecorded_test_weighs_the_median_so_a_long_known_unit_still_goes_fi
     assert longest_first(entries, seconds) == [1, 0, 2]  # old 30 s, new the median 2 s, x 1 s
 
 
-def test_a_unit_is_the_group_else_the_module() -> None:
-    assert unit_of("tests/e2e/test_x.py::test_a[1]", None) == "tests/e2e/test_x.py"
-    assert unit_of("tests/e2e/test_x.py::TestC::test_a", "venv") == "group:venv"
+def test_a_unit_is_the_module_as_loadfile_splits_it() -> None:
+    assert unit_of("tests/e2e/test_x.py::test_a[1]") == "tests/e2e/test_x.py"
+    assert unit_of("tests/e2e/test_x.py::TestC::test_a[a::b]") == "tests/e2e/test_x.py"
 
 
 def test_the_durations_file_merges_and_a_broken_one_is_no_timings(tmp_path: Path) -> None:

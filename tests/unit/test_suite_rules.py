@@ -36,6 +36,13 @@ def test_no_test_reads_the_team_workspace():
     assert _lines(r"\.\./shared|parent / \"shared\"|shared\" / \"data") == []
 
 
+def test_no_xdist_group_mark_the_suites_dist_mode_ignores():
+    # The suite runs under --dist loadfile (README, .ci/run): one module, one worker. An xdist_group mark would
+    # promise a grouping that loadfile never makes (and loadgroup silently lost with pytest 9.2, pytest-xdist
+    # #1386); tests sharing an expensive fixture go in one module instead (tests/README.md).
+    assert _lines(r"mark\.xdist_group\(") == []
+
+
 def _max_examples(function: ast.FunctionDef) -> int | None:
     for decorator in function.decorator_list:
         if isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "settings":

@@ -1,8 +1,11 @@
 """The pytest example workflow, run for real with act over the demo suite (see act_harness.py for the setup).
 
-Three runs, each a whole workflow (plan → matrix of shards → report):
-- one failing test injected: the report job fails, its summary names that test and every shard, and the merged
-  JUnit holds every demo test exactly once;
+Four workflow runs, each a whole workflow (plan → matrix of shards → report), and one run after another:
+- one failing test injected, with the report's ``fail-on: new``: the report job fails, its summary names that test
+  and every shard, and the merged JUnit holds every demo test exactly once;
+- the test history: that failing run on the default branch classifies the injected failure as new (nothing to
+  compare with yet) and records it; a second run, starting from the cache the first saved, finds it already
+  failing on main: known, and with ``fail-on: new`` the report passes;
 - one matrix leg that never runs the shard (its step is skipped, so the leg itself succeeds and
   ``needs.test.result`` says success): the report still fails and says ``never-started``;
 - a ``-k`` that selects nothing: the plan job fails saying so, and the report job fails with a summary saying
@@ -86,12 +89,22 @@ def plan_of(run: ActRun) -> dict[str, Any]:
     return plan
 
 
-# Read by this module's failing test and by the test history's first run (test_act_history.py): both in this
-# xdist group, so one worker runs them and conftest.py's session fixture ``failing_run`` runs act once.
-FAILING_GROUP = pytest.mark.xdist_group("act-failing-run")
+@pytest.fixture(scope="module")
+def failing_run(act: str, wheels: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ActRun]:
+    """(the repository, its act run): the demo with one failing test injected, the example workflow with the
+    report's ``fail-on: new`` (the test history's setting; a new failure fails the report as the default does).
+    Read by two tests of this module: ``--dist loadfile`` gives a module to one worker, so act runs it once."""
+    work = tmp_path_factory.mktemp("act-failing")
+    workflow = example_workflow()
+    aggregate = next(s for s in workflow["jobs"]["report"]["steps"] if s.get("with", {}).get("command") == "aggregate")
+    aggregate["with"]["fail-on"] = "new"
+    failing = "def test_injected_failure():\n    assert 6 * 7 == 41, 'injected by tests/e2e/gha/test_act_pytest.py'\n"
+    repo = make_repo(work / "repo", workflow, demo_files({INJECTED: failing}))
+    run = run_act(act, repo, work, wheels)
+    print(f"act run took {run.seconds:.1f}s; log in {work / 'act.log'}")
+    return repo, run
 
 
-@FAILING_GROUP
 def test_failing_test_fails_the_report_and_every_test_is_merged_once(failing_run: tuple[Path, ActRun]) -> None:
     repo, run = failing_run
     expected = collected_ids(repo)
@@ -205,3 +218,23 @@ def test_coverage_true_publishes_complete_coverage_and_uploads_the_merged_files(
     assert artifact["state"] == "complete" and artifact["totals"]["percent"] is not None
     assert len(artifact["files"]) == 10  # every demo test file, measured in its shard
     assert (report(run) / "coverage" / "coverage.xml").is_file() and (report(run) / "coverage" / "lcov.info").is_file()
+
+
+def test_the_injected_failure_is_new_then_known(act: str, wheels: Path, failing_run: tuple[Path, ActRun]) -> None:
+    repo, first = failing_run  # the example workflow with the failing test and fail-on: new, run once
+    assert first.job_results().get("report") == "failed", first.log[-3000:]
+    summary = (report(first) / "summary.md").read_text()
+    assert "### 🆕 New failures (1)" in summary and "No test history of main to compare with yet" in summary
+    assert "test_injected_failure" in summary.split("### 🆕 New failures (1)")[1].split("###")[0]
+
+    work = repo.parent / "second"
+    work.mkdir()
+    second = run_act(act, repo, work, wheels, caches_of=first)
+    print(f"second act run took {second.seconds:.1f}s; log in {work / 'act.log'}")
+    summary = (report(second) / "summary.md").read_text()
+    assert "### 📌 Known failures (1): not failing this build (--fail-on new)" in summary, summary[:3000]
+    known = summary.split("### 📌 Known failures (1)")[1].split("###")[0]
+    assert "test_injected_failure" in known and "failing on main since" in known
+    assert "New failures" not in summary
+    assert second.job_results().get("report") == "succeeded", second.log[-3000:]
+    assert INJECTED_ID.endswith("test_injected_failure")

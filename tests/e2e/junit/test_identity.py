@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-# xdist_group: under `pytest -n` (--dist loadgroup) one worker runs the module, so its module fixture is built once
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("identity-project")]
+pytestmark = [pytest.mark.e2e]
 
 CLI = [sys.executable, "-m", "ci_shards"]
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}

@@ -17,12 +17,10 @@ from pathlib import Path
 
 import pytest
 
-# xdist_group: under `pytest -n` (--dist loadgroup) one worker runs the module, so its module fixture is built once
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.slow,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="real SIGKILL of a process tree"),
-    pytest.mark.xdist_group("killed-passed-once"),
 ]
 
 HARNESS = Path(__file__).with_name("kill_harness.py")

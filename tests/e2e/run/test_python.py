@@ -12,11 +12,9 @@ from pathlib import Path
 
 import pytest
 
-# xdist_group: under `pytest -n` (--dist loadgroup) one worker runs the module, so its module fixture is built once
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="venv layout"),
-    pytest.mark.xdist_group("project-venv"),
 ]
 
 TESTS = {

@@ -25,13 +25,10 @@ from ci_shards.select.settings import SelectionSettings
 from tests.e2e.select.test_coverage import failing_tests, measure, on_a_branch
 from tests.e2e.select.test_git import commit
 
-# xdist_group: under `pytest -n` (--dist loadgroup) one worker runs the module, so its module fixture (a measured
-# base run, ~4.7 s) is built once, not once on each worker
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.slow,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="runs real shards"),
-    pytest.mark.xdist_group("by-test-measured"),
 ]
 
 SHAPES = """\

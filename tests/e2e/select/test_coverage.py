@@ -24,12 +24,10 @@ from ci_shards.select.settings import SelectionSettings
 from tests.e2e.gitignore import write_gitignore
 from tests.e2e.select.test_git import commit, git
 
-# xdist_group: under `pytest -n` (--dist loadgroup) one worker runs the module, so its module fixture is built once
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.slow,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="runs real shards"),
-    pytest.mark.xdist_group("coverage-narrow-measured"),
 ]
 
 CALC = """\

@@ -20,12 +20,10 @@ from ci_shards.select.settings import SelectionSettings
 from tests.e2e.select.test_coverage import failing_test_files, measure, on_a_branch
 from tests.e2e.select.test_git import commit
 
-# xdist_group: under `pytest -n` (--dist loadgroup) one worker runs the module, so its module fixture is built once
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.slow,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="runs real shards"),
-    pytest.mark.xdist_group("coverage-kinds-measured"),
 ]
 
 SHAPES = '''\

@@ -17,8 +17,7 @@ from ci_shards.cli import main
 from ci_shards.junit import parse_junit
 from ci_shards.model.outcome import Outcome
 
-# xdist_group: under `pytest -n` (--dist loadgroup) one worker runs the module, so its module fixture is built once
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("aggregate-real-run")]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]
 CLI = [sys.executable, "-m", "ci_shards"]
