@@ -43,6 +43,14 @@ def example_workflow() -> dict[str, Any]:
     return {("on" if key is True else key): value for key, value in workflow.items()}
 
 
+def two_shards(workflow: dict[str, Any]) -> dict[str, Any]:
+    """The workflow planning 2 shards instead of the example's 4, for a test whose point needs any N >= 2: each
+    matrix leg is a job of its own (setup, install, a shard, an upload), about a sixth of an act run's CPU."""
+    plan_step = next(s for s in workflow["jobs"]["plan"]["steps"] if s.get("with", {}).get("command") == "plan")
+    plan_step["with"]["shards"] = 2
+    return workflow
+
+
 def demo_files(extra: dict[str, str] | None = None) -> dict[str, str | Path]:
     """The demo as a project of its own: tests/ at the root, and its durations keyed the same way."""
     durations = json.loads((DEMO / ".test_durations").read_text())
@@ -95,7 +103,7 @@ def failing_run(act: str, wheels: Path, tmp_path_factory: pytest.TempPathFactory
     report's ``fail-on: new`` (the test history's setting; a new failure fails the report as the default does).
     Read by two tests of this module: ``--dist loadfile`` gives a module to one worker, so act runs it once."""
     work = tmp_path_factory.mktemp("act-failing")
-    workflow = example_workflow()
+    workflow = two_shards(example_workflow())
     aggregate = next(s for s in workflow["jobs"]["report"]["steps"] if s.get("with", {}).get("command") == "aggregate")
     aggregate["with"]["fail-on"] = "new"
     failing = "def test_injected_failure():\n    assert 6 * 7 == 41, 'injected by tests/e2e/gha/test_act_pytest.py'\n"
@@ -140,7 +148,7 @@ def test_failing_test_fails_the_report_and_every_test_is_merged_once(failing_run
 def test_never_started_shard_fails_the_report_although_needs_says_success(
     act: str, wheels: Path, tmp_path: Path
 ) -> None:
-    workflow = example_workflow()
+    workflow = two_shards(example_workflow())
     test_job = workflow["jobs"]["test"]
     steps = test_job["steps"]
     run_step = next(s for s in steps if s.get("with", {}).get("command") == "run")
@@ -173,7 +181,7 @@ def test_never_started_shard_fails_the_report_although_needs_says_success(
 def test_a_filter_that_selects_nothing_fails_the_workflow_and_the_summary_says_no_tests_ran(
     act: str, wheels: Path, tmp_path: Path
 ) -> None:
-    workflow = example_workflow()
+    workflow = two_shards(example_workflow())
     plan_steps = workflow["jobs"]["plan"]["steps"]
     plan_step = next(s for s in plan_steps if s.get("with", {}).get("command") == "plan")
     # -k filters collected node ids: the plan must collect (discover: false, which the example's default of
@@ -201,7 +209,7 @@ def test_a_filter_that_selects_nothing_fails_the_workflow_and_the_summary_says_n
 def test_coverage_true_publishes_complete_coverage_and_uploads_the_merged_files(
     act: str, wheels: Path, tmp_path: Path
 ) -> None:
-    workflow = example_workflow()
+    workflow = two_shards(example_workflow())
     for job in ("test", "report"):
         step = next(s for s in workflow["jobs"][job]["steps"] if "command" in s.get("with", {}))
         step["with"]["coverage"] = True
