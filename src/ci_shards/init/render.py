@@ -14,7 +14,6 @@ import shlex
 from dataclasses import dataclass
 from typing import Final
 
-import yaml
 
 from ci_shards.common import templating
 from ci_shards.common.console import strip_control
@@ -44,6 +43,8 @@ class InitFile:
 def yaml_scalar(value: str, *, always: bool = False) -> str:
     """``value`` as a YAML scalar: plain when it reads back as this string, else JSON-quoted (valid YAML).
     ``always``: quoted even when plain would do (a version such as 3.10 would read back as the number 3.1)."""
+    import yaml  # noqa: PLC0415 (here, not at the top: every ci-shards process imports this module, ~20 ms of yaml)
+
     plain = (
         not always
         and _PLAIN.fullmatch(value) is not None
