@@ -748,6 +748,48 @@ def test_ids_follow_the_plan_when_rootdir_is_above_the_working_directory(tmp_pat
     assert records["tests/test_b.py"] == "error"  # the collection error, named as the plan names it
 
 
+# a conftest that collects non-Python files as items named "" (pygments 2.21.0's tests/snippets/conftest.py):
+# their node ids end in "::"
+EMPTY_NAMED_ITEMS = """
+import pytest
+
+
+class TextItem(pytest.Item):
+    def runtest(self):
+        assert self.path.read_text() == "ok\\n"
+
+
+class TextFile(pytest.File):
+    def collect(self):
+        yield TextItem.from_parent(self, name="")
+
+
+def pytest_collect_file(file_path, parent):
+    if file_path.suffix == ".txt":
+        return TextFile.from_parent(parent, path=file_path)
+"""
+
+
+def test_items_named_empty_are_reported_under_the_ids_the_plan_collected(tmp_path: Path) -> None:
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "conftest.py").write_text(EMPTY_NAMED_ITEMS)
+    (tests / "one.txt").write_text("ok\n")
+    (tests / "two.txt").write_text("ok\n")
+    (tests / "test_plain.py").write_text("def test_plain():\n    pass\n")
+    planned = ci_shards(
+        "plan", "--pytest", "--shards", "1", "-o", "plan.json", "--", "-p", "no:cacheprovider", cwd=tmp_path
+    )
+    assert planned.returncode == 0, planned.stderr
+    items = json.loads((tmp_path / "plan.json").read_text())["shards"][0]["items"]
+    assert sorted(items) == ["tests/one.txt::", "tests/test_plain.py::test_plain", "tests/two.txt::"]
+    proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    result = outcome(tmp_path)
+    assert (result["status"], result["passed"], result["not_run"]) == ("passed", 3, [])
+    assert sorted(c.get("ci-shards-id", "") for c in junit_cases(tmp_path)) == sorted(items)
+
+
 def test_items_file_template_runs_pytest_from_an_at_file(tmp_path: Path) -> None:
     items = _two_files(tmp_path)
     write_plan(tmp_path / "plan.json", [items])
