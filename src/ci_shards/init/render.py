@@ -14,7 +14,6 @@ import shlex
 from dataclasses import dataclass
 from typing import Final
 
-
 from ci_shards.common import templating
 from ci_shards.common.console import strip_control
 from ci_shards.common.errors import UsageError
