@@ -7,9 +7,9 @@ end. Dealing the longest units first is the LPT rule (Graham 1969: within 4/3 of
 last units dealt are the shortest), the same rule ci-shards' planner uses for its shards.
 
 A unit is what ``--dist loadfile`` keeps on one worker: a test module (its module fixtures are built once while
-its tests follow each other). Its weight is the
-sum of its tests' recorded seconds (``tests/durations.json``, written by ``pytest --record-durations``); a test
-not recorded yet weighs the median recorded test. Within a unit, tests keep the collection order.
+its tests follow each other). Its weight is the sum of its tests' recorded seconds (``tests/durations.json``,
+written by ``pytest --record-durations``); a test not recorded yet weighs the median recorded test. Within a
+unit, tests keep the collection order.
 """
 
 from __future__ import annotations
