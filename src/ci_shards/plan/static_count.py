@@ -278,7 +278,8 @@ def class_names(
     names = done.get(origin)
     if names is None:
         own = {name: node for name, node in _namespace(module.body).items() if isinstance(node, ast.ClassDef)}
-        names = done[origin] = ClassNames(own, homes)
+        in_order = [node for node in _definitions(module.body) if isinstance(node, ast.ClassDef)]
+        names = done[origin] = ClassNames(own, homes, in_order)
         homes.update({id(node): names for node in own.values()})
     if depth >= IMPORT_DEPTH:
         return names
@@ -846,14 +847,36 @@ class ClassNames(dict[str, ast.ClassDef]):
     """A module's classes by name, its own and those it imports from a module of the suite; ``homes``
     gives each imported class the names of its own module, where its bases are looked up."""
 
-    def __init__(self, own: Mapping[str, ast.ClassDef], homes: dict[int, Mapping[str, ast.ClassDef]]) -> None:
+    def __init__(
+        self,
+        own: Mapping[str, ast.ClassDef],
+        homes: dict[int, Mapping[str, ast.ClassDef]],
+        in_order: Sequence[ast.ClassDef] = (),
+    ) -> None:
         super().__init__(own)
         self.own = dict(own)
         self.homes = homes
         self.followed: set[str] = set()  # the names whose imports were followed (a later request adds to them)
+        # the module's class statements in source order: a base is the class its name is bound to when the
+        # class statement runs, so ``class TestA(TestA)`` inherits the TestA defined above it
+        self.position = {id(node): n for n, node in enumerate(in_order)}
+        self.defined: dict[str, list[ast.ClassDef]] = {}
+        for node in in_order:
+            self.defined.setdefault(node.name, []).append(node)
 
     def of(self, node: ast.ClassDef) -> Mapping[str, ast.ClassDef]:
         return self.homes.get(id(node), self)
+
+    def base_of(self, node: ast.ClassDef, name: str) -> ast.ClassDef | None:
+        """The class ``name`` is bound to when ``node``'s class statement runs: the last class of that
+        name defined above it in this module (a nested class, or a name no class statement here
+        defines, looks it up as the module ends)."""
+        at = self.position.get(id(node))
+        if at is None or name not in self.defined:
+            found = self.get(name)
+            return found if found is not node else None
+        above = [c for c in self.defined[name] if self.position[id(c)] < at]
+        return above[-1] if above else None
 
 
 def _bases(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> Iterator[ast.ClassDef | str]:
@@ -862,7 +885,12 @@ def _bases(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> Iterator[
     names = classes.of(node) if isinstance(classes, ClassNames) else classes
     for base in node.bases:
         name = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else ""
-        local = names.get(name) if isinstance(base, ast.Name) else None
+        if not isinstance(base, ast.Name):
+            local = None
+        elif isinstance(names, ClassNames):
+            local = names.base_of(node, name)
+        else:
+            local = names.get(name)
         yield local if local is not None and local is not node else name
 
 

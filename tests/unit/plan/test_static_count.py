@@ -187,6 +187,55 @@ def test_classes_pytest_does_not_collect():
     assert counted == FileCount(tests=2)  # TestEnabledAgain: test_x and test_z
 
 
+@pytest.mark.parametrize(
+    ("source", "parts"),
+    [
+        pytest.param(  # the base is the TestA bound when the class statement runs: the one above it
+            """
+            class TestA:
+                def test_a(self): pass
+
+            class TestA(TestA):
+                def test_aa(self): pass
+            """,
+            ["TestA::test_a", "TestA::test_aa"],
+            id="redefined-from-itself",
+        ),
+        pytest.param(  # ... and so is its __test__ = False
+            """
+            class TestA:
+                __test__ = False
+                def test_a(self): pass
+
+            class TestA(TestA):
+                def test_a(self): pass
+            """,
+            [],
+            id="inherits-test-false-from-itself",
+        ),
+        pytest.param(  # TestC inherits the first TestB, whatever the name holds at the end
+            """
+            class TestB:
+                def test_b(self): pass
+
+            class TestC(TestB):
+                pass
+
+            class TestB:
+                def test_x(self): pass
+            """,
+            ["TestB::test_x", "TestC::test_b"],
+            id="base-rebound-below",
+        ),
+    ],
+)
+def test_a_base_is_the_class_its_name_holds_where_the_subclass_is_defined(source: str, parts: list[str]):
+    # found by tests/e2e/plan/test_cut_parts.py's property test against pytest's own collection
+    counted = _count(source)
+    assert sorted(key for key, _, _ in counted.parts) == parts
+    assert counted.tests == len(parts)
+
+
 def test_unittest_classes_whatever_their_name():
     counted = _count(
         """
