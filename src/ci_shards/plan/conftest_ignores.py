@@ -21,15 +21,33 @@ from typing import Final
 from ci_shards.plan.pytest_args import NO_IGNORES, Ignores
 
 NAMES: Final = ("collect_ignore", "collect_ignore_glob")
+# conftest hooks that make tests no reading of the test files sees: files of other kinds collected as
+# tests (pygments 2.21's snippets and example files, 1,508 of its 5,346 tests), cases generated at
+# collection. A discovery plan counts neither, so it says where they come from (docs/planning.md).
+UNSEEN_TEST_HOOKS: Final = ("pytest_collect_file", "pytest_generate_tests", "pytest_pycollect_makeitem")
 
 
 def literal_lists(source: str) -> dict[str, list[str]]:
     """The names of ``NAMES`` that the module level of ``source`` assigns unconditionally, with the
     string literals it puts in them (a computed element is left out; a syntax error defines nothing)."""
+    tree = _parsed(source)
+    return _lists(tree) if tree is not None else {}
+
+
+def _parsed(source: str) -> ast.Module | None:
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
     except (SyntaxError, ValueError):
-        return {}
+        return None
+
+
+def _hooks(tree: ast.Module) -> tuple[str, ...]:
+    """The hooks of ``UNSEEN_TEST_HOOKS`` that the module level of ``tree`` defines."""
+    defined = {s.name for s in tree.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return tuple(hook for hook in UNSEEN_TEST_HOOKS if hook in defined)
+
+
+def _lists(tree: ast.Module) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for statement in tree.body:
         target, values, replace = _change(statement)
@@ -75,6 +93,7 @@ class ConftestIgnores:
 
     root: Path
     left_out: dict[Path, None] = field(default_factory=dict)  # what ``leaves_out`` said yes to, in order
+    hooks: dict[Path, tuple[str, ...]] = field(default_factory=dict)  # a conftest.py read → its unseen-test hooks
     _own: dict[Path, dict[str, list[str]]] = field(default_factory=dict)
     _effective: dict[Path, Ignores] = field(default_factory=dict)
 
@@ -117,5 +136,9 @@ class ConftestIgnores:
                 text = (folder / "conftest.py").read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):  # none, or unreadable: pytest would say so itself
                 text = ""
-            self._own[folder] = literal_lists(text) if text else {}
+            tree = _parsed(text) if text else None
+            self._own[folder] = _lists(tree) if tree is not None else {}
+            hooks = _hooks(tree) if tree is not None else ()
+            if hooks:
+                self.hooks[folder / "conftest.py"] = hooks
         return self._own[folder]

@@ -266,6 +266,18 @@ def _left_out_note(left_out: Sequence[Path], cwd: Path) -> str:
     return f"left out {plural(len(names), 'path')} that conftest.py's collect_ignore names: {listed(names)}"
 
 
+def _unseen_tests_note(hooks: Mapping[Path, Sequence[str]], cwd: Path) -> str:
+    """Where tests come from that no count of the test files sees (``conftest_ignores.UNSEEN_TEST_HOOKS``):
+    the plan is balanced without them, so the user reads why a shard may run long."""
+    here = cwd.absolute()
+    names = [f"{Path(os.path.relpath(p, here)).as_posix()} ({', '.join(h)})" for p, h in sorted(hooks.items())]
+    return (
+        f"not counted: the tests that hooks make in {plural(len(names), 'conftest.py file')}, {listed(names)}:"
+        " files of other kinds collected as tests run unplanned in the shard that runs"
+        " unplanned files, and generated cases count as one test; a --pytest plan balances what pytest collects"
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # merging with the timings (pure)
 
@@ -377,6 +389,8 @@ def discover_items(
         timings = {k: v for k, v in timings.items() if item_file(k) not in gone} if gone else timings
         if conftest.left_out:
             notes.append(_left_out_note(list(conftest.left_out), cwd))
+        if conftest.hooks:
+            notes.append(_unseen_tests_note(conftest.hooks, cwd))
         words = [*settings.addopts, *pytest_args]
         rules = CountRules(
             settings.python_functions,

@@ -332,3 +332,36 @@ def test_imported_test_classes_and_importorskip_reach_the_estimate(tmp_path):
         "tests/test_runs.py": 1.0,
     }
     assert "1 file of 1 test that a module-level importorskip of a module this interpreter lacks" in "\n".join(notes)
+
+
+def test_conftest_hooks_that_make_tests_no_file_count_sees_are_named(tmp_path):
+    hooks = (
+        "import pytest\n"
+        "def pytest_collect_file(parent, file_path):\n"
+        "    if file_path.suffix == '.txt':\n"
+        "        return pytest.File.from_parent(parent, path=file_path)\n"
+        "def pytest_generate_tests(metafunc): pass\n"
+    )
+    files = {
+        "pytest.ini": "[pytest]\n",
+        "tests/conftest.py": "def helper(): pass\ncollect_ignore = ['old']\n",  # a conftest without such hooks
+        "tests/snippets/conftest.py": hooks,
+        "tests/snippets/a.txt": "",
+        "tests/snippets/test_a.py": "def test_a(): pass\n",
+        "tests/other/conftest.py": "class Plugin:\n    def pytest_collect_file(self): pass\n",  # not module level
+        "tests/other/test_b.py": "def test_b(): pass\n",
+        "ignored/conftest.py": hooks,  # outside what pytest collects: never read
+    }
+    _write(tmp_path, files)
+    found, notes = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=["tests"], globs=(), timings={})
+    assert found.items == ("tests/other/test_b.py", "tests/snippets/test_a.py")  # the .txt file is not planned
+    unseen = [n for n in notes if n.startswith("not counted")]
+    assert unseen == [
+        "not counted: the tests that hooks make in 1 conftest.py file, tests/snippets/conftest.py"
+        " (pytest_collect_file, pytest_generate_tests): files of other kinds collected as tests run unplanned in"
+        " the shard that runs unplanned files, and generated cases count as one test; a --pytest plan balances"
+        " what pytest collects"
+    ]
+    _write(tmp_path, {"tests/snippets/conftest.py": "def pytest_configure(config): pass\n"})
+    _, notes = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=["tests"], globs=(), timings={})
+    assert not [n for n in notes if n.startswith("not counted")]
