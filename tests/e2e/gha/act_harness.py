@@ -228,6 +228,11 @@ def _run_act_once(
         "--env", f"CI_SHARDS_STANDIN_SEED={seed_site(wheels) if seeded else ''}",
         "--local-repository", f"{ACTION_REF}={action}",
     ]  # fmt: skip
+    if seeded:
+        # The seed holds setuptools and wheel, as a runner image with build tools: pip builds the jobs' projects
+        # with them (PIP_NO_BUILD_ISOLATION=0 is pip's --no-build-isolation) rather than installing them into a
+        # throwaway environment for each job's `pip install -e .`, 2 CPU s each (docs/benchmarks.md).
+        args += ["--env", "PIP_NO_BUILD_ISOLATION=0"]
     workflow = repo / ".github" / "workflows" / "tests.yml"
     for full, sha in sorted(pinned_actions(REPO / "action.yml", workflow)):
         name = full.split("/", 1)[1]
