@@ -43,11 +43,16 @@ def example_workflow() -> dict[str, Any]:
     return {("on" if key is True else key): value for key, value in workflow.items()}
 
 
+def step_with(workflow: dict[str, Any], job: str, command: str) -> dict[str, Any]:
+    """The step of ``job`` that runs the action's ``command`` (its ``with: command:``), to edit in place."""
+    steps: list[dict[str, Any]] = workflow["jobs"][job]["steps"]
+    return next(s for s in steps if s.get("with", {}).get("command") == command)
+
+
 def two_shards(workflow: dict[str, Any]) -> dict[str, Any]:
     """The workflow planning 2 shards instead of the example's 4, for a test whose point needs any N >= 2: each
     matrix leg is a job of its own (setup, install, a shard, an upload), about a sixth of an act run's CPU."""
-    plan_step = next(s for s in workflow["jobs"]["plan"]["steps"] if s.get("with", {}).get("command") == "plan")
-    plan_step["with"]["shards"] = 2
+    step_with(workflow, "plan", "plan")["with"]["shards"] = 2
     return workflow
 
 
@@ -104,8 +109,7 @@ def failing_run(act: str, wheels: Path, tmp_path_factory: pytest.TempPathFactory
     Read by two tests of this module: ``--dist loadfile`` gives a module to one worker, so act runs it once."""
     work = tmp_path_factory.mktemp("act-failing")
     workflow = two_shards(example_workflow())
-    aggregate = next(s for s in workflow["jobs"]["report"]["steps"] if s.get("with", {}).get("command") == "aggregate")
-    aggregate["with"]["fail-on"] = "new"
+    step_with(workflow, "report", "aggregate")["with"]["fail-on"] = "new"
     failing = "def test_injected_failure():\n    assert 6 * 7 == 41, 'injected by tests/e2e/gha/test_act_pytest.py'\n"
     repo = make_repo(work / "repo", workflow, demo_files({INJECTED: failing}))
     run = run_act(act, repo, work, wheels)
@@ -149,9 +153,7 @@ def test_never_started_shard_fails_the_report_although_needs_says_success(
     act: str, wheels: Path, tmp_path: Path
 ) -> None:
     workflow = two_shards(example_workflow())
-    test_job = workflow["jobs"]["test"]
-    steps = test_job["steps"]
-    run_step = next(s for s in steps if s.get("with", {}).get("command") == "run")
+    run_step = step_with(workflow, "test", "run")
     # Leg 2 starts but never runs its shard: like a leg whose runner never came, it uploads nothing
     # while the job itself succeeds, so needs.test.result is 'success' for the report job.
     run_step["if"] = "${{ matrix.shard != 2 }}"
@@ -183,7 +185,7 @@ def test_a_filter_that_selects_nothing_fails_the_workflow_and_the_summary_says_n
 ) -> None:
     workflow = two_shards(example_workflow())
     plan_steps = workflow["jobs"]["plan"]["steps"]
-    plan_step = next(s for s in plan_steps if s.get("with", {}).get("command") == "plan")
+    plan_step = step_with(workflow, "plan", "plan")
     # -k filters collected node ids: the plan must collect (discover: false, which the example's default of
     # discovering files would not filter), so the plan job gets the test job's Python and pytest first.
     setup = [
