@@ -8,6 +8,7 @@ Real pytest, a real SIGKILL of the ``run`` process, the real aggregate afterward
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -48,9 +49,13 @@ MOMENTS = ["before-command", "mid-test", "writing:junit.xml", "writing:failures.
 
 
 def harness(root: Path, moment: str, *args: str) -> subprocess.CompletedProcess[str]:
+    # a run killed mid-test leaves its work folders (no ``finally`` runs): under the test's folder, not in /tmp
+    scratch = root.parent / "tmp"
+    scratch.mkdir(exist_ok=True)
     return subprocess.run(
         [sys.executable, str(HARNESS), moment, *args],
         cwd=root,
+        env={**os.environ, "TMPDIR": str(scratch)},
         capture_output=True,
         text=True,
         timeout=120,
