@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import pytest
@@ -118,7 +119,7 @@ def test_unowned_shard_is_covered_by_the_digest_and_absent_plans_keep_theirs():
     plan = _plan()
     data = json.loads(plan.dumps())
     assert "unowned_shard" not in data  # 0: a plan from before the field has the same bytes and digest
-    chosen = Plan(**{**plan.__dict__, "unowned_shard": 2})
+    chosen = dataclasses.replace(plan, unowned_shard=2)
     data = json.loads(chosen.dumps())
     assert data["unowned_shard"] == 2
     assert chosen.digest != plan.digest

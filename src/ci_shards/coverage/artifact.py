@@ -6,12 +6,12 @@ Pure data: frozen dataclasses, their JSON form, the totals and the completeness 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Final
 
+from ci_shards.common.json_text import indented
 from ci_shards.coverage import context_map
 from ci_shards.coverage.context_map import LineGroups
 
@@ -297,7 +297,7 @@ class CoverageArtifact:
         return replace(file, context_lines=context_map.group(groups.expand(), self.contexts))
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+        return indented(self.to_json(), 1) + "\n"
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CoverageArtifact:

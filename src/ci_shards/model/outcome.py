@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -14,6 +13,7 @@ from typing import Any, Final
 from ci_shards.common.console import plural
 from ci_shards.common.errors import as_written
 from ci_shards.common.facts import RunnerFacts
+from ci_shards.common.json_text import indented
 from ci_shards.model.fields import require, round_seconds
 
 OUTCOME_SCHEMA: Final = "ci-shards/outcome@1"
@@ -268,7 +268,7 @@ class Outcome:
         }
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        return indented(self.to_json(), 2) + "\n"
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Outcome:

@@ -3,6 +3,7 @@ a test the plan does not know (``ShardOwnership``). Loaded from a file only thro
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -12,6 +13,7 @@ from enum import Enum
 from typing import Any, Final
 
 from ci_shards.common.errors import as_written
+from ci_shards.common.json_text import indented
 from ci_shards.model.fields import optional_str, require, round_seconds, seconds, whole
 from ci_shards.model.matching import item_file, owning_item
 
@@ -129,7 +131,7 @@ class Plan:
             data["selection"] = list(self.selection)
         return data
 
-    @property
+    @functools.cached_property  # once per plan: plan.json and the line that names it both need it
     def digest(self) -> str:
         canonical = json.dumps(self.content(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
@@ -159,7 +161,7 @@ class Plan:
 
     def dumps(self) -> str:
         """plan.json's exact bytes: sorted keys, 2-space indent, trailing newline."""
-        return json.dumps(self.to_json(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        return indented(self.to_json(), 2) + "\n"
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Plan:

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from ci_shards.common import outfile
 from ci_shards.common.errors import InputError, kind_of
+from ci_shards.common.json_text import indented
 from ci_shards.junit import parse_junit_bytes
 from ci_shards.model.outcome import MAX_TEST_SECONDS
 
@@ -182,7 +183,7 @@ class TimingsStore:
         """The store file's bytes: sorted keys, one item per line (small diffs), trailing newline.
         ``sections``: further top-level keys kept by others, e.g. the test history (``history/outcomes.py``)."""
         data = {**(sections or {}), **self.to_json()}
-        return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+        return indented(data, 1) + "\n"
 
 
 def merge_stores(stores: Iterable[TimingsStore]) -> TimingsStore:

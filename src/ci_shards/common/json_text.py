@@ -1,0 +1,81 @@
+"""The indented JSON that ci-shards writes for the next stage (plan.json, outcome.json, the timings store,
+coverage.json), byte for byte what ``json.dumps(data, sort_keys=True, indent=N, ensure_ascii=False)`` writes,
+only faster. Pure.
+
+The standard library uses its C encoder only without ``indent``; with it every value goes through the pure
+Python ``_iterencode``. A plan of 100,000 items spent a tenth of its whole ``ci-shards plan`` process there
+(docs/benchmarks.md, the 100,000-item plan path). Here a list of strings, the bulk of these files (a shard's
+items), is one ``join`` over the C string encoder; anything this module does not know (a key that is not a
+string, a value of another type) is left to ``json.dumps`` itself, so the bytes never differ.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from json.encoder import encode_basestring  # the C function when _json is there, as json.dumps uses
+from typing import Any
+
+
+class _Unsupported(Exception):
+    """A value only ``json.dumps`` knows how to write (or to refuse)."""
+
+
+def indented(data: Any, indent: int) -> str:
+    """``json.dumps(data, sort_keys=True, indent=indent, ensure_ascii=False)``, the same string."""
+    try:
+        return _value(data, "\n", " " * indent)
+    except _Unsupported:
+        return json.dumps(data, sort_keys=True, indent=indent, ensure_ascii=False)
+
+
+def _value(value: Any, newline: str, step: str) -> str:
+    """``value`` written at the nesting that ``newline`` (a line break and the current indent) stands for."""
+    kind = type(value)
+    if kind is str:
+        return str(encode_basestring(value))
+    if kind is dict:
+        return _object(value, newline, step)
+    if kind is list or kind is tuple:
+        return _array(value, newline, step)
+    return _scalar(value)
+
+
+def _object(value: Mapping[Any, Any], newline: str, step: str) -> str:
+    if not value:
+        return "{}"
+    inner = newline + step
+    if any(type(key) is not str for key in value):
+        raise _Unsupported  # json converts such keys, and sorts them first: its rules, not copied here
+    parts = [f"{encode_basestring(key)}: {_value(item, inner, step)}" for key, item in sorted(value.items())]
+    return "{" + inner + ("," + inner).join(parts) + newline + "}"
+
+
+def _array(value: Sequence[Any], newline: str, step: str) -> str:
+    if not value:
+        return "[]"
+    inner = newline + step
+    write: Callable[[Any], str] = (
+        encode_basestring if all(type(item) is str for item in value) else lambda item: _value(item, inner, step)
+    )
+    return "[" + inner + ("," + inner).join(map(write, value)) + newline + "]"
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return float.__repr__(value)
+    raise _Unsupported
