@@ -43,7 +43,7 @@ def test_the_same_string_as_json_dumps(data: Any, indent: int) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(data=JSON_VALUES, indent=st.sampled_from([1, 2, 4]))
 def test_the_same_string_as_json_dumps_thorough(data: Any, indent: int) -> None:
     test_the_same_string_as_json_dumps.hypothesis.inner_test(data, indent)
