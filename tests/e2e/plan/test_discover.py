@@ -251,3 +251,32 @@ def test_with_no_timings_both_modes_weigh_examples_and_deselected_tests_alike(tm
         notes = "\n".join(plan["notes"])
         assert "2000 deselected tests at 0.05 test each" in notes or "2000 tests in 1 file that -m/-k" in notes, notes
         assert "2 hypothesis tests" in notes and "at 1 test per example" in notes, notes
+
+
+@pytest.mark.slow
+def test_the_timings_a_cut_run_wrote_plan_its_tests_again_not_its_parts(tmp_path: Path) -> None:
+    # one file of two parametrized functions in two shards: the untimed plan cuts it into its parts
+    # (tests/test_cut.py::test_a covers test_a[0] ... test_a[5]), and the timings that run writes hold
+    # each part's sum beside its tests. Planned from them, a part was an item beside its own tests that
+    # no test reports as: 2 errors, "planned but never reported" (marshmallow 4.4.0, conformance run 2)
+    param = "import pytest\n" + "".join(
+        f"\n@pytest.mark.parametrize('n', range(6))\ndef test_{c}(n):\n    pass\n" for c in "ab"
+    )
+    _suite(tmp_path, {"test_cut.py": GUARD + param}, {})
+    tests = sorted(f"tests/test_cut.py::test_{c}[{i}]" for c in "ab" for i in range(6))
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+    for n, flag in enumerate(("--timings-out", "--durations")):
+        out = tmp_path / f"results{n}"
+        argv = [sys.executable, "-m", "ci_shards", "local", "--discover", flag, "timings.json", "--shards", "2"]
+        argv += ["--out", str(out), "--pytest", "--", "tests", "-p", "no:cacheprovider"]
+        proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=180, env=env, check=False)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        plan = json.loads((out / "plan.json").read_text())
+        items = sorted(i for s in plan["shards"] for i in s["items"])
+        if n == 0:
+            assert items == ["tests/test_cut.py::test_a", "tests/test_cut.py::test_b"]  # cut into its parts
+        else:
+            assert items == tests
+        cases = [c for i in (1, 2) for c in parse_junit(out / f"shard-{i}-of-2" / "junit.xml")]
+        assert sorted(c.test_id for c in cases) == tests
+        assert {c.outcome for c in cases} == {CaseOutcome.PASSED}
