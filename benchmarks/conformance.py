@@ -75,6 +75,41 @@ PROJECTS = (
         (),
         pyargs=("--pyargs", "networkx.algorithms.approximation", "networkx.algorithms.flow", "networkx.readwrite"),
     ),
+    # run 2: shapes the seven above do not have
+    Project(
+        "pygments",
+        'conftest pytest_collect_file makes .txt snippet and example files tests, items named "" (x.txt::)',
+        "pygments-2.21.0",
+        ("tests",),
+    ),
+    Project(
+        "click",
+        "src layout, testpaths, addopts -m 'not stress' deselects 31,000 parametrized cases",
+        "click-8.5.1",
+        (),
+    ),
+    Project(
+        "babel",
+        "root conftest pytest_collect_file makes the package's .py files doctest modules; "
+        "pytest_generate_tests over all locales; package-scoped parametrized fixture",
+        "babel-2.19.0",
+        ("babel", "tests"),
+    ),
+    Project(
+        "parso",
+        "testpaths of the package and test/, addopts --doctest-modules, usefixtures, root conftest "
+        "pytest_generate_tests over data files",
+        "parso-0.8.7",
+        (),
+    ),
+    Project("marshmallow", "src layout, parametrized ids, a norecursedirs path", "marshmallow-4.4.0", ("tests",)),
+    Project(
+        "pint",
+        "tests inside the package as a folder path, addopts --import-mode=importlib, xfail_strict, pythonpath; "
+        "--ignore of its benchmarks/ (pytest-benchmark's fixture)",
+        "pint-0.25.3",
+        ("pint/testsuite", "--ignore=pint/testsuite/benchmarks"),
+    ),
 )
 
 

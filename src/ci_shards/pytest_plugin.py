@@ -316,8 +316,8 @@ class _ShardState:
             for planned_id in missing:
                 for prefix, reason in self.skipped_collectors.items():
                     # a folder's collector is skipped too, when its conftest.py skips at module level
-                    # (babel 2.19.0's tests/benchmarks/conftest.py without pytest-benchmark): its
-                    # files are never collected, as in plain pytest, which counts that one skip
+                    # (the shape of babel 2.19.0's tests/benchmarks/conftest.py without
+                    # pytest-benchmark): its files are never collected, as in plain pytest
                     if planned_id == prefix or planned_id.startswith((prefix + "::", prefix + "/")):
                         skipped[planned_id] = reason
                 reason = "" if planned_id in skipped else self.left_out(item_file(planned_id))
