@@ -12,8 +12,10 @@ in every mode a user meets: ``--discover`` and ``--pytest``, without timings (wr
 and, for a ``--pyargs`` suite, from a neutral folder. Each ci-shards run is read back from its shard
 folders' ``junit.xml`` (the ids and outcomes aggregate accounts) and compared with plain pytest's:
 the multiset of test ids and the count per outcome (passed, failed, error, skipped, xfailed,
-xpassed). Prints a Markdown table with date, machine and load for docs/benchmarks.md, and the first
-differing ids of every mismatch.
+xpassed), per test: a collector's skip (a module or a folder's conftest.py skipping at collection),
+which pytest's summary line counts as one skipped, is no test. Prints a Markdown table with date,
+machine and load for docs/benchmarks.md, and the first differing ids of every mismatch. Run 2 added
+six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in docs/benchmarks.md).
 """
 
 from __future__ import annotations
