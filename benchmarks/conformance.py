@@ -12,8 +12,10 @@ in every mode a user meets: ``--discover`` and ``--pytest``, without timings (wr
 and, for a ``--pyargs`` suite, from a neutral folder. Each ci-shards run is read back from its shard
 folders' ``junit.xml`` (the ids and outcomes aggregate accounts) and compared with plain pytest's:
 the multiset of test ids and the count per outcome (passed, failed, error, skipped, xfailed,
-xpassed). Prints a Markdown table with date, machine and load for docs/benchmarks.md, and the first
-differing ids of every mismatch.
+xpassed), per test: a collector's skip (a module or a folder's conftest.py skipping at collection),
+which pytest's summary line counts as one skipped, is no test. Prints a Markdown table with date,
+machine and load for docs/benchmarks.md, and the first differing ids of every mismatch. Run 2 added
+six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -74,6 +76,41 @@ PROJECTS = (
         "",
         (),
         pyargs=("--pyargs", "networkx.algorithms.approximation", "networkx.algorithms.flow", "networkx.readwrite"),
+    ),
+    # run 2: shapes the seven above do not have
+    Project(
+        "pygments",
+        'conftest pytest_collect_file makes .txt snippet and example files tests, items named "" (x.txt::)',
+        "pygments-2.21.0",
+        ("tests",),
+    ),
+    Project(
+        "click",
+        "src layout, testpaths, addopts -m 'not stress' deselects 31,000 parametrized cases",
+        "click-8.5.1",
+        (),
+    ),
+    Project(
+        "babel",
+        "root conftest pytest_collect_file makes the package's .py files doctest modules; "
+        "pytest_generate_tests over all locales; package-scoped parametrized fixture",
+        "babel-2.19.0",
+        ("babel", "tests"),
+    ),
+    Project(
+        "parso",
+        "testpaths of the package and test/, addopts --doctest-modules, usefixtures, root conftest "
+        "pytest_generate_tests over data files",
+        "parso-0.8.7",
+        (),
+    ),
+    Project("marshmallow", "src layout, parametrized ids, a norecursedirs path", "marshmallow-4.4.0", ("tests",)),
+    Project(
+        "pint",
+        "tests inside the package as a folder path, addopts --import-mode=importlib, xfail_strict, pythonpath; "
+        "--ignore of its benchmarks/ (pytest-benchmark's fixture)",
+        "pint-0.25.3",
+        ("pint/testsuite", "--ignore=pint/testsuite/benchmarks"),
     ),
 )
 

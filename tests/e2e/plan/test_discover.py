@@ -35,9 +35,10 @@ def _tests(*names: str) -> str:
     return GUARD + "".join(f"\ndef {name}():\n    pass\n" for name in names)
 
 
-def _run_local(root: Path, shards: int) -> tuple[int, str, dict[str, object]]:
+def _run_local(root: Path, shards: int, *, timed: bool = True) -> tuple[int, str, dict[str, object]]:
     out = root / "results"
-    argv = [sys.executable, "-m", "ci_shards", "local", "--discover", "--durations", "durations.json"]
+    argv = [sys.executable, "-m", "ci_shards", "local", "--discover"]
+    argv += ["--durations", "durations.json"] if timed else []
     argv += ["--shards", str(shards), "--out", str(out), "--pytest", "--", "tests", "-p", "no:cacheprovider"]
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
     proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=180, env=env, check=False)
@@ -251,3 +252,66 @@ def test_with_no_timings_both_modes_weigh_examples_and_deselected_tests_alike(tm
         notes = "\n".join(plan["notes"])
         assert "2000 deselected tests at 0.05 test each" in notes or "2000 tests in 1 file that -m/-k" in notes, notes
         assert "2 hypothesis tests" in notes and "at 1 test per example" in notes, notes
+
+
+@pytest.mark.slow
+def test_the_timings_a_cut_run_wrote_plan_its_tests_again_not_its_parts(tmp_path: Path) -> None:
+    # one file of two parametrized functions in two shards: the untimed plan cuts it into its parts
+    # (tests/test_cut.py::test_a covers test_a[0] ... test_a[5]), and the timings that run writes hold
+    # each part's sum beside its tests. Planned from them, a part was an item beside its own tests that
+    # no test reports as: 2 errors, "planned but never reported" (marshmallow 4.4.0, conformance run 2)
+    param = "import pytest\n" + "".join(
+        f"\n@pytest.mark.parametrize('n', range(6))\ndef test_{c}(n):\n    pass\n" for c in "ab"
+    )
+    _suite(tmp_path, {"test_cut.py": GUARD + param}, {})
+    tests = sorted(f"tests/test_cut.py::test_{c}[{i}]" for c in "ab" for i in range(6))
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+    for n, flag in enumerate(("--timings-out", "--durations")):
+        out = tmp_path / f"results{n}"
+        argv = [sys.executable, "-m", "ci_shards", "local", "--discover", flag, "timings.json", "--shards", "2"]
+        argv += ["--out", str(out), "--pytest", "--", "tests", "-p", "no:cacheprovider"]
+        proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=180, env=env, check=False)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        plan = json.loads((out / "plan.json").read_text())
+        items = sorted(i for s in plan["shards"] for i in s["items"])
+        if n == 0:
+            assert items == ["tests/test_cut.py::test_a", "tests/test_cut.py::test_b"]  # cut into its parts
+        else:
+            assert items == tests
+        cases = [c for i in (1, 2) for c in parse_junit(out / f"shard-{i}-of-2" / "junit.xml")]
+        assert sorted(c.test_id for c in cases) == tests
+        assert {c.outcome for c in cases} == {CaseOutcome.PASSED}
+
+
+SKIPS = "import pytest\n\npytest.skip('needs numpy', allow_module_level=True)\n"
+MODULE_SKIP = SKIPS + "\n\ndef test_x():\n    pass\n"
+
+
+@pytest.mark.slow
+def test_a_shard_of_files_skipped_at_collection_passes_as_plain_pytest_does(tmp_path: Path) -> None:
+    # plain pytest: "2 passed, 1 skipped", exit 0; the shard holding only the skipped module got
+    # pytest's exit 5 (no tests collected) and failed with "zero tests executed"
+    _suite(tmp_path, {"test_ok.py": _tests("test_a", "test_b"), "test_skip.py": GUARD + MODULE_SKIP}, {})
+    rc, output, plan = _run_local(tmp_path, 2, timed=False)
+    assert sorted(s["items"] for s in plan["shards"]) == [["tests/test_ok.py"], ["tests/test_skip.py"]]
+    assert rc == 0, output
+    left_out = [c for c in _cases(tmp_path, 2) if c.type == "ci-shards.left-out"]
+    assert [c.test_id for c in left_out] == ["tests/test_skip.py"]
+    assert sorted(_ran(tmp_path, 2)) == ["tests/test_ok.py::test_a", "tests/test_ok.py::test_b"]
+
+
+@pytest.mark.slow
+def test_a_file_under_a_folder_whose_conftest_skips_is_left_out_not_lost(tmp_path: Path) -> None:
+    # babel 2.19.0's tests/benchmarks/conftest.py skips at module level without pytest-benchmark: plain
+    # pytest collects nothing under it ("1 skipped"); the planned file there was "never reported"
+    _suite(tmp_path, {"test_ok.py": _tests("test_a", "test_b")}, {})
+    (tmp_path / "tests" / "bench").mkdir()
+    (tmp_path / "tests" / "bench" / "conftest.py").write_text(GUARD + SKIPS)
+    (tmp_path / "tests" / "bench" / "test_b.py").write_text(_tests("test_b"))
+    rc, output, plan = _run_local(tmp_path, 2, timed=False)
+    assert sorted(s["items"] for s in plan["shards"]) == [["tests/bench/test_b.py"], ["tests/test_ok.py"]]
+    assert rc == 0, output
+    left_out = {c.test_id: c.message for c in _cases(tmp_path, 2) if c.type == "ci-shards.left-out"}
+    assert list(left_out) == ["tests/bench/test_b.py"]
+    assert "needs numpy" in left_out["tests/bench/test_b.py"]
+    assert sorted(_ran(tmp_path, 2)) == ["tests/test_ok.py::test_a", "tests/test_ok.py::test_b"]

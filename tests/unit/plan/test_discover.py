@@ -190,6 +190,30 @@ def test_merge_plans_new_files_whole_and_drops_deleted_ones():
     assert "each estimated at 0.033 s (the median known file): new.py" in tiny.notes[0]
 
 
+def test_merge_plans_the_tests_not_the_keys_that_cover_them():
+    # the store records a cut file's part (a parametrized function, a class) as the sum of its tests
+    # beside them; planned too, it is an item no test reports as ("never reported")
+    timings = {
+        "t.py": 1.0,
+        "t.py::test_a": 0.3,
+        "t.py::test_a[0]": 0.1,
+        "t.py::test_a[x::y]": 0.2,
+        "t.py::TestC": 0.4,
+        "t.py::TestC::test_b[1]": 0.4,
+        "t.py::test_c": 0.3,  # a test of its own: nothing under it
+        "u.py::TestD": 2.0,  # a class without its tests: kept, it is all there is
+    }
+    found = merge_with_timings(["t.py", "u.py"], timings, lambda f: True)
+    assert found.items == (
+        "t.py::TestC::test_b[1]",
+        "t.py::test_a[0]",
+        "t.py::test_a[x::y]",
+        "t.py::test_c",
+        "u.py::TestD",
+    )
+    assert sum(found.estimates.values()) == pytest.approx(3.0)
+
+
 def test_files_in_one_shard_are_named_whole():
     plan = Plan(
         total=2,
