@@ -456,7 +456,7 @@ def _failed_or_passed(
     # that skips at collection, tests its -m deselects) ran nothing, as plain pytest runs nothing of
     # them: not "zero tests executed", and pytest's exit code 5 (no tests collected) is no failure
     # (a shard of networkx-like importorskip files; plain pytest of the suite passes).
-    all_left_out = not merged and not collect_errors and not not_run and any(_nothing_to_run(r) for r in first)
+    all_left_out = not not_run and any(_nothing_to_run(r) for r in first)
     if usable and not merged and not collect_errors and not policy.accept_exit_code and not all_left_out:
         problems.append("zero tests executed")
     resolved_by_reruns = bool(flaky) and not bad
