@@ -33,7 +33,9 @@ in-process (ci_shards.plan.pytest_collect reads it), never through pytest's text
 from __future__ import annotations
 
 import json
+import math
 import os
+import time
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -51,6 +53,8 @@ from ci_shards.run.xdist_hooks import PLUGIN_NAME as XDIST_PLUGIN_NAME
 from ci_shards.run.xdist_hooks import CrashedOnce
 
 MAX_TEXT: int = 16 * 1024
+# collectors whose report is not one test file's: the session's and the folders' (pytest.Directory is pytest 8's)
+_FOLDERS: tuple[type, ...] = tuple(t for t in (pytest.Session, getattr(pytest, "Directory", None)) if t is not None)
 PLUGIN_NAME = "ci-shards-shard"
 
 
@@ -188,6 +192,7 @@ class _ShardState:
         self.session: pytest.Session | None = None
         self.collector_paths: dict[str, Path] = {}  # a collector's node id -> its path
         self.initial_paths: list[Path] = []  # the collection arguments' paths, as pytest resolved them
+        self.collect_seconds: dict[str, float] = {}  # plan-style file id -> seconds its collectors took
 
     def emit(self, event: dict[str, Any]) -> None:
         if self.report is not None:
@@ -260,6 +265,21 @@ class _ShardState:
             return [pytest.Module.from_parent(parent, path=file_path)]
         return collectors
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+        """Each test file's collection seconds (importing it, its classes, its parametrized tests): the
+        shard pays them once per file it holds part of, and with pytest-xdist once on every worker before
+        its first test, which the tests' own times leave out (report/overhead.py learns them per file)."""
+        start = time.perf_counter()
+        try:
+            return (yield)
+        finally:
+            if not isinstance(collector, _FOLDERS):  # a folder's report is its conftest.py and its walk
+                file = self.path_id(collector.path)
+                self.collect_seconds[file] = self.collect_seconds.get(file, 0.0) + time.perf_counter() - start
+
     def pytest_collectstart(self, collector: pytest.Collector) -> None:
         path = getattr(collector, "path", None)
         if collector.nodeid and isinstance(path, Path):
@@ -303,7 +323,7 @@ class _ShardState:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         final = [self.key(i.nodeid, i.path) for i in session.items]
-        event: dict[str, Any] = {"event": "collected", "ids": final}
+        event: dict[str, Any] = {"event": "collected", "ids": final, "collect_seconds": self.rounded_collect_seconds()}
         if self.planned is not None:
             final_set = set(final)
             # planned tests another filter (-k, -m) took away; unplanned ones were never promised
@@ -332,6 +352,9 @@ class _ShardState:
         if self.collected_to:
             _append_line(self.collected_to, event)
         self.emit(event)
+
+    def rounded_collect_seconds(self) -> dict[str, float]:
+        return {f: round(s, 4) for f, s in sorted(self.collect_seconds.items()) if math.isfinite(s) and s >= 0}
 
     def left_out(self, file: str) -> str:
         """Why pytest's own walk of the user's selection does not collect this planned file, or "" (a

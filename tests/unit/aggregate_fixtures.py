@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ def write_shard(
     elapsed: float | None = None,
     failures: Sequence[FailureRecord] | None = None,
     folder_name: str | None = None,
+    collect_seconds: Mapping[str, float] | None = None,
 ) -> Path:
     """A shard folder like the runner writes it. ``cases`` defaults to every planned item passing."""
     folder = root / (folder_name or shard_dir_name(index, plan.total))
@@ -84,6 +85,7 @@ def write_shard(
         failed=sum(c.outcome is CaseOutcome.FAILED for c in cases),
         errors=sum(c.outcome is CaseOutcome.ERROR for c in cases),
         runner=RunnerFacts(os="Linux", python="3.11", ci_run_attempt=attempt),
+        collect_seconds=dict(collect_seconds or {}),
     )
     write_junit(cases, folder / "junit.xml", suite_name=f"shard-{index}")
     if failures is None:

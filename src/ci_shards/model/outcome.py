@@ -87,6 +87,18 @@ XPASSED_TYPE: Final = "pytest.xpass"  # a non-strict xfail that passed (pytest's
 LEFT_OUT_TYPE: Final = "ci-shards.left-out"
 
 
+def seconds_by_file(raw: object) -> dict[str, float]:
+    """``{file: seconds}`` as written, keeping only usable seconds (read defensively: a damaged value
+    loses that file's figure, never the shard's results)."""
+    if not isinstance(raw, Mapping):
+        return {}
+    return {
+        str(file): float(seconds)
+        for file, seconds in raw.items()
+        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and 0 <= seconds <= MAX_TEST_SECONDS
+    }
+
+
 @dataclass(frozen=True, kw_only=True)
 class CaseResult:
     """One logical test and its final result.
@@ -235,6 +247,9 @@ class Outcome:
     # the shard's items could not be matched (judge.judge_shard lets that status stand)
     accounted: bool = True
     coverage: Mapping[str, Any] | None = None  # run --coverage: tool, version, source root, data files, problem
+    # test file → seconds pytest took to collect it in the first run (with pytest-xdist, one worker's); the
+    # shard's wall pays them outside its tests' times, and the timings store learns them (report/overhead.py)
+    collect_seconds: Mapping[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -265,6 +280,7 @@ class Outcome:
             "runner": self.runner.to_json(),
             "accounted": self.accounted,
             **({"coverage": dict(self.coverage)} if self.coverage is not None else {}),
+            **({"collect_seconds": dict(sorted(self.collect_seconds.items()))} if self.collect_seconds else {}),
         }
 
     def dumps(self) -> str:
@@ -306,4 +322,5 @@ class Outcome:
             runner=RunnerFacts.from_json(data.get("runner", {})),
             accounted=data.get("accounted", True) is not False,
             coverage=dict(data["coverage"]) if isinstance(data.get("coverage"), Mapping) else None,
+            collect_seconds=seconds_by_file(data.get("collect_seconds")),
         )

@@ -98,6 +98,50 @@ def first_estimates(stores: Sequence[TimingsStore], variant: str | None) -> dict
     return estimates
 
 
+def _balance(
+    options: PlanOptions,
+    items: Sequence[str],
+    weights: Weights | None,
+    workers: int,
+    collection: Mapping[str, float],
+) -> dict[str, Any]:
+    """``plan_items``' keywords: how the items are balanced into shards."""
+    return {
+        "granularity": options.granularity,
+        "keep_together": (*options.keep_together, *(weights.keep_whole_rules(items) if weights else ())),
+        "weights": dict(options.weights),
+        "max_items_per_shard": options.max_items_per_shard,
+        "strategy": options.strategy,
+        "cut_cost": options.cut_cost,
+        "unknown_factors": weights.factors if weights else None,
+        "workers": workers,
+        "collection": collection,
+    }
+
+
+def first_collection(stores: Sequence[TimingsStore], variant: str | None, items: Sequence[str]) -> dict[str, float]:
+    """Each planned test file's learned collection seconds, from the first store that has the file."""
+    learned = [store.collection_estimates(variant) for store in stores if store.collection]
+    if not learned:
+        return {}  # most plans: no item walked (100,000 of them cost a plan job 40 ms)
+    files = {item_file(item) for item in items}
+    collection: dict[str, float] = {}
+    for estimates in learned:
+        for file, seconds in estimates.items():
+            if file in files:
+                collection.setdefault(file, seconds)
+    return collection
+
+
+def _collection_note(collection: Mapping[str, float]) -> tuple[str, ...]:
+    if not collection:
+        return ()
+    return (
+        f"each shard also pays the collection of the test files it holds (learned for"
+        f" {plural(len(collection), 'file')}, {sum(collection.values()):.1f} s in all)",
+    )
+
+
 def shard_overhead(options: PlanOptions, stores: Sequence[TimingsStore], workers: int = 1) -> tuple[float, str]:
     """(seconds, where they came from): ``--shard-overhead``, else the config, else what aggregate
     learned into the first timings store that has it (median of recent runs; for K workers, of runs with
@@ -200,16 +244,7 @@ def make_plan(
     workers = _workers(options, items).count
     estimates, overhead_notes = _with_per_test_overhead(options, stores, estimates, found.discovery, workers)
     weights = found.first_weights
-    balance: dict[str, Any] = {
-        "granularity": options.granularity,
-        "keep_together": (*options.keep_together, *(weights.keep_whole_rules(items) if weights else ())),
-        "weights": dict(options.weights),
-        "max_items_per_shard": options.max_items_per_shard,
-        "strategy": options.strategy,
-        "cut_cost": options.cut_cost,
-        "unknown_factors": weights.factors if weights else None,
-        "workers": workers,
-    }
+    balance = _balance(options, items, weights, workers, first_collection(stores, options.variant, items))
     shrink = (found.items, items) if selection is not None and mode is SelectMode.CHANGED else None
     plan = _shard_plan(options, items, estimates, stores, balance, shrink=shrink, env=env, cap_to_items=cap_to_items)
     if found.discovery is not None:
@@ -228,6 +263,7 @@ def make_plan(
             *plan.notes,
             *((weights.note,) if weights and weights.note else ()),
             *overhead_notes,
+            *_collection_note(balance["collection"]),
             *((remap_note,) if remap_note else ()),
         ),
         measured_ratio=measured_ratio([s.items for s in plan.shards], measured) if plan.unknown_items else None,

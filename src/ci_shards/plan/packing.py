@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Final, NamedTuple, Protocol
 
 from ci_shards.common.errors import UsageError
@@ -66,6 +67,22 @@ def make_piece(unit: int, atoms: Sequence[Atom], extra: int = 0) -> Piece:
 
 
 Bins = list[list[Piece]]
+
+
+@dataclass(frozen=True)
+class CutCost:
+    """What each part of a unit beyond its first adds to its shard, in microseconds: ``--cut-cost`` (its
+    module and class setup run again), plus the unit's collection, which every shard holding a part of a
+    test file pays again (``by_unit``: learned per file, planner.collection_lumps)."""
+
+    base: int = 0
+    by_unit: Mapping[int, int] = field(default_factory=dict)
+
+    def of(self, unit: int) -> int:
+        return self.base + self.by_unit.get(unit, 0)
+
+    def __bool__(self) -> bool:
+        return bool(self.base or any(self.by_unit.values()))
 
 
 def loads(bins: Bins) -> list[int]:
@@ -234,7 +251,7 @@ STRATEGIES: Final[dict[str, Strategy]] = {"balanced": Balanced(), "lpt": Lpt()}
 class _Filler:
     """Shards being filled under a capacity; parts of one unit that meet in a shard are merged."""
 
-    def __init__(self, shard_count: int, capacity: int, cut_cost: int, max_items: int | None) -> None:
+    def __init__(self, shard_count: int, capacity: int, cut_cost: CutCost, max_items: int | None) -> None:
         self.bins: Bins = [[] for _ in range(shard_count)]
         self.load = [0] * shard_count
         self.count = [0] * shard_count
@@ -283,10 +300,12 @@ class _Filler:
                 take = len(remaining) if _room(self.count[index], rest, self.max_items) else max(take, 1)
             self.place(index, unit, remaining[:take], extra)
             remaining = remaining[take:]
-            extra = self.cut_cost
+            extra = self.cut_cost.of(unit)
 
 
-def split_fill(units: Sequence[Piece], shard_count: int, capacity: int, cut_cost: int, max_items: int | None) -> Bins:
+def split_fill(
+    units: Sequence[Piece], shard_count: int, capacity: int, cut_cost: CutCost, max_items: int | None
+) -> Bins:
     """Pack divisible units under ``capacity``, cutting as few as possible:
 
     1. a unit larger than the capacity fills the emptiest shards in capacity-sized parts;
@@ -303,7 +322,7 @@ def split_fill(units: Sequence[Piece], shard_count: int, capacity: int, cut_cost
             if take >= len(remaining):
                 break
             filler.place(index, unit.unit, remaining[:take], extra)
-            remaining, extra = remaining[take:], cut_cost
+            remaining, extra = remaining[take:], cut_cost.of(unit.unit)
         pending.append((make_piece(unit.unit, remaining, extra), extra))
     leftovers: list[tuple[Piece, int]] = []
     for piece, extra in sorted(pending, key=lambda pe: pe[0].sort_key):
@@ -317,7 +336,9 @@ def split_fill(units: Sequence[Piece], shard_count: int, capacity: int, cut_cost
     return filler.bins
 
 
-def wrap_fill(units: Sequence[Piece], shard_count: int, capacity: int, cut_cost: int, max_items: int | None) -> Bins:
+def wrap_fill(
+    units: Sequence[Piece], shard_count: int, capacity: int, cut_cost: CutCost, max_items: int | None
+) -> Bins:
     """McNaughton-style: units largest first whole onto the emptiest shard when they fit under
     ``capacity``, else cut at atom boundaries to fill it, the rest going on to the next."""
     filler = _Filler(shard_count, capacity, cut_cost, max_items)
@@ -335,7 +356,7 @@ def _merged(target: Piece, part: Piece) -> Piece:
     return Piece(target.unit, atoms, target.cost + sum(a.cost for a in part.atoms), target.size + part.size)
 
 
-def rejoin(bins: Bins, limit: int, cut_cost: int, max_items: int | None) -> Bins:
+def rejoin(bins: Bins, limit: int, cut_cost: CutCost, max_items: int | None) -> Bins:
     """Undo cuts that balance does not need: move a cut unit's part into a shard holding another
     part of it while that shard stays within ``limit`` — directly, or swapped against a piece of
     that shard that fits back where the part was. Smallest parts first; ties on keys."""

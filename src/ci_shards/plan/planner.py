@@ -32,12 +32,13 @@ from ci_shards.common.console import plural
 from ci_shards.common.errors import UsageError
 from ci_shards.model.matching import item_file
 from ci_shards.model.plan import Granularity, Plan, ShardPlan, pick_unowned_shard
-from ci_shards.plan.estimates import apply_weights, estimate
+from ci_shards.plan.estimates import Estimates, apply_weights, estimate
 from ci_shards.plan.packing import (
     FILLS,
     STRATEGIES,
     Atom,
     Bins,
+    CutCost,
     Piece,
     loads,
     make_piece,
@@ -45,7 +46,7 @@ from ci_shards.plan.packing import (
 )
 from ci_shards.plan.shave import shave
 from ci_shards.plan.units import MICRO, build_atoms, build_units, unmatched_rules
-from ci_shards.plan.workers import bin_seconds, improve_for_workers, worker_lower_bound
+from ci_shards.plan.workers import Lumps, bin_seconds, improve_for_workers, worker_lower_bound
 
 AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
@@ -70,7 +71,7 @@ def _pairs(bins: Bins) -> int:
 
 
 def _pack_auto(
-    units: Sequence[Piece], shard_count: int, lb: int, *, strategy_name: str, cut_cost: int, max_items: int | None
+    units: Sequence[Piece], shard_count: int, lb: int, *, strategy_name: str, cut_cost: CutCost, max_items: int | None
 ) -> Bins:
     strategy = STRATEGIES[strategy_name]
     accept = math.floor(lb * (1 + AUTO_TOLERANCE))
@@ -123,7 +124,7 @@ def _capacities(lb: int, reached: int) -> list[int]:
 
 
 def _test_level(
-    units: Sequence[Piece], shard_count: int, lb: int, *, strategy_name: str, cut_cost: int, max_items: int | None
+    units: Sequence[Piece], shard_count: int, lb: int, *, strategy_name: str, cut_cost: CutCost, max_items: int | None
 ) -> Bins | None:
     """Tests packed one by one (what granularity ``test`` does), parts of a file in one shard
     merged, each part beyond a file's first charged ``cut_cost``; None when ``max_items`` refuses."""
@@ -134,7 +135,9 @@ def _test_level(
         return None
     if cut_cost:
         first = {unit.unit: unit.key for unit in units}
-        bins = [[p if p.key == first[p.unit] else make_piece(p.unit, p.atoms, cut_cost) for p in b] for b in bins]
+        bins = [
+            [p if p.key == first[p.unit] else make_piece(p.unit, p.atoms, cut_cost.of(p.unit)) for p in b] for b in bins
+        ]
     return bins
 
 
@@ -196,32 +199,31 @@ def plan_items(
     notes: Sequence[str] = (),
     unknown_factors: Mapping[str, float] | None = None,
     workers: int = 1,
+    collection: Mapping[str, float] | None = None,
 ) -> Plan:
     """The plan for ``items`` in ``shards`` shards (``created_at`` is left for the caller to fill);
     ``unknown_factors`` scale the estimates of items without timings (``estimates.estimate``). With
     ``workers`` above 1 each shard is K pytest-xdist workers (plan/workers.py): its estimate is their
-    makespan, and whole pieces move between shards while that lowers the slowest."""
+    makespan, and whole pieces move between shards while that lowers the slowest. ``collection``: each test
+    file's learned collection seconds, paid by every shard that holds part of the file (``collection_lumps``)."""
     ordered = sorted(set(items))
     _check_request(len(ordered), shards, strategy, max_items_per_shard)
-    est = estimate(ordered, durations, unknown_factors)
-    seconds = apply_weights(est.seconds, weights or {})
+    est, lumps, seconds = _priced(ordered, durations, unknown_factors, weights or {}, collection or {})
     atoms = build_atoms(ordered, keep_together, seconds)
     _check_groups_fit(atoms, max_items_per_shard)
     lb = lower_bound([a.cost for a in atoms], shards)
-    cost = _micro_cost(cut_cost)
     bins = _bins(
-        atoms, shards, lb, granularity=granularity, strategy=strategy, cost=cost, max_items=max_items_per_shard
+        atoms,
+        shards,
+        lb,
+        granularity=granularity,
+        strategy=strategy,
+        cost=_micro_cost(cut_cost),
+        max_items=max_items_per_shard,
+        lumps=lumps,
+        workers=workers,
     )
-    if workers > 1:
-        bins = improve_for_workers(bins, workers, max_items_per_shard)
-    shard_plans = tuple(
-        ShardPlan(
-            index=i + 1,
-            items=tuple(sorted(item for p in b for a in p.atoms for item in a.items)),
-            estimated_seconds=sum(p.cost for p in b) / MICRO if workers <= 1 else bin_seconds(b, workers),
-        )
-        for i, b in enumerate(bins)
-    )
+    shard_plans = _shard_plans(bins, workers, lumps)
     spread = shards_per_file(shard_plans)
     all_notes = [
         *notes,
@@ -241,6 +243,53 @@ def plan_items(
         unowned_shard=pick_unowned_shard(shard_plans),
         workers=workers,
     )
+
+
+def _priced(
+    ordered: Sequence[str],
+    durations: Mapping[str, float],
+    unknown_factors: Mapping[str, float] | None,
+    weights: Mapping[str, float],
+    collection: Mapping[str, float],
+) -> tuple[Estimates, Lumps, dict[str, float]]:
+    """The estimates, each file's collection lump, and the seconds packed: weighed, with the lumps."""
+    est = estimate(ordered, durations, unknown_factors)
+    lumps = collection_lumps(ordered, collection)
+    return est, lumps, with_lumps(apply_weights(est.seconds, weights), lumps)
+
+
+def _shard_plans(bins: Bins, workers: int, lumps: Lumps) -> tuple[ShardPlan, ...]:
+    """The packed shards, each with its estimate: its costs' sum, or with K workers or collection lumps what
+    ``bin_seconds`` models."""
+    return tuple(
+        ShardPlan(
+            index=i + 1,
+            items=tuple(sorted(item for p in b for a in p.atoms for item in a.items)),
+            estimated_seconds=(
+                sum(p.cost for p in b) / MICRO if workers <= 1 and not lumps else bin_seconds(b, workers, lumps=lumps)
+            ),
+        )
+        for i, b in enumerate(bins)
+    )
+
+
+def collection_lumps(ordered: Sequence[str], collection: Mapping[str, float]) -> Lumps:
+    """Test file → (its first item, its collection seconds): a file's collection is part of its first item's
+    estimate, so packing, which balances sums, pays it once per file; the shard estimates pay it once per
+    shard holding part of the file, before the workers start (plan/workers.py ``bin_seconds``)."""
+    if not collection:
+        return {}
+    lumps: dict[str, tuple[str, float]] = {}
+    for item in ordered:  # sorted: a file's first item comes first
+        file = item_file(item)
+        if file not in lumps and collection.get(file, 0.0) > 0:
+            lumps[file] = (item, collection[file])
+    return lumps
+
+
+def with_lumps(seconds: Mapping[str, float], lumps: Lumps) -> dict[str, float]:
+    """``seconds`` with each file's collection added to its first item."""
+    return {**seconds, **{item: seconds[item] + extra for item, extra in lumps.values()}}
 
 
 def _workers_note(workers: int) -> tuple[str, ...]:
@@ -300,8 +349,11 @@ def _bins(
     strategy: str,
     cost: int,
     max_items: int | None,
+    lumps: Lumps,
+    workers: int,
 ) -> Bins:
-    """The atoms packed into ``shards`` bins at the plan's granularity (``cost``: the micro cost of a cut)."""
+    """The atoms packed into ``shards`` bins at the plan's granularity (``cost``: the micro cost of a cut, to
+    which each cut part adds its files' collection, ``lumps``), then moved between shards for K ``workers``."""
     if granularity is Granularity.TEST:
         bins = STRATEGIES[strategy].assign([make_piece(n, [a]) for n, a in enumerate(atoms)], shards, lb, max_items)
     elif granularity is Granularity.FILE:
@@ -315,10 +367,26 @@ def _bins(
             raise UsageError(msg)
         bins = STRATEGIES[strategy].assign(units, shards, lb, max_items)
     else:
-        bins = _pack_auto(build_units(atoms), shards, lb, strategy_name=strategy, cut_cost=cost, max_items=max_items)
+        units = build_units(atoms)
+        cut_cost = CutCost(cost, _collection_by_unit(units, lumps))
+        bins = _pack_auto(units, shards, lb, strategy_name=strategy, cut_cost=cut_cost, max_items=max_items)
     if granularity is not Granularity.FILE:
         bins = _fill_empty(bins)
-    return _merge_same_shard(bins)
+    bins = _merge_same_shard(bins)
+    return improve_for_workers(bins, workers, max_items, lumps=lumps) if workers > 1 else bins
+
+
+def _collection_by_unit(units: Sequence[Piece], lumps: Lumps) -> dict[int, int]:
+    """Unit → the microseconds a cut part of it pays again: its costliest file's collection (a part holds one
+    file, but for a keep-together group spanning files)."""
+    if not lumps:
+        return {}
+    by_unit: dict[int, int] = {}
+    for unit in units:
+        seconds = max((lumps[f][1] for f in {item_file(a.key) for a in unit.atoms} if f in lumps), default=0.0)
+        if seconds > 0:
+            by_unit[unit.unit] = round(seconds * MICRO)
+    return by_unit
 
 
 def _lower_bound_seconds(lb: int, costs: Sequence[int], shards: int, workers: int) -> float:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from ci_shards.plan.packing import Atom, Bins, Piece, loads, make_piece
+from ci_shards.plan.packing import Atom, Bins, CutCost, Piece, loads, make_piece
 
 MOVES_PER_SHARD: Final = 4  # move budget: a fixed count, never a clock
 
 
-def shave(bins: Bins, limit: int, cut_cost: int, max_items: int | None) -> Bins | None:
+def shave(bins: Bins, limit: int, cut_cost: CutCost, max_items: int | None) -> Bins | None:
     """A copy of ``bins`` with every shard within ``limit``, or None when the move budget or the
     limits (``max_items``) leave a shard above it."""
     state = _Shards(bins, cut_cost, max_items)
@@ -38,7 +38,7 @@ def shave(bins: Bins, limit: int, cut_cost: int, max_items: int | None) -> Bins 
 class _Shards:
     """Shards being shaved, with their loads and item counts kept in step."""
 
-    def __init__(self, bins: Bins, cut_cost: int, max_items: int | None) -> None:
+    def __init__(self, bins: Bins, cut_cost: CutCost, max_items: int | None) -> None:
         self.shards = [list(pieces) for pieces in bins]
         self.load = loads(self.shards)
         self.count = [sum(p.size for p in pieces) for pieces in self.shards]
@@ -78,7 +78,7 @@ class _Shards:
             return 0, atom.cost
         if len(piece.atoms) == 1:  # the whole part moves, with whatever setup it carries
             return 0, piece.cost
-        return 1, atom.cost + self.cut_cost
+        return 1, atom.cost + self.cut_cost.of(piece.unit)
 
     def _fits(self, target: int, grow: int, atom: Atom, limit: int) -> bool:
         if self.load[target] + grow > limit:
@@ -100,7 +100,7 @@ class _Shards:
         same = next((p for p in self.shards[index] if p.unit == source.unit), None)
         if same is None:
             whole = len(source.atoms) == 1
-            extra = source.cost - atom.cost if whole else self.cut_cost
+            extra = source.cost - atom.cost if whole else self.cut_cost.of(source.unit)
             self.shards[index].append(make_piece(source.unit, [atom], extra))
             self.load[index] += atom.cost + extra
         else:

@@ -107,23 +107,33 @@ def shard_seconds(items: Sequence[str], seconds: Mapping[str, float], workers: i
     return xdist_makespan(work_units(items, seconds), workers)
 
 
-def bin_seconds(pieces: Sequence[Piece], workers: int, files_of: PieceFiles | None = None) -> float:
+def bin_seconds(
+    pieces: Sequence[Piece], workers: int, files_of: PieceFiles | None = None, *, lumps: Lumps | None = None
+) -> float:
     """A packed shard's time over ``workers``: its atoms' costs (seconds), in xdist's order; a cut part's
     repeated setup counts in front of its file. ``files_of`` gives each piece's tests by file (a cache of
-    ``piece_files``: the moves below price the same pieces thousands of times)."""
+    ``piece_files``: the moves below price the same pieces thousands of times; given, it must have been made
+    with the same ``lumps``). ``lumps``: each file's collection seconds (planner.collection_lumps); every
+    worker collects all the shard's files before its first test, so they are paid in front, once per file the
+    shard holds part of, and ``piece_files`` takes them out of the tests."""
+    files_of = files_of or functools.partial(piece_files, lumps=lumps)
     merged: dict[str, list[tuple[str, float]]] = {}
     for piece in pieces:
-        for file, tests in (files_of or piece_files)(piece).items():
+        for file, tests in files_of(piece).items():
             merged.setdefault(file, []).extend(tests)
-    return xdist_makespan(_queued(merged), workers)
+    # sorted: the same float sum every run
+    collecting = sum(lumps[file][1] for file in sorted(merged.keys() & lumps.keys())) if lumps else 0.0
+    return collecting + xdist_makespan(_queued(merged), workers)
 
 
 PieceFiles = Callable[[Piece], Mapping[str, Sequence[tuple[str, float]]]]
+Lumps = Mapping[str, tuple[str, float]]  # test file → (the item whose cost holds its collection, those seconds)
 
 
-def piece_files(piece: Piece) -> dict[str, list[tuple[str, float]]]:
+def piece_files(piece: Piece, *, lumps: Lumps | None = None) -> dict[str, list[tuple[str, float]]]:
     """A piece's tests by file, each with its seconds: its atom's cost shared out, a cut part's repeated
-    setup on its first test."""
+    setup on its first test. With ``lumps``, the collection seconds the packing put in the piece's cost (on
+    a file's first item, and in a cut part's repeated setup) are taken out: ``bin_seconds`` pays them in front."""
     extra = (piece.cost - sum(a.cost for a in piece.atoms)) / MICRO
     by_file: dict[str, list[tuple[str, float]]] = {}
     for n, atom in enumerate(piece.atoms):
@@ -131,7 +141,25 @@ def piece_files(piece: Piece) -> dict[str, list[tuple[str, float]]]:
         for m, item in enumerate(atom.items):
             seconds = max(0.0, share + (extra if n == 0 and m == 0 else 0.0))  # as ``work_units`` reads them
             by_file.setdefault(item_file(item), []).append((item, seconds))
+    if not lumps:
+        return by_file
+    for file in by_file.keys() & lumps.keys():
+        first, seconds = lumps[file]
+        held = [test for test, _ in by_file[file] if test == first]
+        in_setup = min(max(0.0, extra), seconds) if file == item_file(piece.key) else 0.0
+        by_file[file] = _taken_out(by_file[file], seconds * len(held) + in_setup)
     return by_file
+
+
+def _taken_out(tests: Sequence[tuple[str, float]], seconds: float) -> list[tuple[str, float]]:
+    """``seconds`` taken out of a file's tests, from the first on, none below 0."""
+    left = seconds
+    result: list[tuple[str, float]] = []
+    for test, s in tests:
+        taken = min(s, left)
+        left -= taken
+        result.append((test, s - taken))
+    return result
 
 
 def _memo(files_of: PieceFiles) -> PieceFiles:
@@ -146,7 +174,9 @@ def _memo(files_of: PieceFiles) -> PieceFiles:
     return cached
 
 
-def improve_for_workers(bins: Bins, workers: int, max_items: int | None, rounds: int = WORKER_ROUNDS) -> Bins:
+def improve_for_workers(
+    bins: Bins, workers: int, max_items: int | None, rounds: int = WORKER_ROUNDS, *, lumps: Lumps | None = None
+) -> Bins:
     """Moves of whole pieces out of the shard whose K-worker makespan is longest, into the one whose is
     shortest, while that lowers the longer of the two (packing balanced the sums; with K workers a
     shard of a few long files can be the slowest at an equal sum). Deterministic: the candidates are the
@@ -154,8 +184,8 @@ def improve_for_workers(bins: Bins, workers: int, max_items: int | None, rounds:
     candidate whose receiving shard's work over K (a floor under any makespan) already reaches the mark
     is not priced: it could not be chosen."""
     bins = [list(b) for b in bins]
-    files_of = _memo(piece_files)
-    times = [bin_seconds(b, workers, files_of) for b in bins]
+    files_of = _memo(functools.partial(piece_files, lumps=lumps))
+    times = [bin_seconds(b, workers, files_of, lumps=lumps) for b in bins]
     for _ in range(rounds):
         slow = max(range(len(bins)), key=lambda i: (times[i], -i))
         fast = min(range(len(bins)), key=lambda i: (times[i], i))
@@ -171,10 +201,10 @@ def improve_for_workers(bins: Bins, workers: int, max_items: int | None, rounds:
             mark = times[slow] - 1e-9 if best is None else min(times[slow] - 1e-9, max(best[0], best[1]))
             if (fast_work + piece.cost) / MICRO / workers - FLOOR_SLACK >= mark:
                 continue
-            right = bin_seconds([*bins[fast], piece], workers, files_of)
+            right = bin_seconds([*bins[fast], piece], workers, files_of, lumps=lumps)
             if right >= mark:
                 continue
-            left = bin_seconds([p for p in bins[slow] if p is not piece], workers, files_of)
+            left = bin_seconds([p for p in bins[slow] if p is not piece], workers, files_of, lumps=lumps)
             if max(left, right) < mark:
                 best = (left, right, piece)
         if best is None:

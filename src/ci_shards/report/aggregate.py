@@ -328,6 +328,7 @@ def _shard_result(
         source=str(artifact.path) if artifact is not None else "",
         notes=tuple(notes),
         cases=cases,
+        collect_seconds=dict(outcome.collect_seconds) if counts and outcome is not None else {},
     )
     return result, (outcome.not_run if counts and outcome is not None else ())
 

@@ -109,6 +109,7 @@ def write_timings(
     known = verdict.skipped_tests()
     new_known = len(set(known) - set(store.items) - set(durations))
     store = store.record(durations, variant=variant or None, known=known)
+    store = store.record_collection(verdict.collect_seconds(), variant=variant or None)
     overheads = shard_overheads(verdict.shards, workers=verdict.workers)
     # each test's overhead lands on the one worker that runs it: with K workers a shard pays part of its tests'
     cases = critical_path_tests(verdict.shards, workers=verdict.workers)

@@ -1,7 +1,8 @@
 """Per-shard fixed overhead, learned from runs: what a shard spends outside its tests. Pure.
 
-A shard's overhead is its wall time minus the time its tests report (their re-runs included):
-interpreter start-up, collecting its files, session fixtures, writing reports. The planner cannot
+A shard's overhead is its wall time minus the time its tests report (their re-runs included) and the
+time pytest took to collect its test files (learned per file apart, since it follows the files):
+interpreter start-up, conftest.py files, session fixtures, writing reports. The planner cannot
 balance it away — every shard with work pays it — so it belongs in every shard's estimate and in
 ``--shards auto``'s choice of N (a 15-second suite is not worth four shards of 10-second start-up).
 
@@ -47,7 +48,10 @@ def shard_overheads(shards: Iterable[ShardResult], *, workers: int = 1) -> dict[
             continue
         times = _test_seconds(shard)
         in_tests = shard_seconds(list(times), times, workers)
-        result[shard.index] = max(0.0, shard.elapsed_seconds - in_tests)
+        # each test file's collection is learned apart (timings/store.py's collection), and a plan adds it
+        # to the shards that hold the file: every xdist worker collects the shard's files before its first test
+        collecting = sum(shard.collect_seconds.values())
+        result[shard.index] = max(0.0, shard.elapsed_seconds - in_tests - collecting)
     return result
 
 

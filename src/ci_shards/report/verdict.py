@@ -6,6 +6,7 @@ Frozen and plain, so reports, the CLI and ``ci-shards local`` can share them wit
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -36,6 +37,7 @@ class ShardResult:
     notes: tuple[str, ...] = ()  # ignored earlier attempts, unreadable side files...
     verified: bool = True  # False: its results could not be matched to planned items
     cases: tuple[CaseResult, ...] = field(default=(), repr=False)
+    collect_seconds: Mapping[str, float] = field(default_factory=dict, repr=False)  # outcome.json's, per test file
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,6 +125,17 @@ class Verdict:
                 seconds = math.nan if case.time_invalid else case.time
                 measured[case.test_id] = measured.get(case.test_id, 0.0) + seconds
         return {**measured, **{k: v for k, v in self.item_seconds.items() if k not in measured}}
+
+    def collect_seconds(self) -> dict[str, float]:
+        """Each test file's collection seconds, for the timings store: from the shards that ran to the end
+        with their results matched (a killed shard may have collected under other load), the median over
+        the shards that collected it (a file cut into parts is collected by each)."""
+        seen: dict[str, list[float]] = {}
+        for shard in self.shards:
+            if shard.status in (ShardStatus.PASSED, ShardStatus.FAILED) and shard.verified:
+                for file, seconds in shard.collect_seconds.items():
+                    seen.setdefault(file, []).append(seconds)
+        return {file: float(statistics.median(values)) for file, values in sorted(seen.items())}
 
     def skipped_tests(self) -> dict[str, float]:
         """The tests pytest reported as skipped, with their (setup and teardown) seconds: the timings

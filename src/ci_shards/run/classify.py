@@ -38,6 +38,7 @@ from ci_shards.model.outcome import (
     CaseOutcome,
     CaseResult,
     ShardStatus,
+    seconds_by_file,
 )
 
 __all__ = ["FlakyResult", "Policy", "Report", "Run", "Verdict", "decide", "merge_attempts", "report_from_events"]
@@ -54,6 +55,7 @@ class Report:
     not_collected: tuple[str, ...] = ()
     deselected: tuple[str, ...] = ()
     skipped_at_collection: Mapping[str, str] = field(default_factory=dict)
+    collect_seconds: Mapping[str, float] = field(default_factory=dict)  # test file -> its collection's seconds
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -155,6 +157,7 @@ def report_from_events(lines: Iterable[str]) -> Report:
         not_collected=tuple(str(i) for i in collected.get("not_collected", []) or []),  # type: ignore[attr-defined]
         deselected=tuple(str(i) for i in collected.get("deselected", []) or []),  # type: ignore[attr-defined]
         skipped_at_collection=dict(raw_skipped) if isinstance(raw_skipped, dict) else {},
+        collect_seconds=seconds_by_file(collected.get("collect_seconds")),
     )
 
 

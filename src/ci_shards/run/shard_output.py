@@ -106,7 +106,17 @@ def build_outcome(
         log_tail=read_tail(log_path, OUTCOME_TAIL_BYTES),
         runner=runner_facts(env, subreaper=subreaper, problems=verdict.problems),
         accounted=verdict.accounted,
+        collect_seconds=_collect_seconds(first),
     )
+
+
+def _collect_seconds(first_runs: Sequence[Run]) -> dict[str, float]:
+    """Each file's collection seconds over the first runs (a file collected in two batches paid twice)."""
+    seconds: dict[str, float] = {}
+    for run in first_runs:
+        for file, value in run.report.collect_seconds.items():
+            seconds[file] = round(seconds.get(file, 0.0) + value, 4)
+    return seconds
 
 
 def runner_facts(env: Mapping[str, str], *, subreaper: bool, problems: Sequence[str]) -> RunnerFacts:

@@ -66,6 +66,8 @@ class TimingsStore:
     overhead: Mapping[str, Samples] = field(default_factory=dict)
     # per variant, each recent run's overhead per test (report/overhead.py), oldest first
     test_overhead: Mapping[str, Samples] = field(default_factory=dict)
+    # per variant, per test file, each recent run's seconds to collect it (outcome.json's collect_seconds)
+    collection: Mapping[str, Mapping[str, Samples]] = field(default_factory=dict)
     # variant → its estimates, worked out once: a plan asks twice (is the file usable, then the numbers), and
     # over 100,000 items that was a tenth of a second each time (issue 21). The store is frozen, so they stay true.
     _estimates: dict[str | None, dict[str, float]] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -155,6 +157,30 @@ class TimingsStore:
             return store
         return dataclasses.replace(store, test_overhead=_appended(self.test_overhead, key, per_test_value))
 
+    def record_collection(self, seconds: Mapping[str, float], *, variant: str | None = None) -> TimingsStore:
+        """A new store with one more collection sample per test file of ``seconds`` (unusable ones skipped)."""
+        usable = {file: value for file, value in ((f, _usable(v)) for f, v in seconds.items()) if value is not None}
+        if not usable:
+            return self
+        key = DEFAULT_VARIANT if variant is None else variant
+        files = dict(self.collection.get(key, {}))
+        for file in sorted(usable):
+            files[file] = (*files.get(file, ()), usable[file])[-HISTORY:]
+        return dataclasses.replace(self, collection={**self.collection, key: files})
+
+    def collection_estimates(self, variant: str | None = None) -> dict[str, float]:
+        """Test file → seconds to collect it: the median of its recent samples in ``variant``, else of
+        every variant's together (as ``estimates``)."""
+        key = DEFAULT_VARIANT if variant is None else variant
+        own = self.collection.get(key, {})
+        pooled: dict[str, list[float]] = {}
+        for name in sorted(self.collection):
+            for file, samples in self.collection[name].items():
+                if name != key and file not in own:
+                    pooled.setdefault(file, []).extend(samples)
+        chosen = {**pooled, **{file: list(samples) for file, samples in own.items()}}
+        return {file: float(statistics.median(samples)) for file, samples in sorted(chosen.items()) if samples}
+
     def overhead_estimate(self, variant: str | None = None) -> tuple[float, int] | None:
         """(seconds, runs): the median per-shard overhead of the recent runs in ``variant``, else of
         all variants together; None when no run recorded one."""
@@ -177,6 +203,12 @@ class TimingsStore:
         for name, learned in (("overhead", self.overhead), ("test_overhead", self.test_overhead)):
             if learned:  # optional within version 1: stores without them read as before
                 data[name] = {variant: [round(s, 6) for s in samples] for variant, samples in sorted(learned.items())}
+        if any(self.collection.values()):
+            data["collection"] = {
+                name: {file: [round(s, 6) for s in samples] for file, samples in sorted(files.items())}
+                for name, files in sorted(self.collection.items())
+                if files
+            }
         return data
 
     def dumps(self, sections: Mapping[str, Any] | None = None) -> str:
@@ -193,31 +225,47 @@ def merge_stores(stores: Iterable[TimingsStore]) -> TimingsStore:
     if len(given) == 1 and _within_history(given[0]):  # one store (a plan's usual case): it is its own merge
         only = given[0]
         return TimingsStore(
-            variants=only.variants, warnings=only.warnings, overhead=only.overhead, test_overhead=only.test_overhead
+            variants=only.variants,
+            warnings=only.warnings,
+            overhead=only.overhead,
+            test_overhead=only.test_overhead,
+            collection=only.collection,
         )
     variants: dict[str, dict[str, Samples]] = {}
+    collection: dict[str, dict[str, Samples]] = {}
     overhead: dict[str, Samples] = {}
     test_overhead: dict[str, Samples] = {}
     warnings: list[str] = []
     for store in given:
         warnings.extend(store.warnings)
-        for name, items in store.variants.items():
-            target = variants.setdefault(name, {})
-            for item, samples in items.items():
-                earlier = target.get(item)
-                target[item] = tuple(samples)[-HISTORY:] if earlier is None else (*earlier, *samples)[-HISTORY:]
+        _merge_samples(variants, store.variants)
+        _merge_samples(collection, store.collection)
         for merged, learned in ((overhead, store.overhead), (test_overhead, store.test_overhead)):
             for name, samples in learned.items():
                 merged[name] = (*merged.get(name, ()), *samples)[-HISTORY:]
-    return TimingsStore(variants=variants, warnings=tuple(warnings), overhead=overhead, test_overhead=test_overhead)
+    return TimingsStore(
+        variants=variants,
+        warnings=tuple(warnings),
+        overhead=overhead,
+        test_overhead=test_overhead,
+        collection=collection,
+    )
+
+
+def _merge_samples(into: dict[str, dict[str, Samples]], more: Mapping[str, Mapping[str, Samples]]) -> None:
+    """``more``'s samples appended after ``into``'s, per variant and key, cut to the last ``HISTORY``."""
+    for name, items in more.items():
+        target = into.setdefault(name, {})
+        for item, samples in items.items():
+            earlier = target.get(item)
+            target[item] = tuple(samples)[-HISTORY:] if earlier is None else (*earlier, *samples)[-HISTORY:]
 
 
 def _within_history(store: TimingsStore) -> bool:
     """No history in ``store`` longer than ``HISTORY`` samples: merging it alone would cut nothing."""
     histories = [*store.overhead.values(), *store.test_overhead.values()]
-    return all(len(s) <= HISTORY for s in histories) and all(
-        len(s) <= HISTORY for items in store.variants.values() for s in items.values()
-    )
+    per_key = (s for kind in (store.variants, store.collection) for items in kind.values() for s in items.values())
+    return all(len(s) <= HISTORY for s in histories) and all(len(s) <= HISTORY for s in per_key)
 
 
 def _appended(learned: Mapping[str, Samples], variant: str, value: float) -> dict[str, Samples]:
@@ -285,10 +333,28 @@ def _own_store(data: Mapping[str, Any], source: str) -> TimingsStore:
             raise InputError(source, f"{name!r} must be an object of {{variant: [seconds, ...]}}")
         learned[name], bad_here = _sample_lists(raw)
         bad += bad_here
+    collection, bad_here = _collection(data.get("collection", {}), source)
+    bad += bad_here
     warnings = (f"{source}: skipped {bad} unusable sample(s)",) if bad else ()
     return TimingsStore(
-        variants=variants, warnings=warnings, overhead=learned["overhead"], test_overhead=learned["test_overhead"]
+        variants=variants,
+        warnings=warnings,
+        overhead=learned["overhead"],
+        test_overhead=learned["test_overhead"],
+        collection=collection,
     )
+
+
+def _collection(raw: object, source: str) -> tuple[dict[str, dict[str, Samples]], int]:
+    """The optional ``collection`` section: per variant, per test file, its recent collection seconds."""
+    if not isinstance(raw, dict) or not all(isinstance(files, dict) for files in raw.values()):
+        raise InputError(source, "'collection' must be an object of {variant: {file: [seconds, ...]}}")
+    result: dict[str, dict[str, Samples]] = {}
+    bad = 0
+    for name, files in raw.items():
+        result[str(name)], bad_here = _sample_lists(files)
+        bad += bad_here
+    return result, bad
 
 
 def _sample_lists(raw: Mapping[str, object]) -> tuple[dict[str, Samples], int]:

@@ -178,3 +178,26 @@ def _running_in(folder: Path) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+HEAVY = "import time\n\ntime.sleep(0.6)\n\n\ndef test_one():\n    pass\n\n\ndef test_two():\n    pass\n"
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_each_files_collection_is_measured_and_learned(tmp_path: Path, workers: str) -> None:
+    # a module that takes 0.6 s to import: the shard pays it outside its tests' times, with xdist on
+    # every worker; outcome.json names it per file, and aggregate keeps it in the timings store
+    root = _project(tmp_path / "p", {"tests/test_heavy.py": HEAVY, "tests/test_light.py": "def test_l():\n    pass\n"})
+    env = _env(tmp_path)
+    planned = _ci_shards(root, env, "plan", "--pytest", "--shards", "1", "--workers", workers, "-o", "plan.json")
+    assert planned.returncode == 0, planned.stderr
+    argv = ["run", "--plan", "plan.json", "--shard", "1/1", "--pytest", "--no-live", "--out", "out"]
+    ran = _ci_shards(root, env, *argv)
+    assert ran.returncode == 0, ran.stderr
+    collect = json.loads((root / "out/shard-1-of-1/outcome.json").read_text())["collect_seconds"]
+    assert set(collect) == {"tests/test_heavy.py", "tests/test_light.py"}
+    assert collect["tests/test_heavy.py"] >= 0.6 > collect["tests/test_light.py"]
+    aggregated = _ci_shards(root, env, "aggregate", "--plan", "plan.json", "out", "--timings-out", "timings.json")
+    assert aggregated.returncode == 0, aggregated.stderr
+    learned = json.loads((root / "timings.json").read_text())["collection"][""]
+    assert learned["tests/test_heavy.py"] == [collect["tests/test_heavy.py"]]

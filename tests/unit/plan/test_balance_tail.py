@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ci_shards.model.plan import Granularity
-from ci_shards.plan.packing import Atom, make_piece
+from ci_shards.plan.packing import Atom, CutCost, make_piece
 from ci_shards.plan.planner import plan_items
 from ci_shards.plan.shave import shave
 
@@ -97,7 +97,7 @@ def test_shave_moves_a_test_next_to_its_file_before_opening_a_new_part():
         [make_piece(0, [_atom("a.py::4", 5)]), make_piece(1, [b1])],
         [make_piece(2, [c1])],
     ]
-    shaved = shave(bins, 60, 0, None)
+    shaved = shave(bins, 60, CutCost(), None)
     assert shaved is not None
     assert [sorted(a.key for p in b for a in p.atoms) for b in shaved] == [
         ["a.py::1", "a.py::2"],
@@ -109,5 +109,5 @@ def test_shave_moves_a_test_next_to_its_file_before_opening_a_new_part():
 
 def test_shave_gives_up_when_no_move_fits():
     bins = [[make_piece(0, [_atom("a.py::1", 50), _atom("a.py::2", 50)])], [make_piece(1, [_atom("b.py::1", 90)])]]
-    assert shave(bins, 60, 0, None) is None
-    assert shave(bins, 100, 0, None) == bins
+    assert shave(bins, 60, CutCost(), None) is None
+    assert shave(bins, 100, CutCost(), None) == bins
