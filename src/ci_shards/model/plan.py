@@ -39,13 +39,19 @@ class ShardPlan:
     index: int  # 1-based
     items: tuple[str, ...]
     estimated_seconds: float
+    # test files pytest-xdist runs by class and function on every worker, not whole on one (plan/workers.py
+    # best_spread); written only when there are some, so other plans keep their bytes and digest
+    spread: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "index": self.index,
             "items": list(self.items),
             "estimated_seconds": round_seconds(self.estimated_seconds),
         }
+        if self.spread:
+            data["spread"] = list(self.spread)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ShardPlan:
@@ -56,10 +62,15 @@ class ShardPlan:
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
             msg = "shard 'items' must be a list of strings"
             raise ValueError(msg)
+        spread = data.get("spread", [])
+        if not isinstance(spread, list) or not all(isinstance(f, str) for f in spread):
+            msg = "shard 'spread' must be a list of test files"
+            raise ValueError(msg)
         return cls(
             index=whole(data, "index"),
             items=tuple(items),
             estimated_seconds=seconds(data, "estimated_seconds"),
+            spread=tuple(spread),
         )
 
 

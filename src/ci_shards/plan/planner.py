@@ -46,7 +46,7 @@ from ci_shards.plan.packing import (
 )
 from ci_shards.plan.shave import shave
 from ci_shards.plan.units import MICRO, build_atoms, build_units, unmatched_rules
-from ci_shards.plan.workers import Lumps, bin_seconds, improve_for_workers, worker_lower_bound
+from ci_shards.plan.workers import Lumps, best_spread, bin_seconds, improve_for_workers, worker_lower_bound
 
 AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
@@ -259,18 +259,20 @@ def _priced(
 
 
 def _shard_plans(bins: Bins, workers: int, lumps: Lumps) -> tuple[ShardPlan, ...]:
-    """The packed shards, each with its estimate: its costs' sum, or with K workers or collection lumps what
-    ``bin_seconds`` models."""
-    return tuple(
-        ShardPlan(
-            index=i + 1,
-            items=tuple(sorted(item for p in b for a in p.atoms for item in a.items)),
-            estimated_seconds=(
-                sum(p.cost for p in b) / MICRO if workers <= 1 and not lumps else bin_seconds(b, workers, lumps=lumps)
-            ),
-        )
-        for i, b in enumerate(bins)
-    )
+    """The packed shards, each with its estimate: its costs' sum, or with collection lumps what ``bin_seconds``
+    models; with K workers also the files spread over them (``best_spread``)."""
+    plans = []
+    for i, b in enumerate(bins):
+        items = tuple(sorted(item for p in b for a in p.atoms for item in a.items))
+        if workers > 1:
+            spread, seconds = best_spread(b, workers, lumps)
+        else:
+            spread, seconds = (
+                frozenset(),
+                sum(p.cost for p in b) / MICRO if not lumps else bin_seconds(b, 1, lumps=lumps),
+            )
+        plans.append(ShardPlan(index=i + 1, items=items, estimated_seconds=seconds, spread=tuple(sorted(spread))))
+    return tuple(plans)
 
 
 def collection_lumps(ordered: Sequence[str], collection: Mapping[str, float]) -> Lumps:

@@ -29,12 +29,17 @@ from ci_shards.model.matching import item_file
 from ci_shards.plan.packing import Bins, Piece
 from ci_shards.plan.units import MICRO
 from ci_shards.run.workers import MachineFiles, WorkerChoice, choose_workers, parse_workers
+from ci_shards.run.xdist_hooks import spread_scope
 from ci_shards.timings.store import DEFAULT_VARIANT
 
 LOW_WATERMARK: Final = 2  # xdist's LoadScopeScheduling._reschedule: "> 2" pending tests keep a worker busy
 WORKER_ROUNDS: Final = 200  # moves tried at most (a fixed budget, not a clock: the plan never depends on speed)
 MOVE_CANDIDATES: Final = 24  # the slowest shard's costliest pieces tried per move
 FLOOR_SLACK: Final = 1e-6  # seconds: a makespan's float sums may fall a hair under work ÷ K
+# a file is spread over the workers only when that shortens the shard by 2 %: its module fixtures then run on
+# every worker, which no estimate shows
+SPREAD_GAIN: Final = 0.02
+SPREAD_CANDIDATES: Final = 8  # the shard's costliest files tried
 
 
 def collection_key(file: str) -> tuple[str, ...]:
@@ -43,13 +48,26 @@ def collection_key(file: str) -> tuple[str, ...]:
     return PurePosixPath(file).parts
 
 
-def work_units(items: Sequence[str], seconds: Mapping[str, float]) -> list[list[float]]:
-    """The shard's items as xdist's queue holds them: one unit per file, files in collection order, then
-    by test count, most first (a stable sort: equal counts keep collection order)."""
+def work_units(
+    items: Sequence[str], seconds: Mapping[str, float], spread: frozenset[str] = frozenset()
+) -> list[list[float]]:
+    """The shard's items as xdist's queue holds them: one unit per file (per class or function in a file of
+    ``spread``), files in collection order, then by test count, most first (a stable sort: equal counts
+    keep collection order)."""
     by_file: dict[str, list[tuple[str, float]]] = {}
     for item in items:  # grouped first: a path's parts once per file, not per item (the plan job's hot loop)
         by_file.setdefault(item_file(item), []).append((item, max(0.0, seconds.get(item, 0.0))))
-    return _queued(by_file)
+    return _queued(_spread_out(by_file, spread))
+
+
+def _spread_out(
+    by_file: dict[str, list[tuple[str, float]]], spread: frozenset[str]
+) -> dict[str, list[tuple[str, float]]]:
+    """``by_file`` with each file of ``spread`` split into its xdist units (run/xdist_hooks.spread_scope)."""
+    for file in spread & by_file.keys():
+        for test, seconds in by_file.pop(file):
+            by_file.setdefault(spread_scope(test), []).append((test, seconds))
+    return by_file
 
 
 def _queued(by_file: Mapping[str, Sequence[tuple[str, float]]]) -> list[list[float]]:
@@ -100,22 +118,30 @@ def _next_decision(now: float, tests: deque[float], queue_left: bool) -> float:
     return now
 
 
-def shard_seconds(items: Sequence[str], seconds: Mapping[str, float], workers: int) -> float:
+def shard_seconds(
+    items: Sequence[str], seconds: Mapping[str, float], workers: int, spread: frozenset[str] = frozenset()
+) -> float:
     """A shard's items' time with ``workers`` xdist workers (their sum with one)."""
     if workers <= 1:
         return float(sum(seconds.get(i, 0.0) for i in items))
-    return xdist_makespan(work_units(items, seconds), workers)
+    return xdist_makespan(work_units(items, seconds, spread), workers)
 
 
 def bin_seconds(
-    pieces: Sequence[Piece], workers: int, files_of: PieceFiles | None = None, *, lumps: Lumps | None = None
+    pieces: Sequence[Piece],
+    workers: int,
+    files_of: PieceFiles | None = None,
+    *,
+    lumps: Lumps | None = None,
+    spread: frozenset[str] = frozenset(),
 ) -> float:
     """A packed shard's time over ``workers``: its atoms' costs (seconds), in xdist's order; a cut part's
     repeated setup counts in front of its file. ``files_of`` gives each piece's tests by file (a cache of
     ``piece_files``: the moves below price the same pieces thousands of times; given, it must have been made
     with the same ``lumps``). ``lumps``: each file's collection seconds (planner.collection_lumps); every
     worker collects all the shard's files before its first test, so they are paid in front, once per file the
-    shard holds part of, and ``piece_files`` takes them out of the tests."""
+    shard holds part of, and ``piece_files`` takes them out of the tests. ``spread``: files whose tests xdist
+    schedules by class or function rather than whole (``best_spread``)."""
     files_of = files_of or functools.partial(piece_files, lumps=lumps)
     merged: dict[str, list[tuple[str, float]]] = {}
     for piece in pieces:
@@ -123,7 +149,27 @@ def bin_seconds(
             merged.setdefault(file, []).extend(tests)
     # sorted: the same float sum every run
     collecting = sum(lumps[file][1] for file in sorted(merged.keys() & lumps.keys())) if lumps else 0.0
-    return collecting + xdist_makespan(_queued(merged), workers)
+    return collecting + xdist_makespan(_queued(_spread_out(merged, spread)), workers)
+
+
+def best_spread(pieces: Sequence[Piece], workers: int, lumps: Lumps) -> tuple[frozenset[str], float]:
+    """(the files to spread, the shard's time): a file whose tests outweigh a worker's share keeps one worker
+    busy while the others idle under ``--dist loadfile`` (pint 0.25's ``test_quantity.py``, 16 s of a 17.5 s
+    shard), so the shard's costliest files are tried spread over the workers by class and function, each kept
+    when it shortens the shard's makespan by ``SPREAD_GAIN`` (greedy, in a fixed order: deterministic)."""
+    files_of = _memo(functools.partial(piece_files, lumps=lumps))
+    best = bin_seconds(pieces, workers, files_of, lumps=lumps)
+    totals: dict[str, float] = {}
+    for piece in pieces:
+        for file, tests in files_of(piece).items():
+            if len(tests) > 1:
+                totals[file] = totals.get(file, 0.0) + sum(s for _, s in tests)
+    spread: frozenset[str] = frozenset()
+    for file in sorted(totals, key=lambda f: (-totals[f], f))[:SPREAD_CANDIDATES]:
+        tried = bin_seconds(pieces, workers, files_of, lumps=lumps, spread=spread | {file})
+        if tried < best * (1 - SPREAD_GAIN):
+            spread, best = spread | {file}, tried
+    return spread, best
 
 
 PieceFiles = Callable[[Piece], Mapping[str, Sequence[tuple[str, float]]]]

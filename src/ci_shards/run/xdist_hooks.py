@@ -48,6 +48,19 @@ PLUGIN_NAME = "ci-shards-xdist"
 HELD_TO_RUN = 2
 
 
+def spread_scope(nodeid: str) -> str:
+    """The work unit of a test in a file the plan spreads over the workers: its top-level class
+    (``file::Class``), or its function with all its parametrized cases (``file::test_x``), so class
+    fixtures are still set up once per worker, and a file bigger than a worker's share runs on all of
+    them (``ShardPlan.spread``, plan/workers.py models the same units)."""
+    parts = nodeid.split("::")
+    if len(parts) >= 3:
+        return f"{parts[0]}::{parts[1]}"
+    if len(parts) == 2:
+        return f"{parts[0]}::{parts[1].split('[', 1)[0]}"
+    return nodeid
+
+
 def pending_of(workload: dict[str, dict[str, bool]]) -> int:
     """Tests of ``workload`` ({scope: {nodeid: completed}}) not completed yet."""
     return sum(not done for unit in workload.values() for done in unit.values())

@@ -92,7 +92,9 @@ def test_aggregate_learns_each_files_collection_apart_from_the_fixed_overhead(tm
     assert verdict.collect_seconds() == {"tests/test_a.py": 3.0, "tests/test_b.py": 0.5}
     assert shard_overheads(verdict.shards) == {1: pytest.approx(1.0), 2: pytest.approx(1.0)}
     store_path = tmp_path / "timings.json"
-    assert main(["aggregate", "--plan", str(tmp_path / "plan.json"), str(results), "--timings-out", str(store_path)]) == 0
+    assert (
+        main(["aggregate", "--plan", str(tmp_path / "plan.json"), str(results), "--timings-out", str(store_path)]) == 0
+    )
     store = load_timings(store_path)
     assert store.collection_estimates() == {"tests/test_a.py": 3.0, "tests/test_b.py": 0.5}
     assert store.overhead_estimate() == (pytest.approx(1.0), 1)
@@ -133,7 +135,9 @@ def test_a_shard_pays_the_collection_of_each_file_it_holds_part_of_in_front_of_i
     assert all(s.items for s in plan.shards)
     for shard in plan.shards:
         own = dict.fromkeys(shard.items, 1.0)
-        assert shard.estimated_seconds == pytest.approx(4.0 + shard_seconds(list(own), own, workers))
+        assert shard.estimated_seconds == pytest.approx(
+            4.0 + shard_seconds(list(own), own, workers, frozenset(shard.spread))
+        )
 
 
 @given(
@@ -151,6 +155,7 @@ def test_every_shards_estimate_is_its_tests_plus_the_collection_of_its_files(sec
     for shard in plan.shards:
         files = {item.split("::")[0] for item in shard.items}
         own = {item: seconds[item] for item in shard.items}
-        expected = sum(collection.get(f, 0.0) for f in files) + shard_seconds(list(own), own, workers)
+        tests = shard_seconds(list(own), own, workers, frozenset(shard.spread))
+        expected = sum(collection.get(f, 0.0) for f in files) + tests
         assert shard.estimated_seconds == pytest.approx(expected, abs=1e-4)  # whole microseconds per item
     assert collection_lumps(sorted(seconds), {}) == {}
