@@ -50,7 +50,7 @@ from ci_shards.common import outfile
 from ci_shards.model.matching import item_file, owning_item
 from ci_shards.model.plan import Plan, ShardOwnership, parse_shard_spec
 from ci_shards.run.xdist_hooks import PLUGIN_NAME as XDIST_PLUGIN_NAME
-from ci_shards.run.xdist_hooks import CrashedOnce
+from ci_shards.run.xdist_hooks import CrashedOnce, spread_scope
 
 MAX_TEXT: int = 16 * 1024
 # collectors whose report is not one test file's: the session's and the folders' (pytest.Directory is pytest 8's)
@@ -105,6 +105,7 @@ class _Selection:
     planned: list[str]
     ownership: ShardOwnership | None = None
     index: int = 0
+    spread: frozenset[str] = frozenset()  # files xdist schedules by class and function (ShardPlan.spread)
 
     def keeps(self, key: str, nodeid: str) -> bool:
         if self.ownership is None:
@@ -168,7 +169,8 @@ def _selection(config: pytest.Config) -> _Selection | None:
         raise pytest.UsageError(msg)
     if select:  # the runner re-runs failed tests by id, with the plan for nothing else
         return _Selection(_read_ids(select))
-    return _Selection(list(plan.shard(index).items), ownership=plan.ownership(), index=index)
+    shard = plan.shard(index)
+    return _Selection(list(shard.items), ownership=plan.ownership(), index=index, spread=frozenset(shard.spread))
 
 
 class _ShardState:
@@ -356,6 +358,12 @@ class _ShardState:
     def rounded_collect_seconds(self) -> dict[str, float]:
         return {f: round(s, 4) for f, s in sorted(self.collect_seconds.items()) if math.isfinite(s) and s >= 0}
 
+    def xdist_scope(self, nodeid: str) -> str | None:
+        """pytest-xdist's work unit of a test in a file the plan spreads over the workers; None: xdist's own."""
+        if self.selection is None or not self.selection.spread:
+            return None
+        return spread_scope(nodeid) if item_file(self.id_of(nodeid)) in self.selection.spread else None
+
     def left_out(self, file: str) -> str:
         """Why pytest's own walk of the user's selection does not collect this planned file, or "" (a
         file that is gone, or outside what the arguments select, is not collected: said loudly)."""
@@ -483,8 +491,6 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # inert
     collected_to = ""
     worker = getattr(config, "workerinput", None)
-    if worker is None and config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None):
-        config.pluginmanager.register(CrashedOnce(), XDIST_PLUGIN_NAME)
     if worker is not None:
         # a pytest-xdist worker: it must select the same tests as the controller, but the controller
         # receives every worker's reports and writes the events, so a worker writes none but the first
@@ -494,6 +500,8 @@ def pytest_configure(config: pytest.Config) -> None:
     report = open(report_path, "a", encoding="utf-8") if report_path else None  # noqa: SIM115 (closed at unconfigure)
     state = _ShardState(config, selection, report, collected_to)
     config.pluginmanager.register(state, PLUGIN_NAME)
+    if worker is None and config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None):
+        config.pluginmanager.register(CrashedOnce(state.xdist_scope), XDIST_PLUGIN_NAME)
 
 
 def _append_line(path: str, event: dict[str, Any]) -> None:

@@ -329,6 +329,7 @@ def _shard_result(
         notes=tuple(notes),
         cases=cases,
         collect_seconds=dict(outcome.collect_seconds) if counts and outcome is not None else {},
+        spread=frozenset(shard.spread),
     )
     return result, (outcome.not_run if counts and outcome is not None else ())
 

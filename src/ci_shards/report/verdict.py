@@ -38,6 +38,7 @@ class ShardResult:
     verified: bool = True  # False: its results could not be matched to planned items
     cases: tuple[CaseResult, ...] = field(default=(), repr=False)
     collect_seconds: Mapping[str, float] = field(default_factory=dict, repr=False)  # outcome.json's, per test file
+    spread: frozenset[str] = frozenset()  # the plan's files run by class and function on every worker
 
 
 @dataclass(frozen=True, kw_only=True)

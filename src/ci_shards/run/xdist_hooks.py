@@ -40,6 +40,7 @@ pytest-xdist is imported only when its hook is called.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 PLUGIN_NAME = "ci-shards-xdist"
@@ -104,6 +105,12 @@ def _crash_safe(base: type[Any]) -> type[Any]:
             if self.collection:
                 self._top_up_all()
 
+        scope_of: Callable[[str], str | None] | None = None  # the plan's spread files (``CrashedOnce``)
+
+        def _split_scope(self, nodeid: str) -> str:
+            scope = self.scope_of(nodeid) if self.scope_of is not None else None
+            return scope if scope is not None else str(super()._split_scope(nodeid))
+
         def _assign_work_unit(self, node: Any) -> None:
             with contextlib.suppress(OSError):  # a dead worker's channel (repair 3): its errordown re-queues the unit
                 super()._assign_work_unit(node)
@@ -124,7 +131,11 @@ def _crash_safe(base: type[Any]) -> type[Any]:
 
 
 class CrashedOnce:
-    """Registered on the controller only (``pytest_plugin.pytest_configure``), when pytest-xdist is loaded."""
+    """Registered on the controller only (``pytest_plugin.pytest_configure``), when pytest-xdist is loaded.
+    ``scope_of`` gives the work unit of a test in a file the plan spreads over the workers (None: xdist's)."""
+
+    def __init__(self, scope_of: Callable[[str], str | None] | None = None) -> None:
+        self.scope_of = scope_of
 
     def pytest_xdist_make_scheduler(self, config: Any, log: Any) -> Any:
         # only here: the plugin loads without pytest-xdist; xdist ships no type information
@@ -132,7 +143,11 @@ class CrashedOnce:
 
         kinds = {"loadfile": LoadFileScheduling, "loadscope": LoadScopeScheduling, "loadgroup": LoadGroupScheduling}
         base = kinds.get(config.getvalue("dist"))
-        return None if base is None else _crash_safe(base)(config, log)
+        if base is None:
+            return None
+        scheduler = _crash_safe(base)(config, log)
+        scheduler.scope_of = self.scope_of
+        return scheduler
 
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
         queue = getattr(sched, "workqueue", None)  # LoadScopeScheduling's {scope: {nodeid: completed}}

@@ -201,3 +201,37 @@ def test_each_files_collection_is_measured_and_learned(tmp_path: Path, workers: 
     assert aggregated.returncode == 0, aggregated.stderr
     learned = json.loads((root / "timings.json").read_text())["collection"][""]
     assert learned["tests/test_heavy.py"] == [collect["tests/test_heavy.py"]]
+
+
+BIG = (
+    "import os\nfrom pathlib import Path\n\n\n"
+    "def _mark(name):\n"
+    "    Path(os.environ['WORKER_MARKS'], name).write_text(os.environ.get('PYTEST_XDIST_WORKER', 'none'))\n\n\n"
+    "class TestA:\n    def test_1(self):\n        _mark('a1')\n\n    def test_2(self):\n        _mark('a2')\n\n\n"
+    "class TestB:\n    def test_1(self):\n        _mark('b1')\n\n    def test_2(self):\n        _mark('b2')\n"
+)
+
+
+def test_a_file_that_outweighs_a_workers_share_runs_on_every_worker(tmp_path: Path) -> None:
+    # by the durations, tests/test_big.py is 4 s of a 4.1 s shard: kept whole, one worker would run it all
+    # while the other idles; the plan spreads it, and xdist runs each class on its own worker
+    root = _project(tmp_path / "p", {"tests/test_big.py": BIG, "tests/test_small.py": "def test_s():\n    pass\n"})
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    env = {**_env(tmp_path), "WORKER_MARKS": str(marks)}
+    durations = {f"tests/test_big.py::Test{c}::test_{n}": 1.0 for c in "AB" for n in (1, 2)}
+    (root / "durations.json").write_text(json.dumps({**durations, "tests/test_small.py::test_s": 0.1}))
+    argv = ["plan", "--pytest", "--durations", "durations.json", "--shards", "1", "--workers", "2", "-o", "plan.json"]
+    planned = _ci_shards(root, env, *argv)
+    assert planned.returncode == 0, planned.stderr
+    shard = json.loads((root / "plan.json").read_text())["shards"][0]
+    assert shard["spread"] == ["tests/test_big.py"]
+    assert shard["estimated_seconds"] == pytest.approx(2.1)  # each class on its own worker, beside the small file
+    ran = _ci_shards(root, env, "run", "--plan", "plan.json", "--shard", "1/1", "--pytest", "--no-live", "--out", "out")
+    assert ran.returncode == 0, ran.stderr
+    assert {key: len(found) for key, found in _cases(root / "out/shard-1-of-1").items()} == {
+        **{f"tests.test_big.Test{c}::test_{n}": 1 for c in "AB" for n in (1, 2)},
+        "tests.test_small::test_s": 1,
+    }
+    worker = {mark.name: mark.read_text() for mark in marks.iterdir()}
+    assert worker["a1"] == worker["a2"] != worker["b1"] == worker["b2"]  # a class stays on one worker

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import heapq
+import json
 from collections import deque
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ci_shards.model.plan import Plan
 from ci_shards.plan.planner import plan_items
 from ci_shards.plan.workers import (
     LOW_WATERMARK,
@@ -18,6 +20,7 @@ from ci_shards.plan.workers import (
     work_units,
     xdist_makespan,
 )
+from ci_shards.run.xdist_hooks import spread_scope
 
 
 def test_one_worker_is_the_sum() -> None:
@@ -124,3 +127,51 @@ def _one_event_per_test(units: list[list[float]], workers: int) -> float:
 )
 def test_the_makespan_equals_a_replay_of_every_test(units: list[list[float]], workers: int) -> None:
     assert xdist_makespan(units, workers) == _one_event_per_test(units, workers)
+
+
+def test_a_spread_files_units_are_its_classes_and_functions_with_their_cases() -> None:
+    assert spread_scope("t.py::TestA::test_x[1]") == "t.py::TestA"
+    assert spread_scope("t.py::TestA::TestInner::test_x") == "t.py::TestA"  # nested classes stay with theirs
+    assert spread_scope("t.py::test_x[1-2]") == spread_scope("t.py::test_x[3]") == "t.py::test_x"
+    assert spread_scope("t.py") == "t.py"
+    items = ["t.py::TestA::a", "t.py::TestA::b", "t.py::test_c[1]", "t.py::test_c[2]", "u.py::t"]
+    seconds = dict.fromkeys(items, 1.0)
+    assert sorted(work_units(items, seconds)) == [[1.0], [1.0] * 4]
+    assert sorted(work_units(items, seconds, frozenset({"t.py"}))) == [[1.0], [1.0, 1.0], [1.0, 1.0]]
+
+
+def test_a_file_that_outweighs_a_workers_share_is_spread_over_the_workers() -> None:
+    # pint 0.25's shape: one file holds 16 of a shard's 17.5 s; whole, one worker runs it while the other idles
+    big = {f"big.py::Test{c}::test_{n}": 1.0 for c in "ABCD" for n in range(4)}
+    small = {f"s{n}.py::test": 0.5 for n in range(3)}
+    durations = big | small
+    plan = plan_items(durations, durations, 1, workers=2)
+    (shard,) = plan.shards
+    assert shard.spread == ("big.py",)
+    assert shard.estimated_seconds == pytest.approx(9.0)  # 17.5 s of work over 2 workers, in units of 4 s and 0.5 s
+    assert shard_seconds(shard.items, durations, 2) == pytest.approx(16.0)  # what the file kept whole would take
+    assert plan_items(durations, durations, 1).shards[0].spread == ()  # one worker: nothing to spread over
+    again = Plan.from_json(json.loads(plan.dumps()))
+    assert again == plan
+    assert again.digest == plan.digest
+    plain = plan_items(small, small, 1, workers=2)
+    assert "spread" not in plain.content()["shards"][0]  # other plans keep their bytes and digest
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from([f"f{f}.py::{c}::t{n}" for f in range(3) for c in ("TestA", "TestB") for n in range(3)]),
+        st.floats(0.01, 10),
+        min_size=1,
+    ),
+    st.integers(1, 3),
+    st.integers(2, 4),
+)
+def test_spreading_never_lengthens_a_shard_and_is_what_the_estimate_models(seconds, shards, workers) -> None:
+    plan = plan_items(seconds, seconds, shards, workers=workers)
+    for shard in plan.shards:
+        modelled = shard_seconds(shard.items, seconds, workers, frozenset(shard.spread))
+        assert shard.estimated_seconds == pytest.approx(modelled, abs=1e-4)
+        assert modelled <= shard_seconds(shard.items, seconds, workers) + 1e-4
+        assert set(shard.spread) <= {item.split("::")[0] for item in shard.items}
