@@ -158,7 +158,9 @@ def ensure_venv(venv: Path, extra: tuple[str, ...] = ()) -> Path:
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", *PACKAGES, *extra], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(REPO)], check=True)
+    if site_of(python, "ci_shards").resolve() != (REPO / "src").resolve():
+        # a venv kept from a run of another checkout (a before/after comparison) measures this one
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(REPO)], check=True)
     return python
 
 
