@@ -125,15 +125,14 @@ TOOLS = ("discover", "collect", "pytest-split")
 
 def ensure_venv(venv: Path) -> Path:
     python = venv / "bin" / "python"
-    fresh = not python.exists()
-    if fresh:
+    if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     # every time: a venv made before a suite was added gets it (pins already met cost no download)
     packages = ["pytest", "pytest-split", *(f"{s.distribution}=={s.version}" for s in SUITES.values())]
     packages += sorted({p for s in SUITES.values() for p in s.packages})
     subprocess.run([str(python), "-m", "pip", "install", "-q", *packages], check=True)
-    if fresh:
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(REPO)], check=True)
+    # every time too: a venv kept from another checkout (a before/after comparison) measures this one
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(REPO)], check=True)
     return python
 
 
