@@ -252,20 +252,25 @@ class _Filler:
     """Shards being filled under a capacity; parts of one unit that meet in a shard are merged."""
 
     def __init__(self, shard_count: int, capacity: int, cut_cost: CutCost, max_items: int | None) -> None:
-        self.bins: Bins = [[] for _ in range(shard_count)]
+        # each shard's pieces by unit, in the order they were placed (a piece merged with a later part moves to
+        # the end, as a list's remove and append would): a unit's part is found without a scan of the shard
+        self.pieces: list[dict[int, Piece]] = [{} for _ in range(shard_count)]
         self.load = [0] * shard_count
         self.count = [0] * shard_count
         self.capacity, self.cut_cost, self.max_items = capacity, cut_cost, max_items
 
+    @property
+    def bins(self) -> Bins:
+        return [list(pieces.values()) for pieces in self.pieces]
+
     def place(self, index: int, unit: int, atoms: Sequence[Atom], extra: int) -> None:
         piece = make_piece(unit, atoms, extra)
-        same = next((p for p in self.bins[index] if p.unit == unit), None)
+        same = self.pieces[index].pop(unit, None)
         if same is not None:  # back in a shard that already has part of this unit: no new cut
-            self.bins[index].remove(same)
             self.load[index] -= same.cost
             self.count[index] -= same.size
             piece = Piece(unit, (*same.atoms, *piece.atoms), same.cost + piece.cost - extra, same.size + piece.size)
-        self.bins[index].append(piece)
+        self.pieces[index][unit] = piece
         self.load[index] += piece.cost
         self.count[index] += piece.size
 

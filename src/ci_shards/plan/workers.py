@@ -147,8 +147,8 @@ def bin_seconds(
     for piece in pieces:
         for file, tests in files_of(piece).items():
             merged.setdefault(file, []).extend(tests)
-    # sorted: the same float sum every run
-    collecting = sum(lumps[file][1] for file in sorted(merged.keys() & lumps.keys())) if lumps else 0.0
+    # the files in the pieces' order, never a set's: the same float sum every run
+    collecting = sum(lumps[file][1] for file in merged if file in lumps) if lumps else 0.0
     return collecting + xdist_makespan(_queued(_spread_out(merged, spread)), workers)
 
 
