@@ -227,7 +227,7 @@ def plan_items(
     spread = shards_per_file(shard_plans)
     all_notes = [
         *notes,
-        *_workers_note(workers),
+        *_workers_note(workers, shard_plans),
         *((est.note,) if est.note else ()),
         *(f"keep-together rule {rule!r} matches no item (a typo?)" for rule in unmatched_rules(ordered, keep_together)),
         *(note for note in (_empty_note(bins, shards, atoms, granularity), _cut_note(spread, granularity)) if note),
@@ -294,13 +294,19 @@ def with_lumps(seconds: Mapping[str, float], lumps: Lumps) -> dict[str, float]:
     return {**seconds, **{item: seconds[item] + extra for item, extra in lumps.values()}}
 
 
-def _workers_note(workers: int) -> tuple[str, ...]:
-    """What a plan for K workers per shard says about its estimates (nothing for one worker)."""
+def _workers_note(workers: int, shard_plans: Sequence[ShardPlan]) -> tuple[str, ...]:
+    """What a plan for K workers per shard says about its estimates, and which files it spreads over them
+    (nothing for one worker)."""
     if workers <= 1:
         return ()
-    return (
-        f"each shard is planned as {workers} pytest-xdist workers (--dist loadfile): its estimate is their makespan",
+    note = f"each shard is planned as {workers} pytest-xdist workers (--dist loadfile): its estimate is their makespan"
+    spread = [f"{file} (shard {shard.index})" for shard in shard_plans for file in shard.spread]
+    if not spread:
+        return (note,)
+    listed = ", ".join(spread[:CUT_NOTE_FILES]) + (
+        f" and {len(spread) - CUT_NOTE_FILES} more" if len(spread) > CUT_NOTE_FILES else ""
     )
+    return (note, f"{plural(len(spread), 'file')} run by class and function on every worker of its shard: {listed}")
 
 
 def _empty_note(bins: Bins, shards: int, atoms: Sequence[Atom], granularity: Granularity) -> str:

@@ -148,6 +148,7 @@ def test_a_file_that_outweighs_a_workers_share_is_spread_over_the_workers() -> N
     plan = plan_items(durations, durations, 1, workers=2)
     (shard,) = plan.shards
     assert shard.spread == ("big.py",)
+    assert "1 file run by class and function on every worker of its shard: big.py (shard 1)" in plan.notes
     assert shard.estimated_seconds == pytest.approx(9.0)  # 17.5 s of work over 2 workers, in units of 4 s and 0.5 s
     assert shard_seconds(shard.items, durations, 2) == pytest.approx(16.0)  # what the file kept whole would take
     assert plan_items(durations, durations, 1).shards[0].spread == ()  # one worker: nothing to spread over
