@@ -224,13 +224,13 @@ def plan_items(
         workers=workers,
     )
     shard_plans = _shard_plans(bins, workers, lumps)
-    spread = shards_per_file(shard_plans)
+    shards_of = shards_per_file(shard_plans)
     all_notes = [
         *notes,
         *_workers_note(workers, shard_plans),
         *((est.note,) if est.note else ()),
         *(f"keep-together rule {rule!r} matches no item (a typo?)" for rule in unmatched_rules(ordered, keep_together)),
-        *(note for note in (_empty_note(bins, shards, atoms, granularity), _cut_note(spread, granularity)) if note),
+        *(note for note in (_empty_note(bins, shards, atoms, granularity), _cut_note(shards_of, granularity)) if note),
     ]
     return Plan(
         total=shards,
@@ -238,7 +238,7 @@ def plan_items(
         shards=shard_plans,
         lower_bound_seconds=_lower_bound_seconds(lb, [a.cost for a in atoms], shards, workers),
         unknown_items=est.unknown,
-        files_cut=sum(1 for n in spread.values() if n > 1),
+        files_cut=sum(1 for n in shards_of.values() if n > 1),
         notes=tuple(all_notes),
         unowned_shard=pick_unowned_shard(shard_plans),
         workers=workers,
