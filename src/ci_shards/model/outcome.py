@@ -87,16 +87,24 @@ XPASSED_TYPE: Final = "pytest.xpass"  # a non-strict xfail that passed (pytest's
 LEFT_OUT_TYPE: Final = "ci-shards.left-out"
 
 
+def usable_seconds(value: object) -> float | None:
+    """A duration we can use, or None (bool, negative, NaN, infinite, over a day and non-numbers
+    are not: ``MAX_TEST_SECONDS``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    if not math.isfinite(number) or number < 0 or number > MAX_TEST_SECONDS:
+        return None
+    return number
+
+
 def seconds_by_file(raw: object) -> dict[str, float]:
     """``{file: seconds}`` as written, keeping only usable seconds (read defensively: a damaged value
     loses that file's figure, never the shard's results)."""
     if not isinstance(raw, Mapping):
         return {}
-    return {
-        str(file): float(seconds)
-        for file, seconds in raw.items()
-        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and 0 <= seconds <= MAX_TEST_SECONDS
-    }
+    usable = ((str(file), usable_seconds(seconds)) for file, seconds in raw.items())
+    return {file: seconds for file, seconds in usable if seconds is not None}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -27,7 +27,7 @@ from ci_shards.common import outfile
 from ci_shards.common.errors import InputError, kind_of
 from ci_shards.common.json_text import indented
 from ci_shards.junit import parse_junit_bytes
-from ci_shards.model.outcome import MAX_TEST_SECONDS
+from ci_shards.model.outcome import MAX_TEST_SECONDS, usable_seconds
 
 STORE_SCHEMA: Final = "ci-shards/timings@1"
 HISTORY: Final = 5  # samples kept per item and variant (docs/timings-store.md)
@@ -39,17 +39,6 @@ Samples = tuple[float, ...]
 def _median(samples: Samples) -> float:
     """``statistics.median`` of the samples, as a float; of one sample (a durations file's), that sample."""
     return float(samples[0]) if len(samples) == 1 else float(statistics.median(samples))
-
-
-def _usable(value: object) -> float | None:
-    """A duration we can use, or None (bool, negative, NaN, infinite, over a day and non-numbers
-    are not: ``MAX_TEST_SECONDS``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    number = float(value)
-    if not math.isfinite(number) or number < 0 or number > MAX_TEST_SECONDS:
-        return None
-    return number
 
 
 @dataclass(frozen=True)
@@ -124,12 +113,12 @@ class TimingsStore:
         if known:
             have = set(self.items) | set(samples)
             for item in sorted(known):
-                value = _usable(known[item])
+                value = usable_seconds(known[item])
                 if item not in have and value is not None:
                     target[item] = (value,)
         skipped = 0
         for item in sorted(samples):
-            value = _usable(samples[item])
+            value = usable_seconds(samples[item])
             if value is None:
                 skipped += 1
                 continue
@@ -147,19 +136,21 @@ class TimingsStore:
     ) -> TimingsStore:
         """A new store with one more per-shard overhead sample (one per run) in ``variant``, and one
         more per-test overhead sample when the run could tell it."""
-        value = _usable(seconds)
+        value = usable_seconds(seconds)
         if value is None:
             return self
         key = DEFAULT_VARIANT if variant is None else variant
         store = dataclasses.replace(self, overhead=_appended(self.overhead, key, value))
-        per_test_value = _usable(per_test)
+        per_test_value = usable_seconds(per_test)
         if per_test_value is None:
             return store
         return dataclasses.replace(store, test_overhead=_appended(self.test_overhead, key, per_test_value))
 
     def record_collection(self, seconds: Mapping[str, float], *, variant: str | None = None) -> TimingsStore:
         """A new store with one more collection sample per test file of ``seconds`` (unusable ones skipped)."""
-        usable = {file: value for file, value in ((f, _usable(v)) for f, v in seconds.items()) if value is not None}
+        usable = {
+            file: value for file, value in ((f, usable_seconds(v)) for f, v in seconds.items()) if value is not None
+        }
         if not usable:
             return self
         key = DEFAULT_VARIANT if variant is None else variant
@@ -288,7 +279,7 @@ def _from_pairs(pairs: Iterable[tuple[str, object]], source: str, what: str) -> 
     bad = duplicates = nested = 0
     for item, raw in pairs:
         # a plain float in range is usable as it is (NaN and infinities fail the comparison): no call per value
-        value = raw if type(raw) is float and 0.0 <= raw <= MAX_TEST_SECONDS else _usable(raw)
+        value = raw if type(raw) is float and 0.0 <= raw <= MAX_TEST_SECONDS else usable_seconds(raw)
         if value is None:
             bad += 1
             nested += isinstance(raw, dict)  # a [1] stays a skipped value (issue 2); an object is a section
@@ -366,7 +357,7 @@ def _sample_lists(raw: Mapping[str, object]) -> tuple[dict[str, Samples], int]:
         if not isinstance(samples, list):
             bad += 1
             continue
-        good = tuple(v for v in (_usable(s) for s in samples) if v is not None)
+        good = tuple(v for v in (usable_seconds(s) for s in samples) if v is not None)
         bad += len(samples) - len(good)
         if good:
             result[str(key)] = good[-HISTORY:]
