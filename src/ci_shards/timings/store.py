@@ -27,7 +27,7 @@ from ci_shards.common import outfile
 from ci_shards.common.errors import InputError, kind_of
 from ci_shards.common.json_text import indented
 from ci_shards.junit import parse_junit_bytes
-from ci_shards.model.outcome import MAX_TEST_SECONDS, usable_seconds
+from ci_shards.model.outcome import MAX_TEST_SECONDS, seconds_by_file, usable_seconds
 
 STORE_SCHEMA: Final = "ci-shards/timings@1"
 HISTORY: Final = 5  # samples kept per item and variant (docs/timings-store.md)
@@ -148,9 +148,7 @@ class TimingsStore:
 
     def record_collection(self, seconds: Mapping[str, float], *, variant: str | None = None) -> TimingsStore:
         """A new store with one more collection sample per test file of ``seconds`` (unusable ones skipped)."""
-        usable = {
-            file: value for file, value in ((f, usable_seconds(v)) for f, v in seconds.items()) if value is not None
-        }
+        usable = seconds_by_file(seconds)
         if not usable:
             return self
         key = DEFAULT_VARIANT if variant is None else variant
