@@ -80,22 +80,7 @@ class TimingsStore:
         return dict(self._estimates[variant])  # a copy: the caller may change it, the store's stay as they are
 
     def _work_out_estimates(self, variant: str | None) -> dict[str, float]:
-        key = DEFAULT_VARIANT if variant is None else variant
-        own = self.variants.get(key, {})
-        if self.variants.keys() <= {key}:  # one variant (a durations file, most stores): nothing to pool
-            return {item: _median(own[item]) for item in sorted(own) if own[item]}
-        result: dict[str, float] = {}
-        pooled: dict[str, list[float]] = {}
-        for name in sorted(self.variants):
-            if name == key:
-                continue
-            for item, samples in self.variants[name].items():
-                pooled.setdefault(item, []).extend(samples)
-        for item in self.items:
-            chosen: Sequence[float] = own.get(item) or pooled.get(item) or ()
-            if chosen:
-                result[item] = float(statistics.median(chosen))
-        return result
+        return _medians(self.variants, DEFAULT_VARIANT if variant is None else variant)
 
     def record(
         self, samples: Mapping[str, float], *, variant: str | None = None, known: Mapping[str, float] | None = None
@@ -160,15 +145,7 @@ class TimingsStore:
     def collection_estimates(self, variant: str | None = None) -> dict[str, float]:
         """Test file → seconds to collect it: the median of its recent samples in ``variant``, else of
         every variant's together (as ``estimates``)."""
-        key = DEFAULT_VARIANT if variant is None else variant
-        own = self.collection.get(key, {})
-        pooled: dict[str, list[float]] = {}
-        for name in sorted(self.collection):
-            for file, samples in self.collection[name].items():
-                if name != key and file not in own:
-                    pooled.setdefault(file, []).extend(samples)
-        chosen = {**pooled, **{file: list(samples) for file, samples in own.items()}}
-        return {file: float(statistics.median(samples)) for file, samples in sorted(chosen.items()) if samples}
+        return _medians(self.collection, DEFAULT_VARIANT if variant is None else variant)
 
     def overhead_estimate(self, variant: str | None = None) -> tuple[float, int] | None:
         """(seconds, runs): the median per-shard overhead of the recent runs in ``variant``, else of
@@ -205,6 +182,25 @@ class TimingsStore:
         ``sections``: further top-level keys kept by others, e.g. the test history (``history/outcomes.py``)."""
         data = {**(sections or {}), **self.to_json()}
         return indented(data, 1) + "\n"
+
+
+def _medians(per_variant: Mapping[str, Mapping[str, Samples]], key: str) -> dict[str, float]:
+    """Key → the median of its samples in variant ``key``, else of every other variant's together, sorted by key."""
+    own = per_variant.get(key, {})
+    if per_variant.keys() <= {key}:  # one variant (a durations file, most stores): nothing to pool
+        return {item: _median(own[item]) for item in sorted(own) if own[item]}
+    result: dict[str, float] = {}
+    pooled: dict[str, list[float]] = {}
+    for name in sorted(per_variant):
+        if name == key:
+            continue
+        for item, samples in per_variant[name].items():
+            pooled.setdefault(item, []).extend(samples)
+    for item in sorted({item for samples in per_variant.values() for item in samples}):
+        chosen: Sequence[float] = own.get(item) or pooled.get(item) or ()
+        if chosen:
+            result[item] = float(statistics.median(chosen))
+    return result
 
 
 def merge_stores(stores: Iterable[TimingsStore]) -> TimingsStore:
