@@ -28,11 +28,9 @@ from collections.abc import Iterable, Mapping
 from itertools import combinations
 from typing import Final
 
-from ci_shards.model.outcome import ShardStatus
 from ci_shards.plan.workers import shard_seconds
-from ci_shards.report.verdict import ShardResult
+from ci_shards.report.verdict import RAN_TO_THE_END, ShardResult
 
-RAN_TO_THE_END: Final = frozenset({ShardStatus.PASSED, ShardStatus.FAILED})
 MIN_SPREAD: Final = 0.1  # two shards' test counts must differ by 10 % of the larger for a slope
 PROBE: Final = 0.001  # seconds added to every test to see how many of them a shard's makespan is made of
 

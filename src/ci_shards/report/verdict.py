@@ -20,6 +20,8 @@ from ci_shards.select.report import SelectionReport
 
 # outcomes whose time is no measurement of the test: skipped before it ran, or no test at all
 UNMEASURED: Final = frozenset({"skipped", LEFT_OUT})
+# shards whose wall time and collection mean something: they ran their tests to the end
+RAN_TO_THE_END: Final = frozenset({ShardStatus.PASSED, ShardStatus.FAILED})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,7 +135,7 @@ class Verdict:
         the shards that collected it (a file cut into parts is collected by each)."""
         seen: dict[str, list[float]] = {}
         for shard in self.shards:
-            if shard.status in (ShardStatus.PASSED, ShardStatus.FAILED) and shard.verified:
+            if shard.status in RAN_TO_THE_END and shard.verified:
                 for file, seconds in shard.collect_seconds.items():
                     seen.setdefault(file, []).append(seconds)
         return {file: float(statistics.median(values)) for file, values in sorted(seen.items())}
