@@ -155,12 +155,15 @@ def bin_seconds(
     return collecting + xdist_makespan(_queued(_spread_out(merged, spread)), workers)
 
 
-def best_spread(pieces: Sequence[Piece], workers: int, lumps: Lumps) -> tuple[frozenset[str], float]:
+def best_spread(
+    pieces: Sequence[Piece], workers: int, lumps: Lumps, files_of: PieceFiles | None = None
+) -> tuple[frozenset[str], float]:
     """(the files to spread, the shard's time): a file whose tests outweigh a worker's share keeps one worker
     busy while the others idle under ``--dist loadfile`` (pint 0.25's ``test_quantity.py``, 16 s of a 17.5 s
     shard), so the shard's costliest files are tried spread over the workers by class and function, each kept
-    when it shortens the shard's makespan by ``SPREAD_GAIN`` (greedy, in a fixed order: deterministic)."""
-    files_of = _memo(functools.partial(piece_files, lumps=lumps))
+    when it shortens the shard's makespan by ``SPREAD_GAIN`` (greedy, in a fixed order: deterministic).
+    ``files_of``: a memo of ``piece_files`` made with the same ``lumps`` (``improve_for_workers`` has one)."""
+    files_of = files_of or _memo(functools.partial(piece_files, lumps=lumps))
     best = bin_seconds(pieces, workers, files_of, lumps=lumps)
     totals: dict[str, float] = {}
     for piece in pieces:
@@ -236,7 +239,7 @@ def improve_for_workers(
     files_of = _memo(functools.partial(piece_files, lumps=lumps))
     # each shard's costliest files spread over its workers first (best_spread): a shard slow only because one
     # file keeps a worker busy is not made slower by moves, and the moves see what the plan will run
-    spreads = [best_spread(b, workers, lumps or {})[0] for b in bins]
+    spreads = [best_spread(b, workers, lumps or {}, files_of)[0] for b in bins]
     times = [
         bin_seconds(b, workers, files_of, lumps=lumps, spread=spread) for b, spread in zip(bins, spreads, strict=True)
     ]
