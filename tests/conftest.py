@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,24 @@ DURATIONS = REPO / "tests" / "durations.json"  # {nodeid: seconds} of every test
 # property tests on a loaded machine, which says nothing about the property.
 settings.register_profile("ci-shards", deadline=None)
 settings.load_profile("ci-shards")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _children_skip_hypothesis_plugin() -> Iterator[None]:
+    """Every pytest a test starts (shards, plan collections, the plain-pytest oracles) without hypothesis' plugin.
+
+    It is the venv's (the suite's own property tests need it), not the generated projects': its import is 0.17 of
+    a child pytest's 0.43 CPU s of start-up (docs/benchmarks.md, the suite's speed), paid by hundreds of children.
+    ``-p no:NAME`` stops pytest from loading the entry point at all. Set in each process that runs tests (an
+    xdist worker, or the one process without -n), never in the controller: a worker started after it would read
+    PYTEST_ADDOPTS and lose the plugin its own tests use."""
+    before = os.environ.get("PYTEST_ADDOPTS")
+    os.environ["PYTEST_ADDOPTS"] = f"{before or ''} -p no:hypothesispytest".strip()
+    yield
+    if before is None:
+        os.environ.pop("PYTEST_ADDOPTS", None)
+    else:
+        os.environ["PYTEST_ADDOPTS"] = before
 
 
 @pytest.fixture
