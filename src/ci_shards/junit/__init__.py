@@ -15,6 +15,7 @@ It streams text rather than building an element tree: half the time and memory (
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
@@ -65,6 +66,17 @@ def _fmt_time(seconds: float) -> str:
 
 def _attr(value: str) -> str:
     """An attribute value: invalid characters dropped, markup and whitespace escaped (kept exactly)."""
+    if value.isascii() and value.isprintable() and _MARKUP.search(value) is None:
+        # the common test id or file: printable ASCII has no invalid character, no ANSI sequence (they start
+        # with ESC) and nothing to escape but markup; a 200,000-case report writes a million attributes
+        return value
+    return _escaped_attr(value)
+
+
+_MARKUP: Final = re.compile('[&<>"]')
+
+
+def _escaped_attr(value: str) -> str:
     value = INVALID_XML.sub("", strip_ansi(value))
     for raw, escaped in _ATTR_ESCAPES:
         value = value.replace(raw, escaped)

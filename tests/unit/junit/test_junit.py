@@ -4,9 +4,12 @@ the writer/merger round trip."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from junitparser.xunit2 import JUnitXml
 from lxml import etree
 
+import ci_shards.junit as junit_writer
 from ci_shards.junit import (
     JUnitError,
     expand_patterns,
@@ -433,3 +436,35 @@ def test_pytest_counts_survive_a_round_trip(tmp_path):
     suite = etree.parse(str(path)).getroot()
     suite = suite if suite.tag == "testsuite" else suite[0]
     assert (suite.get("tests"), suite.get("skipped")) == ("5", "3")  # JUnit counts elements
+
+
+# text as test code writes it into names and messages: markup, quotes, control characters, ANSI colour, surrogates,
+# characters outside the BMP, and the plain ASCII most ids are
+_ATTRIBUTE_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(list("&<>\"'\t\n\r\x1b\x00\x7f\x85\ufffe\ud800 ")),
+        st.sampled_from(["\x1b[31m", "\x1b[0m", "\x1bM", "é", "\U0001f600"]),
+        st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+        st.characters(),
+    )
+).map("".join)
+
+
+@given(_ATTRIBUTE_TEXT)
+def test_an_attribute_is_written_as_the_full_escape_writes_it(value: str) -> None:
+    # the writer's fast path for printable ASCII must change nothing: the same bytes as the escape of every case
+    assert junit_writer._attr(value) == junit_writer._escaped_attr(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "read_back"),
+    [
+        ('a<b & "c"', 'a<b & "c"'),
+        ("tests/test_x.py::test[1-2]", "tests/test_x.py::test[1-2]"),
+        ("x\ty\nz", "x\ty\nz"),
+        ("\x1b[31mred\x1b[0m", "red"),
+        ("é\x00", "é"),
+    ],
+)
+def test_an_attribute_reads_back_as_written_less_colour_and_invalid_characters(value: str, read_back: str) -> None:
+    assert etree.fromstring(f'<t a="{junit_writer._attr(value)}"/>'.encode()).get("a") == read_back
