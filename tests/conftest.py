@@ -31,13 +31,9 @@ def _children_skip_hypothesis_plugin() -> Iterator[None]:
     ``-p no:NAME`` stops pytest from loading the entry point at all. Set in each process that runs tests (an
     xdist worker, or the one process without -n), never in the controller: a worker started after it would read
     PYTEST_ADDOPTS and lose the plugin its own tests use."""
-    before = os.environ.get("PYTEST_ADDOPTS")
-    os.environ["PYTEST_ADDOPTS"] = f"{before or ''} -p no:hypothesispytest".strip()
-    yield
-    if before is None:
-        os.environ.pop("PYTEST_ADDOPTS", None)
-    else:
-        os.environ["PYTEST_ADDOPTS"] = before
+    with pytest.MonkeyPatch.context() as patch:  # the suite's one way to change the environment, session-wide
+        patch.setenv("PYTEST_ADDOPTS", f"{os.environ.get('PYTEST_ADDOPTS', '')} -p no:hypothesispytest".strip())
+        yield
 
 
 @pytest.fixture
