@@ -15,6 +15,9 @@ REPO = Path(__file__).resolve().parent.parent
 REAL_DATA = REPO / "tests" / "data"
 DEMO = REPO / "examples" / "demo"
 DURATIONS = REPO / "tests" / "durations.json"  # {nodeid: seconds} of every test, for the order (tests/suite_order.py)
+# What every pytest a test starts gets in PYTEST_ADDOPTS (``_children_skip_hypothesis_plugin``); a test that clears
+# the variable for a plain run sets this instead.
+CHILD_ADDOPTS = "-p no:hypothesispytest"
 
 # No wall-clock assertions, hypothesis' own included: its default 200 ms deadline per example fails
 # property tests on a loaded machine, which says nothing about the property.
@@ -32,7 +35,7 @@ def _children_skip_hypothesis_plugin() -> Iterator[None]:
     xdist worker, or the one process without -n), never in the controller: a worker started after it would read
     PYTEST_ADDOPTS and lose the plugin its own tests use."""
     with pytest.MonkeyPatch.context() as patch:  # the suite's one way to change the environment, session-wide
-        patch.setenv("PYTEST_ADDOPTS", f"{os.environ.get('PYTEST_ADDOPTS', '')} -p no:hypothesispytest".strip())
+        patch.setenv("PYTEST_ADDOPTS", f"{os.environ.get('PYTEST_ADDOPTS', '')} {CHILD_ADDOPTS}".strip())
         yield
 
 

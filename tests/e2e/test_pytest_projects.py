@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import CHILD_ADDOPTS
+
 pytestmark = pytest.mark.e2e
 
 TESTS = """
@@ -115,7 +117,10 @@ SHARDS = 3
 
 
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "PYTEST_ADDOPTS")}
+    """This environment without a user's PYTEST_ADDOPTS (the oracle is plain pytest) but with the suite's own, which
+    only leaves hypothesis' plugin unloaded: 5 pytest starts per test, 0.17 CPU s each (tests/conftest.py)."""
+    plain = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "PYTEST_ADDOPTS")}
+    return {**plain, "PYTEST_ADDOPTS": CHILD_ADDOPTS}
 
 
 def ci_shards(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
