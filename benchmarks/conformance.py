@@ -15,7 +15,8 @@ the multiset of test ids and the count per outcome (passed, failed, error, skipp
 xpassed), per test: a collector's skip (a module or a folder's conftest.py skipping at collection),
 which pytest's summary line counts as one skipped, is no test. Prints a Markdown table with date,
 machine and load for docs/benchmarks.md, and the first differing ids of every mismatch. Run 2 added
-six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in docs/benchmarks.md).
+six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in docs/benchmarks.md), run 3 two more
+(``--only faker,jsonschema``).
 """
 
 from __future__ import annotations
@@ -111,6 +112,21 @@ PROJECTS = (
         "--ignore of its benchmarks/ (pytest-benchmark's fixture)",
         "pint-0.25.3",
         ("pint/testsuite", "--ignore=pint/testsuite/benchmarks"),
+    ),
+    # run 3: shapes the thirteen above do not have
+    Project(
+        "faker",
+        "python_files = tests/*.py (a pattern with a folder), addopts --verbose, the project's own pytest11 plugin "
+        "(its faker fixture), a conftest per provider folder",
+        "faker-40.63.0",
+        (),
+    ),
+    Project(
+        "jsonschema",
+        "tests inside the package given as a folder, unittest TestCases built in loops from JSON files at import "
+        "(ids from their descriptions), no pytest settings at all",
+        "jsonschema-4.26.0",
+        ("jsonschema",),
     ),
 )
 
