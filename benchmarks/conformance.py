@@ -15,8 +15,8 @@ the multiset of test ids and the count per outcome (passed, failed, error, skipp
 xpassed), per test: a collector's skip (a module or a folder's conftest.py skipping at collection),
 which pytest's summary line counts as one skipped, is no test. Prints a Markdown table with date,
 machine and load for docs/benchmarks.md, and the first differing ids of every mismatch. Run 2 added
-six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in docs/benchmarks.md), run 3 two more
-(``--only faker,jsonschema``).
+six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in docs/benchmarks.md), run 3 three more
+(``--only faker,jsonschema,trio``).
 """
 
 from __future__ import annotations
@@ -127,6 +127,15 @@ PROJECTS = (
         "(ids from their descriptions), no pytest settings at all",
         "jsonschema-4.26.0",
         ("jsonschema",),
+    ),
+    Project(
+        "trio",
+        "tests inside the package (src/trio/_tests, _core/_tests); addopts -p of a plugin module inside the package, "
+        "--import-mode=importlib, --strict-config, filterwarnings=error, xfail_strict; from a neutral folder the "
+        "plugin given by hand, as trio's ci.sh does",
+        "trio-0.35.0",
+        ("src/trio",),
+        pyargs=("-p", "trio._tests.pytest_plugin", "--pyargs", "trio"),
     ),
 )
 
