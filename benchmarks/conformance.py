@@ -15,8 +15,8 @@ the multiset of test ids and the count per outcome (passed, failed, error, skipp
 xpassed), per test: a collector's skip (a module or a folder's conftest.py skipping at collection),
 which pytest's summary line counts as one skipped, is no test. Prints a Markdown table with date,
 machine and load for docs/benchmarks.md, and the first differing ids of every mismatch. Run 2 added
-six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in docs/benchmarks.md), run 3 three more
-(``--only faker,jsonschema,trio``).
+six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in docs/benchmarks.md), run 3 five more
+(``--only faker,jsonschema,trio,jaraco_functools,inflect``).
 """
 
 from __future__ import annotations
@@ -136,6 +136,20 @@ PROJECTS = (
         "trio-0.35.0",
         ("src/trio",),
         pyargs=("-p", "trio._tests.pytest_plugin", "--pyargs", "trio"),
+    ),
+    # jaraco's project skeleton, as hundreds of PyPI projects have it
+    Project(
+        "jaraco_functools",
+        "a namespace package (jaraco/, no __init__.py) with consider_namespace_packages, addopts --doctest-modules "
+        "--import-mode importlib, a test module and conftest.py at the root, docs/conf.py",
+        "jaraco_functools-4.6.0",
+        (),
+    ),
+    Project(
+        "inflect",
+        "the same skeleton around a regular package: doctests of the package beside tests/, xfail cases",
+        "inflect-7.6.0",
+        (),
     ),
 )
 
