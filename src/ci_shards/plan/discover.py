@@ -42,6 +42,7 @@ from ci_shards.model.matching import item_candidates, item_file
 from ci_shards.model.plan import Plan, ShardPlan
 from ci_shards.plan.collect import glob_items
 from ci_shards.plan.conftest_ignores import ConftestIgnores
+from ci_shards.plan.doctests import collects_doctest_modules, count_doctests, doctest_module
 from ci_shards.plan.hypothesis_profiles import ProfileReader
 from ci_shards.plan.importable import module_finder
 from ci_shards.plan.new_files import CountOf, estimate_new_files, not_counted
@@ -185,7 +186,12 @@ def file_id(path: Path, cwd: Path, root: Path) -> str:
     return Path(os.path.relpath(path, cwd)).as_posix()
 
 
-def _walk(root: Path, cwd: Path, settings: PytestSettings, ignores: Ignores, conftest: ConftestIgnores) -> set[str]:
+FileRule = Callable[[str, str, Path], bool]  # (file name, its id, its path): whether the walk takes it
+
+
+def _walk(
+    root: Path, cwd: Path, settings: PytestSettings, ignores: Ignores, conftest: ConftestIgnores, *, wanted: FileRule
+) -> set[str]:
     found: set[str] = set()
     for directory, dirs, files in os.walk(root):
         here = Path(directory)
@@ -202,11 +208,7 @@ def _walk(root: Path, cwd: Path, settings: PytestSettings, ignores: Ignores, con
         for name in files:
             path = here / name
             rel = file_id(path, cwd, root)
-            if (
-                _is_test_file(name, rel, settings.python_files)
-                and not ignores.ignores(path)
-                and not (ruled and conftest.leaves_out(path))
-            ):
+            if wanted(name, rel, path) and not ignores.ignores(path) and not (ruled and conftest.leaves_out(path)):
                 found.add(rel)
     return found
 
@@ -224,22 +226,56 @@ def discover_pytest_files(
     what they left out); POSIX paths relative to ``cwd``. A file named directly is taken whatever
     its name, as pytest does."""
     cwd = cwd.absolute()  # ignores are absolute paths
+    conftest = conftest if conftest is not None else ConftestIgnores(settings.rootdir.absolute())
+    found: set[str] = set()
+
+    def test_file(name: str, rel: str, _path: Path) -> bool:
+        return _is_test_file(name, rel, settings.python_files)
+
+    for root in _roots(cwd, settings, paths):
+        if root.is_file():
+            found.add(file_id(root, cwd, root))
+        elif root.is_dir():
+            found |= _walk(root, cwd, settings, ignores, conftest, wanted=test_file)
+    return sorted(found)
+
+
+def discover_doctest_modules(
+    cwd: Path, settings: PytestSettings, paths: Sequence[str], ignores: Ignores, conftest: ConftestIgnores
+) -> dict[str, int]:
+    """The other ``.py`` files ``--doctest-modules`` makes pytest collect from the same walk as the test files
+    (``plan.doctests``), each with the doctests counted in it; only those holding one (file id → doctests). A file
+    that cannot be parsed is left to pytest (and to the shard that runs unplanned files)."""
+    cwd = cwd.absolute()
+    counted: dict[str, int] = {}
+
+    def holds_doctests(name: str, rel: str, path: Path) -> bool:
+        if _is_test_file(name, rel, settings.python_files) or not name.endswith(".py"):
+            return False  # a test file is planned as one, its doctests with it
+        try:
+            source = path.read_bytes()
+            counted[rel] = count_doctests(source) if doctest_module(name, source) else 0
+        except (OSError, SyntaxError, ValueError, RecursionError):
+            return False
+        return counted[rel] > 0
+
+    found: set[str] = set()
+    for root in _roots(cwd, settings, paths):
+        if root.is_dir():
+            found |= _walk(root, cwd, settings, ignores, conftest, wanted=holds_doctests)
+    return {rel: counted[rel] for rel in sorted(found)}
+
+
+def _roots(cwd: Path, settings: PytestSettings, paths: Sequence[str]) -> list[Path]:
+    """Where pytest's walk starts: ``paths`` (relative to ``cwd``), else ``testpaths`` (relative to the rootdir,
+    globs allowed), else ``cwd``; the outermost of overlapping ones."""
     roots: list[Path] = [cwd / p for p in paths]  # an absolute path (a --pyargs package) stays as it is
     if not roots and settings.testpaths:
         for entry in settings.testpaths:
             roots += (
                 sorted(settings.rootdir.glob(entry)) if any(c in entry for c in "*?[") else [settings.rootdir / entry]
             )
-    if not roots:
-        roots = [cwd]
-    conftest = conftest if conftest is not None else ConftestIgnores(settings.rootdir.absolute())
-    found: set[str] = set()
-    for root in _outermost(roots):
-        if root.is_file():
-            found.add(file_id(root, cwd, root))
-        elif root.is_dir():
-            found |= _walk(root, cwd, settings, ignores, conftest)
-    return sorted(found)
+    return _outermost(roots or [cwd])
 
 
 def _outermost(roots: Sequence[Path]) -> list[Path]:
@@ -388,6 +424,12 @@ def discover_items(
         notes.append(
             f"discovered {len(files)} test files in {where} ({source}, python_files {' '.join(settings.python_files)})"
         )
+        words = [*settings.addopts, *pytest_args]
+        doctests = {}
+        if collects_doctest_modules(words):
+            doctests = discover_doctest_modules(cwd, settings, paths, ignores, conftest)
+        if doctests:
+            notes.append(_doctests_note(doctests))
         # timings of a file the rules leave out are not a file to run (they date from before the rule);
         # a file discovery found (the walk passed it, or it was named) is planned whatever its timings
         timed_files = {item_file(k) for k in timings}.difference(files)
@@ -397,7 +439,6 @@ def discover_items(
             notes.append(_left_out_note(list(conftest.left_out), cwd))
         if conftest.hooks:
             notes.append(_unseen_tests_note(conftest.hooks, cwd))
-        words = [*settings.addopts, *pytest_args]
         rules = CountRules(
             settings.python_functions,
             settings.python_classes,
@@ -407,11 +448,29 @@ def discover_items(
         profiles = ProfileReader(settings.rootdir.absolute(), last_value(words, "--hypothesis-profile"))
         pythonpath = [str(settings.rootdir.absolute() / p) for p in settings.pythonpath]
         has_module = module_finder([*pythonpath, str(cwd.absolute()), *search_path])
-        count_of = _counter(on_disk, set(files), rules, settings.rootdir.absolute(), profiles, has_module=has_module)
+        count_of = _with_doctests(
+            _counter(on_disk, set(files), rules, settings.rootdir.absolute(), profiles, has_module=has_module), doctests
+        )
+        files += doctests
     if globs:
         files += glob_items(globs, cwd=cwd)
     found = merge_with_timings(files, timings, lambda f: any((base / f).is_file() for base in on_disk), count_of)
     return found, notes + found.notes
+
+
+def _doctests_note(doctests: Mapping[str, int]) -> str:
+    return (
+        f"planned {plural(len(doctests), 'module')} for the doctests --doctest-modules collects from them"
+        f" ({plural(sum(doctests.values()), 'doctest')} counted, each estimated as one test): {listed(list(doctests))}"
+    )
+
+
+def _with_doctests(count_of: CountOf, doctests: Mapping[str, int]) -> CountOf:
+    """``count_of`` that also counts the modules planned for their doctests, each doctest one test (planned whole:
+    no part of a module is a node id pytest runs apart, but for its doctests' own ids)."""
+    if not doctests:
+        return count_of
+    return lambda file: FileCount(tests=doctests[file]) if file in doctests else count_of(file)
 
 
 def _counter(

@@ -315,3 +315,46 @@ def test_a_file_under_a_folder_whose_conftest_skips_is_left_out_not_lost(tmp_pat
     assert list(left_out) == ["tests/bench/test_b.py"]
     assert "needs numpy" in left_out["tests/bench/test_b.py"]
     assert sorted(_ran(tmp_path, 2)) == ["tests/test_ok.py::test_a", "tests/test_ok.py::test_b"]
+
+
+def _doctested(*names: str) -> str:
+    """A module of the package: its own docstring and each function's hold an example, then the guard."""
+    example = '\n\ndef {0}():\n    """\n    >>> {0}()\n    1\n    """\n    return 1\n'
+    functions = "".join(example.format(name) for name in names)
+    return '"""The module.\n\n>>> 1 + 1\n2\n"""\n' + GUARD + functions
+
+
+@pytest.mark.slow
+def test_with_doctest_modules_the_first_plan_plans_the_modules_that_hold_doctests(tmp_path: Path) -> None:
+    # issue 25 on jaraco's skeleton (addopts --doctest-modules): discovery planned the test files only, so every
+    # doctest of the package ran unplanned in the one shard that walks for unowned files
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --doctest-modules\n")
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/mod.py": _doctested("f"),
+        "pkg/other.py": _doctested("g", "h", "i"),
+        "pkg/plain.py": GUARD,
+        "tests/test_a.py": _tests("test_a", "test_b"),
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    out = tmp_path / "results"
+    argv = [sys.executable, "-m", "ci_shards", "local", "--discover", "--shards", "2", "--out", str(out), "--pytest"]
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+    done = subprocess.run([*argv, "--", "-p", "no:cacheprovider"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=180, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    plan = json.loads((out / "plan.json").read_text())
+    planned = sorted(i for s in plan["shards"] for i in s["items"])
+    assert planned == ["pkg/mod.py", "pkg/other.py", "tests/test_a.py"], plan
+    assert "planned 2 modules for the doctests --doctest-modules collects from them (6 doctests counted" in " ".join(
+        plan["notes"]
+    )
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:ci_shards"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    collected = sorted(line for line in plain.stdout.splitlines() if "::" in line)
+    assert len(collected) == 8  # 6 doctests and 2 tests: the comparison below is about them
+    assert sorted(_ran(tmp_path, 2)) == collected  # each once, as plain pytest collects it
