@@ -422,7 +422,8 @@ def discover_items(
         where = where or " ".join(settings.testpaths) or "the working directory"
         source = f"settings from {os.path.relpath(settings.source, cwd)}" if settings.source else "pytest's defaults"
         notes.append(
-            f"discovered {len(files)} test files in {where} ({source}, python_files {' '.join(settings.python_files)})"
+            f"discovered {plural(len(files), 'test file')} in {where}"
+            f" ({source}, python_files {' '.join(settings.python_files)})"
         )
         words = [*settings.addopts, *pytest_args]
         doctests = {}
@@ -439,23 +440,30 @@ def discover_items(
             notes.append(_left_out_note(list(conftest.left_out), cwd))
         if conftest.hooks:
             notes.append(_unseen_tests_note(conftest.hooks, cwd))
-        rules = CountRules(
-            settings.python_functions,
-            settings.python_classes,
-            markexpr=last_value(words, "-m"),
-            keywordexpr=last_value(words, "-k"),
-        )
-        profiles = ProfileReader(settings.rootdir.absolute(), last_value(words, "--hypothesis-profile"))
-        pythonpath = [str(settings.rootdir.absolute() / p) for p in settings.pythonpath]
-        has_module = module_finder([*pythonpath, str(cwd.absolute()), *search_path])
-        count_of = _with_doctests(
-            _counter(on_disk, set(files), rules, settings.rootdir.absolute(), profiles, has_module=has_module), doctests
-        )
+        count_of = _with_doctests(_test_counter(settings, words, on_disk, set(files), search_path), doctests)
         files += doctests
     if globs:
         files += glob_items(globs, cwd=cwd)
     found = merge_with_timings(files, timings, lambda f: any((base / f).is_file() for base in on_disk), count_of)
     return found, notes + found.notes
+
+
+def _test_counter(
+    settings: PytestSettings, words: Sequence[str], on_disk: Sequence[Path], files: set[str], search_path: Sequence[str]
+) -> CountOf:
+    """``_counter`` for the test ``files`` by the project's settings and pytest's ``words`` (-m, -k, the hypothesis
+    profile), looking modules up where the shards' interpreter would."""
+    rules = CountRules(
+        settings.python_functions,
+        settings.python_classes,
+        markexpr=last_value(words, "-m"),
+        keywordexpr=last_value(words, "-k"),
+    )
+    rootdir = settings.rootdir.absolute()
+    profiles = ProfileReader(rootdir, last_value(words, "--hypothesis-profile"))
+    pythonpath = [str(rootdir / p) for p in settings.pythonpath]
+    has_module = module_finder([*pythonpath, str(on_disk[0].absolute()), *search_path])
+    return _counter(on_disk, files, rules, rootdir, profiles, has_module=has_module)
 
 
 def _doctests_note(doctests: Mapping[str, int]) -> str:
