@@ -15,8 +15,8 @@ the multiset of test ids and the count per outcome (passed, failed, error, skipp
 xpassed), per test: a collector's skip (a module or a folder's conftest.py skipping at collection),
 which pytest's summary line counts as one skipped, is no test. Prints a Markdown table with date,
 machine and load for docs/benchmarks.md, and the first differing ids of every mismatch. Run 2 added
-six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in docs/benchmarks.md), run 3 five more
-(``--only faker,jsonschema,trio,jaraco_functools,inflect``).
+six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in docs/benchmarks.md), run 3 six more
+(``--only faker,jsonschema,trio,jaraco_functools,inflect,sqlalchemy``).
 """
 
 from __future__ import annotations
@@ -150,6 +150,13 @@ PROJECTS = (
         "the same skeleton around a regular package: doctests of the package beside tests/, xfail cases",
         "inflect-7.6.0",
         (),
+    ),
+    Project(
+        "sqlalchemy",
+        "its own pytest plugin loaded by test/conftest.py (pytest_plugins), classes generated per backend in "
+        "pytest_pycollect_makeitem, addopts -p warnings -p logging --maxfail=250; its test/base folder",
+        "sqlalchemy-2.1.9",
+        ("test/base",),
     ),
 )
 
