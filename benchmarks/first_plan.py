@@ -145,6 +145,10 @@ SUITES = {
             "tests",
             ("freezegun", "python-stdnum", "ukpostcodeparser", "validators", "xmltodict"),
         ),
+        # tabulate: 319 tests in 7 files, test_output.py holding most of them (a test function per format)
+        Suite("tabulate", "tabulate", "0.10.0", "test"),
+        # cachetools: 476 unittest cases in 12 files, most of them inherited from a mixin class of tests/__init__.py
+        Suite("cachetools", "cachetools", "8.0.2", "tests"),
     )
 }
 # pytest plugins that a suite's packages install into the shared venv, blocked (``-p no:NAME``) in every other
