@@ -118,26 +118,28 @@ SUITES = {
         # datetime.now(), so a --pytest plan's shard that holds them fails ("never reported"): the ids it runs
         # are not the ones the plan collected
         Suite("marshmallow", "marshmallow", "4.4.0", "tests", ("simplejson",)),
-        # issue 25, run 7 (fp7): pyflakes keeps its tests inside the package (pyflakes/test: 796 tests, 3 s of
-        # tests' CPU serially), each a snippet checked through a shared harness class
+        # issue 25, run 7 (fp7), each figure the tests' CPU of a round's four shards: pyflakes keeps its tests inside
+        # the package (pyflakes/test: 796 tests, 1.6-2.0 s), each a snippet checked through a shared harness class;
+        # test_doctests.py runs three imported test classes again, each subclassed under its own imported name
         Suite("pyflakes", "pyflakes", "4.1.0", "pyflakes/test"),
-        # sqlparse: 540 tests, 5 s, most of them parametrized formatting and parsing cases
+        # sqlparse: 540 tests, 2.9-3.9 s, of which tests/test_dos_prevention.py's 8 tests are 42-50 %
         Suite("sqlparse", "sqlparse", "0.6.1", "tests"),
-        # pyasn1: 1,261 unittest cases in 19 files over three subpackages (tests/type, codec, compat), 5 s
+        # pyasn1: 1,261 unittest cases in 19 files over subpackages (tests/type, tests/codec, ...), 1.5-1.9 s
         Suite("pyasn1", "pyasn1", "0.6.5", "tests"),
-        # docutils: 481 unittest cases holding 1,871 subtests (each functional and parser case a subTest of
-        # one test method), 10 s
+        # docutils: 466 unittest cases holding 1,871 subtests (a parser or writer file's cases are subtests of one
+        # test method), 5.0-6.6 s; 14 modules skip at import (no recommonmark). test/test_publisher.py fails 2 tests
+        # when run without a file that loads docutils.writers.null first (it does not import it): alone, or in a shard
         Suite("docutils", "docutils", "0.23.1", "test"),
-        # mako: 615 tests, 4 s; its python_files and python_classes ("*Test") are not pytest's defaults
+        # mako: 615 tests, 1.7-2.1 s; its python_files and python_classes ("*Test") are not pytest's defaults
         Suite("mako", "mako", "1.4.3", "test"),
-        # humanize: 893 tests, 3 s; tests/test_benchmarks.py needs pytest-benchmark (its `benchmark` fixture:
+        # humanize: 878 tests, 2.0-2.4 s; tests/test_benchmarks.py needs pytest-benchmark (its `benchmark` fixture:
         # 15 errors without it), left out for every tool
         Suite("humanize", "humanize", "4.17.0", "tests", ("freezegun",), ("--ignore=tests/test_benchmarks.py",)),
-        # soupsieve: 750 tests, 31 s of tests' CPU, each selector case run under every HTML/XML parser that
+        # soupsieve: 750 tests, 27-33 s, one of them 11-15 s; each selector case runs under every HTML/XML parser that
         # imports (here html.parser only: without lxml and html5lib, 158 tests skip, as under every tool)
         Suite("soupsieve", "soupsieve", "4.1.4", "tests", ("beautifulsoup4",)),
-        # Faker: 2,487 tests, 57 s, a file per provider and locale under tests/providers; its python_files is a
-        # path glob (tests/*.py). Its pytest11 plugin is blocked for every other suite (FOREIGN_PLUGINS)
+        # Faker: 2,487 tests, 44-51 s, one of them 19-22 s; a file per provider under tests/providers; its
+        # python_files is a path glob (tests/*.py). Its pytest plugin is kept out of the other suites (FOREIGN_PLUGINS)
         Suite(
             "faker",
             "faker",
@@ -145,9 +147,11 @@ SUITES = {
             "tests",
             ("freezegun", "python-stdnum", "ukpostcodeparser", "validators", "xmltodict"),
         ),
-        # tabulate: 319 tests in 7 files, test_output.py holding most of them (a test function per format)
+        # tabulate: 319 tests in 7 files, 1.4-1.6 s, 199 of them in test_output.py; with numpy and pandas in the venv
+        # (sqlglot's) its numpy and pandas tests run; test_cli.py's 7 tests run its CLI in subprocesses, about 2 s of
+        # CPU that the tests' clock does not see
         Suite("tabulate", "tabulate", "0.10.0", "test"),
-        # cachetools: 476 unittest cases in 12 files, most of them inherited from a mixin class of tests/__init__.py
+        # cachetools: 476 unittest cases in 12 files, 0.9-1.4 s, most of them from a mixin class of tests/__init__.py
         Suite("cachetools", "cachetools", "8.0.2", "tests"),
         # sqlglot: 1,504 unittest cases holding 23,372 subtests, a file per SQL dialect under tests/dialects,
         # 210 s of CPU serially; tests/test_executor.py and test_optimizer.py need duckdb and pandas
