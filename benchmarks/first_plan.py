@@ -148,7 +148,7 @@ SUITES = {
             ("freezegun", "python-stdnum", "ukpostcodeparser", "validators", "xmltodict"),
         ),
         # tabulate: 319 tests in 7 files, 1.4-1.6 s, 199 of them in test_output.py; with numpy and pandas in the venv
-        # (sqlglot's) its numpy and pandas tests run; test_cli.py's 7 tests run its CLI in subprocesses, about 2 s of
+        # (sqlglot's) its numpy and pandas tests run; test_cli.py's 7 tests run its CLI in subprocesses, 1.0-1.4 s of
         # CPU that the tests' clock does not see
         Suite("tabulate", "tabulate", "0.10.0", "test"),
         # cachetools: 476 unittest cases in 12 files, 0.9-1.4 s, most of them from a mixin class of tests/__init__.py
