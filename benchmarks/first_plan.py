@@ -154,7 +154,8 @@ SUITES = {
         # cachetools: 476 unittest cases in 12 files, 0.9-1.4 s, most of them from a mixin class of tests/__init__.py
         Suite("cachetools", "cachetools", "8.0.2", "tests"),
         # sqlglot: 1,504 unittest cases holding 23,372 subtests, a file per SQL dialect under tests/dialects,
-        # 210 s of CPU serially; tests/test_executor.py and test_optimizer.py need duckdb and pandas
+        # 103-142 s, one test 38-50 s; tests/test_executor.py and test_optimizer.py need duckdb and pandas and run
+        # ProcessPoolExecutor workers, 15-39 s of CPU in a shard that the tests' clock does not see
         Suite("sqlglot", "sqlglot", "30.31.0", "tests", ("duckdb", "pandas", "pytz")),
     )
 }
