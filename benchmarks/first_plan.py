@@ -118,8 +118,59 @@ SUITES = {
         # datetime.now(), so a --pytest plan's shard that holds them fails ("never reported"): the ids it runs
         # are not the ones the plan collected
         Suite("marshmallow", "marshmallow", "4.4.0", "tests", ("simplejson",)),
+        # issue 25, run 7 (fp7), each figure the tests' CPU of a round's four shards: pyflakes keeps its tests inside
+        # the package (pyflakes/test: 796 tests, 1.6-2.0 s), each a snippet checked through a shared harness class;
+        # test_doctests.py runs three imported test classes again, each subclassed under its own imported name
+        Suite("pyflakes", "pyflakes", "4.1.0", "pyflakes/test"),
+        # sqlparse: 540 tests, 2.9-3.9 s, of which tests/test_dos_prevention.py's 8 tests are 42-50 %
+        Suite("sqlparse", "sqlparse", "0.6.1", "tests"),
+        # pyasn1: 1,261 unittest cases in 19 files over subpackages (tests/type, tests/codec, ...), 1.5-1.9 s
+        Suite("pyasn1", "pyasn1", "0.6.5", "tests"),
+        # docutils: 466 unittest cases holding 1,871 subtests (a parser or writer file's cases are subtests of one
+        # test method), 5.0-6.6 s; 14 modules skip at import (no recommonmark). test/test_publisher.py fails 2 tests
+        # when run without a file that loads docutils.writers.null first (it does not import it): alone, or in a shard
+        Suite("docutils", "docutils", "0.23.1", "test"),
+        # mako: 615 tests, 1.7-2.1 s; its python_files and python_classes ("*Test") are not pytest's defaults
+        Suite("mako", "mako", "1.4.3", "test"),
+        # humanize: 878 tests, 2.0-2.4 s; tests/test_benchmarks.py needs pytest-benchmark (its `benchmark` fixture:
+        # 15 errors without it), left out for every tool
+        Suite("humanize", "humanize", "4.17.0", "tests", ("freezegun",), ("--ignore=tests/test_benchmarks.py",)),
+        # soupsieve: 750 tests, 27-33 s, one of them 11-15 s; each selector case runs under every HTML/XML parser that
+        # imports (here html.parser only: without lxml and html5lib, 158 tests skip, as under every tool)
+        Suite("soupsieve", "soupsieve", "4.1.4", "tests", ("beautifulsoup4",)),
+        # Faker: 2,487 tests, 44-51 s, one of them 19-22 s; a file per provider under tests/providers; its
+        # python_files is a path glob (tests/*.py). Its pytest plugin is kept out of the other suites (FOREIGN_PLUGINS)
+        Suite(
+            "faker",
+            "faker",
+            "40.63.0",
+            "tests",
+            ("freezegun", "python-stdnum", "ukpostcodeparser", "validators", "xmltodict"),
+        ),
+        # tabulate: 319 tests in 7 files, 1.4-1.6 s, 199 of them in test_output.py; with numpy and pandas in the venv
+        # (sqlglot's) its numpy and pandas tests run; test_cli.py's 7 tests run its CLI in subprocesses, 1.0-1.4 s of
+        # CPU that the tests' clock does not see
+        Suite("tabulate", "tabulate", "0.10.0", "test"),
+        # cachetools: 476 unittest cases in 12 files, 0.9-1.4 s, most of them from a mixin class of tests/__init__.py
+        Suite("cachetools", "cachetools", "8.0.2", "tests"),
+        # sqlglot: 1,504 unittest cases holding 23,372 subtests, a file per SQL dialect under tests/dialects,
+        # 103-142 s, one test 38-50 s; tests/test_executor.py and test_optimizer.py need duckdb and pandas and run
+        # ProcessPoolExecutor workers, 15-39 s of CPU in a shard that the tests' clock does not see
+        Suite("sqlglot", "sqlglot", "30.31.0", "tests", ("duckdb", "pandas", "pytz")),
     )
 }
+# pytest plugins that a suite's packages install into the shared venv, blocked (``-p no:NAME``) in every other
+# suite's pytest, so one suite's plugin is not start-up that every suite pays: Faker's ``faker`` plugin
+# imports faker in every pytest process (0.35 s of CPU, a third of a small shard's start-up)
+FOREIGN_PLUGINS = {"faker": "faker"}  # suite → its plugin's entry-point name
+
+
+def pytest_opts(suite: Suite) -> list[str]:
+    """``PYTEST_OPTS`` and the other suites' plugins blocked (``FOREIGN_PLUGINS``)."""
+    blocked = [arg for name, plugin in FOREIGN_PLUGINS.items() if name != suite.name for arg in ("-p", f"no:{plugin}")]
+    return [*PYTEST_OPTS, *blocked]
+
+
 TOOLS = ("discover", "collect", "pytest-split")
 
 
@@ -150,7 +201,7 @@ def unpacked(python: Path, suite: Suite, work: Path) -> Path:
 
 def plan(python: Path, how: str, *, root: Path, suite: Suite, shards: int, out: Path) -> dict[str, Any]:
     """ci-shards' plan with no timings: ``--discover`` (files read as text) or ``--pytest`` (collected)."""
-    words = [suite.tests, *suite.args] if how == "discover" else [suite.tests, *suite.args, *PYTEST_OPTS]
+    words = [suite.tests, *suite.args] if how == "discover" else [suite.tests, *suite.args, *pytest_opts(suite)]
     flag = "--discover" if how == "discover" else "--pytest"
     argv = [str(python), "-m", "ci_shards", "plan", flag, "--shards", str(shards), "-o", str(out)]
     wall = sh([*argv, "--", *words], cwd=root)
@@ -167,7 +218,7 @@ def run_shard(
     clock.unlink(missing_ok=True)
     if tool == "pytest-split":
         junit = work / f"split-{index}.xml"
-        argv = [str(python), "-m", "pytest", suite.tests, *suite.args, *PYTEST_OPTS, *CLOCK_OPTS]
+        argv = [str(python), "-m", "pytest", suite.tests, *suite.args, *pytest_opts(suite), *CLOCK_OPTS]
         argv += ["--splits", str(shards), "--group", str(index)]
         wall = _clocked([*argv, f"--junitxml={junit}"], root, clock)
         return {"wall": wall, "cpu": CPU[0], "tests": junit.read_text().count("<testcase "), **_clock(clock)}
@@ -175,7 +226,7 @@ def run_shard(
     argv = [str(python), "-m", "ci_shards", "run", "--plan", str(work / f"plan-{tool}.json"), "--shard"]
     # the same words as the plan (docs/run.md): without the path, the shard's pytest collects the whole rootdir
     # (toolz: its sandbox/tests too, run unplanned in the unowned shard; run 5)
-    words = [suite.tests, *suite.args, *PYTEST_OPTS, *CLOCK_OPTS]
+    words = [suite.tests, *suite.args, *pytest_opts(suite), *CLOCK_OPTS]
     argv += [f"{index}/{shards}", "--out", str(out), "--pytest", "--", *words]
     wall = _clocked(argv, root, clock)
     outcome = json.loads((out / f"shard-{index}-of-{shards}" / "outcome.json").read_text())
