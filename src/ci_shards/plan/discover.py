@@ -553,17 +553,20 @@ def _import_resolver(path: Path, rootdir: Path, trees: dict[Path, ast.Module | N
 
 def _import_target(file: Path, level: int, name: str | None, rootdir: Path) -> Path | None:
     """The file of the suite that ``from <level dots><name> import …`` in ``file`` imports: relative to
-    its package, or absolute from its folder, the folders above it or the rootdir (pytest's prepend
-    import mode puts such a folder first); only a file below the rootdir (never an installed package)."""
+    its package (``from . import X``: the package's ``__init__.py``), or absolute from its folder, the folders
+    above it or the rootdir (pytest's prepend import mode puts such a folder first); only a file below the
+    rootdir (never an installed package)."""
     parts = name.split(".") if name else []
-    if not parts or not all(p.isidentifier() for p in parts):
+    if not (parts or level) or not all(p.isidentifier() for p in parts):
         return None
     if level:
         bases = [file.parents[level - 1]] if level <= len(file.parents) else []
     else:
         bases = [file.parent, *_folders_up_to(file.parent, rootdir)]
     for base in bases:
-        for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
+        # ``from . import X``: no module named, the package itself
+        module = [base.joinpath(*parts).with_suffix(".py")] if parts else []
+        for candidate in (*module, base.joinpath(*parts, "__init__.py")):
             if candidate.is_file() and rootdir in candidate.parents:
                 return candidate
     return None

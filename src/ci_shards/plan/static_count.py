@@ -285,7 +285,8 @@ def class_names(
         return names
     wanted = _base_closure(names.own, set(names.own) if requested is None else set(requested))
     for statement in module.body:
-        if not isinstance(statement, ast.ImportFrom) or not statement.module:
+        # ``from . import Mixin``: the package's __init__.py (cachetools 8.0.2's tests take their mixins so)
+        if not isinstance(statement, ast.ImportFrom) or not (statement.module or statement.level):
             continue
         aliases = [
             a
@@ -294,7 +295,7 @@ def class_names(
             and ((a.asname or a.name) in wanted or (requested is None and _class_like(a)))
         ]
         names.followed.update(a.asname or a.name for a in aliases)
-        found = imports(origin, statement.level, statement.module) if aliases else None
+        found = imports(origin, statement.level, statement.module or "") if aliases else None
         if found is None:
             continue
         target, tree = found
@@ -304,6 +305,8 @@ def class_names(
             bound = alias.asname or alias.name
             if alias.name in theirs and bound not in names.own:
                 names[bound] = theirs[alias.name]
+            elif alias.name in theirs:  # rebound by a class of the module: a base of it until then
+                names.imported[bound] = theirs[alias.name]
     return names
 
 
@@ -857,6 +860,10 @@ class ClassNames(dict[str, ast.ClassDef]):
         self.own = dict(own)
         self.homes = homes
         self.followed: set[str] = set()  # the names whose imports were followed (a later request adds to them)
+        # imported classes whose name a class of the module rebinds (pyflakes 4.1.0's ``from
+        # test_other import Test as TestOther`` then ``class TestOther(TestOther)``): what the name holds
+        # before that class statement
+        self.imported: dict[str, ast.ClassDef] = {}
         # the module's class statements in source order: a base is the class its name is bound to when the
         # class statement runs, so ``class TestA(TestA)`` inherits the TestA defined above it
         self.position = {id(node): n for n, node in enumerate(in_order)}
@@ -869,14 +876,14 @@ class ClassNames(dict[str, ast.ClassDef]):
 
     def base_of(self, node: ast.ClassDef, name: str) -> ast.ClassDef | None:
         """The class ``name`` is bound to when ``node``'s class statement runs: the last class of that
-        name defined above it in this module (a nested class, or a name no class statement here
-        defines, looks it up as the module ends)."""
+        name defined above it in this module, else the class imported under it (imports come first); a
+        nested class, or a name no class statement here defines, looks it up as the module ends."""
         at = self.position.get(id(node))
         if at is None or name not in self.defined:
             found = self.get(name)
             return found if found is not node else None
         above = [c for c in self.defined[name] if self.position[id(c)] < at]
-        return above[-1] if above else None
+        return above[-1] if above else self.imported.get(name)
 
 
 def _bases(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> Iterator[ast.ClassDef | str]:

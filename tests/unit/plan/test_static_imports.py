@@ -18,7 +18,8 @@ def _resolver(modules: Mapping[str, str]) -> Imports:
 
     def resolve(_origin: str, _level: int, name: str | None) -> tuple[str, ast.Module] | None:
         source = modules.get(name or "")
-        return (name or "", ast.parse(textwrap.dedent(source))) if source is not None else None
+        # ``from . import X`` names no module: the package's __init__.py, never the counted file's own origin ("")
+        return (name or "__init__", ast.parse(textwrap.dedent(source))) if source is not None else None
 
     return resolve
 
@@ -235,3 +236,36 @@ def test_a_module_asked_twice_for_different_classes_resolves_both_bases():
         {"base": BASE, "middle": middle},
     )
     assert counted.tests == 2 + 3
+
+
+def test_a_class_that_rebinds_the_name_of_its_imported_base_inherits_its_tests():
+    # pyflakes 4.1.0's test_doctests.py: ``from pyflakes.test.test_other import Test as TestOther`` then
+    # ``class TestOther(_DoctestMixin, TestOther)``: counted 0 where pytest collects the base's tests
+    base = "class Test:\n    def test_a(self): pass\n    def test_b(self): pass\n    def test_c(self): pass\n"
+    source = """
+        from other import Test as TestOther
+
+        class Mixin:
+            def helper(self): pass
+
+        class TestOther(Mixin, TestOther):
+            def test_own(self): pass
+        """
+    assert _count(source, {"other": base}).tests == 4
+    # the name's last class statement still wins where one is above (``class TestA(TestA)`` in one file)
+    local_base = source.replace("from other import Test as TestOther", "class TestOther:\n            pass")
+    assert _count(local_base).tests == 1
+
+
+def test_a_mixin_imported_from_the_package_itself_gives_its_tests():
+    # cachetools 8.0.2: ``from . import CacheTestMixin`` (the tests package's __init__.py), counted 266 of 476
+    init = "class CacheTestMixin:\n    def test_get(self): pass\n    def test_set(self): pass\n"
+    source = """
+        import unittest
+        from . import CacheTestMixin
+
+        class LRUCacheTest(unittest.TestCase, CacheTestMixin):
+            def test_lru(self): pass
+        """
+    assert _count(source, {"": init}).tests == 3
+    assert _count(source).tests == 1  # unresolved: what the file alone says
