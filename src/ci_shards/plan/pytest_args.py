@@ -2,9 +2,10 @@
 
 The plan job (discovery) and ``ci-shards run`` (the unowned shard's test roots) both need the paths
 among the words a user gives pytest. A word is a path when it names something on disk and is not
-the value of an option: in ``--ignore numpy/f2py tests`` only ``tests`` is one. Pytest's own
-options that take a value are listed here (pytest 9's ``--help``; ``--cov`` is pytest-cov's, whose
-value is optional and, as argparse does, taken when the next word is not an option). And the words after
+the value of an option: in ``--ignore numpy/f2py tests`` only ``tests`` is one. The options that take a
+value are listed here: pytest 9's, pytest-xdist's, hypothesis' and the bundled plugin's (a test holds the list to
+the parser pytest builds with them), and a few other plugins' (``--cov`` is pytest-cov's, whose value is
+optional and, as argparse does, taken when the next word is not an option). And the words after
 ``--`` with ``--pytest`` are refused when they start with a command (``check_pytest_words``).
 """
 
@@ -32,6 +33,14 @@ VALUE_OPTIONS: Final = frozenset(
         "--log-disable", "--cov", "--cov-report", "--cov-config", "--cov-fail-under", "--cov-context",
         "--timeout", "--timeout-method", "--reruns", "--reruns-delay", "--splits", "--group",
         "--durations-path", "--splitting-algorithm", "-n", "--numprocesses", "--dist",
+        # pytest's own that the list missed (`--doctest-glob README.rst tests` took README.rst for a path)
+        "--doctest-glob", "--doctest-report", "--assert", "--verbosity", "--pdbcls", "--last-failed-no-failures",
+        "--lfnf", "--pastebin", "--log-auto-indent", "--max-warnings", "--junitprefix", "--report-chars",
+        # hypothesis' and pytest-xdist's, and the bundled plugin's
+        "--hypothesis-profile", "--hypothesis-seed", "--hypothesis-verbosity", "--max-worker-restart",
+        "--maxprocesses", "--maxschedchunk", "--tx", "--px", "--rsyncdir", "--rsyncignore", "--testrunuid",
+        "--ci-shards-plan", "--ci-shards-shard", "--ci-shards-select", "--ci-shards-report", "--ci-shards-collect-to",
+        "--ci-shards-ids-root",
     }
 )  # fmt: skip
 
