@@ -42,7 +42,13 @@ from ci_shards.model.matching import item_candidates, item_file
 from ci_shards.model.plan import Plan, ShardPlan
 from ci_shards.plan.collect import glob_items
 from ci_shards.plan.conftest_ignores import ConftestIgnores
-from ci_shards.plan.doctests import collects_doctest_modules, count_doctests, doctest_module
+from ci_shards.plan.doctests import (
+    collects_doctest_modules,
+    count_doctests,
+    doctest_globs,
+    doctest_module,
+    holds_examples,
+)
 from ci_shards.plan.hypothesis_profiles import ProfileReader
 from ci_shards.plan.importable import module_finder
 from ci_shards.plan.new_files import CountOf, estimate_new_files, not_counted
@@ -266,6 +272,34 @@ def discover_doctest_modules(
     return {rel: counted[rel] for rel in sorted(found)}
 
 
+def discover_doctest_files(
+    cwd: Path,
+    settings: PytestSettings,
+    paths: Sequence[str],
+    ignores: Ignores,
+    conftest: ConftestIgnores,
+    *,
+    globs: Sequence[str],
+) -> list[str]:
+    """The text files the ``globs`` (``plan.doctests.doctest_globs``) make pytest collect from the same walk as the
+    test files, each one doctest: those that hold an example."""
+    cwd = cwd.absolute()
+
+    def text_doctest(name: str, rel: str, path: Path) -> bool:
+        if name.endswith(".py") or not _is_test_file(name, rel, globs):
+            return False
+        try:
+            return holds_examples(path.read_bytes())
+        except OSError:
+            return False
+
+    found: set[str] = set()
+    for root in _roots(cwd, settings, paths):
+        if root.is_dir():
+            found |= _walk(root, cwd, settings, ignores, conftest, wanted=text_doctest)
+    return sorted(found)
+
+
 def _roots(cwd: Path, settings: PytestSettings, paths: Sequence[str]) -> list[Path]:
     """Where pytest's walk starts: ``paths`` (relative to ``cwd``), else ``testpaths`` (relative to the rootdir,
     globs allowed), else ``cwd``; the outermost of overlapping ones."""
@@ -426,11 +460,8 @@ def discover_items(
             f" ({source}, python_files {' '.join(settings.python_files)})"
         )
         words = [*settings.addopts, *pytest_args]
-        doctests = {}
-        if collects_doctest_modules(words):
-            doctests = discover_doctest_modules(cwd, settings, paths, ignores, conftest)
-        if doctests:
-            notes.append(_doctests_note(doctests))
+        doctests = _doctests(cwd, settings, paths, ignores, conftest, words=words)
+        notes += _doctests_notes(doctests, doctest_globs(words))
         # timings of a file the rules leave out are not a file to run (they date from before the rule);
         # a file discovery found (the walk passed it, or it was named) is planned whatever its timings
         timed_files = {item_file(k) for k in timings}.difference(files)
@@ -466,11 +497,39 @@ def _test_counter(
     return _counter(on_disk, files, rules, rootdir, profiles, has_module=has_module)
 
 
-def _doctests_note(doctests: Mapping[str, int]) -> str:
-    return (
-        f"planned {plural(len(doctests), 'module')} for the doctests --doctest-modules collects from them"
-        f" ({plural(sum(doctests.values()), 'doctest')} counted, each estimated as one test): {listed(list(doctests))}"
-    )
+def _doctests(
+    cwd: Path,
+    settings: PytestSettings,
+    paths: Sequence[str],
+    ignores: Ignores,
+    conftest: ConftestIgnores,
+    *,
+    words: Sequence[str],
+) -> dict[str, int]:
+    """Each file pytest collects doctests from that is no test file, with its doctests: the modules with
+    ``--doctest-modules``, and the text files of the doctest globs (one each)."""
+    found = discover_doctest_modules(cwd, settings, paths, ignores, conftest) if collects_doctest_modules(words) else {}
+    globs = doctest_globs(words)
+    texts = discover_doctest_files(cwd, settings, paths, ignores, conftest, globs=globs) if globs else []
+    return {**found, **dict.fromkeys(texts, 1)}
+
+
+def _doctests_notes(doctests: Mapping[str, int], globs: Sequence[str]) -> list[str]:
+    modules = {f: n for f, n in doctests.items() if f.endswith(".py")}
+    texts = [f for f in doctests if not f.endswith(".py")]
+    notes = []
+    if modules:
+        notes.append(
+            f"planned {plural(len(modules), 'module')} for the doctests --doctest-modules collects from them"
+            f" ({plural(sum(modules.values()), 'doctest')} counted, each estimated as one test):"
+            f" {listed(list(modules))}"
+        )
+    if texts:
+        notes.append(
+            f"planned {plural(len(texts), 'text file')} pytest collects as one doctest each"
+            f" (--doctest-glob {' '.join(globs)}): {listed(texts)}"
+        )
+    return notes
 
 
 def _with_doctests(count_of: CountOf, doctests: Mapping[str, int]) -> CountOf:

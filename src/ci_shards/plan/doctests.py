@@ -6,7 +6,11 @@ distutils. A module makes one ``DoctestItem`` per docstring with examples that `
 the module's own, and those of the classes and functions it defines (methods, properties and nested classes too,
 wherever in the module's top-level statements they are defined), never of a function defined inside a function,
 whose body the finder does not look into. A ``__test__`` dictionary's strings are not counted: the count is an
-estimate for the first plan, and pytest's collection, not this count, decides what runs. On boltons 26.2.0 it
+estimate for the first plan, and pytest's collection, not this count, decides what runs.
+
+Text files are doctests too, with the plugin on and no flag needed: every non-``.py`` file of the walk that
+``--doctest-glob`` patterns match (``test*.txt`` when none is given) is a ``DoctestTextfile``, one item if it holds
+an example. On boltons 26.2.0 it
 counts 153 of the 153 doctests pytest collects from its package, on jaraco.functools 4.6.0 21 of 21, on inflect
 7.6.0 11 of 11.
 """
@@ -22,6 +26,8 @@ from typing import Final
 from ci_shards.plan.pytest_args import positional_words
 
 FLAG: Final = "--doctest-modules"
+GLOB_FLAG: Final = "--doctest-glob"
+DEFAULT_GLOBS: Final = ("test*.txt",)  # pytest's, when no --doctest-glob is given
 _EXAMPLE = re.compile(r"^[ \t]*>>>", re.MULTILINE)  # doctest's prompt starting a line of a docstring: an example
 _Definition = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
 _BLOCKS: Final = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)
@@ -31,9 +37,33 @@ _TRIES: Final = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* is Py
 def collects_doctest_modules(words: Sequence[str]) -> bool:
     """Whether pytest given ``words`` (addopts, then the user's arguments) collects doctests from modules: the flag
     is there and pytest's doctest plugin is not turned off (``-p no:doctest``)."""
-    options = [w for w in words if w not in positional_words(words)]
-    disabled = "-pno:doctest" in options or any(pair == ("-p", "no:doctest") for pair in itertools.pairwise(options))
-    return FLAG in options and not disabled
+    options = _options(words)
+    return FLAG in options and _plugin_on(options)
+
+
+def doctest_globs(words: Sequence[str]) -> list[str]:
+    """The patterns of the text files pytest collects as one doctest each (``DoctestTextfile``, any file but a
+    ``.py`` one): every ``--doctest-glob`` given, else pytest's default ``test*.txt``; none with the plugin off."""
+    options = _options(words)
+    if not _plugin_on(options):
+        return []
+    given = [b for a, b in itertools.pairwise(options) if a == GLOB_FLAG]
+    given += [w.split("=", 1)[1] for w in options if w.startswith(f"{GLOB_FLAG}=")]
+    return given or list(DEFAULT_GLOBS)
+
+
+def holds_examples(source: bytes) -> bool:
+    """Whether a doctest text file has an example: pytest makes its item only then."""
+    return bool(_EXAMPLE.search(source.decode("utf-8", "replace")))
+
+
+def _options(words: Sequence[str]) -> list[str]:
+    positional = set(positional_words(words))
+    return [w for w in words if w not in positional]
+
+
+def _plugin_on(options: Sequence[str]) -> bool:
+    return "-pno:doctest" not in options and all(pair != ("-p", "no:doctest") for pair in itertools.pairwise(options))
 
 
 def doctest_module(name: str, source: bytes) -> bool:

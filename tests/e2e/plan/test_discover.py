@@ -328,13 +328,15 @@ def _doctested(*names: str) -> str:
 def test_with_doctest_modules_the_first_plan_plans_the_modules_that_hold_doctests(tmp_path: Path) -> None:
     # issue 25 on jaraco's skeleton (addopts --doctest-modules): discovery planned the test files only, so every
     # doctest of the package ran unplanned in the one shard that walks for unowned files
-    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --doctest-modules\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --doctest-modules --doctest-glob=*.rst\n")
     files = {
         "pkg/__init__.py": "",
         "pkg/mod.py": _doctested("f"),
         "pkg/other.py": _doctested("g", "h", "i"),
         "pkg/plain.py": GUARD,
         "tests/test_a.py": _tests("test_a", "test_b"),
+        "docs/guide.rst": "A guide.\n\n>>> 6 * 7\n42\n",  # a text file the doctest glob matches: one doctest
+        "docs/plain.rst": "No example here.\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -347,7 +349,7 @@ def test_with_doctest_modules_the_first_plan_plans_the_modules_that_hold_doctest
     assert done.returncode == 0, done.stdout + done.stderr
     plan = json.loads((out / "plan.json").read_text())
     planned = sorted(i for s in plan["shards"] for i in s["items"])
-    assert planned == ["pkg/mod.py", "pkg/other.py", "tests/test_a.py"], plan
+    assert planned == ["docs/guide.rst", "pkg/mod.py", "pkg/other.py", "tests/test_a.py"], plan
     assert "planned 2 modules for the doctests --doctest-modules collects from them (6 doctests counted" in " ".join(
         plan["notes"]
     )
@@ -356,5 +358,5 @@ def test_with_doctest_modules_the_first_plan_plans_the_modules_that_hold_doctest
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
     collected = sorted(line for line in plain.stdout.splitlines() if "::" in line)
-    assert len(collected) == 8  # 6 doctests and 2 tests: the comparison below is about them
+    assert len(collected) == 9  # 7 doctests and 2 tests: the comparison below is about them
     assert sorted(_ran(tmp_path, 2)) == collected  # each once, as plain pytest collects it

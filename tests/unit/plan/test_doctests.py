@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ci_shards.plan.discover import discover_items
-from ci_shards.plan.doctests import collects_doctest_modules, count_doctests, doctest_module
+from ci_shards.plan.doctests import collects_doctest_modules, count_doctests, doctest_globs, doctest_module
 
 MODULES = {
     "none": "def f():\n    'no examples'\n",
@@ -164,3 +164,34 @@ def test_without_the_flag_no_module_is_planned(tmp_path: Path) -> None:
         cwd=tmp_path, pytest_files=True, pytest_args=["--doctest-modules"], globs=[], timings={}
     )
     assert found.items == ("pkg/mod.py", "tests/test_a.py")
+
+
+@pytest.mark.parametrize(
+    ("words", "globs"),
+    [
+        ([], ["test*.txt"]),  # pytest's default, no flag needed
+        (["--doctest-glob", "*.rst", "--doctest-glob=*.md", "tests"], ["*.rst", "*.md"]),
+        (["--doctest-glob", "*.rst", "-p", "no:doctest"], []),
+    ],
+)
+def test_the_text_files_pytest_takes_for_doctests(words: list[str], globs: list[str]) -> None:
+    assert sorted(doctest_globs(words)) == sorted(globs)
+
+
+def test_discovery_plans_the_text_files_the_doctest_globs_match(tmp_path: Path) -> None:
+    _project(tmp_path, "-q")
+    for name, text in {
+        "tests/test_notes.txt": ">>> 1 + 1\n2\n",  # the default glob
+        "tests/test_empty.txt": "no example: no item",
+        "docs/guide.rst": ">>> 2\n2\n",
+        "tests/test_b.py": "def test_b():\n    pass\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found, notes = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=[], globs=[], timings={})
+    assert found.items == ("tests/test_a.py", "tests/test_b.py", "tests/test_notes.txt")
+    assert "planned 1 text file pytest collects as one doctest each (--doctest-glob test*.txt)" in " ".join(notes)
+    found, _notes = discover_items(
+        cwd=tmp_path, pytest_files=True, pytest_args=["--doctest-glob=*.rst"], globs=[], timings={}
+    )
+    assert found.items == ("docs/guide.rst", "tests/test_a.py", "tests/test_b.py")
