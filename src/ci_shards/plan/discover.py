@@ -246,21 +246,36 @@ def discover_pytest_files(
     return sorted(found)
 
 
-def discover_doctest_modules(
-    cwd: Path, settings: PytestSettings, paths: Sequence[str], ignores: Ignores, conftest: ConftestIgnores
+def discover_doctests(
+    cwd: Path,
+    settings: PytestSettings,
+    paths: Sequence[str],
+    ignores: Ignores,
+    conftest: ConftestIgnores,
+    *,
+    modules: bool,
+    globs: Sequence[str],
 ) -> dict[str, int]:
-    """The other ``.py`` files ``--doctest-modules`` makes pytest collect from the same walk as the test files
-    (``plan.doctests``), each with the doctests counted in it; only those holding one (file id → doctests). A file
-    that cannot be parsed is left to pytest (and to the shard that runs unplanned files)."""
+    """Each file but a test file that pytest collects doctests from, found in one walk of the test files' folders,
+    with the doctests it holds (``plan.doctests``): with ``modules`` (``--doctest-modules``) the ``.py`` files, each
+    docstring with an example one; and the other files the doctest ``globs`` match, one each when it holds an
+    example. Only files holding one; a file that cannot be read or parsed is left to pytest (and to the shard that
+    runs unplanned files)."""
     cwd = cwd.absolute()
     counted: dict[str, int] = {}
 
     def holds_doctests(name: str, rel: str, path: Path) -> bool:
-        if _is_test_file(name, rel, settings.python_files) or not name.endswith(".py"):
+        module = name.endswith(".py")
+        if module and (not modules or _is_test_file(name, rel, settings.python_files)):
             return False  # a test file is planned as one, its doctests with it
+        if not module and not _is_test_file(name, rel, globs):
+            return False
         try:
             source = path.read_bytes()
-            counted[rel] = count_doctests(source) if doctest_module(name, source) else 0
+            if module:
+                counted[rel] = count_doctests(source) if doctest_module(name, source) else 0
+            else:
+                counted[rel] = int(holds_examples(source))
         except (OSError, SyntaxError, ValueError, RecursionError):
             return False
         return counted[rel] > 0
@@ -270,34 +285,6 @@ def discover_doctest_modules(
         if root.is_dir():
             found |= _walk(root, cwd, settings, ignores, conftest, wanted=holds_doctests)
     return {rel: counted[rel] for rel in sorted(found)}
-
-
-def discover_doctest_files(
-    cwd: Path,
-    settings: PytestSettings,
-    paths: Sequence[str],
-    ignores: Ignores,
-    conftest: ConftestIgnores,
-    *,
-    globs: Sequence[str],
-) -> list[str]:
-    """The text files the ``globs`` (``plan.doctests.doctest_globs``) make pytest collect from the same walk as the
-    test files, each one doctest: those that hold an example."""
-    cwd = cwd.absolute()
-
-    def text_doctest(name: str, rel: str, path: Path) -> bool:
-        if name.endswith(".py") or not _is_test_file(name, rel, globs):
-            return False
-        try:
-            return holds_examples(path.read_bytes())
-        except OSError:
-            return False
-
-    found: set[str] = set()
-    for root in _roots(cwd, settings, paths):
-        if root.is_dir():
-            found |= _walk(root, cwd, settings, ignores, conftest, wanted=text_doctest)
-    return sorted(found)
 
 
 def _roots(cwd: Path, settings: PytestSettings, paths: Sequence[str]) -> list[Path]:
@@ -460,8 +447,13 @@ def discover_items(
             f" ({source}, python_files {' '.join(settings.python_files)})"
         )
         words = [*settings.addopts, *pytest_args]
-        doctests = _doctests(cwd, settings, paths, ignores, conftest, words=words)
-        notes += _doctests_notes(doctests, doctest_globs(words))
+        modules, doctest_patterns = collects_doctest_modules(words), doctest_globs(words)
+        doctests = {}
+        if modules or doctest_patterns:  # pytest's doctest plugin on: else no walk
+            doctests = discover_doctests(
+                cwd, settings, paths, ignores, conftest, modules=modules, globs=doctest_patterns
+            )
+        notes += _doctests_notes(doctests, doctest_patterns)
         # timings of a file the rules leave out are not a file to run (they date from before the rule);
         # a file discovery found (the walk passed it, or it was named) is planned whatever its timings
         timed_files = {item_file(k) for k in timings}.difference(files)
@@ -471,7 +463,10 @@ def discover_items(
             notes.append(_left_out_note(list(conftest.left_out), cwd))
         if conftest.hooks:
             notes.append(_unseen_tests_note(conftest.hooks, cwd))
-        count_of = _with_doctests(_test_counter(settings, words, on_disk, set(files), search_path), doctests)
+        count_of = _with_doctests(
+            _test_counter(settings, words, cwd=cwd, on_disk=on_disk, files=set(files), search_path=search_path),
+            doctests,
+        )
         files += doctests
     if globs:
         files += glob_items(globs, cwd=cwd)
@@ -480,7 +475,13 @@ def discover_items(
 
 
 def _test_counter(
-    settings: PytestSettings, words: Sequence[str], on_disk: Sequence[Path], files: set[str], search_path: Sequence[str]
+    settings: PytestSettings,
+    words: Sequence[str],
+    *,
+    cwd: Path,
+    on_disk: Sequence[Path],
+    files: set[str],
+    search_path: Sequence[str],
 ) -> CountOf:
     """``_counter`` for the test ``files`` by the project's settings and pytest's ``words`` (-m, -k, the hypothesis
     profile), looking modules up where the shards' interpreter would."""
@@ -493,25 +494,8 @@ def _test_counter(
     rootdir = settings.rootdir.absolute()
     profiles = ProfileReader(rootdir, last_value(words, "--hypothesis-profile"))
     pythonpath = [str(rootdir / p) for p in settings.pythonpath]
-    has_module = module_finder([*pythonpath, str(on_disk[0].absolute()), *search_path])
+    has_module = module_finder([*pythonpath, str(cwd.absolute()), *search_path])
     return _counter(on_disk, files, rules, rootdir, profiles, has_module=has_module)
-
-
-def _doctests(
-    cwd: Path,
-    settings: PytestSettings,
-    paths: Sequence[str],
-    ignores: Ignores,
-    conftest: ConftestIgnores,
-    *,
-    words: Sequence[str],
-) -> dict[str, int]:
-    """Each file pytest collects doctests from that is no test file, with its doctests: the modules with
-    ``--doctest-modules``, and the text files of the doctest globs (one each)."""
-    found = discover_doctest_modules(cwd, settings, paths, ignores, conftest) if collects_doctest_modules(words) else {}
-    globs = doctest_globs(words)
-    texts = discover_doctest_files(cwd, settings, paths, ignores, conftest, globs=globs) if globs else []
-    return {**found, **dict.fromkeys(texts, 1)}
 
 
 def _doctests_notes(doctests: Mapping[str, int], globs: Sequence[str]) -> list[str]:
