@@ -15,10 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ci_shards import __version__
-from ci_shards.commands import COMMANDS
+from ci_shards.commands import COMMANDS, Command
 from ci_shards.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CiShardsError
-from ci_shards.options.declared import OPTIONS
-from ci_shards.options.spec import add_options, for_command
 
 DEBUG_HELP: Final = "show tracebacks on errors; anywhere before -- (default: off)"
 
@@ -39,8 +37,10 @@ class _Parser(argparse.ArgumentParser):
         raise CiShardsError(msg)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of every subcommand in ``commands.COMMANDS``, each with its options and ``--debug``."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand in ``commands.COMMANDS``, each with its options and ``--debug``. Given the
+    ``argv`` it will parse, only the command that argv names gets its options (and imports its module): the others
+    are still listed, with their help, as argparse would list them anyway."""
     parser = _Parser(
         prog="ci-shards",
         description="Split a test suite into balanced shards, run them, and merge the results.",
@@ -49,29 +49,52 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     parsers: dict[tuple[str, ...], argparse.ArgumentParser] = {(): parser}
     groups: dict[tuple[str, ...], Any] = {(): parser.add_subparsers(dest="command", metavar="COMMAND")}
+    named = None if argv is None else _command_word(argv)
     for command in COMMANDS:
         sub = groups[command.path[:-1]].add_parser(command.name, help=command.help, description=command.description)
         if command.hidden:
             _unlist(groups[command.path[:-1]], command.name)
         parsers[command.path] = sub
-        if command.declared:
-            add_options(sub, for_command(OPTIONS, command.name))
-        if command.arguments is not None:
-            command.arguments(sub)
-        # --debug after the subcommand too (``ci-shards run ... --debug``). SUPPRESS: a subcommand's default
-        # must not overwrite ``--debug`` given before it.
-        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
-        if command.reentering is not None:
-            sub.set_defaults(handler=lambda args, step=command.reentering: step(args, main))
-        elif command.handler is not None:
-            sub.set_defaults(handler=command.handler)
-        else:
+        if named is None or command.path[0] == named:
+            _add_arguments(sub, command)
+        if command.handler is None and command.reentering is None:
             groups[command.path] = sub.add_subparsers(
                 dest=f"{command.name}_command", metavar=command.metavar, required=command.required
             )
             if not command.required:
                 sub.set_defaults(handler=lambda _args, sub=sub: _group_help(sub))
     return parser
+
+
+def _command_word(argv: Sequence[str]) -> str:
+    """The subcommand ``argv`` names: its first word that is not an option. Every option of the top-level parser
+    is a flag (--version, --debug, --help), so no option's value can be taken for it ("" when there is none)."""
+    for word in argv:
+        if word == "--":
+            break
+        if not word.startswith("-"):
+            return word
+    return ""
+
+
+def _add_arguments(sub: argparse.ArgumentParser, command: Command) -> None:
+    """``command``'s options, ``--debug`` and handler on its parser."""
+    if command.declared:
+        # here, not at the top: the declarations import the stages' models (~50 ms) that --version and the
+        # undeclared commands never need
+        from ci_shards.options.declared import OPTIONS  # noqa: PLC0415
+        from ci_shards.options.spec import add_options, for_command  # noqa: PLC0415
+
+        add_options(sub, for_command(OPTIONS, command.name))
+    if command.arguments is not None:
+        command.arguments(sub)
+    # --debug after the subcommand too (``ci-shards run ... --debug``). SUPPRESS: a subcommand's default
+    # must not overwrite ``--debug`` given before it.
+    sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
+    if command.reentering is not None:
+        sub.set_defaults(handler=lambda args, step=command.reentering: step(args, main))
+    elif command.handler is not None:
+        sub.set_defaults(handler=command.handler)
 
 
 def _unlist(subparsers: Any, name: str) -> None:
@@ -97,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_requested(args_list, os.environ)
     try:
-        parser = build_parser()
+        parser = build_parser(args_list)
         args = parser.parse_args(args_list)
         handler = getattr(args, "handler", None)
         if handler is None:

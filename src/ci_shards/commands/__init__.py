@@ -3,21 +3,47 @@
 A handler is a function ``(args: argparse.Namespace) -> int`` in the stage's module here; it turns the Namespace
 into the stage's typed options (``ci_shards.options.typed``) and calls the stage. ``declared`` commands take the
 options ``ci_shards.options.declared`` gives them; ``arguments`` adds those still declared beside their handler.
+
+The table names each handler by its module and function (``Later``) and imports nothing of the commands: a
+``ci-shards`` process imports only the module of the command it runs. Importing them all cost every process
+~60-100 ms more (~0.2 s in all), and the suite alone starts ~550 of them (docs/benchmarks.md, "Start-up per
+command").
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-from ci_shards.commands import aggregate, coverage, gha, init, plan_matrix, run, timings
-from ci_shards.gha.steps import STEPS
+from typing import Any
 
 Handler = Callable[[argparse.Namespace], int]
 # a handler that runs other subcommands through the CLI (the action's steps) also takes ``cli.main``: handed in
 # by the CLI, since importing it from here or a stage would be an import cycle (cli imports this table)
 ReenteringHandler = Callable[[argparse.Namespace, Callable[[Sequence[str]], int]], int]
+Arguments = Callable[[argparse.ArgumentParser], None]
+
+
+@dataclass(frozen=True)
+class Later:
+    """``function`` of ``ci_shards.commands.<module>``, imported when first called."""
+
+    module: str
+    function: str
+
+    def __call__(self, *args: Any) -> Any:
+        return getattr(importlib.import_module(f"ci_shards.commands.{self.module}"), self.function)(*args)
+
+
+# the action's steps (ci_shards.gha.steps.STEPS, a unit test holds them equal), with their help
+GHA_STEPS: dict[str, str] = {
+    "plan": "plan and write the matrix outputs (the action's plan step)",
+    "run": "run one shard and name its artifact (the action's run step)",
+    "aggregate": "aggregate, fill the job summary, output verdict and status (the action's aggregate step)",
+    "verdict": "exit with aggregate's status unless fail-on-verdict is false (the action's last step)",
+    "comment": "post the PR comment from another run's artifacts (the action's comment step)",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,7 +57,7 @@ class Command:
     handler: Handler | None = None
     reentering: ReenteringHandler | None = None  # instead of ``handler``: also takes cli.main (the gha steps)
     declared: bool = False  # takes the options declared for it in ci_shards.options.declared
-    arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    arguments: Arguments | None = None
     metavar: str = "COMMAND"  # a group's: how --help names its subcommand
     required: bool = False  # a group's: its subcommand must be given
     hidden: bool = False  # works, but not listed in its parent's --help (the action's internals)
@@ -47,15 +73,15 @@ COMMANDS: tuple[Command, ...] = (
         help="write the CI configuration for this repository",
         description="Detect the runner, install command, Python and test paths of the repository in the current "
         "directory and write its sharded CI configuration (docs/init.md).",
-        arguments=init.init_arguments,
-        handler=init.init_handler,
+        arguments=Later("init", "init_arguments"),
+        handler=Later("init", "init_handler"),
     ),
     Command(
         path=("plan",),
         help="balance the items into shards and write plan.json",
         description="Collect the items, estimate them from timings, and balance them into shards.",
         declared=True,
-        handler=plan_matrix.plan_command,
+        handler=Later("plan_matrix", "plan_command"),
     ),
     Command(
         path=("matrix",),
@@ -63,7 +89,7 @@ COMMANDS: tuple[Command, ...] = (
         description='Plan (or read --plan), write plan.json, print {"include": [...]}; with $GITHUB_OUTPUT set,'
         " append the outputs matrix, plan-digest, total and empty.",
         declared=True,
-        handler=plan_matrix.matrix_command,
+        handler=Later("plan_matrix", "matrix_command"),
     ),
     Command(
         path=("timings",),
@@ -75,15 +101,15 @@ COMMANDS: tuple[Command, ...] = (
         path=("timings", "import"),
         help="build a store from JUnit XML and/or pytest-split durations",
         description="Each input file counts as one run: one sample per item.",
-        arguments=timings.import_arguments,
-        handler=timings.timings_import,
+        arguments=Later("timings", "import_arguments"),
+        handler=Later("timings", "timings_import"),
     ),
     Command(
         path=("timings", "merge"),
         help="merge timings files into one store",
         description="Histories are concatenated in argument order (later = more recent), keeping the last 5 samples.",
-        arguments=timings.merge_arguments,
-        handler=timings.timings_merge,
+        arguments=Later("timings", "merge_arguments"),
+        handler=Later("timings", "timings_merge"),
     ),
     Command(
         path=("run",),
@@ -91,7 +117,7 @@ COMMANDS: tuple[Command, ...] = (
         description="Run one shard's items: CMD ARGS... {items} after --, or --pytest. Exit 0 when the shard "
         "passed (or is empty), 1 otherwise, 2 on bad usage.",
         declared=True,
-        handler=run.run_handler,
+        handler=Later("run", "run_handler"),
     ),
     Command(
         path=("local",),
@@ -99,7 +125,7 @@ COMMANDS: tuple[Command, ...] = (
         description="Plan the suite, run every shard on this machine (each a real `ci-shards run`), then aggregate. "
         "Ctrl-C stops every shard and still reports what finished; a second Ctrl-C kills them.",
         declared=True,
-        handler=run.local_handler,
+        handler=Later("run", "local_handler"),
     ),
     Command(
         path=("aggregate",),
@@ -108,7 +134,7 @@ COMMANDS: tuple[Command, ...] = (
         "flat merge-multiple layout), check it against the plan, and write the verdict. Exit 0 only when "
         "every shard passed and every planned item ran exactly once; 1 otherwise; 2 for bad input.",
         declared=True,
-        handler=aggregate.aggregate_handler,
+        handler=Later("aggregate", "aggregate_handler"),
     ),
     Command(
         path=("junit",),
@@ -120,16 +146,16 @@ COMMANDS: tuple[Command, ...] = (
         help="merge JUnit files into one valid file",
         description="Merge JUnit XML files (paths or globs, ** recursive) into one file: one suite per input, "
         "totals recounted from the test cases. Exit 2 naming any unreadable file (the rest is still merged).",
-        arguments=aggregate.junit_merge_arguments,
-        handler=aggregate.junit_merge_handler,
+        arguments=Later("aggregate", "junit_merge_arguments"),
+        handler=Later("aggregate", "junit_merge_handler"),
     ),
     Command(
         path=("junit", "summary"),
         help="totals of JUnit files",
         description="Totals (tests, passed, failed, errors, skipped, xfailed, xpassed, flaky, left_out, time) "
         "recounted from the test cases, as pytest counts them. Exit 2 naming any unreadable file.",
-        arguments=aggregate.junit_summary_arguments,
-        handler=aggregate.junit_summary_handler,
+        arguments=Later("aggregate", "junit_summary_arguments"),
+        handler=Later("aggregate", "junit_summary_handler"),
     ),
     Command(
         path=("comment",),
@@ -139,7 +165,7 @@ COMMANDS: tuple[Command, ...] = (
         "workflow_run job) or from a body written by `aggregate --comment-out` (--body-file; trusted bodies only, "
         "any state line in it is recomputed). Never fails the build: problems are warnings.",
         declared=True,
-        handler=aggregate.comment_handler,
+        handler=Later("aggregate", "comment_handler"),
     ),
     Command(
         path=("coverage",),
@@ -152,15 +178,15 @@ COMMANDS: tuple[Command, ...] = (
         help="EXECUTED / NOT EXECUTED / STALE / NO COVERAGE / EXCLUDED for FILE:LINE",
         description="What the coverage says about one line, used only while the file is unchanged since it was "
         "measured. Exit 0 with an answer, 2 for bad input.",
-        arguments=coverage.query_arguments,
-        handler=coverage.query_handler,
+        arguments=Later("coverage", "query_arguments"),
+        handler=Later("coverage", "query_handler"),
     ),
     Command(
         path=("coverage", "status"),
         help="FRESH, or STALE: k of n files changed since the coverage was collected",
         description="Compare every file the coverage vouches for with the files here. Exit 0 either way.",
-        arguments=coverage.status_arguments,
-        handler=coverage.status_handler,
+        arguments=Later("coverage", "status_arguments"),
+        handler=Later("coverage", "status_handler"),
     ),
     Command(
         path=("gha",),
@@ -172,7 +198,7 @@ COMMANDS: tuple[Command, ...] = (
         hidden=True,
     ),
     *(
-        Command(path=("gha", name), help=gha.HELP[name], description=gha.HELP[name], reentering=gha.step_handler(name))
-        for name in STEPS
+        Command(path=("gha", name), help=text, description=text, reentering=Later("gha", "step"))
+        for name, text in GHA_STEPS.items()
     ),
 )

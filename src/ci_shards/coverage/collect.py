@@ -14,7 +14,6 @@ verdict.
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import importlib.util
 import json
 import shutil
@@ -103,6 +102,10 @@ def prepare(shard_dir: Path) -> Path:
 def _version(tool: Tool) -> str:
     if tool is Tool.V8:
         return ""
+    # here, not at the top: importlib.metadata (and the email package it loads) is ~15 ms that every `ci-shards
+    # run` without coverage would pay at start-up
+    import importlib.metadata  # noqa: PLC0415
+
     try:
         return importlib.metadata.version("coverage")
     except importlib.metadata.PackageNotFoundError:
