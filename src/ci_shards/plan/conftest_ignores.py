@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -25,6 +26,9 @@ NAMES: Final = ("collect_ignore", "collect_ignore_glob")
 # tests (pygments 2.21's snippets and example files, 1,508 of its 5,346 tests), cases generated at
 # collection. A discovery plan counts neither, so it says where they come from (docs/planning.md).
 UNSEEN_TEST_HOOKS: Final = ("pytest_collect_file", "pytest_generate_tests", "pytest_pycollect_makeitem")
+# the modules a conftest.py (or a plugin it names) loads as plugins: their hooks make tests too, as a project's
+# own collection plugin that collects test classes by base class rather than by name
+PLUGINS_NAME: Final = "pytest_plugins"
 
 
 def literal_lists(source: str) -> dict[str, list[str]]:
@@ -45,6 +49,33 @@ def _hooks(tree: ast.Module) -> tuple[str, ...]:
     """The hooks of ``UNSEEN_TEST_HOOKS`` that the module level of ``tree`` defines."""
     defined = {s.name for s in tree.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
     return tuple(hook for hook in UNSEEN_TEST_HOOKS if hook in defined)
+
+
+def _plugin_names(tree: ast.Module) -> list[str]:
+    """The modules the module level of ``tree`` names in ``pytest_plugins`` (a string or a list or tuple of
+    them, as pytest reads it: ``_pytest.config._get_plugin_specs_as_list``)."""
+    names: list[str] = []
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == PLUGINS_NAME for t in statement.targets
+        ):
+            value = statement.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                names = [n.strip() for n in value.value.split(",") if n.strip()]
+            else:
+                names = _strings(value)
+    return names
+
+
+def _module_file(name: str, bases: Sequence[Path]) -> Path | None:
+    """The file of module ``name`` under the first of ``bases`` that holds it (no import: the project's
+    folders only; an installed plugin is not read)."""
+    parts = name.split(".")
+    for base in bases:
+        for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
+            if candidate.is_file():
+                return candidate
+    return None
 
 
 def _lists(tree: ast.Module) -> dict[str, list[str]]:
@@ -93,9 +124,11 @@ class ConftestIgnores:
 
     root: Path
     left_out: dict[Path, None] = field(default_factory=dict)  # what ``leaves_out`` said yes to, in order
-    hooks: dict[Path, tuple[str, ...]] = field(default_factory=dict)  # a conftest.py read → its unseen-test hooks
+    # a conftest.py read, or a plugin module it loads → its unseen-test hooks
+    hooks: dict[Path, tuple[str, ...]] = field(default_factory=dict)
     _own: dict[Path, dict[str, list[str]]] = field(default_factory=dict)
     _effective: dict[Path, Ignores] = field(default_factory=dict)
+    _plugins: set[Path] = field(default_factory=set)  # the plugin modules read, each once
 
     def leaves_out(self, path: Path) -> bool:
         """Whether pytest leaves ``path`` (absolute, a file or a folder) out by a conftest rule."""
@@ -138,7 +171,24 @@ class ConftestIgnores:
                 text = ""
             tree = _parsed(text) if text else None
             self._own[folder] = _lists(tree) if tree is not None else {}
-            hooks = _hooks(tree) if tree is not None else ()
-            if hooks:
-                self.hooks[folder / "conftest.py"] = hooks
+            if tree is not None:
+                self._note_hooks(folder / "conftest.py", tree, folder)
         return self._own[folder]
+
+    def _note_hooks(self, path: Path, tree: ast.Module, folder: Path) -> None:
+        """The unseen-test hooks of ``path`` and of the plugin modules it loads, those in turn included
+        (looked for beside the conftest.py, at the root and in its ``src``, as a project's own plugins are)."""
+        hooks = _hooks(tree)
+        if hooks:
+            self.hooks[path] = hooks
+        for name in _plugin_names(tree):
+            plugin = _module_file(name, (folder, self.root, self.root / "src"))
+            if plugin is None or plugin in self._plugins:
+                continue
+            self._plugins.add(plugin)
+            try:
+                plugin_tree = _parsed(plugin.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                plugin_tree = None
+            if plugin_tree is not None:
+                self._note_hooks(plugin, plugin_tree, folder)

@@ -328,8 +328,10 @@ def _unseen_tests_note(hooks: Mapping[Path, Sequence[str]], cwd: Path) -> str:
     the plan is balanced without them, so the user reads why a shard may run long."""
     here = cwd.absolute()
     names = [f"{Path(os.path.relpath(p, here)).as_posix()} ({', '.join(h)})" for p, h in sorted(hooks.items())]
+    # a plugin module a conftest.py loads (``pytest_plugins``) is named among them as what it is: a file
+    kind = "conftest.py file" if all(p.name == "conftest.py" for p in hooks) else "file"
     return (
-        f"not counted: the tests that hooks make in {plural(len(names), 'conftest.py file')}, {listed(names)}:"
+        f"not counted: the tests that hooks make in {plural(len(names), kind)}, {listed(names)}:"
         " files of other kinds collected as tests run unplanned in the shard that runs"
         " unplanned files, and generated cases count as one test; a --pytest plan balances what pytest collects"
     )

@@ -389,3 +389,26 @@ def test_conftest_hooks_that_make_tests_no_file_count_sees_are_named(tmp_path):
     _write(tmp_path, {"tests/snippets/conftest.py": "def pytest_configure(config): pass\n"})
     _, notes = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=["tests"], globs=(), timings={})
     assert not [n for n in notes if n.startswith("not counted")]
+
+
+def test_hooks_of_the_plugin_modules_a_conftest_loads_are_named_where_they_are(tmp_path: Path) -> None:
+    files = {
+        "pytest.ini": "[pytest]\n",
+        # a string of names too, as pytest reads it; one installed (not in the project): not read
+        "tests/conftest.py": "pytest_plugins = ['lib.testing.plugin', 'pytest_installed_elsewhere']\n",
+        "src/lib/__init__.py": "",
+        "src/lib/testing/__init__.py": "",
+        # loads another in turn, and itself back: each read once
+        "src/lib/testing/plugin.py": "pytest_plugins = 'lib.testing.more, lib.testing.plugin'\n"
+        "def pytest_pycollect_makeitem(collector, name, obj): pass\n",
+        "src/lib/testing/more/__init__.py": "def pytest_generate_tests(metafunc): pass\n",
+        "tests/test_a.py": "def test_a(): pass\n",
+    }
+    _write(tmp_path, files)
+    _, notes = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=["tests"], globs=(), timings={})
+    unseen = [n for n in notes if n.startswith("not counted")]
+    assert len(unseen) == 1
+    assert unseen[0].startswith(
+        "not counted: the tests that hooks make in 2 files, src/lib/testing/more/__init__.py (pytest_generate_tests),"
+        " src/lib/testing/plugin.py (pytest_pycollect_makeitem): "
+    )
