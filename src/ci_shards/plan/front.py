@@ -11,7 +11,7 @@ import datetime as dt
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ci_shards.common.console import Console, console_for, plural
 from ci_shards.common.errors import InputError, UsageError
@@ -22,19 +22,24 @@ from ci_shards.options.typed import PlanOptions
 from ci_shards.plan import matrix as matrix_mod
 from ci_shards.plan.choose import MAX_SHARDS, choose_shards
 from ci_shards.plan.collect import glob_items, read_items
-from ci_shards.plan.discover import Discovery, discover_items, settings_in, whole_files_as_items
 from ci_shards.plan.estimates import match_timings, measured_ratio, rebase_keys
-from ci_shards.plan.first_weights import Weights, collected_weights, read_units
-from ci_shards.plan.hypothesis_profiles import ProfileReader
 from ci_shards.plan.planner import plan_items
 from ci_shards.plan.pytest_args import check_pytest_words, last_value
-from ci_shards.plan.pytest_collect import Collection, collect_pytest, portable_rootdir
 from ci_shards.plan.workers import overhead_variant, planned_workers
 from ci_shards.run.workers import MachineFiles, WorkerChoice, parse_workers, read_machine
-from ci_shards.select.apply import select_items
-from ci_shards.select.decide import Selection, shrink_shards
 from ci_shards.select.settings import SelectMode
 from ci_shards.timings.store import TimingsStore, load_timings, merge_stores
+
+if TYPE_CHECKING:
+    from ci_shards.plan.discover import Discovery
+    from ci_shards.plan.first_weights import Weights
+    from ci_shards.plan.hypothesis_profiles import ProfileReader
+    from ci_shards.plan.pytest_collect import Collection
+    from ci_shards.select.decide import Selection
+
+# Discovery, collection, their first weights and the selection are imported where a plan uses them, not at the
+# top: a plan from timings alone (the action's plan step on a timed suite) needs none of them, and loading them
+# cost every plan process ~50 ms (docs/benchmarks.md, "The command table imports no command").
 
 
 def _created_at(env: Mapping[str, str]) -> str:
@@ -248,6 +253,8 @@ def make_plan(
     shrink = (found.items, items) if selection is not None and mode is SelectMode.CHANGED else None
     plan = _shard_plan(options, items, estimates, stores, balance, shrink=shrink, env=env, cap_to_items=cap_to_items)
     if found.discovery is not None:
+        from ci_shards.plan.discover import whole_files_as_items  # noqa: PLC0415
+
         plan = dataclasses.replace(
             whole_files_as_items(plan),
             unknown_items=plan.unknown_items + len(found.discovery.new_files),
@@ -321,6 +328,8 @@ def _find_items(
     rootdir: str | None = None
     first_weights: Weights | None = None
     if options.pytest and not discovering:
+        from ci_shards.plan.pytest_collect import collect_pytest, portable_rootdir  # noqa: PLC0415
+
         check_pytest_words(extra, cwd)
         collection = collect_pytest(extra, cwd=cwd, env=env, python=options.python)
         first_weights = _first_weights(collection, estimates, extra)
@@ -332,6 +341,8 @@ def _find_items(
     discovery: Discovery | None = None
     discovery_notes: list[str] = []
     if discovering or (options.globs and options.from_timings):
+        from ci_shards.plan.discover import discover_items  # noqa: PLC0415
+
         discovery, discovery_notes = discover_items(
             cwd=cwd,
             pytest_files=discovering,
@@ -359,6 +370,8 @@ def _find_items(
 
 def _first_weights(collection: Collection, estimates: Mapping[str, float], words: Sequence[str]) -> Weights:
     """The collected tests of files without timings weighed by their files' text (``first_weights``)."""
+    from ci_shards.plan.first_weights import collected_weights, read_units  # noqa: PLC0415
+
     units_of = read_units(collection.paths, _profiles(collection.rootdir, words))
     return collected_weights(collection.ids, timed=estimates, deselected=collection.deselected, units_of=units_of)
 
@@ -366,6 +379,9 @@ def _first_weights(collection: Collection, estimates: Mapping[str, float], words
 def _profiles(rootdir: str, words: Sequence[str]) -> ProfileReader:
     """The hypothesis profiles of a collected project (``--hypothesis-profile`` of the settings' addopts or
     the run's words), read as discovery reads them."""
+    from ci_shards.plan.discover import settings_in  # noqa: PLC0415
+    from ci_shards.plan.hypothesis_profiles import ProfileReader  # noqa: PLC0415
+
     try:
         settings = settings_in(Path(rootdir))
     except InputError:  # pytest read them (it collected): what it could read and we cannot adds no profile
@@ -443,6 +459,8 @@ def _shard_plan(
         return _auto_plan(options, items, estimates, balance, overhead=overhead, overhead_source=overhead_source)
     count = shard_count(str(shards), len(items), cap_to_items=cap_to_items, console=console_for(env))
     if shrink is not None:
+        from ci_shards.select.decide import shrink_shards  # noqa: PLC0415
+
         count = shrink_shards(count, shrink[0], shrink[1], estimates)
     plan = plan_items(items, estimates, count, **balance)
     if overhead:
@@ -514,6 +532,8 @@ def _select(
             msg = f"{', '.join(given)} apply only to --select changed or shadow (the selection is off)"
             raise UsageError(msg)
         return None
+    from ci_shards.select.apply import select_items  # noqa: PLC0415
+
     selection = select_items(items, cwd=cwd, rootdir=rootdir, env=env, settings=options.selection, base=options.base)
     console = console_for(env)
     for line in selection.lines:
