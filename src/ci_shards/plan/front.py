@@ -328,29 +328,15 @@ def _find_items(
     rootdir: str | None = None
     first_weights: Weights | None = None
     if options.pytest and not discovering:
-        from ci_shards.plan.pytest_collect import collect_pytest, portable_rootdir  # noqa: PLC0415
-
-        check_pytest_words(extra, cwd)
-        collection = collect_pytest(extra, cwd=cwd, env=env, python=options.python)
-        first_weights = _first_weights(collection, estimates, extra)
-        items += collection.ids
-        rootdir = portable_rootdir(collection.rootdir, cwd)
+        collected, rootdir, first_weights = _collected(options, extra, estimates, cwd=cwd, env=env)
+        items += collected
         sources += 1
     if options.durations_root:
         estimates = rebase_keys(estimates, durations_root=options.durations_root, ids_root=rootdir or ".")
     discovery: Discovery | None = None
     discovery_notes: list[str] = []
     if discovering or (options.globs and options.from_timings):
-        from ci_shards.plan.discover import discover_items  # noqa: PLC0415
-
-        discovery, discovery_notes = discover_items(
-            cwd=cwd,
-            pytest_files=discovering,
-            pytest_args=extra,
-            globs=options.globs,
-            timings=estimates,
-            search_path=sys.path,  # the shards' pytest runs on this interpreter (run --pytest, local)
-        )
+        discovery, discovery_notes = _discovered(options, extra, estimates, cwd=cwd)
         items += discovery.items
         estimates = dict(discovery.estimates)
         sources += 1
@@ -365,6 +351,35 @@ def _find_items(
         discovery=discovery,
         discovery_notes=discovery_notes,
         first_weights=first_weights,
+    )
+
+
+def _collected(
+    options: PlanOptions, words: Sequence[str], estimates: Mapping[str, float], *, cwd: Path, env: Mapping[str, str]
+) -> tuple[list[str], str, Weights]:
+    """``--pytest``'s items: the ids pytest collects with ``words``, its rootdir as the plan records it, and the
+    weights of the tests without timings."""
+    from ci_shards.plan.pytest_collect import collect_pytest, portable_rootdir  # noqa: PLC0415
+
+    check_pytest_words(words, cwd)
+    collection = collect_pytest(words, cwd=cwd, env=env, python=options.python)
+    return list(collection.ids), portable_rootdir(collection.rootdir, cwd), _first_weights(collection, estimates, words)
+
+
+def _discovered(
+    options: PlanOptions, words: Sequence[str], estimates: Mapping[str, float], *, cwd: Path
+) -> tuple[Discovery, list[str]]:
+    """Discovery's items (``--discover``, or ``--glob`` beside ``--from-timings``) merged with the timings, and
+    its notes."""
+    from ci_shards.plan.discover import discover_items  # noqa: PLC0415
+
+    return discover_items(
+        cwd=cwd,
+        pytest_files=options.discover,
+        pytest_args=words,
+        globs=options.globs,
+        timings=estimates,
+        search_path=sys.path,  # the shards' pytest runs on this interpreter (run --pytest, local)
     )
 
 
