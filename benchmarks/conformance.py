@@ -16,7 +16,8 @@ xpassed), per test: a collector's skip (a module or a folder's conftest.py skipp
 which pytest's summary line counts as one skipped, is no test. Prints a Markdown table with date,
 machine and load for docs/benchmarks.md, and the first differing ids of every mismatch. Run 2 added
 six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in docs/benchmarks.md), run 3 six more
-(``--only faker,jsonschema,trio,jaraco_functools,inflect,sqlalchemy``).
+(``--only faker,jsonschema,trio,jaraco_functools,inflect,sqlalchemy``), run 4 eleven more
+(the projects after sqlalchemy in ``PROJECTS``, with ``--work /tmp/disc9``).
 """
 
 from __future__ import annotations
@@ -158,6 +159,23 @@ PROJECTS = (
         "sqlalchemy-2.1.9",
         ("test/base",),
     ),
+    # run 4 (the venvs and sdists of issue 25's disc9 campaign: docs/benchmarks.md, "Run 9")
+    Project(
+        "arrow",
+        "addopts with pytest-cov (--cov-fail-under=99) and its own --junitxml=junit.xml",
+        "arrow-1.4.0",
+        ("tests",),
+    ),
+    Project("cattrs", "src layout, hypothesis, collect_ignore by the Python version", "cattrs-26.2.1", ("tests",)),
+    Project("freezegun", "flat layout, unittest and pytest tests mixed", "freezegun-1.5.5", ("tests",)),
+    Project("icalendar", "tests inside the package (src/icalendar/tests), hypothesis", "icalendar-7.3.2", ()),
+    Project("pluggy", "testpaths = testing, pytest-benchmark", "pluggy-1.7.0", ()),
+    Project("structlog", "--import-mode=importlib, --strict-config, pytest-asyncio", "structlog-26.1.0", ("tests",)),
+    Project("typeguard", "an import hook a conftest installs (instrumented modules)", "typeguard-4.6.1", ("tests",)),
+    Project("werkzeug", "src layout, servers started by fixtures, pytest-timeout", "werkzeug-3.1.9", ("tests",)),
+    Project("wcwidth", "testpaths of a test folder and the package, optional C extension", "wcwidth-0.9.4", ()),
+    Project("simplejson", "tests inside the package, unittest", "simplejson-4.3.0", ("simplejson/tests",)),
+    Project("tenacity", "asyncio, tornado and trio tests", "tenacity-9.2.1", ("tests",)),
 )
 
 
