@@ -229,7 +229,12 @@ def _per_test(lines: list[dict[str, object]]) -> Seen:
 
 def plain(args: tuple[str, ...], venv: Path, cwd: Path, work: Path) -> tuple[Seen, str, float, float]:
     reports = work / "plain.jsonl"
-    env = _env() | {"CONFORMANCE_REPORTS": str(reports), "PYTHONPATH": str(HERE)}
+    # the recorder alone on the path: benchmarks/ also holds coverage.py, which would shadow coverage.py the
+    # package for a project whose addopts load pytest-cov (arrow)
+    plugin = work / "recorder"
+    plugin.mkdir(exist_ok=True)
+    shutil.copy(HERE / "conformance_recorder.py", plugin)
+    env = _env() | {"CONFORMANCE_REPORTS": str(reports), "PYTHONPATH": str(plugin)}
     argv = [str(venv / "bin" / "python"), "-m", "pytest", "-p", "conformance_recorder", "-p", "no:cacheprovider"]
     rc, wall, cpu = _run([*argv, *args], cwd, env, work / "plain.log")
     lines = [json.loads(x) for x in reports.read_text(encoding="utf-8").splitlines() if x.strip()]
