@@ -140,7 +140,8 @@ class Values:
         self.steps = 0
         try:
             value = self.value(node, {})
-            return len(value) if isinstance(value, list | tuple | set | frozenset | range | str) else None
+            # a dict too: parametrize iterates its argument values, and a dict yields its keys
+            return len(value) if isinstance(value, list | tuple | set | frozenset | range | str | dict) else None
         except (Unknown, TypeError, ValueError, IndexError, KeyError, ZeroDivisionError, OverflowError, RecursionError):
             return None
 
@@ -227,6 +228,13 @@ class Values:
             out.append(_concrete(self.value(node.elt, inner)))
         return set(out)
 
+    def _DictComp(self, node: ast.DictComp, local: Mapping[str, Any]) -> Any:
+        out = {}
+        for inner in self._comprehension(node.generators, local):
+            out[_concrete(self.value(node.key, inner))] = self.value(node.value, inner)
+            _sized(out)
+        return out
+
     def _Subscript(self, node: ast.Subscript, local: Mapping[str, Any]) -> Any:
         value = self.value(node.value, local)
         if isinstance(value, Opaque):
@@ -286,6 +294,9 @@ class Values:
         return self.value(node.body if _truth(self.value(node.test, local)) else node.orelse, local)
 
     def _Call(self, node: ast.Call, local: Mapping[str, Any]) -> Any:
+        view = self._dict_view(node, local)
+        if view is not None:
+            return view
         function = self._function(node.func, local)
         if function is None:
             return Opaque()  # the user's code (pytest.param, a class): one entry, never run
@@ -296,6 +307,16 @@ class Values:
         if function is range and len(range(*args)) > MAX_ENTRIES:
             raise Unknown
         return function(*args, **keywords)
+
+    def _dict_view(self, node: ast.Call, local: Mapping[str, Any]) -> list[Any] | None:
+        """``d.keys()``, ``d.values()`` or ``d.items()`` of a dict the text gives, as a list (cattrs 26.2.1:
+        ``parametrize("case", IDS_TO_CASE.values(), ids=IDS_TO_CASE)``); None for any other call. A method of
+        anything else is never called: an opaque entry, as any call of the user's code."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _DICT_VIEWS or node.args or node.keywords:
+            return None
+        owner = self.value(func.value, local)
+        return list(getattr(owner, func.attr)()) if isinstance(owner, dict) else None
 
     def _function(self, node: ast.expr, local: Mapping[str, Any]) -> Callable[..., Any] | None:
         """A builtin or ``itertools`` function the call names (shadowed by a binding: not one)."""
@@ -312,6 +333,7 @@ class Values:
         return None
 
 
+_DICT_VIEWS: Final = frozenset({"keys", "values", "items"})
 _ORDERING: Final = (sorted, set, frozenset, dict, min, max)  # they compare or hash their entries
 
 

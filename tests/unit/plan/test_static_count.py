@@ -118,6 +118,33 @@ def test_parametrize_over_names_literal_ones_resolved_others_guessed():
     assert counted == FileCount(tests=5 + 10_000 + 2 + 4 * GUESSED_CASES + 6 + 2, guessed=4)
 
 
+def test_a_dicts_views_and_the_dict_itself_count_its_entries():
+    # cattrs 26.2.1: ``parametrize("struct_unstruct", IDS.values(), ids=IDS)`` over a 12-entry dict, counted 4
+    counted = _count(
+        """
+        import pytest
+        from elsewhere import Parent, Child
+
+        CASES = {"parent": (Parent(1), {"p": 1}), "child": (Child(1, 2), {"p": 1, "c": 2}), "none": None}
+
+        @pytest.mark.parametrize("case", CASES.values(), ids=CASES)
+        def test_values(case): pass
+
+        @pytest.mark.parametrize(("name", "case"), CASES.items())
+        def test_items(name, case): pass
+
+        @pytest.mark.parametrize("name", CASES)  # a dict yields its keys
+        def test_keys(name): pass
+
+        @pytest.fixture(params=list(CASES.keys()))
+        def named(request): return request.param
+
+        def test_fixture(named): pass
+        """
+    )
+    assert counted == FileCount(tests=4 * 3)
+
+
 def test_class_and_module_marks_multiply_every_test_under_them():
     counted = _count(
         """
