@@ -563,15 +563,58 @@ def import_skips(module: ast.Module) -> tuple[str, ...]:
     """The top-level modules the module's own body asks ``pytest.importorskip`` for (``np =
     pytest.importorskip("numpy")``, ``pytest.importorskip("scipy.sparse")`` → ``scipy``): without one of
     them pytest skips the whole module when it imports it. Calls under ``if``/``try`` or in a function
-    are not certain to run and are left out."""
+    are not certain to run and are left out. So are the modules a module-level ``try`` imports when its
+    ``except ImportError`` skips the module (``pytest.skip(..., allow_module_level=True)``, ``raise
+    unittest.SkipTest``; structlog 26.1.0's tests/test_twisted.py): pytest skips it the same way."""
     names: list[str] = []
     for node in module.body:
+        if isinstance(node, ast.Try) and any(_skips_module(h) for h in node.handlers):
+            names += _imported_modules(node.body)
         value = node.value if isinstance(node, ast.Expr | ast.Assign | ast.AnnAssign) else None
         if isinstance(value, ast.Call) and _decorator_name(value) == "importorskip" and value.args:
             first = value.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value:
                 names.append(first.value.split(".")[0])
     return tuple(dict.fromkeys(names))
+
+
+_IMPORT_ERRORS: Final = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _skips_module(handler: ast.ExceptHandler) -> bool:
+    """Whether ``handler`` catches a missing module's error and skips the whole module: a statement of its own
+    body calls ``pytest.skip(..., allow_module_level=True)`` (without it pytest reports an error) or raises
+    ``SkipTest`` (pytest's collector reports unittest's skip as a skip too)."""
+    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    if not any(t is None or _decorator_name(t) in _IMPORT_ERRORS for t in caught):
+        return False
+    for statement in handler.body:
+        raised = statement.exc if isinstance(statement, ast.Raise) else None
+        if raised is not None and _decorator_name(raised) == "SkipTest":
+            return True
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if isinstance(call, ast.Call) and _decorator_name(call) == "skip" and _allows_module_level(call):
+            return True
+    return False
+
+
+def _allows_module_level(call: ast.Call) -> bool:
+    return any(k.arg == "allow_module_level" and _is_true(k.value) for k in call.keywords)
+
+
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def _imported_modules(body: Sequence[ast.stmt]) -> list[str]:
+    """The top-level modules the import statements of ``body`` name (a relative import is the suite's own)."""
+    names: list[str] = []
+    for node in body:
+        if isinstance(node, ast.Import):
+            names += [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.append(node.module.split(".")[0])
+    return names
 
 
 def literal_suffixes(module: ast.Module) -> frozenset[str]:

@@ -147,6 +147,40 @@ def test_module_level_importorskip_names_its_top_level_module():
     assert import_skips(module) == ("numpy", "scipy", "matplotlib")
 
 
+def test_a_try_of_imports_whose_import_error_skips_the_module_names_its_modules():
+    # structlog 26.1.0's tests/test_twisted.py: 28 tests, none run without twisted
+    module = ast.parse(
+        textwrap.dedent(
+            """
+            import pytest
+            try:
+                import twisted.python.log
+                from structlog.twisted import JSONRenderer
+                from . import helpers                 # relative: the suite's own
+            except ImportError:
+                pytest.skip("no twisted", allow_module_level=True)
+            try:
+                import simplejson
+            except (ModuleNotFoundError, OSError):
+                raise unittest.SkipTest("no simplejson")
+            try:
+                import ujson
+            except ImportError:
+                ujson = None                          # a fallback, no skip
+            try:
+                import orjson
+            except ImportError:
+                pytest.skip("no orjson")              # not allow_module_level: an error, not a skip
+            try:
+                import msgpack
+            except ValueError:
+                pytest.skip("?", allow_module_level=True)  # not what a missing module raises
+            """
+        )
+    )
+    assert import_skips(module) == ("twisted", "structlog", "simplejson")
+
+
 SKIPPING = """
     import pytest
     sp = pytest.importorskip("scipy")
