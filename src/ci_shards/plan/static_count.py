@@ -851,6 +851,18 @@ class _Counter:
         if "__init__" in members or "__new__" in members:  # pytest warns and collects nothing
             return []
         scope = dataclasses.replace(scope, factor=scope.factor * self.marks_factor(own_marks))
+        outer_fixtures = self.fixtures
+        # the class's fixtures (its own and its bases') serve its tests and its nested classes', over the module's
+        self.fixtures = {**outer_fixtures, **self.fixtures_of([m for m, _owner in members.values()])}
+        try:
+            return self._member_tests(members, classes, scope)
+        finally:
+            self.fixtures = outer_fixtures
+
+    def _member_tests(
+        self, members: Mapping[str, tuple[Definition, ast.ClassDef]], classes: Mapping[str, ast.ClassDef], scope: _Scope
+    ) -> list[DefinedTest]:
+        """The tests of a collected class's ``members``, its nested classes' included."""
         lengths: dict[int, Mapping[str, int | ast.Call]] = {}  # each defining class body's literal lists, once
         tests: list[DefinedTest] = []
         for name, (member, owner) in members.items():
