@@ -172,7 +172,7 @@ def count_tests(
 ) -> FileCount:
     """The tests ``source`` defines, given the ``fixtures`` its conftests define; ``path_names``: the
     file's name and its folders' below the rootdir (what ``-k`` matches besides the test's names);
-    ``has_module(name)``: whether the shards' interpreter can import top-level module ``name``;
+    ``has_module(name)``: whether the shards' interpreter can import module ``name`` (dotted or not);
     ``imports``: the suite's modules it imports classes from.
     Raises ``SyntaxError`` or ``ValueError`` (null bytes, a bad encoding declaration) when it is not
     Python; bytes are decoded as Python does (PEP 263)."""
@@ -560,12 +560,12 @@ _GLOBS: Final = frozenset({"glob", "iglob", "rglob", "fnmatch", "fnmatchcase", "
 
 
 def import_skips(module: ast.Module) -> tuple[str, ...]:
-    """The top-level modules the module's own body asks ``pytest.importorskip`` for (``np =
-    pytest.importorskip("numpy")``, ``pytest.importorskip("scipy.sparse")`` → ``scipy``): without one of
-    them pytest skips the whole module when it imports it. Calls under ``if``/``try`` or in a function
-    are not certain to run and are left out. So are the modules a module-level ``try`` imports when its
-    ``except ImportError`` skips the module (``pytest.skip(..., allow_module_level=True)``, ``raise
-    unittest.SkipTest``; structlog 26.1.0's tests/test_twisted.py): pytest skips it the same way."""
+    """The modules the module's own body asks ``pytest.importorskip`` for (``np = pytest.importorskip("numpy")``,
+    ``pytest.importorskip("scipy.sparse")``: a dotted name is the submodule's): without one of them pytest skips
+    the whole module when it imports it. Calls under ``if``/``try`` or in a function are not certain to run and
+    are left out. The modules a module-level ``try`` imports count too when its ``except ImportError`` skips the
+    module (``pytest.skip(..., allow_module_level=True)``, ``raise unittest.SkipTest``; structlog 26.1.0's
+    tests/test_twisted.py): pytest skips it the same way."""
     names: list[str] = []
     for node in module.body:
         if isinstance(node, ast.Try) and any(_skips_module(h) for h in node.handlers):
@@ -574,7 +574,7 @@ def import_skips(module: ast.Module) -> tuple[str, ...]:
         if isinstance(value, ast.Call) and _decorator_name(value) == "importorskip" and value.args:
             first = value.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value:
-                names.append(first.value.split(".")[0])
+                names.append(first.value)
     return tuple(dict.fromkeys(names))
 
 
@@ -607,13 +607,13 @@ def _is_true(node: ast.expr) -> bool:
 
 
 def _imported_modules(body: Sequence[ast.stmt]) -> list[str]:
-    """The top-level modules the import statements of ``body`` name (a relative import is the suite's own)."""
+    """The modules the import statements of ``body`` name (a relative import is the suite's own)."""
     names: list[str] = []
     for node in body:
         if isinstance(node, ast.Import):
-            names += [alias.name.split(".")[0] for alias in node.names]
+            names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            names.append(node.module.split(".")[0])
+            names.append(node.module)
     return names
 
 

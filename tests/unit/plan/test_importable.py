@@ -37,3 +37,28 @@ def test_local_folders_count_for_that_file_only(tmp_path: Path):
 
 def test_what_is_no_module_name_is_never_called_missing():
     assert module_finder([])("not-a-name", [])
+
+
+def test_a_dotted_name_needs_its_submodule_in_the_package(tmp_path: Path):
+    # wcwidth 0.9.4's tests/test_fastcall_args.py: pytest.importorskip('wcwidth._wcwidth_c'), a C extension an
+    # install from the sdist does not build: wcwidth is there, the submodule is not, pytest skips the 27 tests
+    site = tmp_path / "site"
+    (site / "pkg" / "sub").mkdir(parents=True)
+    (site / "pkg" / "__init__.py").write_text("")
+    (site / "pkg" / "sub" / "__init__.py").write_text("")
+    (site / "pkg" / "sub" / "leaf.py").write_text("")
+    (site / "pkg" / f"_ext{importlib.machinery.EXTENSION_SUFFIXES[0]}").write_bytes(b"")
+    has = module_finder([str(site)])
+    assert [has(n, []) for n in ("pkg.sub", "pkg.sub.leaf", "pkg._ext")] == [True] * 3
+    assert not has("pkg._missing_c", []) and not has("pkg.sub.missing", []) and not has("pkg.nothere.leaf", [])
+    assert not has("missing_pkg.sub", [])  # the top-level module first
+    local = tmp_path / "local"
+    (local / "pkg").mkdir(parents=True)
+    (local / "pkg" / "local_only.py").write_text("")
+    assert has("pkg.local_only", [local])  # a portion of the file's own folders counts too
+
+
+def test_a_dotted_name_whose_package_is_no_folder_here_counts_as_there():
+    # the standard library's, a builtin's: in doubt, present (never a wrong "missing")
+    has = module_finder([])
+    assert has("xml.etree.ElementTree", []) and has("os.path", []) and has("json.decoder", [])

@@ -144,7 +144,7 @@ def test_module_level_importorskip_names_its_top_level_module():
             """
         )
     )
-    assert import_skips(module) == ("numpy", "scipy", "matplotlib")
+    assert import_skips(module) == ("numpy", "scipy.sparse", "matplotlib")
 
 
 def test_a_try_of_imports_whose_import_error_skips_the_module_names_its_modules():
@@ -178,7 +178,7 @@ def test_a_try_of_imports_whose_import_error_skips_the_module_names_its_modules(
             """
         )
     )
-    assert import_skips(module) == ("twisted", "structlog", "simplejson")
+    assert import_skips(module) == ("twisted.python.log", "structlog.twisted", "simplejson")
 
 
 SKIPPING = """
@@ -196,6 +196,12 @@ def test_a_file_that_skips_at_import_counts_no_test():
     counted = _count(SKIPPING, has_module=lambda name: name != "scipy")
     assert counted == FileCount(tests=0, skipped_at_import=4)
     assert counted.parts == ()  # nothing to cut: its import is all a shard pays
+
+
+def test_a_file_that_skips_at_import_of_a_missing_submodule_counts_no_test():
+    source = SKIPPING.replace('"scipy"', '"scipy._compiled"')
+    assert _count(source, has_module=lambda name: name != "scipy._compiled") == FileCount(tests=0, skipped_at_import=4)
+    assert _count(source, has_module=lambda name: name == "scipy._compiled").tests == 4  # asked by its full name
 
 
 def test_a_file_whose_importorskip_is_met_counts_as_before():
