@@ -54,20 +54,42 @@ def module_finder(search_path: Sequence[str]) -> Callable[[str, Sequence[Path]],
             return True  # not a module name pytest could import: leave the estimate as it is
         if not (on_path(top) or any(_in_folder(top, f) for f in local_folders)):
             return False
-        return not inner or _has_submodule(top, inner, [*folders, *local_folders])
+        # the file's own folders first: pytest's prepend import mode puts its folder before the search path
+        return not inner or _has_submodule(top, inner, [*local_folders, *folders])
 
     return has
 
 
 def _has_submodule(top: str, inner: Sequence[str], folders: Sequence[Path]) -> bool:
-    """Whether a package folder ``top`` of ``folders`` holds the submodule ``inner`` (``importorskip("pkg._ext")``
-    of a compiled module that was not built: wcwidth 0.9.4). A ``top`` that is no folder here (the standard
-    library's, a builtin, an import hook's) counts as having it: in doubt, present."""
+    """Whether package ``top``, as the import system finds it in ``folders`` (in order), holds the submodule
+    ``inner`` (``importorskip("pkg._ext")`` of a compiled module that was not built: wcwidth 0.9.4, whose unpacked
+    sdist on the working directory comes before the installed copy that has it). The first regular package wins;
+    namespace portions count together. A ``top`` that is a plain module or no folder here (the standard library's,
+    a builtin, an import hook's) counts as having it: in doubt, present."""
     if top in sys.stdlib_module_names or top in sys.builtin_module_names:
         return True
-    packages = [f / top for f in folders if _is_dir(f / top)]
+    portions = []
+    for folder in folders:
+        package = folder / top
+        if _in_folder("__init__", package):  # a regular package: the one imported
+            return _in_package(package, inner)
+        if any(_is_file(folder / f"{top}{suffix}") for suffix in _SUFFIXES):
+            return True
+        if _is_dir(package):
+            portions.append(package)
+    return not portions or any(_in_package(package, inner) for package in portions)
+
+
+def _in_package(package: Path, inner: Sequence[str]) -> bool:
     *path, last = inner
-    return not packages or any(_in_folder(last, package.joinpath(*path)) for package in packages)
+    return _in_folder(last, package.joinpath(*path))
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _is_dir(path: Path) -> bool:

@@ -52,10 +52,24 @@ def test_a_dotted_name_needs_its_submodule_in_the_package(tmp_path: Path):
     assert [has(n, []) for n in ("pkg.sub", "pkg.sub.leaf", "pkg._ext")] == [True] * 3
     assert not has("pkg._missing_c", []) and not has("pkg.sub.missing", []) and not has("pkg.nothere.leaf", [])
     assert not has("missing_pkg.sub", [])  # the top-level module first
-    local = tmp_path / "local"
-    (local / "pkg").mkdir(parents=True)
-    (local / "pkg" / "local_only.py").write_text("")
-    assert has("pkg.local_only", [local])  # a portion of the file's own folders counts too
+    portion = tmp_path / "portion"  # a namespace portion (no __init__.py) of the file's own folders
+    (portion / "pkg").mkdir(parents=True)
+    (portion / "pkg" / "local_only.py").write_text("")
+    (portion / "ns").mkdir()
+    (portion / "ns" / "a.py").write_text("")
+    (site / "ns").mkdir()
+    (site / "ns" / "b.py").write_text("")
+    # a regular package anywhere on the path wins over a portion, as in Python; portions alone count together
+    assert not has("pkg.local_only", [portion]) and has("pkg._ext", [portion])
+    assert has("ns.a", [portion]) and has("ns.b", [portion]) and not has("ns.c", [portion])
+    # wcwidth 0.9.4: the unpacked sdist (the working directory, first) has the package without its compiled
+    # module; the installed copy further down the path has it, but Python imports the first regular package
+    checkout = tmp_path / "checkout"
+    (checkout / "pkg").mkdir(parents=True)
+    (checkout / "pkg" / "__init__.py").write_text("")
+    assert not module_finder([str(checkout), str(site)])("pkg._ext", [])
+    assert module_finder([str(site), str(checkout)])("pkg._ext", [])
+    assert not has("pkg._ext", [checkout])  # the file's own folders come first
 
 
 def test_a_dotted_name_whose_package_is_no_folder_here_counts_as_there():
