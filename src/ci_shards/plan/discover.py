@@ -553,7 +553,8 @@ def _counter(
         if folder not in by_folder:
             above = conftest_fixtures(folder.parent) if folder != rootdir and rootdir in folder.parents else {}
             try:
-                own = fixtures_in((folder / "conftest.py").read_bytes())
+                conftest = folder / "conftest.py"  # its params lists may come from the suite's modules
+                own = fixtures_in(conftest.read_bytes(), imports=_import_resolver(conftest, rootdir, trees))
             except (OSError, SyntaxError, ValueError, RecursionError):  # none, or pytest will say what is wrong
                 own = {}
             by_folder[folder] = {**above, **own}

@@ -67,7 +67,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final
 
 from ci_shards.plan import mark_expr
-from ci_shards.plan.static_values import Values
+from ci_shards.plan.static_values import Foreign, Values
 
 GUESSED_CASES: Final = 4  # a parametrize whose argument list is not literal (and no data folder)
 # hypothesis' settings.default.max_examples (hypothesis/_settings.py: ``max_examples`` default 100)
@@ -226,7 +226,9 @@ def defined_tests(
     under a name pytest collects is collected here again, and a class's bases imported so give it
     their tests, as pytest walks the MRO: counted, never named (``DefinedTest.named``), since what
     another module binds under a name is read, not run."""
-    counter = _Counter(rules, _literal_lengths(module.body), guess, Values(module.body))
+    counter = _Counter(
+        rules, _literal_lengths(module.body), guess, Values(module.body, suite_names(module, "", imports))
+    )
     counter.fixtures = {**(fixtures or {}), **counter.fixtures_of(module.body)}
     namespace = _namespace(module.body)
     counter.direct = _direct(module.body, _rebound(module.body))
@@ -375,10 +377,47 @@ def _keyword_decider(path_names: Sequence[str]) -> Callable[[DefinedTest], mark_
     return for_test
 
 
-def fixtures_in(source: str | bytes) -> dict[str, Fixture]:
-    """The fixtures a ``conftest.py`` defines at module level (raises as ``count_tests`` does)."""
+def fixtures_in(source: str | bytes, imports: Imports = no_imports) -> dict[str, Fixture]:
+    """The fixtures a ``conftest.py`` defines at module level (raises as ``count_tests`` does); ``imports``: the
+    suite's modules its ``params`` lists may come from."""
     module = ast.parse(source)
-    return _Counter(CountRules(), _literal_lengths(module.body), values=Values(module.body)).fixtures_of(module.body)
+    values = Values(module.body, suite_names(module, "", imports))
+    return _Counter(CountRules(), _literal_lengths(module.body), values=values).fixtures_of(module.body)
+
+
+def suite_names(module: ast.Module, origin: str, imports: Imports) -> Foreign:
+    """What the module's top-level imports bind from the suite's other modules, for ``Values``: ``from .data import
+    CASES`` (CASES of data.py), ``from . import ids`` and ``import tests.ids as ids`` (the module ids.py itself, whose
+    names are its attributes). Each module is parsed once (``imports``), on the first list that names it; its own
+    imports are not followed (a value it imports is unknown there, as any call)."""
+    sources: dict[str, tuple[int, str, str | None]] = {}  # bound name → (level, module, its name there; None: module)
+    for statement in module.body:
+        if isinstance(statement, ast.ImportFrom) and (statement.module or statement.level):
+            sources.update(
+                {a.asname or a.name: (statement.level, statement.module or "", a.name) for a in statement.names}
+            )
+        elif isinstance(statement, ast.Import):
+            sources.update({a.asname: (0, a.name, None) for a in statement.names if a.asname})
+    loaded: dict[tuple[int, str], Values | None] = {}
+
+    def values_of(level: int, name: str) -> Values | None:
+        if (level, name) not in loaded:
+            found = imports(origin, level, name)
+            loaded[level, name] = Values(found[1].body) if found is not None else None
+        return loaded[level, name]
+
+    def foreign(name: str) -> tuple[Values, str | None] | None:
+        level, module_name, there = sources.get(name, (0, "", None))
+        if not module_name and not level:
+            return None
+        if there is not None and not module_name:  # ``from . import x``: the package's module x, else its name x
+            submodule = values_of(level, there)
+            if submodule is not None:
+                return submodule, None
+        found = values_of(level, module_name)
+        return (found, there) if found is not None else None
+
+    return foreign
 
 
 def _arg_names(node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool) -> list[str]:

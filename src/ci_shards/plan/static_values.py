@@ -127,11 +127,22 @@ def module_bindings(body: Sequence[ast.stmt]) -> tuple[dict[str, ast.expr], dict
     return {name: values[0] for name, values in bound.items() if len(values) == 1}, imported
 
 
-class Values:
-    """Lengths of expressions of one module (``body``: its top-level statements)."""
+# a name the module imports from another module of the suite: that module's values and the name there, or (None
+# for the name) the module itself, bound by ``from . import module`` (its attributes are its names)
+Foreign = Callable[[str], "tuple[Values, str | None] | None"]
 
-    def __init__(self, body: Sequence[ast.stmt]) -> None:
+
+def no_foreign(_name: str) -> None:
+    return None
+
+
+class Values:
+    """Lengths of expressions of one module (``body``: its top-level statements); ``foreign``: what it imports
+    from the suite's other modules."""
+
+    def __init__(self, body: Sequence[ast.stmt], foreign: Foreign = no_foreign) -> None:
         self.bindings, self.itertools = module_bindings(body)
+        self.foreign = foreign
         self.cache: dict[str, Any] = {}
         self.steps = 0
 
@@ -187,10 +198,35 @@ class Values:
             return self.cache[node.id]
         bound = self.bindings.get(node.id)
         if bound is None:
-            return Opaque()
+            return self._imported(node.id, None)
         self.cache[node.id] = Opaque()  # a name defined through itself stays opaque
         self.cache[node.id] = self.value(bound, {})
         return self.cache[node.id]
+
+    def _imported(self, name: str, attribute: str | None) -> Any:
+        """``name`` (or ``name.attribute`` of a module it binds) as the suite's module that defines it computes it
+        (icalendar 7.3.2: ``from . import timezone_ids``, ``params=timezone_ids.TZIDS``, a literal list of 595)."""
+        found = self.foreign(name)
+        if found is None:
+            return Opaque()
+        module, there = found
+        if (there is None) == (attribute is None):  # a module used as a value, a name's attribute
+            return Opaque()
+        return module.named(there or attribute or "")
+
+    def named(self, name: str) -> Any:
+        """The value this module binds ``name`` to (Opaque when it binds none): its own work bound, steps apart."""
+        saved, self.steps = self.steps, 0
+        try:
+            return self.value(ast.Name(id=name, ctx=ast.Load()), {}) if name in self.bindings else Opaque()
+        finally:
+            self.steps = saved
+
+    def _Attribute(self, node: ast.Attribute, local: Mapping[str, Any]) -> Any:
+        owner = node.value
+        if isinstance(owner, ast.Name) and owner.id not in local and owner.id not in self.bindings:
+            return self._imported(owner.id, node.attr)
+        return Opaque()
 
     def _iterable(self, value: Any) -> Iterable[Any]:
         if isinstance(value, Opaque) or not isinstance(value, Iterable):
