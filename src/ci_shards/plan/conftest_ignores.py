@@ -5,7 +5,8 @@ lists (relative to that conftest's folder), and the absolute paths that match a 
 nearest one defining ``collect_ignore_glob`` (``_pytest.main.pytest_ignore_collect`` and
 ``Config._getconftest_pathlist``). A discovery plan imports no user code, so it reads what the
 module level says literally: ``collect_ignore = [...]``, ``+= [...]``, ``.append("...")`` and
-``.extend([...])`` with string literals. What depends on a condition or a computed value is not
+``.extend([...])`` with string literals, also under an ``if`` on the interpreter's version, implementation
+or platform (``plan/interpreter_facts.py``). What depends on another condition or a computed value is not
 known here and is left to the shard, whose plugin asks pytest itself and reports such a file
 skipped with the reason (so a guess here can only plan a file that is then reported, never lose one).
 """
@@ -14,11 +15,12 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from ci_shards.plan.interpreter_facts import interpreter_fact
 from ci_shards.plan.pytest_args import NO_IGNORES, Ignores
 
 NAMES: Final = ("collect_ignore", "collect_ignore_glob")
@@ -80,11 +82,28 @@ def _module_file(name: str, bases: Sequence[Path]) -> Path | None:
 
 def _lists(tree: ast.Module) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
-    for statement in tree.body:
+    for statement in _run(tree.body, _imported_modules(tree.body)):
         target, values, replace = _change(statement)
         if target in NAMES:
             found[target] = values if replace else [*found.get(target, []), *values]
     return found
+
+
+def _imported_modules(body: Sequence[ast.stmt]) -> set[str]:
+    return {a.name for s in body if isinstance(s, ast.Import) for a in s.names if a.asname is None}
+
+
+def _run(body: Sequence[ast.stmt], modules: set[str]) -> Iterator[ast.stmt]:
+    """The module-level statements that run: an ``if`` on the interpreter (``sys.version_info < (3, 12)``,
+    ``platform.python_implementation() == "PyPy"``) gives its branch's, decided by this interpreter, which the
+    shards run on (cattrs 26.2.1's conftest ignores ``*_695.py`` below 3.12); an ``if`` on anything else, none."""
+    for statement in body:
+        if not isinstance(statement, ast.If):
+            yield statement
+            continue
+        decided = interpreter_fact(statement.test, modules)
+        if decided is not None:
+            yield from _run(statement.body if decided else statement.orelse, modules)
 
 
 def _change(statement: ast.stmt) -> tuple[str, list[str], bool]:

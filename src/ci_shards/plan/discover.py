@@ -174,9 +174,19 @@ def find_settings(cwd: Path) -> PytestSettings:
 
 
 def _skip_dir(name: str, patterns: Sequence[str], path: Path) -> bool:
-    if name in ALWAYS_SKIPPED or any(fnmatch.fnmatch(name, p) for p in patterns):
+    if name in ALWAYS_SKIPPED or any(_matches_dir(p, name, path) for p in patterns):
         return True
     return (path / "pyvenv.cfg").is_file()  # a virtualenv: pytest skips those too
+
+
+def _matches_dir(pattern: str, name: str, path: Path) -> bool:
+    """pytest's ``fnmatch_ex``: a pattern without a separator matches the folder's name, one with a separator its
+    absolute path, as ``*/`` + the pattern when relative (icalendar 7.3.2's ``norecursedirs =
+    ["src/icalendar/tests/hypothesis"]``: matched against the name, it left the folder's tests planned)."""
+    if "/" not in pattern and os.sep not in pattern:
+        return fnmatch.fnmatch(name, pattern)
+    pattern = pattern.replace("/", os.sep)
+    return fnmatch.fnmatch(str(path.absolute()), pattern if os.path.isabs(pattern) else f"*{os.sep}{pattern}")
 
 
 def _is_test_file(name: str, rel: str, patterns: Sequence[str]) -> bool:
@@ -545,7 +555,8 @@ def _counter(
         if folder not in by_folder:
             above = conftest_fixtures(folder.parent) if folder != rootdir and rootdir in folder.parents else {}
             try:
-                own = fixtures_in((folder / "conftest.py").read_bytes())
+                conftest = folder / "conftest.py"  # its params lists may come from the suite's modules
+                own = fixtures_in(conftest.read_bytes(), imports=_import_resolver(conftest, rootdir, trees))
             except (OSError, SyntaxError, ValueError, RecursionError):  # none, or pytest will say what is wrong
                 own = {}
             by_folder[folder] = {**above, **own}

@@ -67,7 +67,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final
 
 from ci_shards.plan import mark_expr
-from ci_shards.plan.static_values import Values
+from ci_shards.plan.static_values import Foreign, Values
 
 GUESSED_CASES: Final = 4  # a parametrize whose argument list is not literal (and no data folder)
 # hypothesis' settings.default.max_examples (hypothesis/_settings.py: ``max_examples`` default 100)
@@ -172,7 +172,7 @@ def count_tests(
 ) -> FileCount:
     """The tests ``source`` defines, given the ``fixtures`` its conftests define; ``path_names``: the
     file's name and its folders' below the rootdir (what ``-k`` matches besides the test's names);
-    ``has_module(name)``: whether the shards' interpreter can import top-level module ``name``;
+    ``has_module(name)``: whether the shards' interpreter can import module ``name`` (dotted or not);
     ``imports``: the suite's modules it imports classes from.
     Raises ``SyntaxError`` or ``ValueError`` (null bytes, a bad encoding declaration) when it is not
     Python; bytes are decoded as Python does (PEP 263)."""
@@ -226,7 +226,9 @@ def defined_tests(
     under a name pytest collects is collected here again, and a class's bases imported so give it
     their tests, as pytest walks the MRO: counted, never named (``DefinedTest.named``), since what
     another module binds under a name is read, not run."""
-    counter = _Counter(rules, _literal_lengths(module.body), guess, Values(module.body))
+    counter = _Counter(
+        rules, _literal_lengths(module.body), guess, Values(module.body, suite_names(module, "", imports))
+    )
     counter.fixtures = {**(fixtures or {}), **counter.fixtures_of(module.body)}
     namespace = _namespace(module.body)
     counter.direct = _direct(module.body, _rebound(module.body))
@@ -375,10 +377,47 @@ def _keyword_decider(path_names: Sequence[str]) -> Callable[[DefinedTest], mark_
     return for_test
 
 
-def fixtures_in(source: str | bytes) -> dict[str, Fixture]:
-    """The fixtures a ``conftest.py`` defines at module level (raises as ``count_tests`` does)."""
+def fixtures_in(source: str | bytes, imports: Imports = no_imports) -> dict[str, Fixture]:
+    """The fixtures a ``conftest.py`` defines at module level (raises as ``count_tests`` does); ``imports``: the
+    suite's modules its ``params`` lists may come from."""
     module = ast.parse(source)
-    return _Counter(CountRules(), _literal_lengths(module.body), values=Values(module.body)).fixtures_of(module.body)
+    values = Values(module.body, suite_names(module, "", imports))
+    return _Counter(CountRules(), _literal_lengths(module.body), values=values).fixtures_of(module.body)
+
+
+def suite_names(module: ast.Module, origin: str, imports: Imports) -> Foreign:
+    """What the module's top-level imports bind from the suite's other modules, for ``Values``: ``from .data import
+    CASES`` (CASES of data.py), ``from . import ids`` and ``import tests.ids as ids`` (the module ids.py itself, whose
+    names are its attributes). Each module is parsed once (``imports``), on the first list that names it; its own
+    imports are not followed (a value it imports is unknown there, as any call)."""
+    sources: dict[str, tuple[int, str, str | None]] = {}  # bound name → (level, module, its name there; None: module)
+    for statement in module.body:
+        if isinstance(statement, ast.ImportFrom) and (statement.module or statement.level):
+            sources.update(
+                {a.asname or a.name: (statement.level, statement.module or "", a.name) for a in statement.names}
+            )
+        elif isinstance(statement, ast.Import):
+            sources.update({a.asname: (0, a.name, None) for a in statement.names if a.asname})
+    loaded: dict[tuple[int, str], Values | None] = {}
+
+    def values_of(level: int, name: str) -> Values | None:
+        if (level, name) not in loaded:
+            found = imports(origin, level, name)
+            loaded[level, name] = Values(found[1].body) if found is not None else None
+        return loaded[level, name]
+
+    def foreign(name: str) -> tuple[Values, str | None] | None:
+        level, module_name, there = sources.get(name, (0, "", None))
+        if not module_name and not level:
+            return None
+        if there is not None and not module_name:  # ``from . import x``: the package's module x, else its name x
+            submodule = values_of(level, there)
+            if submodule is not None:
+                return submodule, None
+        found = values_of(level, module_name)
+        return (found, there) if found is not None else None
+
+    return foreign
 
 
 def _arg_names(node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool) -> list[str]:
@@ -560,18 +599,61 @@ _GLOBS: Final = frozenset({"glob", "iglob", "rglob", "fnmatch", "fnmatchcase", "
 
 
 def import_skips(module: ast.Module) -> tuple[str, ...]:
-    """The top-level modules the module's own body asks ``pytest.importorskip`` for (``np =
-    pytest.importorskip("numpy")``, ``pytest.importorskip("scipy.sparse")`` → ``scipy``): without one of
-    them pytest skips the whole module when it imports it. Calls under ``if``/``try`` or in a function
-    are not certain to run and are left out."""
+    """The modules the module's own body asks ``pytest.importorskip`` for (``np = pytest.importorskip("numpy")``,
+    ``pytest.importorskip("scipy.sparse")``: a dotted name is the submodule's): without one of them pytest skips
+    the whole module when it imports it. Calls under ``if``/``try`` or in a function are not certain to run and
+    are left out. The modules a module-level ``try`` imports count too when its ``except ImportError`` skips the
+    module (``pytest.skip(..., allow_module_level=True)``, ``raise unittest.SkipTest``; structlog 26.1.0's
+    tests/test_twisted.py): pytest skips it the same way."""
     names: list[str] = []
     for node in module.body:
+        if isinstance(node, ast.Try) and any(_skips_module(h) for h in node.handlers):
+            names += _imported_modules(node.body)
         value = node.value if isinstance(node, ast.Expr | ast.Assign | ast.AnnAssign) else None
         if isinstance(value, ast.Call) and _decorator_name(value) == "importorskip" and value.args:
             first = value.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value:
-                names.append(first.value.split(".")[0])
+                names.append(first.value)
     return tuple(dict.fromkeys(names))
+
+
+_IMPORT_ERRORS: Final = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _skips_module(handler: ast.ExceptHandler) -> bool:
+    """Whether ``handler`` catches a missing module's error and skips the whole module: a statement of its own
+    body calls ``pytest.skip(..., allow_module_level=True)`` (without it pytest reports an error) or raises
+    ``SkipTest`` (pytest's collector reports unittest's skip as a skip too)."""
+    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    if not any(t is None or _decorator_name(t) in _IMPORT_ERRORS for t in caught):
+        return False
+    for statement in handler.body:
+        raised = statement.exc if isinstance(statement, ast.Raise) else None
+        if raised is not None and _decorator_name(raised) == "SkipTest":
+            return True
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if isinstance(call, ast.Call) and _decorator_name(call) == "skip" and _allows_module_level(call):
+            return True
+    return False
+
+
+def _allows_module_level(call: ast.Call) -> bool:
+    return any(k.arg == "allow_module_level" and _is_true(k.value) for k in call.keywords)
+
+
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def _imported_modules(body: Sequence[ast.stmt]) -> list[str]:
+    """The modules the import statements of ``body`` name (a relative import is the suite's own)."""
+    names: list[str] = []
+    for node in body:
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.append(node.module)
+    return names
 
 
 def literal_suffixes(module: ast.Module) -> frozenset[str]:
@@ -808,6 +890,18 @@ class _Counter:
         if "__init__" in members or "__new__" in members:  # pytest warns and collects nothing
             return []
         scope = dataclasses.replace(scope, factor=scope.factor * self.marks_factor(own_marks))
+        outer_fixtures = self.fixtures
+        # the class's fixtures (its own and its bases') serve its tests and its nested classes', over the module's
+        self.fixtures = {**outer_fixtures, **self.fixtures_of([m for m, _owner in members.values()])}
+        try:
+            return self._member_tests(members, classes, scope)
+        finally:
+            self.fixtures = outer_fixtures
+
+    def _member_tests(
+        self, members: Mapping[str, tuple[Definition, ast.ClassDef]], classes: Mapping[str, ast.ClassDef], scope: _Scope
+    ) -> list[DefinedTest]:
+        """The tests of a collected class's ``members``, its nested classes' included."""
         lengths: dict[int, Mapping[str, int | ast.Call]] = {}  # each defining class body's literal lists, once
         tests: list[DefinedTest] = []
         for name, (member, owner) in members.items():

@@ -127,11 +127,22 @@ def module_bindings(body: Sequence[ast.stmt]) -> tuple[dict[str, ast.expr], dict
     return {name: values[0] for name, values in bound.items() if len(values) == 1}, imported
 
 
-class Values:
-    """Lengths of expressions of one module (``body``: its top-level statements)."""
+# a name the module imports from another module of the suite: that module's values and the name there, or (None
+# for the name) the module itself, bound by ``from . import module`` (its attributes are its names)
+Foreign = Callable[[str], "tuple[Values, str | None] | None"]
 
-    def __init__(self, body: Sequence[ast.stmt]) -> None:
+
+def no_foreign(_name: str) -> None:
+    return None
+
+
+class Values:
+    """Lengths of expressions of one module (``body``: its top-level statements); ``foreign``: what it imports
+    from the suite's other modules."""
+
+    def __init__(self, body: Sequence[ast.stmt], foreign: Foreign = no_foreign) -> None:
         self.bindings, self.itertools = module_bindings(body)
+        self.foreign = foreign
         self.cache: dict[str, Any] = {}
         self.steps = 0
 
@@ -140,7 +151,8 @@ class Values:
         self.steps = 0
         try:
             value = self.value(node, {})
-            return len(value) if isinstance(value, list | tuple | set | frozenset | range | str) else None
+            # a dict too: parametrize iterates its argument values, and a dict yields its keys
+            return len(value) if isinstance(value, list | tuple | set | frozenset | range | str | dict) else None
         except (Unknown, TypeError, ValueError, IndexError, KeyError, ZeroDivisionError, OverflowError, RecursionError):
             return None
 
@@ -186,10 +198,35 @@ class Values:
             return self.cache[node.id]
         bound = self.bindings.get(node.id)
         if bound is None:
-            return Opaque()
+            return self._imported(node.id, None)
         self.cache[node.id] = Opaque()  # a name defined through itself stays opaque
         self.cache[node.id] = self.value(bound, {})
         return self.cache[node.id]
+
+    def _imported(self, name: str, attribute: str | None) -> Any:
+        """``name`` (or ``name.attribute`` of a module it binds) as the suite's module that defines it computes it
+        (icalendar 7.3.2: ``from . import timezone_ids``, ``params=timezone_ids.TZIDS``, a literal list of 595)."""
+        found = self.foreign(name)
+        if found is None:
+            return Opaque()
+        module, there = found
+        if (there is None) == (attribute is None):  # a module used as a value, a name's attribute
+            return Opaque()
+        return module.named(there or attribute or "")
+
+    def named(self, name: str) -> Any:
+        """The value this module binds ``name`` to (Opaque when it binds none): its own work bound, steps apart."""
+        saved, self.steps = self.steps, 0
+        try:
+            return self.value(ast.Name(id=name, ctx=ast.Load()), {}) if name in self.bindings else Opaque()
+        finally:
+            self.steps = saved
+
+    def _Attribute(self, node: ast.Attribute, local: Mapping[str, Any]) -> Any:
+        owner = node.value
+        if isinstance(owner, ast.Name) and owner.id not in local and owner.id not in self.bindings:
+            return self._imported(owner.id, node.attr)
+        return Opaque()
 
     def _iterable(self, value: Any) -> Iterable[Any]:
         if isinstance(value, Opaque) or not isinstance(value, Iterable):
@@ -226,6 +263,13 @@ class Values:
         for inner in self._comprehension(node.generators, local):
             out.append(_concrete(self.value(node.elt, inner)))
         return set(out)
+
+    def _DictComp(self, node: ast.DictComp, local: Mapping[str, Any]) -> Any:
+        out = {}
+        for inner in self._comprehension(node.generators, local):
+            out[_concrete(self.value(node.key, inner))] = self.value(node.value, inner)
+            _sized(out)
+        return out
 
     def _Subscript(self, node: ast.Subscript, local: Mapping[str, Any]) -> Any:
         value = self.value(node.value, local)
@@ -286,6 +330,9 @@ class Values:
         return self.value(node.body if _truth(self.value(node.test, local)) else node.orelse, local)
 
     def _Call(self, node: ast.Call, local: Mapping[str, Any]) -> Any:
+        view = self._dict_view(node, local)
+        if view is not None:
+            return view
         function = self._function(node.func, local)
         if function is None:
             return Opaque()  # the user's code (pytest.param, a class): one entry, never run
@@ -296,6 +343,16 @@ class Values:
         if function is range and len(range(*args)) > MAX_ENTRIES:
             raise Unknown
         return function(*args, **keywords)
+
+    def _dict_view(self, node: ast.Call, local: Mapping[str, Any]) -> list[Any] | None:
+        """``d.keys()``, ``d.values()`` or ``d.items()`` of a dict the text gives, as a list (cattrs 26.2.1:
+        ``parametrize("case", IDS_TO_CASE.values(), ids=IDS_TO_CASE)``); None for any other call. A method of
+        anything else is never called: an opaque entry, as any call of the user's code."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _DICT_VIEWS or node.args or node.keywords:
+            return None
+        owner = self.value(func.value, local)
+        return list(getattr(owner, func.attr)()) if isinstance(owner, dict) else None
 
     def _function(self, node: ast.expr, local: Mapping[str, Any]) -> Callable[..., Any] | None:
         """A builtin or ``itertools`` function the call names (shadowed by a binding: not one)."""
@@ -312,6 +369,7 @@ class Values:
         return None
 
 
+_DICT_VIEWS: Final = frozenset({"keys", "values", "items"})
 _ORDERING: Final = (sorted, set, frozenset, dict, min, max)  # they compare or hash their entries
 
 

@@ -29,8 +29,23 @@ from ci_shards.plan.discover import discover_items, discover_pytest_files, find_
         # defined, but computed: known to be there, its contents are not
         ('collect_ignore = [x for x in ["a.py"]]\n', {"collect_ignore": []}),
         ('collect_ignore = ["a.py", NAME, "b" + ".py"]\n', {"collect_ignore": ["a.py"]}),
-        # conditional or not at module level: not known here (the shard's plugin asks pytest)
-        ('import sys\nif sys.version_info < (3, 99):\n    collect_ignore = ["a.py"]\n', {}),
+        # under a condition on the interpreter (the plan's is the shards'), decided as Python decides it: cattrs
+        # 26.2.1's conftest leaves test_gen_dict_649.py out below 3.14, its *_695.py files below 3.12
+        ('import sys\nif sys.version_info < (3, 99):\n    collect_ignore = ["a.py"]\n', {"collect_ignore": ["a.py"]}),
+        (
+            "import sys, platform\ncollect_ignore_glob = []\n"
+            'if sys.version_info < (3, 9):\n    collect_ignore_glob.append("old.py")\n'
+            'elif sys.version_info[:2] >= (3, 9) and not sys.platform.startswith("nosuch"):\n'
+            '    collect_ignore_glob += ["new.py"]\n'
+            'if platform.python_implementation() == "NoSuchPython":\n    collect_ignore_glob.append("x_cpython.py")\n'
+            'if sys.implementation.name != "nosuch" or sys.version_info[0] == 2:\n'
+            '    collect_ignore_glob.extend(["y.py"])\n',
+            {"collect_ignore_glob": ["new.py", "y.py"]},
+        ),
+        # other conditions: not known here (the shard's plugin asks pytest)
+        ('import os\nif os.environ.get("CI"):\n    collect_ignore = ["a.py"]\n', {}),
+        ('if sys.version_info < (3, 99):\n    collect_ignore = ["a.py"]\n', {}),  # sys not imported: some other name
+        ('import sys\nif sys.version_info > (3, 99) or X:\n    collect_ignore = ["a.py"]\n', {}),
         ('def f():\n    collect_ignore = ["a.py"]\n', {}),
         ("collect_ignore = [\n", {}),  # a syntax error: pytest will say so itself
         ('other = ["a.py"]\nothers.append("x")\n', {}),

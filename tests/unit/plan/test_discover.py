@@ -152,6 +152,29 @@ def test_testpaths_globs_and_norecursedirs(tmp_path):
     ]
 
 
+def test_a_norecursedirs_pattern_with_a_slash_matches_the_folders_path(tmp_path):
+    # icalendar 7.3.2: norecursedirs = ["src/icalendar/tests/hypothesis", "build"]; pytest matches a pattern with a
+    # separator against the folder's whole path, as "*/" + the pattern (``_pytest.pathlib.fnmatch_ex``), else its name
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": (
+                '[tool.pytest.ini_options]\ntestpaths = ["src/pkg/tests"]\n'
+                'norecursedirs = ["src/pkg/tests/hypothesis", "pkg/tests/fuzz*", "build"]\n'
+            ),
+            "src/pkg/tests/test_one.py": "",
+            "src/pkg/tests/hypothesis/test_fuzzing.py": "",  # the whole path
+            "src/pkg/tests/fuzzed/test_fuzzed.py": "",  # the path's tail, a glob
+            "src/pkg/tests/build/test_built.py": "",  # a name
+            "src/pkg/tests/other/hypothesis/test_kept.py": "",  # another folder of that name
+        },
+    )
+    assert discover_pytest_files(tmp_path, find_settings(tmp_path)) == [
+        "src/pkg/tests/other/hypothesis/test_kept.py",
+        "src/pkg/tests/test_one.py",
+    ]
+
+
 # ---------------------------------------------------------------------------------------------
 # merging with the timings
 

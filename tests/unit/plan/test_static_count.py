@@ -118,6 +118,33 @@ def test_parametrize_over_names_literal_ones_resolved_others_guessed():
     assert counted == FileCount(tests=5 + 10_000 + 2 + 4 * GUESSED_CASES + 6 + 2, guessed=4)
 
 
+def test_a_dicts_views_and_the_dict_itself_count_its_entries():
+    # cattrs 26.2.1: ``parametrize("struct_unstruct", IDS.values(), ids=IDS)`` over a 12-entry dict, counted 4
+    counted = _count(
+        """
+        import pytest
+        from elsewhere import Parent, Child
+
+        CASES = {"parent": (Parent(1), {"p": 1}), "child": (Child(1, 2), {"p": 1, "c": 2}), "none": None}
+
+        @pytest.mark.parametrize("case", CASES.values(), ids=CASES)
+        def test_values(case): pass
+
+        @pytest.mark.parametrize(("name", "case"), CASES.items())
+        def test_items(name, case): pass
+
+        @pytest.mark.parametrize("name", CASES)  # a dict yields its keys
+        def test_keys(name): pass
+
+        @pytest.fixture(params=list(CASES.keys()))
+        def named(request): return request.param
+
+        def test_fixture(named): pass
+        """
+    )
+    assert counted == FileCount(tests=4 * 3)
+
+
 def test_class_and_module_marks_multiply_every_test_under_them():
     counted = _count(
         """
@@ -368,6 +395,43 @@ def test_parametrized_fixtures_multiply_the_tests_that_ask_for_them():
         hypothesis=given,
         extra_units=given * (HYPOTHESIS_EXAMPLES * EXAMPLE_TESTS - 1),
     )
+
+
+def test_a_parametrized_fixture_of_a_class_multiplies_the_tests_of_that_class():
+    # structlog 26.1.0's TestLoggers: ``@pytest.fixture(name="logger_cls", params=(WriteLogger, PrintLogger))`` on a
+    # staticmethod of the class doubles its 12 tests; pytest sees a class's fixtures in it, its nested classes
+    # and its subclasses, nowhere else
+    counted = _count(
+        """
+        import pytest
+
+        @pytest.fixture(params=[1, 2, 3])
+        def db(request): return request.param
+
+        class TestLoggers:
+            @pytest.fixture(name="logger_cls", params=("write", "print"))
+            @staticmethod
+            def _logger_cls(request): return request.param
+
+            @pytest.fixture(params=[1, 2, 3, 4, 5])
+            def db(self, request): return request.param    # the class's own wins over the module's in it
+
+            def test_a(self, logger_cls): pass                # 2
+            def test_b(self, logger_cls, db): pass            # 10
+
+            class TestNested:
+                def test_c(self, logger_cls): pass            # 2
+
+        class TestSub(TestLoggers):
+            def test_d(self, logger_cls): pass                # inherited fixture: 2, and test_a 2, test_b 10, nested 2
+
+        class TestOther:
+            def test_e(self, db): pass                        # the module's db: 3
+
+        def test_f(db): pass                                  # 3
+        """
+    )
+    assert counted == FileCount(tests=(2 + 10 + 2) + (2 + 2 + 10 + 2) + 3 + 3)
 
 
 def test_hypothesis_tests_cost_their_examples():

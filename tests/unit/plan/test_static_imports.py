@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ci_shards.plan.static_count import FileCount, Imports, count_tests, import_skips
+from ci_shards.plan.static_count import GUESSED_CASES, FileCount, Imports, count_tests, fixtures_in, import_skips
 
 
 def _resolver(modules: Mapping[str, str]) -> Imports:
@@ -144,7 +144,41 @@ def test_module_level_importorskip_names_its_top_level_module():
             """
         )
     )
-    assert import_skips(module) == ("numpy", "scipy", "matplotlib")
+    assert import_skips(module) == ("numpy", "scipy.sparse", "matplotlib")
+
+
+def test_a_try_of_imports_whose_import_error_skips_the_module_names_its_modules():
+    # structlog 26.1.0's tests/test_twisted.py: 28 tests, none run without twisted
+    module = ast.parse(
+        textwrap.dedent(
+            """
+            import pytest
+            try:
+                import twisted.python.log
+                from structlog.twisted import JSONRenderer
+                from . import helpers                 # relative: the suite's own
+            except ImportError:
+                pytest.skip("no twisted", allow_module_level=True)
+            try:
+                import simplejson
+            except (ModuleNotFoundError, OSError):
+                raise unittest.SkipTest("no simplejson")
+            try:
+                import ujson
+            except ImportError:
+                ujson = None                          # a fallback, no skip
+            try:
+                import orjson
+            except ImportError:
+                pytest.skip("no orjson")              # not allow_module_level: an error, not a skip
+            try:
+                import msgpack
+            except ValueError:
+                pytest.skip("?", allow_module_level=True)  # not what a missing module raises
+            """
+        )
+    )
+    assert import_skips(module) == ("twisted.python.log", "structlog.twisted", "simplejson")
 
 
 SKIPPING = """
@@ -162,6 +196,12 @@ def test_a_file_that_skips_at_import_counts_no_test():
     counted = _count(SKIPPING, has_module=lambda name: name != "scipy")
     assert counted == FileCount(tests=0, skipped_at_import=4)
     assert counted.parts == ()  # nothing to cut: its import is all a shard pays
+
+
+def test_a_file_that_skips_at_import_of_a_missing_submodule_counts_no_test():
+    source = SKIPPING.replace('"scipy"', '"scipy._compiled"')
+    assert _count(source, has_module=lambda name: name != "scipy._compiled") == FileCount(tests=0, skipped_at_import=4)
+    assert _count(source, has_module=lambda name: name == "scipy._compiled").tests == 4  # asked by its full name
 
 
 def test_a_file_whose_importorskip_is_met_counts_as_before():
@@ -269,3 +309,56 @@ def test_a_mixin_imported_from_the_package_itself_gives_its_tests():
         """
     assert _count(source, {"": init}).tests == 3
     assert _count(source).tests == 1  # unresolved: what the file alone says
+
+
+def test_an_argument_list_of_another_module_of_the_suite_counts_its_length():
+    # icalendar 7.3.2: ``from . import timezone_ids`` in its conftest, ``@pytest.fixture(params=timezone_ids.TZIDS)``
+    # over a literal list of 595 ids in tests/timezone_ids.py; each test asking for it was counted 4 cases
+    modules = {
+        "timezone_ids": 'TZIDS = ["Europe/Berlin", "Europe/Paris", "Asia/Tokyo"]\nBUILT = [t.lower() for t in TZIDS]\n',
+        "data": "from elsewhere import NAMES\nCASES = [(1, 2), (3, 4)] * 3\nNAMED = {'a': 1, 'b': 2}\nOPAQUE = NAMES\n",
+    }
+    counted = _count(
+        """
+        import pytest
+        from . import timezone_ids
+        from .data import CASES, NAMED as BY_NAME, OPAQUE
+        from .missing import GONE
+
+        @pytest.fixture(params=timezone_ids.TZIDS)
+        def tzid(request): return request.param
+
+        def test_ids(tzid): pass                             # 3
+
+        @pytest.mark.parametrize("tz", timezone_ids.BUILT)
+        def test_built(tz): pass                             # 3: computed in its own module
+
+        @pytest.mark.parametrize(("a", "b"), CASES)
+        def test_cases(a, b): pass                           # 6
+
+        @pytest.mark.parametrize("name", BY_NAME.keys())
+        def test_named(name): pass                           # 2
+
+        @pytest.mark.parametrize("x", OPAQUE)
+        def test_opaque(x): pass                             # not known there either: 4
+
+        @pytest.mark.parametrize("x", GONE)
+        def test_gone(x): pass                               # no such module of the suite: 4
+
+        @pytest.mark.parametrize("x", timezone_ids.NOT_THERE)
+        def test_not_there(x): pass                          # 4
+        """,
+        modules,
+    )
+    assert counted == FileCount(tests=3 + 3 + 6 + 2 + 3 * GUESSED_CASES, guessed=3)
+
+
+def test_a_conftest_fixture_over_another_module_of_the_suite_counts_its_length():
+    conftest = """
+import pytest
+from . import timezone_ids
+@pytest.fixture(params=timezone_ids.TZIDS)
+def tzid(request): pass
+"""
+    fixtures = fixtures_in(conftest, imports=_resolver({"timezone_ids": "TZIDS = ['a', 'b', 'c', 'd', 'e']\n"}))
+    assert fixtures["tzid"].params == 5

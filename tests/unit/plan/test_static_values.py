@@ -30,6 +30,7 @@ MODULE = """
     TWICE = [1]
     TWICE = [1, 2]
     SELF = SELF + [1]
+    BY_ID = {"parent": Version("1"), "child": Version("2"), "grandchild": IMPORTED}
     """
 
 
@@ -52,7 +53,18 @@ MODULE = """
         ("[n for n in NUMBERS if n % 2 == 0 and n > 0]", 2),
         ("list(zip(VERSIONS, NUMBERS))", 4),
         ("[*VERSIONS, *NUMBERS]", 9),
-        ("{v: 1 for v in VERSIONS}", None),  # a dict comprehension is not computed
+        # a dict's views, and a dict itself, which parametrize iterates (its keys): cattrs 26.2.1's
+        # ``parametrize("struct_unstruct", IDS_TO_STRUCT_UNSTRUCT.values(), ids=IDS_TO_STRUCT_UNSTRUCT)``
+        ("BY_ID.values()", 3),  # opaque values ride along
+        ("BY_ID.keys()", 3),
+        ("BY_ID.items()", 3),
+        ("BY_ID", 3),
+        ("{v: 1 for v in VERSIONS}", 4),
+        ("{v: 1 for v in ['a', 'a']}", 1),  # duplicate keys are one
+        ("{Version(v): 1 for v in VERSIONS}", None),  # keys hashed: unknown ones make the length unknown
+        ("IMPORTED.values()", None),  # a method of something unknown
+        ("VERSIONS.count('1.0')", None),  # other methods are never run
+        ("[IMPORTED.values(), BY_ID.items()]", 2),  # an unknown value's method: an opaque entry
         ("IMPORTED", None),
         ("[v for v in IMPORTED]", None),  # iterating something unknown
         ("sorted([Version(v) for v in VERSIONS])", None),  # comparing unknown values
