@@ -70,6 +70,7 @@ class Run:
     timed_out: bool = False
     cancelled: bool = False
     report: Report = field(default_factory=Report)
+    exit_cause: str = ""  # what its output says made it exit non-zero (run.exit_causes), "" when nothing known
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -468,7 +469,8 @@ def _failed_or_passed(
         if rc_bad and not resolved_by_reruns:
             code = f"signal {run.signal}" if run.signal is not None else f"code {run.exit_code}"
             if not bad and not collect_errors and not (report_problems and not policy.accept_exit_code):
-                problems.append(f"the command exited with {code} but its report shows no failure")
+                cause = f": {run.exit_cause}" if run.exit_cause else ""
+                problems.append(f"the command exited with {code} but its report shows no failure{cause}")
             elif policy.accept_exit_code and report_problems:
                 problems.append(f"the command exited with {code}")
             break

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from ci_shards.common.console import Console, fmt_duration, plural
 from ci_shards.common.errors import InputError, UsageError
@@ -33,6 +33,7 @@ from ci_shards.model.outcome import CaseOutcome, Outcome, shard_dir_name
 from ci_shards.model.plan import Plan
 from ci_shards.run import command as cmd
 from ci_shards.run.classify import Policy, Report, Run, decide, report_from_events
+from ci_shards.run.exit_causes import exit_cause
 from ci_shards.run.process import CancelToken, Limits, ProcessResult, become_subreaper, run_process
 from ci_shards.run.settings import RunSettings
 from ci_shards.run.shard_output import (
@@ -44,8 +45,11 @@ from ci_shards.run.shard_output import (
     write_outcome,
     write_report,
 )
-from ci_shards.run.spool import LiveTail
+from ci_shards.run.spool import LiveTail, read_tail
 from ci_shards.run.workers import AUTO, MachineFiles, WorkerChoice, parse_workers, read_machine, shard_workers
+
+# how much of a failed run's last output is searched for its cause (run.exit_causes): a tool's closing lines
+EXIT_CAUSE_BYTES: Final = 8 * 1024
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,6 +227,7 @@ class _ShardRun:
         self.attempts.append(
             attempt_entry(argv=argv, result=result, rerun=rerun, batch=batch, items=len(items), tests=len(report.cases))
         )
+        failed = result.exit_code not in (0, None)
         return Run(
             rerun=rerun,
             items=tuple(items),
@@ -232,6 +237,7 @@ class _ShardRun:
             timed_out=result.timed_out,
             cancelled=result.cancelled,
             report=report,
+            exit_cause=exit_cause(read_tail(Path(self.log.name), EXIT_CAUSE_BYTES, since=offset)) if failed else "",
         )
 
     def _announce(self, argv: Sequence[str], items: int, *, rerun: int, batch: tuple[int, int]) -> str:

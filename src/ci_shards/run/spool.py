@@ -18,13 +18,13 @@ TAIL_BYTES: Final = 64 * 1024  # printed on failure (issue 3)
 OUTCOME_TAIL_BYTES: Final = 8 * 1024  # kept in outcome.json; the full log is output.log
 
 
-def read_tail(path: Path, limit: int = TAIL_BYTES) -> str:
-    """The last ``limit`` bytes, decoded with replacement, ANSI and control codes stripped."""
+def read_tail(path: Path, limit: int = TAIL_BYTES, *, since: int = 0) -> str:
+    """The last ``limit`` bytes after offset ``since``, decoded with replacement, ANSI and control codes stripped."""
     try:
         with path.open("rb") as handle:
             handle.seek(0, 2)
             size = handle.tell()
-            handle.seek(max(0, size - limit))
+            handle.seek(max(since, size - limit))
             data = handle.read(limit)
     except OSError:
         return ""

@@ -656,6 +656,36 @@ def test_missing_report_fails_unless_exit_code_accepted(tmp_path: Path) -> None:
     assert "accounting impossible" in outcome(tmp_path)["reason"]
 
 
+def test_a_coverage_gate_that_fails_a_passing_shard_is_named_in_its_reason(tmp_path: Path) -> None:
+    """pytest-cov's --cov-fail-under in a project's addopts (arrow 1.4.0) exits 1 after every test passed: the
+    shard still fails, and says why (the line is pytest-cov's own, pytest_cov/plugin.py)."""
+    write_plan(tmp_path / "plan.json", [["tests/test_a.py::test_one"]])
+    _script(
+        tmp_path,
+        "gated.py",
+        """
+        import sys
+        with open(sys.argv[1], "w") as handle:
+            handle.write('<testsuite><testcase classname="tests.test_a" name="test_one" file="tests/test_a.py"/>'
+                         '</testsuite>')
+        print("TOTAL 2315 1130 692 0 51%")
+        print("FAIL Required test coverage of 99% not reached. Total coverage: 51.21%")
+        sys.exit(1)
+        """,
+    )
+    proc = ci_shards(
+        "run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--", sys.executable, "gated.py", "{junit}",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    result = outcome(tmp_path)
+    assert (result["status"], result["executed_tests"]) == ("failed", 1)
+    assert result["reason"].startswith(
+        "the command exited with code 1 but its report shows no failure: pytest-cov's --cov-fail-under=99 failed"
+        " on this shard's 51.21%"
+    )
+
+
 def test_bad_usage_exits_2(tmp_path: Path) -> None:
     write_plan(tmp_path / "plan.json", [["a::t1"]])
     assert ci_shards("run", "--plan", "plan.json", "--shard", "3/1", "--", "true", cwd=tmp_path).returncode == 2

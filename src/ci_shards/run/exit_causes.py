@@ -1,0 +1,32 @@
+"""Why a test command exited non-zero while its report shows no failure, when its output says so (pure).
+
+The shard fails either way (a non-zero exit is never taken for a pass); what this adds is the cause, in the
+shard's reason, where "the command exited with code 1 but its report shows no failure" alone leaves the user
+reading output.log. Each rule is a line the tool itself prints, matched on the run's last output.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+# pytest-cov's gate (pytest_cov/plugin.py: "FAIL Required test coverage of {required}% not reached. Total
+# coverage: {total}%"), raised from the project's addopts (arrow 1.4.0: --cov-fail-under=99): a shard measures
+# only the code its own tests run, so a gate on the whole suite's coverage fails every shard of a suite that
+# passes it unsharded (conformance run 4, docs/benchmarks.md)
+_COV_FAIL_UNDER: Final = re.compile(
+    r"^FAIL Required test coverage of (?P<required>[\d.]+)% not reached\. Total coverage: (?P<total>[\d.]+)%",
+    re.MULTILINE,
+)
+
+
+def exit_cause(output: str) -> str:
+    """The cause the run's ``output`` names for its non-zero exit, in one line ("" when none is known)."""
+    gate = _COV_FAIL_UNDER.search(output)
+    if gate is not None:
+        return (
+            f"pytest-cov's --cov-fail-under={gate['required']} failed on this shard's {gate['total']}%: a shard"
+            " covers only the code its own tests run; give the shards --cov-fail-under=0 and gate the merged"
+            " coverage (run --coverage, aggregate --fail-under: docs/coverage.md)"
+        )
+    return ""

@@ -1,0 +1,37 @@
+"""run/exit_causes.py: the cause a run's output names for a non-zero exit its report does not explain."""
+
+from __future__ import annotations
+
+import pytest
+
+from ci_shards.run.exit_causes import exit_cause
+
+# pytest-cov's terminal report ending a run whose gate failed (pytest_cov/plugin.py's wording)
+COV_REPORT = (
+    "---------- coverage: platform linux, python 3.11.7-final-0 -----------\n"
+    "Name                Stmts   Miss Branch BrPart  Cover\n"
+    "TOTAL                2315   1130    692      0    51%\n"
+    "Coverage XML written to file coverage.xml\n"
+    "FAIL Required test coverage of 99% not reached. Total coverage: 51.21%\n"
+    "=========================== 169 passed in 3.80s ===========================\n"
+)
+
+
+def test_pytest_covs_failed_gate_is_named_with_its_numbers() -> None:
+    cause = exit_cause(COV_REPORT)
+    assert cause.startswith("pytest-cov's --cov-fail-under=99 failed on this shard's 51.21%: ")
+    assert "--cov-fail-under=0" in cause and "aggregate --fail-under" in cause
+    assert "\n" not in cause
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "",
+        COV_REPORT.replace("FAIL Required test coverage of 99% not reached", "Required test coverage of 99% reached"),
+        "  FAIL Required test coverage of 99% not reached. Total coverage: 51.21%\n",  # not pytest-cov's own line
+        "E   AssertionError: FAIL Required test coverage of 99% not reached. Total coverage: 51.21%\n",
+    ],
+)
+def test_output_without_a_known_cause_names_none(output: str) -> None:
+    assert exit_cause(output) == ""
