@@ -45,11 +45,11 @@ def complete_in(written: list[str], fallback: str) -> str:
     return " and ".join(written) if written else fallback
 
 
-def _listing(title: str, names: tuple[str, ...] | list[str], every_in: str) -> list[str]:
+def _listing(title: str, names: tuple[str, ...] | list[str], every_in: str, limit: int = 160) -> list[str]:
     if not names:
         return []
     lines = [f"{title} ({len(names)}):"]
-    lines += [f"  {_one_line(n)}" for n in names[:TERMINAL_LIST_LIMIT]]
+    lines += [f"  {_one_line(n, limit)}" for n in names[:TERMINAL_LIST_LIMIT]]
     if len(names) > TERMINAL_LIST_LIMIT:
         lines.append(f"  … and {len(names) - TERMINAL_LIST_LIMIT} more (see {every_in})")
     return lines
@@ -57,6 +57,9 @@ def _listing(title: str, names: tuple[str, ...] | list[str], every_in: str) -> l
 
 def _with_shard(acc: Accounting) -> list[str]:
     return [f"{i} (shard {acc.unplanned_shard[i]})" if i in acc.unplanned_shard else i for i in acc.unplanned]
+
+
+NOTE_CHARS: Final = 100  # a shard's note in the terminal table
 
 
 def render_terminal(verdict: Verdict, *, every_in: str = EVERY_FAILURE_IN) -> str:
@@ -77,9 +80,14 @@ def render_terminal(verdict: Verdict, *, every_in: str = EVERY_FAILURE_IN) -> st
         lines.append(
             f"{shard.index:>3}/{verdict.total_shards:<3}  {shard.status.value:<15} {t.tests:>6} "
             f"{t.failed:>6} {t.errors:>6} {t.flaky:>5} {fmt_seconds(shard.elapsed_seconds):>8} "
-            f"{fmt_seconds(shard.estimated_seconds):>8}  {_one_line(note, 100)}"
+            f"{fmt_seconds(shard.estimated_seconds):>8}  {_one_line(note, NOTE_CHARS)}"
         )
     unit = verdict.accounting.unit
+    # a reason the table cut is the one place some causes are said in full (a coverage gate, a crash): whole here
+    cut = [f"{s.index}/{verdict.total_shards}: {s.reason}" for s in verdict.shards
+           if not s.status.is_success and len(s.reason) > NOTE_CHARS]  # fmt: skip
+    reasons = _listing("why the shards failed, in full", cut, every_in, limit=400)
+    lines += ["", *reasons] if reasons else []
     failed = [f"{r.test_id} — {r.message}" for r in failure_lines(verdict)]
     flaky = [case.test_id for _index, case in verdict.flaky]
     for title, names in (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -518,3 +519,15 @@ def test_headline_tells_errors_from_failures_in_agreeing_numbers(tmp_path, plan)
     assert verdict.reasons[0] == "1 error"
     assert "failed" not in verdict.reasons[0]
     assert verdict.headline.endswith("(5 tests, 4 passed, 0 failed, 1 error, 0 skipped)")
+
+
+def test_a_shard_reason_the_terminal_table_cuts_is_listed_whole_below_it(tmp_path, plan):
+    write_all(tmp_path, plan)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    long = "the command exited with code 1 but its report shows no failure: " + "why " * 40 + "the end"
+    failed = dataclasses.replace(verdict.shards[0], status=ShardStatus.FAILED, reason=long)
+    text = render_terminal(dataclasses.replace(verdict, shards=(failed, *verdict.shards[1:])))
+    assert "the end" not in text.split("why the shards failed, in full (1):")[0]  # cut in the table
+    assert f"  1/3: {long}\n" in text
+    short = dataclasses.replace(verdict.shards[0], status=ShardStatus.FAILED, reason="zero tests executed")
+    assert "in full" not in render_terminal(dataclasses.replace(verdict, shards=(short, *verdict.shards[1:])))
