@@ -13,20 +13,12 @@ string, joined by ``and``, ``or`` and ``not`` (short-circuited as Python does). 
 from __future__ import annotations
 
 import ast
-import operator
 import platform
 import sys
-from collections.abc import Callable
 from typing import Any, Final
 
-_COMPARE: Final[dict[type[ast.cmpop], Callable[[Any, Any], Any]]] = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-}
+from ci_shards.plan.static_values import COMPARISONS
+
 # what each known expression's text is worth on this interpreter
 _FACTS: Final[dict[str, Any]] = {
     "sys.version_info": tuple(sys.version_info),
@@ -88,7 +80,7 @@ def _bool_op(node: ast.BoolOp, modules: set[str]) -> Any:
 def _compare(node: ast.Compare, modules: set[str]) -> bool:
     left = _value(node.left, modules)
     for op, comparator in zip(node.ops, node.comparators, strict=True):
-        compare = _COMPARE.get(type(op))
+        compare = COMPARISONS.get(type(op))
         right = _value(comparator, modules)
         if compare is None or type(left) is not type(right):  # ``in``, ``is``; a str against a tuple
             raise _Unknown

@@ -65,7 +65,8 @@ _BINARY: Final[dict[type[ast.operator], Callable[[Any, Any], Any]]] = {
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
 }
-_COMPARE: Final[dict[type[ast.cmpop], Callable[[Any, Any], Any]]] = {
+# Python's comparison operators, by their ast node (plan.interpreter_facts decides its conditions with them too)
+COMPARISONS: Final[dict[type[ast.cmpop], Callable[[Any, Any], Any]]] = {
     ast.Eq: operator.eq,
     ast.NotEq: operator.ne,
     ast.Lt: operator.lt,
@@ -308,7 +309,7 @@ class Values:
     def _Compare(self, node: ast.Compare, local: Mapping[str, Any]) -> Any:
         left = _concrete(self.value(node.left, local))
         for op, comparator in zip(node.ops, node.comparators, strict=True):
-            compare = _COMPARE.get(type(op))
+            compare = COMPARISONS.get(type(op))
             if compare is None:  # ``is``: identity the text does not give
                 raise Unknown
             right = _concrete(self.value(comparator, local))
