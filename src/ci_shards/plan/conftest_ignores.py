@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Final
 
 from ci_shards.plan.interpreter_facts import interpreter_fact
+from ci_shards.plan.pyargs import path_location
 from ci_shards.plan.pytest_args import NO_IGNORES, Ignores
 
 NAMES: Final = ("collect_ignore", "collect_ignore_glob")
@@ -69,15 +70,10 @@ def _plugin_names(tree: ast.Module) -> list[str]:
     return names
 
 
-def _module_file(name: str, bases: Sequence[Path]) -> Path | None:
-    """The file of module ``name`` under the first of ``bases`` that holds it (no import: the project's
-    folders only; an installed plugin is not read)."""
-    parts = name.split(".")
-    for base in bases:
-        for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
-            if candidate.is_file():
-                return candidate
-    return None
+def _plugin_file(location: Path | None) -> Path | None:
+    """The file a plugin module's location (``path_location``: a module's file, a regular package's folder)
+    holds its code in."""
+    return location / "__init__.py" if location is not None and location.is_dir() else location
 
 
 def _lists(tree: ast.Module) -> dict[str, list[str]]:
@@ -196,12 +192,13 @@ class ConftestIgnores:
 
     def _note_hooks(self, path: Path, tree: ast.Module, folder: Path) -> None:
         """The unseen-test hooks of ``path`` and of the plugin modules it loads, those in turn included
-        (looked for beside the conftest.py, at the root and in its ``src``, as a project's own plugins are)."""
+        (looked for beside the conftest.py, at the root and in its ``src``, as a project's own plugins are, by the
+        import system's path search ``plan.pyargs`` does; an installed plugin is not read)."""
         hooks = _hooks(tree)
         if hooks:
             self.hooks[path] = hooks
         for name in _plugin_names(tree):
-            plugin = _module_file(name, (folder, self.root, self.root / "src"))
+            plugin = _plugin_file(path_location(name, (folder, self.root, self.root / "src")))
             if plugin is None or plugin in self._plugins:
                 continue
             self._plugins.add(plugin)

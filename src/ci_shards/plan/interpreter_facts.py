@@ -82,7 +82,7 @@ def _compare(node: ast.Compare, modules: set[str]) -> bool:
     for op, comparator in zip(node.ops, node.comparators, strict=True):
         compare = COMPARISONS.get(type(op))
         right = _value(comparator, modules)
-        if compare is None or type(left) is not type(right):  # ``in``, ``is``; a str against a tuple
+        if compare is None or type(left) is not type(right):  # ``is``; a str against a tuple (``in`` one too)
             raise _Unknown
         if not compare(left, right):
             return False

@@ -57,6 +57,12 @@ def _hooked_top_level(name: str) -> list[Path]:
     return found
 
 
+def path_location(name: str, search_path: Sequence[Path]) -> Path | None:
+    """``module_location`` on the search path's folders alone, no import hook asked."""
+    parts = name.split(".")
+    return _find(parts, search_path) if all(p.isidentifier() for p in parts) else None
+
+
 def module_location(name: str, search_path: Sequence[Path]) -> Path | None:
     """The folder of package ``name`` (or the file of module ``name``), or None when the search path
     does not hold it."""
