@@ -24,12 +24,13 @@ def read_tail(path: Path, limit: int = TAIL_BYTES, *, since: int = 0) -> str:
         with path.open("rb") as handle:
             handle.seek(0, 2)
             size = handle.tell()
-            handle.seek(max(since, size - limit))
+            start = max(since, size - limit)
+            handle.seek(start)
             data = handle.read(limit)
     except OSError:
         return ""
     text = data.decode("utf-8", errors="replace")
-    if size > limit:
+    if start > since:  # cut inside the text asked for: its first line is a part
         newline = text.find("\n")
         text = text[newline + 1 :] if 0 <= newline < 200 else text
     return strip_control(text)

@@ -239,6 +239,16 @@ def test_read_tail_strips_ansi_and_keeps_the_end(tmp_path: Path) -> None:
     assert len(tail) <= 1024
 
 
+def test_read_tail_since_an_offset_keeps_that_runs_first_line(tmp_path: Path) -> None:
+    log = tmp_path / "output.log"
+    log.write_bytes(b"an earlier run\n" * 1_000)
+    offset = log.stat().st_size
+    with log.open("ab") as handle:
+        handle.write(b"==> this run\nFAIL last\n")
+    assert read_tail(log, 1024, since=offset) == "==> this run\nFAIL last\n"  # nothing of the run before it
+    assert read_tail(log, 12, since=offset) == "FAIL last\n"  # cut inside it: the partial line goes
+
+
 def test_a_collection_error_alone_is_no_unverified_shard() -> None:
     error = CaseResult(test_id="a.py", name="a.py", file="a.py", outcome=CaseOutcome.ERROR, type="collection error")
     broken = Run(rerun=0, items=("a.py::t1",), exit_code=1, signal=None, report=Report(collect_errors=(error,)))
