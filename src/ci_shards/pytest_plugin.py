@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
@@ -194,6 +195,7 @@ class _ShardState:
         self.collector_paths: dict[str, Path] = {}  # a collector's node id -> its path
         self.initial_paths: list[Path] = []  # the collection arguments' paths, as pytest resolved them
         self.collect_seconds: dict[str, float] = {}  # plan-style file id -> seconds its collectors took
+        self.interrupted = ""  # what ended the session early (pytest_keyboard_interrupt), "" when nothing did
 
     def emit(self, event: dict[str, Any]) -> None:
         if self.report is not None:
@@ -417,8 +419,58 @@ class _ShardState:
                 }
             )
 
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        # pytest calls this for pytest.exit() and for pytest-xdist's Interrupted("stopping after N failures")
+        # too (_pytest/main.py wrap_session): the planned tests after it never run, and the shard says why
+        self.interrupted = _interruption(excinfo, self.config)
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.emit({"event": "finish", "exitstatus": int(exitstatus)})
+        event: dict[str, Any] = {"event": "finish", "exitstatus": int(exitstatus)}
+        stopped = self.interrupted or _stopped_early(session)
+        if stopped:
+            event["stopped"] = stopped
+        self.emit(event)
+
+
+def _interruption(excinfo: pytest.ExceptionInfo[BaseException], config: pytest.Config) -> str:
+    """pytest's own words for what ended the session, in one capped line."""
+    if isinstance(excinfo.value, pytest.exit.Exception):
+        text = f"pytest.exit({excinfo.value.msg!r}) was called"
+    else:  # KeyboardInterrupt, or pytest-xdist's Interrupted (session.shouldstop, e.g. its --maxfail)
+        text = excinfo.exconly()
+    return _with_maxfail(_last_error_line(text), config)
+
+
+def _stopped_early(session: pytest.Session) -> str:
+    """Why pytest stopped before running every selected test ("" when it did not): ``session.shouldfail``
+    or ``session.shouldstop`` (-x/--maxfail's "stopping after 1 failures", --stepwise, a plugin)."""
+    reason = session.shouldfail or session.shouldstop
+    if not reason:
+        return ""
+    return _with_maxfail(reason if isinstance(reason, str) else "a plugin stopped the session", session.config)
+
+
+def _with_maxfail(text: str, config: pytest.Config) -> str:
+    """``text``, naming where -x/--maxfail came from when that is what stopped the session."""
+    maxfail = config.option.maxfail
+    if not maxfail or "failure" not in text:
+        return text
+    return f"{text}, by -x/--maxfail={maxfail} {_maxfail_origin(config)}: pass --maxfail=0 to run every test"
+
+
+def _maxfail_origin(config: pytest.Config) -> str:
+    """Where the stopping option was given: the ini file's addopts, PYTEST_ADDOPTS, else the command line."""
+    if any(_is_maxfail_arg(a) for a in config.getini("addopts")):
+        return f"from addopts in {config.inipath.name if config.inipath else 'the ini file'}"
+    if any(_is_maxfail_arg(a) for a in os.environ.get("PYTEST_ADDOPTS", "").split()):
+        return "from PYTEST_ADDOPTS"
+    return "on the command line"
+
+
+def _is_maxfail_arg(arg: str) -> bool:
+    """-x, --exitfirst, --maxfail[=N], or short flags run together with x (-xvs)."""
+    exact = arg in ("--exitfirst", "--maxfail") or arg.startswith("--maxfail=")
+    return exact or re.fullmatch(r"-[vqslx]*x[vqslx]*", arg) is not None
 
 
 IGNORED_REASON = "left out by the project's collect_ignore, --ignore or norecursedirs (its own run does not collect it)"

@@ -59,6 +59,14 @@ def _with_shard(acc: Accounting) -> list[str]:
     return [f"{i} (shard {acc.unplanned_shard[i]})" if i in acc.unplanned_shard else i for i in acc.unplanned]
 
 
+def _missing(verdict: Verdict, every_in: str) -> list[str]:
+    """The planned items that never ran, with why (``story.missing_causes``)."""
+    shared, each = story.missing_causes(verdict)
+    names = [f"{i} — {each[i]}" if i in each else i for i in verdict.accounting.missing]
+    block = _listing(f"planned {verdict.accounting.unit}s that never ran", names, every_in)
+    return [f"{block[0][:-1]} — {_one_line(shared, 400)}:", *block[1:]] if block and shared else block
+
+
 NOTE_CHARS: Final = 100  # a shard's note in the terminal table
 
 
@@ -90,15 +98,18 @@ def render_terminal(verdict: Verdict, *, every_in: str = EVERY_FAILURE_IN) -> st
     lines += ["", *reasons] if reasons else []
     failed = [f"{r.test_id} — {r.message}" for r in failure_lines(verdict)]
     flaky = [case.test_id for _index, case in verdict.flaky]
-    for title, names in (
-        ("failed tests", failed),
-        ("flaky tests", flaky),
-        (f"planned {unit}s that never ran", verdict.accounting.missing),
-        (f"{unit}s that ran more than once", verdict.accounting.duplicated),
-        (f"{unit}s that ran, not planned (new since the plan; not a failure)", _with_shard(verdict.accounting)),
-        ("notes", list(verdict.notes)),
+    for block in (
+        _listing("failed tests", failed, every_in),
+        _listing("flaky tests", flaky, every_in),
+        _missing(verdict, every_in),
+        _listing(f"{unit}s that ran more than once", verdict.accounting.duplicated, every_in),
+        _listing(
+            f"{unit}s that ran, not planned (new since the plan; not a failure)",
+            _with_shard(verdict.accounting),
+            every_in,
+        ),
+        _listing("notes", list(verdict.notes), every_in),
     ):
-        block = _listing(title, names, every_in)
         if block:
             lines += ["", *block]
     if verdict.selection is not None:
@@ -223,6 +234,14 @@ def _size(text: str, limits: _Limits) -> int:
     return len(text.encode()) if limits.in_bytes else len(text)
 
 
+def _missing_context(verdict: Verdict, limit: int) -> dict[str, Any]:
+    """The planned items that never ran, each with its cause unless one cause is shared (``story.missing_causes``)."""
+    shared, each = story.missing_causes(verdict)
+    missing = verdict.accounting.missing
+    rows = [md.code_inline(i) + (f" — {md.inline(each[i], 300)}" if i in each else "") for i in missing[:limit]]
+    return {"missing": rows, "missing_total": len(missing), "missing_cause": md.inline(shared, 400)}
+
+
 def _context(
     verdict: Verdict, flavor: Flavor, limits: _Limits, views: list[dict[str, Any]], groups: list[FailureGroup]
 ) -> dict[str, Any]:
@@ -258,8 +277,7 @@ def _context(
         "flaky": story.flaky_rows(flaky, limits.list_limit, limits.trace_chars if flavor is Flavor.SUMMARY else 0),
         "flaky_total": len(flaky),
         "unit": acc.unit,
-        "missing": [md.code_inline(i) for i in acc.missing[: limits.list_limit]],
-        "missing_total": len(acc.missing),
+        **_missing_context(verdict, limits.list_limit),
         "duplicated": [md.code_inline(i) for i in acc.duplicated[: limits.list_limit]],
         "duplicated_total": len(acc.duplicated),
         "unplanned": [

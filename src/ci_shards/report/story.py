@@ -1,6 +1,7 @@
 """The parts of the job summary that tell the rest of the run's story (issue 27): skipped tests grouped by
 reason, xfailed and xpassed tests as pytest reports them, each flaky test's first failed attempt, the
-slowest tests by measured time only, and whether the plan's estimates were guesses. Pure: a verdict's
+slowest tests by measured time only, whether the plan's estimates were guesses, and why the planned items
+that never ran did not. Pure: a verdict's
 cases in, template values out, every test-given text made inert by ``md``."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ci_shards.common.console import fmt_seconds, plural
+from ci_shards.model.failures import FailureKind
 from ci_shards.model.outcome import CaseResult
 from ci_shards.report import md
 from ci_shards.report.frames import restore_first_indent
@@ -89,3 +91,15 @@ def estimates_note(verdict: Verdict) -> str:
     if unknown >= planned:
         return "every estimate was a guess: there were no timings for any planned item"
     return f"{plural(unknown, 'planned item')} of {planned} had no timing: their estimates were guesses"
+
+
+def missing_causes(verdict: Verdict) -> tuple[str, dict[str, str]]:
+    """Why the planned items that never ran did not, as their shards said (pytest's -x or pytest.exit(), a
+    deadline, a crash): (the one cause every item shares, "" when they differ or none is known; each item's
+    own cause when they differ). A shard's reason names only its first item, and bare ids read as lost tests;
+    a shared cause is said once and whole, since it may hold the fix (-x's --maxfail=0)."""
+    why = {r.test_id: r.message for r in verdict.failures if r.kind is FailureKind.NOT_RUN and r.message}
+    causes = {why.get(i, "") for i in verdict.accounting.missing}
+    if len(causes) == 1:
+        return causes.pop(), {}
+    return "", {i: why[i] for i in verdict.accounting.missing if i in why}

@@ -56,6 +56,7 @@ class Report:
     deselected: tuple[str, ...] = ()
     skipped_at_collection: Mapping[str, str] = field(default_factory=dict)
     collect_seconds: Mapping[str, float] = field(default_factory=dict)  # test file -> its collection's seconds
+    ended_early: str = ""  # why pytest ended the session before its last test (-x, pytest.exit()), in its words
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,6 +124,7 @@ def report_from_events(lines: Iterable[str]) -> Report:
     started: list[str] = []
     collect_errors: list[CaseResult] = []
     collected: dict[str, object] = {}
+    ended_early = ""
     for line in lines:
         try:
             event = json.loads(line)
@@ -149,6 +151,8 @@ def report_from_events(lines: Iterable[str]) -> Report:
             )
         elif kind == "collected":
             collected = event
+        elif kind == "finish":
+            ended_early = str(event.get("stopped", ""))
     in_flight = tuple(dict.fromkeys(i for i in started if i not in results))
     raw_skipped = collected.get("skipped_at_collection", {})
     return Report(
@@ -159,6 +163,7 @@ def report_from_events(lines: Iterable[str]) -> Report:
         deselected=tuple(str(i) for i in collected.get("deselected", []) or []),  # type: ignore[attr-defined]
         skipped_at_collection=dict(raw_skipped) if isinstance(raw_skipped, dict) else {},
         collect_seconds=seconds_by_file(collected.get("collect_seconds")),
+        ended_early=ended_early,
     )
 
 
@@ -259,8 +264,8 @@ def decide(
         not_run = _unreported(planned, all_cases)
     # else unverified: no reported test belongs to a planned item; the judge fails the shard below and
     # every item is not run (no case is written in for them: that would make the results look matched)
-    why = stopped.not_run if stopped is not None else _NEVER_REPORTED
-    all_cases += [_not_run_case(i, why) for i in not_run]
+    ended_early = next((r.report.ended_early for r in first if r.report.ended_early), "")
+    all_cases += _unreported_cases(not_run, stopped, ended_early, {t for r in first for t in r.report.in_flight})
     status = stopped.status if stopped is not None else None
     if status is None:
         status = _failed_or_passed(
@@ -271,6 +276,7 @@ def decide(
             not_run=not_run,
             problems=problems,
             policy=policy,
+            ended_early=ended_early,
         )
     if report_problems and not policy.accept_exit_code and not first_cases:
         all_cases.append(_no_report_case(first, report_problems[0], shard_name))
@@ -286,6 +292,21 @@ def decide(
         not_run=not_run,
         accounted=not exit_code_only,
     )
+
+
+def _unreported_cases(
+    not_run: Sequence[str], stopped: _Stopped | None, ended_early: str, in_flight: set[str]
+) -> list[CaseResult]:
+    """A case for each planned item no run reported, saying why when that is known: the shard's own stop,
+    or pytest ending its session early (the test it ended in is named: it started and never finished)."""
+    if stopped is not None:
+        return [_not_run_case(i, stopped.not_run) for i in not_run]
+    if not ended_early:
+        return [_not_run_case(i, _NEVER_REPORTED) for i in not_run]
+    return [
+        _not_run_case(i, f"{'running' if i in in_flight else 'not run'} when pytest ended the session ({ended_early})")
+        for i in not_run
+    ]
 
 
 @dataclass(frozen=True)
@@ -441,8 +462,10 @@ def _failed_or_passed(
     not_run: Sequence[str],
     problems: list[str],
     policy: Policy,
+    ended_early: str = "",
 ) -> ShardStatus:
     before = len(problems)
+    halted = ended_early if not_run else ""  # pytest ended its session before these: the cause to say first
     if collect_errors:
         problems.append(f"{plural(len(collect_errors), 'collection error')}: {collect_errors[0].test_id}")
     if report_problems and not policy.accept_exit_code:
@@ -455,32 +478,44 @@ def _failed_or_passed(
     if flaky and policy.flaky_result is FlakyResult.FAIL:
         verb = "counts" if len(flaky) == 1 else "count"
         problems.append(f"{plural(len(flaky), 'flaky test')} {verb} as failures (--flaky-result fail)")
+    if halted:
+        problems.append(f"pytest ended the session early ({halted}); {_never_reported(not_run)}")
     usable = not report_problems or policy.accept_exit_code
     # A shard whose planned items pytest's own rules all left out (a module or a folder's conftest.py
     # that skips at collection, tests its -m deselects) ran nothing, as plain pytest runs nothing of
     # them: not "zero tests executed", and pytest's exit code 5 (no tests collected) is no failure
     # (a shard of networkx-like importorskip files; plain pytest of the suite passes).
     all_left_out = not not_run and any(_nothing_to_run(r) for r in first)
-    if usable and not merged and not collect_errors and not policy.accept_exit_code and not all_left_out:
+    if usable and not merged and not collect_errors and not policy.accept_exit_code and not all_left_out and not halted:
         problems.append("zero tests executed")
-    resolved_by_reruns = bool(flaky) and not bad
-    for run in first:
-        rc_bad = run.signal is not None or (run.exit_code not in (0, None) and not _nothing_to_run(run))
-        if rc_bad and not resolved_by_reruns:
-            code = f"signal {run.signal}" if run.signal is not None else f"code {run.exit_code}"
-            if not bad and not collect_errors and not (report_problems and not policy.accept_exit_code):
-                cause = f": {run.exit_cause}" if run.exit_cause else ""
-                problems.append(f"the command exited with {code} but its report shows no failure{cause}")
-            elif policy.accept_exit_code and report_problems:
-                problems.append(f"the command exited with {code}")
-            break
-    if not_run:
-        files = sorted({item_file(i) for i in not_run})
-        problems.append(
-            f"{plural(len(not_run), 'planned item')} {'was' if len(not_run) == 1 else 'were'} never reported,"
-            f" in {plural(len(files), 'file')}, first: {not_run[0]}"
-        )
+    if not (flaky and not bad) and not halted:  # re-runs that resolved every failure explain a bad exit
+        explained = bool(bad or collect_errors or (report_problems and not policy.accept_exit_code))
+        exit_code_only = policy.accept_exit_code and bool(report_problems)
+        problems += _exit_problem(first, explained=explained, exit_code_only=exit_code_only)
+    if not_run and not halted:
+        problems.append(_never_reported(not_run))
     return ShardStatus.FAILED if len(problems) > before else ShardStatus.PASSED
+
+
+def _exit_problem(first: Sequence[Run], *, explained: bool, exit_code_only: bool) -> list[str]:
+    """The first bad exit of the first runs as a problem, unless the failures listed ``explained`` it; with
+    ``exit_code_only`` (--accept-exit-code, no usable report) the exit code is all there is to say."""
+    for run in first:
+        if run.signal is None and (run.exit_code in (0, None) or _nothing_to_run(run)):
+            continue
+        code = f"signal {run.signal}" if run.signal is not None else f"code {run.exit_code}"
+        if not explained:
+            cause = f": {run.exit_cause}" if run.exit_cause else ""
+            return [f"the command exited with {code} but its report shows no failure{cause}"]
+        return [f"the command exited with {code}"] if exit_code_only else []
+    return []
+
+
+def _never_reported(not_run: Sequence[str]) -> str:
+    files = sorted({item_file(i) for i in not_run})
+    verb = "was" if len(not_run) == 1 else "were"
+    where = f"in {plural(len(files), 'file')}, first: {not_run[0]}"
+    return f"{plural(len(not_run), 'planned item')} {verb} never reported, {where}"
 
 
 def _nothing_to_run(run: Run) -> bool:

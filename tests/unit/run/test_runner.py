@@ -192,6 +192,36 @@ def test_report_from_events_finds_the_test_in_flight() -> None:
     assert report.not_collected == ("a::gone",)
 
 
+def test_a_session_pytest_ended_early_is_the_cause_of_its_unreported_tests() -> None:
+    # the plugin's finish event carries pytest's words (-x, pytest.exit()); the tests after it are not "never
+    # reported (not collected, deleted, renamed or crashed)", and its exit code is not "no failure"
+    lines = [
+        '{"event": "start", "id": "a::t1"}',
+        '{"event": "result", "id": "a::t1", "outcome": "passed", "duration": 0.1}',
+        '{"event": "start", "id": "a::t2"}',
+        '{"event": "finish", "exitstatus": 2, "stopped": "pytest.exit(\'bye\') was called"}',
+    ]
+    report = report_from_events(lines)
+    assert (report.ended_early, report.in_flight) == ("pytest.exit('bye') was called", ("a::t2",))
+    planned = ["a::t1", "a::t2", "b::t3"]
+    verdict = decide(shard_index=1, shard_name="s", planned=planned, runs=[run(rc=2, report=report)], policy=Policy())
+    assert verdict.status is ShardStatus.FAILED
+    assert verdict.problems == (
+        "pytest ended the session early (pytest.exit('bye') was called); 2 planned items were never reported,"
+        " in 2 files, first: a::t2",
+    )
+    messages = {c.test_id: c.message for c in verdict.cases}
+    assert messages == {
+        "a::t1": "",
+        "a::t2": "running when pytest ended the session (pytest.exit('bye') was called)",
+        "b::t3": "not run when pytest ended the session (pytest.exit('bye') was called)",
+    }
+    # nothing reported at all: the cause, not "zero tests executed"
+    alone = Report(ended_early="stopping after 1 failures", in_flight=("a::t1",))
+    nothing = decide(shard_index=1, shard_name="s", planned=planned, runs=[run(rc=1, report=alone)], policy=Policy())
+    assert nothing.reason.startswith("pytest ended the session early (stopping after 1 failures); 3 planned items")
+
+
 # ---- options and helpers
 
 

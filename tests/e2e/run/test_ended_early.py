@@ -1,0 +1,100 @@
+"""A shard whose pytest ends its session early (-x in the project's addopts, ``pytest.exit()`` in a test, pytest-xdist
+stopping at --maxfail) says why its planned tests never ran: in the shard's reason, in each never-run test's
+message, and, for -x, where the option came from and the flag that runs every test. Before, the reason guessed
+"not collected, deleted, renamed or crashed". Real pytest, real processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+FAILS_FIRST = "def test_a():\n    assert False\n\n\ndef test_b():\n    pass\n"
+EXITS = "import pytest\n\n\ndef test_a():\n    pytest.exit('database gone, giving up')\n\n\ndef test_b():\n    pass\n"
+OTHER = "def test_c():\n    pass\n"
+
+
+def _project(root: Path, first: str, ini: str = "") -> Path:
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_one.py").write_text(first, encoding="utf-8")
+    (root / "tests" / "test_two.py").write_text(OTHER, encoding="utf-8")
+    (root / "pytest.ini").write_text(f"[pytest]\n{ini}", encoding="utf-8")
+    return root
+
+
+def _ci_shards(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "CI", "PYTEST_ADDOPTS")}
+    argv = [sys.executable, "-m", "ci_shards", *args]
+    return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False, timeout=120)
+
+
+def _plan_and_run(root: Path, *pytest_args: str, workers: str = "1") -> dict[str, str]:
+    """Plan the project as one shard, run it; each test's message in junit.xml by its name ("" for a pass)."""
+    planned = _ci_shards(root, "plan", "--pytest", "--shards", "1", "--workers", workers, "-o", "plan.json")
+    assert planned.returncode == 0, planned.stderr
+    argv = ["run", "--plan", "plan.json", "--shard", "1/1", "--pytest", "--no-live", "--out", "out"]
+    ran = _ci_shards(root, *argv, *(["--", *pytest_args] if pytest_args else []))
+    assert ran.returncode in (0, 1), ran.stderr
+    messages = {}
+    for case in ET.parse(root / "out/shard-1-of-1/junit.xml").iter("testcase"):
+        problem = next(iter(case), None)
+        messages[str(case.get("name"))] = "" if problem is None else problem.get("message", "")
+    return messages
+
+
+def _reason(root: Path) -> str:
+    ran = _ci_shards(root, "aggregate", "--plan", "plan.json", "out")
+    assert ran.returncode == 1, ran.stderr
+    return ran.stderr
+
+
+def test_exitfirst_in_addopts_names_the_option_its_file_and_the_flag_that_runs_every_test(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", FAILS_FIRST, "addopts = -x\n")
+    messages = _plan_and_run(root)
+    assert messages["test_a"] == "assert False"
+    stop = "stopping after 1 failures, by -x/--maxfail=1 from addopts in pytest.ini: pass --maxfail=0 to run every test"
+    assert messages["test_b"] == messages["test_c"] == f"not run when pytest ended the session ({stop})"
+    assert f"planned tests that never ran (2) — not run when pytest ended the session ({stop}):" in _reason(root)
+    # the advice holds: the same shard with --maxfail=0 after the project's addopts runs every test once
+    again = _plan_and_run(_project(tmp_path / "q", FAILS_FIRST, "addopts = -x\n"), "--maxfail=0")
+    assert again == {
+        "test_a": "assert False",
+        "test_b": "",
+        "test_c": "",
+    }
+
+
+def test_pytest_exit_in_a_test_is_the_shards_reason_and_that_test_is_named_running(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", EXITS)
+    messages = _plan_and_run(root)
+    ended = "when pytest ended the session (pytest.exit('database gone, giving up') was called)"
+    assert messages == {
+        "test_a": f"running {ended}",
+        "test_b": f"not run {ended}",
+        "test_c": f"not run {ended}",
+    }
+    terminal = _reason(root)
+    assert (
+        "pytest ended the session early (pytest.exit('database gone, giving up') was called); 3 planned items were"
+        " never reported, in 2 files, first: tests/test_one.py::test_a"
+    ) in terminal
+    assert "zero tests executed" not in terminal and "report shows no failure" not in terminal
+    # two causes among the never-run tests: each id carries its own
+    assert f"  tests/test_one.py::test_a — running {ended}\n  tests/test_one.py::test_b — not run {ended}" in terminal
+
+
+@pytest.mark.slow
+def test_xdist_stopping_at_maxfail_is_named_too(tmp_path: Path) -> None:
+    pytest.importorskip("xdist")
+    root = _project(tmp_path / "p", FAILS_FIRST + "\n\ndef test_z():\n    assert False\n", "addopts = --maxfail=1\n")
+    messages = _plan_and_run(root, workers="2")
+    never = [m for m in messages.values() if m.startswith("not run when pytest ended the session")]
+    assert never, messages  # two workers both take a test before the controller stops: which ones is theirs
+    assert all("stopping after 1 failures, by -x/--maxfail=1 from addopts in pytest.ini" in m for m in never)
+    assert len(messages) == 4  # every planned test once: run, or not run with the cause
