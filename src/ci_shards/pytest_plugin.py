@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
+import shlex
 import time
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
@@ -49,6 +49,7 @@ from _pytest.python import path_matches_patterns  # pytest's own python_files ma
 from ci_shards.common import outfile
 from ci_shards.model.matching import item_file, owning_item
 from ci_shards.model.plan import Plan, ShardOwnership, parse_shard_spec
+from ci_shards.plan.pytest_args import maxfail_in
 from ci_shards.run.xdist_hooks import PLUGIN_NAME as XDIST_PLUGIN_NAME
 from ci_shards.run.xdist_hooks import CrashedOnce, spread_scope
 
@@ -460,17 +461,11 @@ def _with_maxfail(text: str, config: pytest.Config) -> str:
 
 def _maxfail_origin(config: pytest.Config) -> str:
     """Where the stopping option was given: the ini file's addopts, PYTEST_ADDOPTS, else the command line."""
-    if any(_is_maxfail_arg(a) for a in config.getini("addopts")):
+    if maxfail_in(config.getini("addopts")):
         return f"from addopts in {config.inipath.name if config.inipath else 'the ini file'}"
-    if any(_is_maxfail_arg(a) for a in os.environ.get("PYTEST_ADDOPTS", "").split()):
+    if maxfail_in(shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))):
         return "from PYTEST_ADDOPTS"
     return "on the command line"
-
-
-def _is_maxfail_arg(arg: str) -> bool:
-    """-x, --exitfirst, --maxfail[=N], or short flags run together with x (-xvs)."""
-    exact = arg in ("--exitfirst", "--maxfail") or arg.startswith("--maxfail=")
-    return exact or re.fullmatch(r"-[vqslx]*x[vqslx]*", arg) is not None
 
 
 IGNORED_REASON = "left out by the project's collect_ignore, --ignore or norecursedirs (its own run does not collect it)"

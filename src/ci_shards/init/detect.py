@@ -30,6 +30,7 @@ from typing import Any, Final
 from ci_shards.common.errors import UsageError
 from ci_shards.init.facts import LOCKFILES, NODE_TEST_FILE, ProjectFacts
 from ci_shards.init.pyversion import allowed_pythons, from_poetry, minor_of
+from ci_shards.plan.pytest_args import long_value, maxfail_in
 
 DEFAULT_PYTHON: Final = "3.12"
 DEFAULT_NODE: Final = "22"
@@ -322,7 +323,30 @@ def _pytest_setup(facts: ProjectFacts, request: InitRequest, findings: list[Find
         pytest_args=facts.testpaths,
         durations=durations,
         findings=tuple(findings),
+        notes=addopts_notes(facts.addopts, facts.pytest_source, request.ci),
     )
+
+
+def addopts_notes(addopts: Sequence[str], source: str, ci: Ci) -> tuple[str, ...]:
+    """What in the project's addopts works unsharded and not per shard, with the words that undo it for the
+    shards (pytest keeps an option's last value, and the shards' own words come after addopts). arrow 1.4.0's
+    --cov-fail-under=99 failed every shard (docs/coverage.md); -x stops each shard at its first failure."""
+    notes = []
+    words = "pytest-args" if ci is Ci.GITHUB else "the test job's pytest words (after `--`)"
+    stop = maxfail_in(addopts)
+    if stop:
+        notes.append(
+            f"addopts in {source} stop pytest after failures ({stop}): each shard would stop at its own and report"
+            f" its other tests as never run; add --maxfail=0 to {words} to run every test"
+        )
+    gate = long_value(addopts, "--cov-fail-under")
+    if gate and gate.strip() not in ("0", "0.0"):
+        notes.append(
+            f"addopts in {source} gate coverage at {gate}% (--cov-fail-under): each shard covers only its own"
+            f" tests' code and would fail it; add --cov-fail-under=0 to {words} and gate the merged coverage"
+            " (docs/coverage.md)"
+        )
+    return tuple(notes)
 
 
 def _other_setup(facts: ProjectFacts, request: InitRequest, runner: Runner, findings: list[Finding]) -> Setup:

@@ -129,6 +129,34 @@ def last_value(words: Sequence[str], short: str) -> str:
     return value
 
 
+def long_value(words: Sequence[str], option: str) -> str:
+    """The value of the last ``--option VALUE`` / ``--option=VALUE`` among ``words`` ("" when none)."""
+    value = ""
+    for word, following in _unvalued(words):
+        if word == option and following is not None:
+            value = following
+        elif word.startswith(f"{option}="):
+            value = word.partition("=")[2]
+    return value
+
+
+# -x among pytest's short flags run together (-xvs), as argparse reads them (in -rx or -px, x is -r's or -p's value)
+_SHORT_FLAGS_WITH_X: Final = re.compile(r"-[vqslx]*x[vqslx]*")
+
+
+def maxfail_in(words: Sequence[str]) -> str:
+    """What makes pytest stop after failures among ``words``: ``-x`` (as given, e.g. ``-xvs``), ``--exitfirst``
+    or ``--maxfail=N``, the last one as argparse keeps it; "" when none does or the last is ``--maxfail=0``."""
+    found = ""
+    for word, following in _unvalued(words):
+        if word == "--exitfirst" or _SHORT_FLAGS_WITH_X.fullmatch(word):
+            found = word
+        elif word == "--maxfail" or word.startswith("--maxfail="):
+            value = word.partition("=")[2] if "=" in word else (following or "")
+            found = "" if value.strip() in ("", "0") else f"--maxfail={value}"
+    return found
+
+
 # the first word of a pytest-split habit (`-- pytest tests/`, `-- python -m pytest`): with --pytest,
 # ci-shards runs pytest itself and the words after -- are pytest's options and paths
 _RUNNER_WORD = re.compile(r"(py\.?test|python[\d.]*)(\.exe)?")

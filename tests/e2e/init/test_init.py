@@ -104,6 +104,17 @@ def test_flat_project_with_requirements_dev(tmp_path: Path) -> None:
     assert with_of(workflow, "report", "aggregate")["coverage"] is True
 
 
+def test_addopts_that_fail_per_shard_are_warned_and_left_as_to_dos(tmp_path: Path) -> None:
+    repo = make(tmp_path, {**FLAT, "pytest.ini": "[pytest]\ntestpaths = checks\naddopts = -x --cov-fail-under=99\n"})
+    done = init(repo)
+    assert done.returncode == 0, done.stderr
+    header = [line for line in (repo / WORKFLOW).read_text().splitlines() if line.startswith("#   to do: addopts")]
+    assert len(header) == 2
+    assert header[0].startswith("#   to do: addopts in pytest.ini stop pytest after failures (-x): ")
+    assert header[1].startswith("#   to do: addopts in pytest.ini gate coverage at 99% (--cov-fail-under): ")
+    assert done.stderr.count("warning: addopts in pytest.ini") == 2
+
+
 def test_node_project_with_jest(tmp_path: Path) -> None:
     repo = make(tmp_path, JEST)
     done = init(repo, "--shards", "auto", "--comment-workflow")

@@ -142,3 +142,26 @@ def test_a_folder_below_the_repository_root_is_told_so() -> None:
     (note,) = decide(inside, InitRequest()).notes
     assert note.startswith("this folder is inside the repository at /src/mono")
     assert decide(facts(pytest_source="pytest.ini"), InitRequest()).notes == ()
+
+
+@pytest.mark.parametrize(
+    ("addopts", "says"),
+    [
+        (("-x",), ["stop pytest after failures (-x)"]),
+        (("-ra", "-xvs"), ["stop pytest after failures (-xvs)"]),
+        (("--maxfail", "3"), ["stop pytest after failures (--maxfail=3)"]),
+        (("--cov=pkg", "--cov-fail-under=99"), ["gate coverage at 99% (--cov-fail-under)"]),
+        (("--exitfirst", "--cov-fail-under", "90.5"), ["(--exitfirst)", "gate coverage at 90.5%"]),
+        (("-x", "--maxfail=0", "--cov-fail-under=0"), []),  # the last value wins, as in pytest
+        (("-rx", "-p", "xdist", "-k", "x"), []),  # x as -r's, -p's and -k's value: no -x
+    ],
+)
+def test_addopts_that_break_per_shard_runs_are_to_do_notes_with_the_words_that_undo_them(
+    addopts: tuple[str, ...], says: list[str]
+) -> None:
+    project = facts(pytest_source="pytest.ini", addopts=addopts)
+    notes = decide(project, InitRequest()).notes
+    assert len(notes) == len(says) and all(part in note for part, note in zip(says, notes, strict=True))
+    assert all(note.startswith("addopts in pytest.ini ") and " to pytest-args " in note for note in notes)
+    on_gitlab = decide(project, InitRequest(ci=Ci.GITLAB)).notes
+    assert all(" to the test job's pytest words (after `--`) " in note for note in on_gitlab)
