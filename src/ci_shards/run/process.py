@@ -208,6 +208,10 @@ def start_error_message(argv: Sequence[str], err: OSError) -> str:
     reason = err.strerror or str(err)
     if isinstance(err, FileNotFoundError):
         reason = "command not found"
+    if os.path.isdir(argv[0]) or (argv[0].endswith(".py") and os.path.isfile(argv[0])):
+        # `local --discover -- tests`: the words after -- are a command unless --pytest says they are pytest's
+        kind = "a folder" if os.path.isdir(argv[0]) else "a file"
+        reason = f"{kind}, not a command: give --pytest to run pytest with the words after --"
     return f"cannot start {argv[0]!r}: {reason}"
 
 

@@ -21,6 +21,7 @@ from ci_shards.run.classify import (
     merge_attempts,
     report_from_events,
 )
+from ci_shards.run.process import start_error_message
 from ci_shards.run.shard_output import tally
 from ci_shards.run.spool import read_tail
 
@@ -305,3 +306,18 @@ def test_run_counts_every_reported_test_by_outcome_in_agreeing_words():
     ]
     assert tally(cases) == "5 tests run: 1 passed, 1 failed, 0 errors, 1 skipped, 1 xfailed, 1 xpassed"
     assert tally([case(CaseOutcome.SKIPPED)]) == "1 test run: 0 passed, 0 failed, 0 errors, 1 skipped"
+
+
+def test_a_path_given_as_the_command_is_told_to_take_pytest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `ci-shards local --discover -- tests`: without --pytest the words after -- are a command, and "command
+    # not found" alone left the user to guess that
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("")
+    missing = FileNotFoundError(2, "No such file or directory")
+    assert start_error_message(["tests"], missing) == (
+        "cannot start 'tests': a folder, not a command: give --pytest to run pytest with the words after --"
+    )
+    denied = PermissionError(13, "Permission denied")
+    assert start_error_message(["tests/test_a.py"], denied).startswith("cannot start 'tests/test_a.py': a file, not")
+    assert start_error_message(["nosuch"], missing) == "cannot start 'nosuch': command not found"
