@@ -11,6 +11,7 @@ vanishes) and which records go into failures.jsonl. The last word on the status 
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -57,6 +58,7 @@ class Report:
     skipped_at_collection: Mapping[str, str] = field(default_factory=dict)
     collect_seconds: Mapping[str, float] = field(default_factory=dict)  # test file -> its collection's seconds
     ended_early: str = ""  # why pytest ended the session before its last test (-x, pytest.exit()), in its words
+    finished: bool = False  # pytest's session ended (the plugin's finish event): a process that died has none
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,7 +126,7 @@ def report_from_events(lines: Iterable[str]) -> Report:
     started: list[str] = []
     collect_errors: list[CaseResult] = []
     collected: dict[str, object] = {}
-    ended_early = ""
+    ended_early, finished = "", False
     for line in lines:
         try:
             event = json.loads(line)
@@ -152,7 +154,7 @@ def report_from_events(lines: Iterable[str]) -> Report:
         elif kind == "collected":
             collected = event
         elif kind == "finish":
-            ended_early = str(event.get("stopped", ""))
+            ended_early, finished = str(event.get("stopped", "")), True
     in_flight = tuple(dict.fromkeys(i for i in started if i not in results))
     raw_skipped = collected.get("skipped_at_collection", {})
     return Report(
@@ -164,6 +166,7 @@ def report_from_events(lines: Iterable[str]) -> Report:
         skipped_at_collection=dict(raw_skipped) if isinstance(raw_skipped, dict) else {},
         collect_seconds=seconds_by_file(collected.get("collect_seconds")),
         ended_early=ended_early,
+        finished=finished,
     )
 
 
@@ -264,7 +267,7 @@ def decide(
         not_run = _unreported(planned, all_cases)
     # else unverified: no reported test belongs to a planned item; the judge fails the shard below and
     # every item is not run (no case is written in for them: that would make the results look matched)
-    ended_early = next((r.report.ended_early for r in first if r.report.ended_early), "")
+    ended_early = next((e for e in map(_ended_early, first) if e), "")
     all_cases += _unreported_cases(not_run, stopped, ended_early, {t for r in first for t in r.report.in_flight})
     status = stopped.status if stopped is not None else None
     if status is None:
@@ -303,10 +306,27 @@ def _unreported_cases(
         return [_not_run_case(i, stopped.not_run) for i in not_run]
     if not ended_early:
         return [_not_run_case(i, _NEVER_REPORTED) for i in not_run]
-    return [
-        _not_run_case(i, f"{'running' if i in in_flight else 'not run'} when pytest ended the session ({ended_early})")
-        for i in not_run
-    ]
+    return [_not_run_case(i, f"{'was running' if i in in_flight else 'not run'}: {ended_early}") for i in not_run]
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return f"signal {number} ({signal.Signals(number).name})"
+    except ValueError:  # a real-time signal, or one this platform does not name
+        return f"signal {number}"
+
+
+def _ended_early(run: Run) -> str:
+    """Why this run's tests stopped before the last one, when its events say ("" otherwise): pytest's own stop
+    (-x, pytest.exit(), in its words), or the process dying inside a test (``os._exit``, a crash, a signal not
+    ci-shards' own): it started a test, never reported it, and pytest's session never ended."""
+    report = run.report
+    if report.ended_early:
+        return f"pytest ended the session early ({report.ended_early})"
+    if report.finished or not report.in_flight or run.timed_out or run.cancelled or run.start_error:
+        return ""
+    how = f"exit code {run.exit_code}" if run.signal is None else f"killed by {_signal_name(run.signal)}"
+    return f"the test process died inside {report.in_flight[-1]} ({how}, before pytest's session ended)"
 
 
 @dataclass(frozen=True)
@@ -479,7 +499,7 @@ def _failed_or_passed(
         verb = "counts" if len(flaky) == 1 else "count"
         problems.append(f"{plural(len(flaky), 'flaky test')} {verb} as failures (--flaky-result fail)")
     if halted:
-        problems.append(f"pytest ended the session early ({halted}); {_never_reported(not_run)}")
+        problems.append(f"{halted}; {_never_reported(not_run)}")
     usable = not report_problems or policy.accept_exit_code
     # A shard whose planned items pytest's own rules all left out (a module or a folder's conftest.py
     # that skips at collection, tests its -m deselects) ran nothing, as plain pytest runs nothing of

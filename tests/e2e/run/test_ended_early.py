@@ -1,7 +1,8 @@
-"""A shard whose pytest ends its session early (-x in the project's addopts, ``pytest.exit()`` in a test, pytest-xdist
-stopping at --maxfail) says why its planned tests never ran: in the shard's reason, in each never-run test's
-message, and, for -x, where the option came from and the flag that runs every test. Before, the reason guessed
-"not collected, deleted, renamed or crashed". Real pytest, real processes."""
+"""A shard whose pytest ends its session early (-x in the project's addopts, ``pytest.exit()`` in a test,
+pytest-xdist stopping at --maxfail), or whose process dies inside a test (``os._exit``), says why its planned
+tests never ran: in the shard's reason, in each never-run test's message, and, for -x, where the option came
+from and the flag that runs every test. Before, the reason guessed "not collected, deleted, renamed or crashed".
+Real pytest, real processes."""
 
 from __future__ import annotations
 
@@ -59,8 +60,8 @@ def test_exitfirst_in_addopts_names_the_option_its_file_and_the_flag_that_runs_e
     messages = _plan_and_run(root)
     assert messages["test_a"] == "assert False"
     stop = "stopping after 1 failures, by -x/--maxfail=1 from addopts in pytest.ini: pass --maxfail=0 to run every test"
-    assert messages["test_b"] == messages["test_c"] == f"not run when pytest ended the session ({stop})"
-    assert f"planned tests that never ran (2) — not run when pytest ended the session ({stop}):" in _reason(root)
+    assert messages["test_b"] == messages["test_c"] == f"not run: pytest ended the session early ({stop})"
+    assert f"planned tests that never ran (2) — not run: pytest ended the session early ({stop}):" in _reason(root)
     # the advice holds: the same shard with --maxfail=0 after the project's addopts runs every test once
     again = _plan_and_run(_project(tmp_path / "q", FAILS_FIRST, "addopts = -x\n"), "--maxfail=0")
     assert again == {
@@ -73,12 +74,8 @@ def test_exitfirst_in_addopts_names_the_option_its_file_and_the_flag_that_runs_e
 def test_pytest_exit_in_a_test_is_the_shards_reason_and_that_test_is_named_running(tmp_path: Path) -> None:
     root = _project(tmp_path / "p", EXITS)
     messages = _plan_and_run(root)
-    ended = "when pytest ended the session (pytest.exit('database gone, giving up') was called)"
-    assert messages == {
-        "test_a": f"running {ended}",
-        "test_b": f"not run {ended}",
-        "test_c": f"not run {ended}",
-    }
+    ended = "pytest ended the session early (pytest.exit('database gone, giving up') was called)"
+    assert messages == {"test_a": f"was running: {ended}", "test_b": f"not run: {ended}", "test_c": f"not run: {ended}"}
     terminal = _reason(root)
     assert (
         "pytest ended the session early (pytest.exit('database gone, giving up') was called); 3 planned items were"
@@ -86,7 +83,18 @@ def test_pytest_exit_in_a_test_is_the_shards_reason_and_that_test_is_named_runni
     ) in terminal
     assert "zero tests executed" not in terminal and "report shows no failure" not in terminal
     # two causes among the never-run tests: each id carries its own
-    assert f"  tests/test_one.py::test_a — running {ended}\n  tests/test_one.py::test_b — not run {ended}" in terminal
+    assert (
+        f"  tests/test_one.py::test_a — was running: {ended}\n  tests/test_one.py::test_b — not run: {ended}"
+        in terminal
+    )
+
+
+def test_a_process_that_dies_inside_a_test_names_that_test_and_its_exit(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", "import os\n\n\ndef test_a():\n    os._exit(3)\n\n\ndef test_b():\n    pass\n")
+    messages = _plan_and_run(root)
+    died = "the test process died inside tests/test_one.py::test_a (exit code 3, before pytest's session ended)"
+    assert messages == {"test_a": f"was running: {died}", "test_b": f"not run: {died}", "test_c": f"not run: {died}"}
+    assert f"1/1: {died}; 3 planned items were never reported" in _reason(root)
 
 
 @pytest.mark.slow
@@ -94,7 +102,7 @@ def test_xdist_stopping_at_maxfail_is_named_too(tmp_path: Path) -> None:
     pytest.importorskip("xdist")
     root = _project(tmp_path / "p", FAILS_FIRST + "\n\ndef test_z():\n    assert False\n", "addopts = --maxfail=1\n")
     messages = _plan_and_run(root, workers="2")
-    never = [m for m in messages.values() if m.startswith("not run when pytest ended the session")]
+    never = [m for m in messages.values() if m.startswith("not run: pytest ended the session early")]
     assert never, messages  # two workers both take a test before the controller stops: which ones is theirs
     assert all("stopping after 1 failures, by -x/--maxfail=1 from addopts in pytest.ini" in m for m in never)
     assert len(messages) == 4  # every planned test once: run, or not run with the cause

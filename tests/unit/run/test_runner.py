@@ -203,24 +203,47 @@ def test_a_session_pytest_ended_early_is_the_cause_of_its_unreported_tests() -> 
         '{"event": "finish", "exitstatus": 2, "stopped": "pytest.exit(\'bye\') was called"}',
     ]
     report = report_from_events(lines)
-    assert (report.ended_early, report.in_flight) == ("pytest.exit('bye') was called", ("a::t2",))
+    assert (report.ended_early, report.in_flight, report.finished) == (
+        "pytest.exit('bye') was called",
+        ("a::t2",),
+        True,
+    )
     planned = ["a::t1", "a::t2", "b::t3"]
     verdict = decide(shard_index=1, shard_name="s", planned=planned, runs=[run(rc=2, report=report)], policy=Policy())
     assert verdict.status is ShardStatus.FAILED
-    assert verdict.problems == (
-        "pytest ended the session early (pytest.exit('bye') was called); 2 planned items were never reported,"
-        " in 2 files, first: a::t2",
-    )
+    ended = "pytest ended the session early (pytest.exit('bye') was called)"
+    assert verdict.problems == (f"{ended}; 2 planned items were never reported, in 2 files, first: a::t2",)
     messages = {c.test_id: c.message for c in verdict.cases}
-    assert messages == {
-        "a::t1": "",
-        "a::t2": "running when pytest ended the session (pytest.exit('bye') was called)",
-        "b::t3": "not run when pytest ended the session (pytest.exit('bye') was called)",
-    }
+    assert messages == {"a::t1": "", "a::t2": f"was running: {ended}", "b::t3": f"not run: {ended}"}
     # nothing reported at all: the cause, not "zero tests executed"
-    alone = Report(ended_early="stopping after 1 failures", in_flight=("a::t1",))
+    alone = Report(ended_early="stopping after 1 failures", in_flight=("a::t1",), finished=True)
     nothing = decide(shard_index=1, shard_name="s", planned=planned, runs=[run(rc=1, report=alone)], policy=Policy())
     assert nothing.reason.startswith("pytest ended the session early (stopping after 1 failures); 3 planned items")
+
+
+@pytest.mark.parametrize(
+    ("rc", "signum", "how"), [(1, None, "exit code 1"), (None, 11, "killed by signal 11 (SIGSEGV)")]
+)
+def test_a_process_that_died_inside_a_test_names_that_test(rc: int | None, signum: int | None, how: str) -> None:
+    # a test started, never reported, and no finish event: the process died inside it (os._exit, a crash)
+    report = Report(cases=(case("a::t1"),), in_flight=("a::t2",))
+    died = Run(rerun=0, items=(), exit_code=rc, signal=signum, report=report)
+    verdict = decide(shard_index=1, shard_name="s", planned=["a::t1", "a::t2", "a::t3"], runs=[died], policy=Policy())
+    cause = f"the test process died inside a::t2 ({how}, before pytest's session ended)"
+    assert verdict.reason == f"{cause}; 2 planned items were never reported, in 1 file, first: a::t2"
+    assert {c.test_id: c.message for c in verdict.cases if c.test_id != "a::t1"} == {
+        "a::t2": f"was running: {cause}",
+        "a::t3": f"not run: {cause}",
+    }
+    # the same run under the shard's deadline is the deadline's, not a death of its own
+    timed = decide(
+        shard_index=1,
+        shard_name="s",
+        planned=["a::t1", "a::t2"],
+        runs=[Run(rerun=0, items=(), exit_code=None, signal=9, report=report, timed_out=True)],
+        policy=Policy(),
+    )
+    assert timed.status is ShardStatus.TIMED_OUT and "died inside" not in " ".join(timed.problems)
 
 
 # ---- options and helpers
