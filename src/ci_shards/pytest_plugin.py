@@ -425,6 +425,10 @@ class _ShardState:
         # too (_pytest/main.py wrap_session): the planned tests after it never run, and the shard says why
         self.interrupted = _interruption(excinfo, self.config)
 
+    def pytest_internalerror(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        # a plugin's or conftest's hook raised: pytest prints INTERNALERROR> lines and ends the session (exit 3)
+        self.interrupted = self.interrupted or f"INTERNALERROR: {_last_error_line(excinfo.exconly())}"
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         event: dict[str, Any] = {"event": "finish", "exitstatus": int(exitstatus)}
         stopped = self.interrupted or _stopped_early(session)

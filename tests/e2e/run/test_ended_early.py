@@ -1,8 +1,8 @@
 """A shard whose pytest ends its session early (-x in the project's addopts, ``pytest.exit()`` in a test,
-pytest-xdist stopping at --maxfail), or whose process dies inside a test (``os._exit``), says why its planned
-tests never ran: in the shard's reason, in each never-run test's message, and, for -x, where the option came
-from and the flag that runs every test. Before, the reason guessed "not collected, deleted, renamed or crashed".
-Real pytest, real processes."""
+pytest-xdist stopping at --maxfail, a hook's INTERNALERROR), or whose process dies inside a test (``os._exit``),
+says why its planned tests never ran: in the shard's reason, in each never-run test's message, and, for -x, where
+the option came from and the flag that runs every test. Before, the reason guessed "not collected, deleted,
+renamed or crashed". Real pytest, real processes."""
 
 from __future__ import annotations
 
@@ -95,6 +95,18 @@ def test_a_process_that_dies_inside_a_test_names_that_test_and_its_exit(tmp_path
     died = "the test process died inside tests/test_one.py::test_a (exit code 3, before pytest's session ended)"
     assert messages == {"test_a": f"was running: {died}", "test_b": f"not run: {died}", "test_c": f"not run: {died}"}
     assert f"1/1: {died}; 3 planned items were never reported" in _reason(root)
+
+
+def test_a_hook_that_raises_is_pytests_internal_error_named_in_the_reason(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
+    (root / "tests" / "conftest.py").write_text(
+        "def pytest_runtest_makereport(item, call):\n"
+        "    if item.name == 'test_b' and call.when == 'call':\n"
+        "        raise RuntimeError('hook exploded')\n"
+    )
+    messages = _plan_and_run(root)
+    ended = "pytest ended the session early (INTERNALERROR: RuntimeError: hook exploded)"
+    assert messages == {"test_a": "", "test_b": f"was running: {ended}", "test_c": f"not run: {ended}"}
 
 
 @pytest.mark.slow
