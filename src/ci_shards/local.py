@@ -385,7 +385,7 @@ def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int
     jobs = _jobs(options, plan.total, console)
     console.line(
         f"ci-shards local: {plural(len(plan.items), 'item')} in {plural(plan.total, 'shard')}, {jobs} at a time, "
-        f"estimated {fmt_seconds(plan.estimated_makespan)} per shard at most; results in {out}"
+        f"estimated {fmt_seconds(plan.estimated_makespan)} per shard at most{_guessed(plan)}; results in {out}"
     )
     cancel = CancelToken()
     with cancel_on_signals(cancel):
@@ -410,6 +410,16 @@ def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int
     sys.stdout.flush()
     code = max(result.exit_code, _local_coverage(options, plan, cwd, env, console))
     return EXIT_INTERRUPTED if cancel.cancelled else code
+
+
+def _guessed(plan: Plan) -> str:
+    """Said beside the estimate when it has no timing behind it: a first run's "estimated 11.0s" is the
+    default second per test (``plan.estimates``), which a 3-second shard makes look like a broken tool."""
+    if not plan.unknown_items:
+        return ""
+    if plan.unknown_items >= len(plan.items):
+        return " (a guess: no timings yet, the shards are balanced by their tests' count)"
+    return f" ({plan.unknown_items} of {len(plan.items)} items guessed: no timing yet)"
 
 
 def _with_python(options: LocalOptions, env: Mapping[str, str]) -> LocalOptions:

@@ -49,6 +49,7 @@ def test_readme_command_runs_the_demo_in_four_shards(tmp_path: Path) -> None:
     )
     assert executed == 44  # every demo test exactly once
     assert "[4/4]" in proc.stderr and "ETA" in proc.stderr
+    assert "guess" not in proc.stderr + proc.stdout  # timed: the estimates are the durations'
     assert "passed" in proc.stdout.lower()
 
 
@@ -141,6 +142,9 @@ def test_local_prints_each_failure_with_its_trace_and_output_log(tmp_path: Path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     err = proc.stderr
     assert "ci-shards local: 2 items in 2 shards, 1 at a time" in err
+    # a first run's estimate is a default per test: said to be a guess, where it is given and in the table
+    assert "per shard at most (a guess: no timings yet, the shards are balanced by their tests' count)" in err
+    assert "  (est.: every estimate was a guess: there were no timings for any planned item)" in proc.stdout
     assert "overdue" not in err
     header = next(line for line in err.splitlines() if line.startswith("── failure 1/1: tests/test_bad.py::test_bad"))
     assert header.endswith(" at tests/test_bad.py:9")  # the failing assert, not the def line

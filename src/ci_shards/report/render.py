@@ -90,6 +90,8 @@ def render_terminal(verdict: Verdict, *, every_in: str = EVERY_FAILURE_IN) -> st
             f"{t.failed:>6} {t.errors:>6} {t.flaky:>5} {fmt_seconds(shard.elapsed_seconds):>8} "
             f"{fmt_seconds(shard.estimated_seconds):>8}  {_one_line(note, NOTE_CHARS)}"
         )
+    guessed = story.estimates_note(verdict)
+    lines += [f"  (est.: {guessed})"] if guessed else []
     unit = verdict.accounting.unit
     # a reason the table cut is the one place some causes are said in full (a coverage gate, a crash): whole here
     cut = [f"{s.index}/{verdict.total_shards}: {s.reason}" for s in verdict.shards
