@@ -10,9 +10,12 @@ import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
+from ci_shards.model.plan import Granularity, Plan, ShardPlan
 
 pytestmark = pytest.mark.e2e
 
@@ -35,10 +38,13 @@ def _ci_shards(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False, timeout=120)
 
 
-def _plan_and_run(root: Path, *pytest_args: str, workers: str = "1") -> dict[str, str]:
-    """Plan the project as one shard, run it; each test's message in junit.xml by its name ("" for a pass)."""
-    planned = _ci_shards(root, "plan", "--pytest", "--shards", "1", "--workers", workers, "-o", "plan.json")
-    assert planned.returncode == 0, planned.stderr
+def _plan_and_run(root: Path, *pytest_args: str, workers: int = 1) -> dict[str, str]:
+    """Run the project's tests as one shard of a plan written here (the plan stage is not what is tested);
+    each test's message in junit.xml by its name ("" for a pass)."""
+    items = [f"tests/{f.name}::{t}" for f in sorted((root / "tests").glob("test_*.py")) for t in _tests_in(f)]
+    shard = ShardPlan(index=1, items=tuple(items), estimated_seconds=1.0)
+    plan = Plan(total=1, granularity=Granularity.TEST, shards=(shard,), lower_bound_seconds=1.0, unknown_items=0)
+    (root / "plan.json").write_text((replace(plan, workers=workers) if workers > 1 else plan).dumps())
     argv = ["run", "--plan", "plan.json", "--shard", "1/1", "--pytest", "--no-live", "--out", "out"]
     ran = _ci_shards(root, *argv, *(["--", *pytest_args] if pytest_args else []))
     assert ran.returncode in (0, 1), ran.stderr
@@ -47,6 +53,10 @@ def _plan_and_run(root: Path, *pytest_args: str, workers: str = "1") -> dict[str
         problem = next(iter(case), None)
         messages[str(case.get("name"))] = "" if problem is None else problem.get("message", "")
     return messages
+
+
+def _tests_in(path: Path) -> list[str]:
+    return [line[4:].split("(")[0] for line in path.read_text().splitlines() if line.startswith("def test_")]
 
 
 def _reason(root: Path) -> str:
@@ -113,7 +123,7 @@ def test_a_hook_that_raises_is_pytests_internal_error_named_in_the_reason(tmp_pa
 def test_xdist_stopping_at_maxfail_is_named_too(tmp_path: Path) -> None:
     pytest.importorskip("xdist")
     root = _project(tmp_path / "p", FAILS_FIRST + "\n\ndef test_z():\n    assert False\n", "addopts = --maxfail=1\n")
-    messages = _plan_and_run(root, workers="2")
+    messages = _plan_and_run(root, workers=2)
     never = [m for m in messages.values() if m.startswith("not run: pytest ended the session early")]
     assert never, messages  # two workers both take a test before the controller stops: which ones is theirs
     assert all("stopping after 1 failures, by -x/--maxfail=1 from addopts in pytest.ini" in m for m in never)
