@@ -157,6 +157,20 @@ def maxfail_in(words: Sequence[str]) -> str:
     return found
 
 
+def xdist_workers_in(words: Sequence[str]) -> str:
+    """pytest-xdist's worker count among ``words`` (``-n 4``, ``-n4``, ``-n auto``, ``--numprocesses=auto``),
+    the last one given; "" when none is, or the last is 0 (xdist off)."""
+    value = ""
+    for word, following in _unvalued(words):
+        if word in ("-n", "--numprocesses") and following is not None:
+            value = following
+        elif word.startswith("--numprocesses="):
+            value = word.partition("=")[2]
+        elif word.startswith("-n") and len(word) > 2 and not word.startswith("--"):
+            value = word[2:]
+    return "" if value.strip() == "0" else value
+
+
 # the first word of a pytest-split habit (`-- pytest tests/`, `-- python -m pytest`): with --pytest,
 # ci-shards runs pytest itself and the words after -- are pytest's options and paths
 _RUNNER_WORD = re.compile(r"(py\.?test|python[\d.]*)(\.exe)?")

@@ -31,6 +31,7 @@ from ci_shards.junit import JUnitError, parse_junit
 from ci_shards.model.matching import item_file
 from ci_shards.model.outcome import CaseOutcome, Outcome, shard_dir_name
 from ci_shards.model.plan import Plan
+from ci_shards.plan.pytest_args import xdist_workers_in
 from ci_shards.run import command as cmd
 from ci_shards.run.classify import Policy, Report, Run, decide, report_from_events
 from ci_shards.run.exit_causes import exit_cause
@@ -484,6 +485,7 @@ def _workers(
             )
         return WorkerChoice(1, "")
     if given is None and plan_k == 1:
+        _warn_project_xdist(console)
         return WorkerChoice(1, "")
     machine = read_machine() if (given or "").strip().lower() == AUTO else MachineFiles()
     choice, warnings = shard_workers(
@@ -498,6 +500,21 @@ def _workers(
     for warning in warnings:
         console.warning(warning)
     return choice
+
+
+def _warn_project_xdist(console: Console) -> None:
+    """The project's own addopts may start pytest-xdist (``-n auto``) where the plan assumed one worker per shard:
+    the shard still runs every test once, but faster than its estimate, and the overhead learned from it is wrong."""
+    from ci_shards.plan.discover import find_settings  # noqa: PLC0415 (the plan stage's reader: not on every run's start-up)
+
+    settings = find_settings(Path.cwd())
+    given = xdist_workers_in([*settings.addopts, *shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))])
+    if given:
+        where = f"addopts in {Path(settings.source).name}" if settings.source else "PYTEST_ADDOPTS"
+        console.warning(
+            f"{where} start pytest-xdist (-n {given}) in every shard, but the plan was made for 1 worker per shard:"
+            f" plan with --workers {given} (workers: {given}) so its estimates are the shards' real times"
+        )
 
 
 def _rerun(state: _ShardRun, env: Mapping[str, str]) -> None:

@@ -235,3 +235,18 @@ def test_a_file_that_outweighs_a_workers_share_runs_on_every_worker(tmp_path: Pa
     }
     worker = {mark.name: mark.read_text() for mark in marks.iterdir()}
     assert worker["a1"] == worker["a2"] != worker["b1"] == worker["b2"]  # a class stays on one worker
+
+
+def test_xdist_from_the_projects_addopts_under_a_one_worker_plan_is_a_warning(tmp_path: Path) -> None:
+    # the project's own -n 2 still runs (plain pytest would use it too), every test once; the plan's estimates
+    # assumed one worker per shard, which the shard says before it starts
+    root = _project(tmp_path / "p", {"pytest.ini": "[pytest]\naddopts = -n 2\n", "tests/test_many.py": MANY})
+    env = _env(tmp_path)
+    planned = _ci_shards(root, env, "plan", "--pytest", "--shards", "1", "-o", "plan.json")
+    assert planned.returncode == 0, planned.stderr
+    ran = _ci_shards(root, env, "run", "--plan", "plan.json", "--shard", "1/1", "--pytest", "--no-live", "--out", "out")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stderr.startswith(
+        "warning: addopts in pytest.ini start pytest-xdist (-n 2) in every shard, but the plan was made for 1 worker"
+    )
+    assert sorted(_cases(root / "out" / "shard-1-of-1")) == [f"tests.test_many::test_many[{n}]" for n in range(6)]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from _pytest.config import _prepareconfig
 
-from ci_shards.plan.pytest_args import VALUE_OPTIONS, path_words
+from ci_shards.plan.pytest_args import VALUE_OPTIONS, path_words, xdist_workers_in
 
 
 def _options_with_a_value() -> set[str]:
@@ -37,3 +37,19 @@ def test_the_value_of_doctest_glob_is_no_path(tmp_path: Path) -> None:
     words = ["--doctest-glob", "README.rst", "tests", "--hypothesis-profile", "ci", "-p", "no:randomly"]
     (tmp_path / "ci").mkdir()  # a folder named as the profile: still the option's value
     assert path_words(words, tmp_path) == ["tests"]
+
+
+@pytest.mark.parametrize(
+    ("words", "workers"),
+    [
+        (["-n", "4"], "4"),
+        (["-n4", "-v"], "4"),
+        (["--numprocesses=auto"], "auto"),
+        (["--numprocesses", "logical"], "logical"),
+        (["-n", "auto", "-n", "0"], ""),  # the last wins: 0 is xdist off
+        (["-k", "-n", "tests"], ""),  # -n as -k's value
+        (["--no-header", "tests"], ""),
+    ],
+)
+def test_xdist_workers_in_the_words(words: list[str], workers: str) -> None:
+    assert xdist_workers_in(words) == workers
