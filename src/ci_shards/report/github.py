@@ -207,14 +207,17 @@ def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, 
 
 
 def _never_ran(missing: list[FailureRecord]) -> FailureRecord:
-    """One record for every missing item: they share one cause."""
+    """One record for every missing item, with their cause when they share one (pytest's -x, a crash in a test:
+    ``run.classify``), else what they have in common."""
     first = ", ".join(r.test_id for r in missing[:5])
     more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+    causes = {r.message for r in missing}
+    cause = causes.pop() if len(causes) == 1 and "" not in causes else "never reported by any shard"
     return FailureRecord(
         shard=missing[0].shard,
         test_id=f"{plural(len(missing), 'planned item')} never ran",
         kind=FailureKind.NOT_RUN,
-        message=f"never reported by any shard: {first}{more}",
+        message=f"{cause}: {first}{more}",
     )
 
 

@@ -32,8 +32,11 @@ def _project(root: Path, first: str, ini: str = "") -> Path:
     return root
 
 
-def _ci_shards(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "CI", "PYTEST_ADDOPTS")}
+def _ci_shards(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "CI", "PYTEST_ADDOPTS")},
+        **(env or {}),
+    }
     argv = [sys.executable, "-m", "ci_shards", *args]
     return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False, timeout=120)
 
@@ -60,9 +63,12 @@ def _tests_in(path: Path) -> list[str]:
 
 
 def _reason(root: Path) -> str:
-    ran = _ci_shards(root, "aggregate", "--plan", "plan.json", "out")
+    """What aggregate says of the shard: its terminal verdict, then its GitHub annotations."""
+    (root / "summary.md").touch()
+    env = {"GITHUB_STEP_SUMMARY": str(root / "summary.md")}
+    ran = _ci_shards(root, "aggregate", "--plan", "plan.json", "out", "--github", env=env)
     assert ran.returncode == 1, ran.stderr
-    return ran.stderr
+    return ran.stderr + ran.stdout
 
 
 def test_exitfirst_in_addopts_names_the_option_its_file_and_the_flag_that_runs_every_test(tmp_path: Path) -> None:
@@ -71,7 +77,10 @@ def test_exitfirst_in_addopts_names_the_option_its_file_and_the_flag_that_runs_e
     assert messages["test_a"] == "assert False"
     stop = "stopping after 1 failures, by -x/--maxfail=1 from addopts in pytest.ini: pass --maxfail=0 to run every test"
     assert messages["test_b"] == messages["test_c"] == f"not run: pytest ended the session early ({stop})"
-    assert f"planned tests that never ran (2) — not run: pytest ended the session early ({stop}):" in _reason(root)
+    said = _reason(root)
+    assert f"planned tests that never ran (2) — not run: pytest ended the session early ({stop}):" in said
+    # one annotation for the never-run tests, with their shared cause
+    assert "::error title=2 planned items never ran (shard 1)::not run: pytest ended the session early (" in said
     # the advice holds: the same shard with --maxfail=0 after the project's addopts runs every test once
     again = _plan_and_run(_project(tmp_path / "q", FAILS_FIRST, "addopts = -x\n"), "--maxfail=0")
     assert again == {
