@@ -71,6 +71,7 @@ def _reason(root: Path) -> str:
     return ran.stderr + ran.stdout
 
 
+@pytest.mark.slow  # three processes: the fast set keeps the two single-run cases below
 def test_exitfirst_in_addopts_names_the_option_its_file_and_the_flag_that_runs_every_test(tmp_path: Path) -> None:
     root = _project(tmp_path / "p", FAILS_FIRST, "addopts = -x\n")
     messages = _plan_and_run(root)
@@ -90,6 +91,7 @@ def test_exitfirst_in_addopts_names_the_option_its_file_and_the_flag_that_runs_e
     }
 
 
+@pytest.mark.slow  # three processes: the fast set keeps the two single-run cases below
 def test_pytest_exit_in_a_test_is_the_shards_reason_and_that_test_is_named_running(tmp_path: Path) -> None:
     root = _project(tmp_path / "p", EXITS)
     messages = _plan_and_run(root)
