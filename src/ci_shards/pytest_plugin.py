@@ -48,6 +48,7 @@ from _pytest.python import path_matches_patterns  # pytest's own python_files ma
 
 from ci_shards.common import outfile
 from ci_shards.model.matching import item_file, owning_item
+from ci_shards.model.outcome import IGNORED_REASON, NO_TESTS_REASON
 from ci_shards.model.plan import Plan, ShardOwnership, parse_shard_spec
 from ci_shards.plan.pytest_args import maxfail_in
 from ci_shards.run.xdist_hooks import PLUGIN_NAME as XDIST_PLUGIN_NAME
@@ -350,7 +351,7 @@ class _ShardState:
                 if planned_id in self.collected_files and planned_id not in skipped:
                     # a planned file (a discovery plan names files found on disk) that pytest
                     # collected without error and that holds no test: nothing to run, nothing lost
-                    skipped[planned_id] = "the file holds no tests"
+                    skipped[planned_id] = NO_TESTS_REASON
             event["skipped_at_collection"] = skipped
             event["not_collected"] = [p for p in missing if p not in skipped]
         if self.collected_to:
@@ -470,9 +471,6 @@ def _maxfail_origin(config: pytest.Config) -> str:
     if maxfail_in(shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))):
         return "from PYTEST_ADDOPTS"
     return "on the command line"
-
-
-IGNORED_REASON = "left out by the project's collect_ignore, --ignore or norecursedirs (its own run does not collect it)"
 
 
 def _why_left_out(path: Path, session: pytest.Session) -> str:

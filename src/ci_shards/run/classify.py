@@ -31,8 +31,10 @@ from ci_shards.judge import (
 from ci_shards.model.failures import FailureKind, FailureRecord
 from ci_shards.model.matching import item_file, owning_item
 from ci_shards.model.outcome import (
+    DESELECTED_MESSAGE,
     JUNIT_IDENTITY_ATTRS,
     LEFT_OUT_TYPE,
+    SKIPPED_AT_COLLECTION,
     XFAILED_TYPE,
     XPASSED_TYPE,
     Attempt,
@@ -381,14 +383,12 @@ def _killed_in_flight(runs: Sequence[Run], merged: Sequence[CaseResult]) -> list
 def _left_out(first: Sequence[Run]) -> list[CaseResult]:
     """Planned items the command's own rules left out: skipped at collection, then deselected."""
     skipped = [
-        replace(_not_run_case(i, f"skipped at collection: {why}"), outcome=CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE)
+        replace(_not_run_case(i, SKIPPED_AT_COLLECTION + why), outcome=CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE)
         for r in first
         for i, why in r.report.skipped_at_collection.items()
     ]
     deselected = [
-        replace(
-            _not_run_case(i, "deselected by the command's own filters"), outcome=CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE
-        )
+        replace(_not_run_case(i, DESELECTED_MESSAGE), outcome=CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE)
         for r in first
         for i in r.report.deselected
     ]

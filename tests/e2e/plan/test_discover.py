@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 
 from ci_shards.junit import parse_junit
-from ci_shards.model.outcome import CaseOutcome, CaseResult
-from ci_shards.pytest_plugin import IGNORED_REASON
+from ci_shards.model.outcome import IGNORED_REASON, CaseOutcome, CaseResult
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")]
 
@@ -127,7 +126,8 @@ def test_files_the_project_leaves_out_are_neither_planned_nor_run(tmp_path: Path
     conftest.write_text(conftest.read_text() + rules)
     out = tmp_path / "results"
     argv = [sys.executable, "-m", "ci_shards", "local", "--discover", "--durations", "durations.json"]
-    argv += ["--shards", "1", "--out", str(out), "--pytest", "--", "tests", "--ignore", "tests/test_argued_out.py"]
+    argv += ["--shards", "1", "--out", str(out), "--junit-out", "merged.xml"]
+    argv += ["--pytest", "--", "tests", "--ignore", "tests/test_argued_out.py"]
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
     proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=180, env=env, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -138,6 +138,8 @@ def test_files_the_project_leaves_out_are_neither_planned_nor_run(tmp_path: Path
     assert _ran(tmp_path, 1) == ["tests/test_kept.py::test_k"]
     skipped = [(c.file, c.message) for c in _cases(tmp_path, 1) if c.outcome is CaseOutcome.SKIPPED]
     assert skipped == [("tests/test_dynamic_out.py", f"skipped at collection: {IGNORED_REASON}")]
+    # the shard's junit.xml accounts for the planned file; the merged report, as pytest's own, has the test only
+    assert [c.test_id for c in parse_junit(tmp_path / "merged.xml")] == ["tests/test_kept.py::test_k"]
 
 
 # A conftest that collects data files as tests, as Pygments' does (snippets/*.txt, examplefiles/*/*.py).
@@ -298,6 +300,11 @@ def test_a_shard_of_files_skipped_at_collection_passes_as_plain_pytest_does(tmp_
     left_out = [c for c in _cases(tmp_path, 2) if c.type == "ci-shards.left-out"]
     assert [c.test_id for c in left_out] == ["tests/test_skip.py"]
     assert sorted(_ran(tmp_path, 2)) == ["tests/test_ok.py::test_a", "tests/test_ok.py::test_b"]
+    # a module that skipped is in pytest's own --junitxml, and so in the merged report
+    argv = [sys.executable, "-m", "ci_shards", "aggregate", "--plan", "results/plan.json", "results"]
+    merged = subprocess.run([*argv, "--junit-out", "m.xml"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert merged.returncode == 0, merged.stderr
+    assert sorted(c.test_id for c in parse_junit(tmp_path / "m.xml")) == [*_ran(tmp_path, 2), "tests/test_skip.py"]
 
 
 @pytest.mark.slow
