@@ -328,6 +328,7 @@ def _ended_early(run: Run) -> str:
     if report.finished or not report.in_flight or run.timed_out or run.cancelled or run.start_error:
         return ""
     how = f"exit code {run.exit_code}" if run.signal is None else f"killed by {_signal_name(run.signal)}"
+    how += f": {run.exit_cause}" if run.exit_cause else ""
     return f"the test process died inside {report.in_flight[-1]} ({how}, before pytest's session ended)"
 
 

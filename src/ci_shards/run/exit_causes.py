@@ -20,8 +20,18 @@ _COV_FAIL_UNDER: Final = re.compile(
 )
 
 
+# pytest-timeout's thread method (timeout_method = thread, or no SIGALRM): it prints this banner around every
+# thread's stack and ends the whole process with os._exit(1), inside the test (pytest_timeout.py, dump_stacks)
+_TIMEOUT_BANNER: Final = re.compile(r"\+{10,} Timeout \+{10,}")
+
+
 def exit_cause(output: str) -> str:
     """The cause the run's ``output`` names for its non-zero exit, in one line ("" when none is known)."""
+    if _TIMEOUT_BANNER.search(output):
+        return (
+            "pytest-timeout's thread method ended the process at the test's timeout (its stacks are in output.log;"
+            " timeout_method = signal fails that test alone)"
+        )
     gate = _COV_FAIL_UNDER.search(output)
     if gate is not None:
         return (

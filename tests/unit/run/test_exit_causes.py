@@ -35,3 +35,20 @@ def test_pytest_covs_failed_gate_is_named_with_its_numbers() -> None:
 )
 def test_output_without_a_known_cause_names_none(output: str) -> None:
     assert exit_cause(output) == ""
+
+
+# pytest-timeout 2.x's thread method: the banner (terminal.sep("+", "Timeout")) starts mid-line, after the
+# test's progress dot, then every thread's stack, then the banner again, then os._exit(1)
+TIMEOUT_DUMP = (
+    "tests/test_one.py .+++++++++++++++++++++++++++++++++++ Timeout ++++++++++++++++++++++++++++++++++++\n"
+    "~~~~~~~~~~~~~~~~~~~~ Stack of MainThread (140053391170432) ~~~~~~~~~~~~~~~~~~~~~\n"
+    '  File "/tmp/p/tests/test_one.py", line 5, in test_b\n    time.sleep(5)\n'
+    "+++++++++++++++++++++++++++++++++++ Timeout ++++++++++++++++++++++++++++++++++++\n"
+)
+
+
+def test_pytest_timeouts_thread_method_is_named_with_the_method_that_fails_the_test_alone() -> None:
+    cause = exit_cause(TIMEOUT_DUMP)
+    assert cause.startswith("pytest-timeout's thread method ended the process at the test's timeout")
+    assert "timeout_method = signal" in cause
+    assert exit_cause("E   assert 'Timeout' in text\n") == ""  # the word alone is no banner

@@ -244,6 +244,10 @@ def test_a_process_that_died_inside_a_test_names_that_test(rc: int | None, signu
         policy=Policy(),
     )
     assert timed.status is ShardStatus.TIMED_OUT and "died inside" not in " ".join(timed.problems)
+    # what its output says ended it (run.exit_causes: pytest-timeout's thread method) is said with the exit
+    named = Run(rerun=0, items=(), exit_code=rc, signal=signum, report=report, exit_cause="pytest-timeout's …")
+    verdict = decide(shard_index=1, shard_name="s", planned=["a::t1", "a::t2"], runs=[named], policy=Policy())
+    assert verdict.reason.startswith(f"the test process died inside a::t2 ({how}: pytest-timeout's …, before")
 
 
 # ---- options and helpers
