@@ -44,7 +44,8 @@ FOREIGN: Final = {
     "--reporters", "--experimental-test-coverage", "--unshallow",
     "--store-durations",  # pytest-split's
     "--dist", "--max-worker-restart", "--loadscope-reorder",  # pytest-xdist's (docs/run.md#workers)
-    "--cov-fail-under",  # pytest-cov's (docs/coverage.md, a coverage gate in the project's addopts)
+    "--cov-fail-under", "--cov",  # pytest-cov's (docs/coverage.md, a coverage gate in the project's addopts)
+    "--nomigrations",  # pytest-django's (docs/init.md: the plugins a project's pytest settings need)
     "--retr",  # README's example of a typo that is refused
 }  # fmt: skip
 # pytest's, added by the bundled plugin: read from its pytest_addoption, so a removed one is no longer allowed

@@ -205,9 +205,42 @@ def python_install(facts: ProjectFacts) -> tuple[tuple[str, ...], Finding]:
             break
     else:
         project = " -e ." if _installable(facts) else ""
-        commands = (f"python -m pip install{project} pytest",)
-        why = "no test extra, dependency group or requirements file found: pytest only, add yours"
+        plugins = settings_plugins(facts.pytest_keys, facts.addopts)
+        commands = (" ".join([f"python -m pip install{project} pytest", *sorted(set(plugins.values()))]),)
+        named = ", ".join(f"{what} → {package}" for what, package in plugins.items())
+        why = "no test extra, dependency group or requirements file found: pytest"
+        why += f" and the plugins its settings need ({named}), add yours" if plugins else " only, add yours"
     return commands, Finding("install", " && ".join(commands), why)
+
+
+# pytest settings and options that only a plugin understands: without it, pytest stops at start-up ("unrecognized
+# arguments: --nomigrations", django-extensions 4.1) or ignores the setting (PytestConfigWarning)
+PLUGIN_SETTINGS: Final = {
+    "DJANGO_SETTINGS_MODULE": "pytest-django", "django_find_project": "pytest-django",
+    "asyncio_mode": "pytest-asyncio", "asyncio_default_fixture_loop_scope": "pytest-asyncio",
+    "timeout": "pytest-timeout", "timeout_method": "pytest-timeout", "mock_use_standalone_module": "pytest-mock",
+    "env": "pytest-env", "reruns": "pytest-rerunfailures", "qt_api": "pytest-qt", "bdd_features_base_dir": "pytest-bdd",
+}  # fmt: skip
+PLUGIN_OPTIONS: Final = {
+    "--cov": "pytest-cov", "--no-cov": "pytest-cov", "-n": "pytest-xdist", "--numprocesses": "pytest-xdist",
+    "--dist": "pytest-xdist", "--reruns": "pytest-rerunfailures", "--timeout": "pytest-timeout",
+    "--benchmark": "pytest-benchmark", "--ds": "pytest-django", "--nomigrations": "pytest-django",
+    "--reuse-db": "pytest-django", "--create-db": "pytest-django", "--randomly": "pytest-randomly",
+    "--doctest-plus": "pytest-doctestplus", "--mypy": "pytest-mypy", "--asyncio-mode": "pytest-asyncio",
+}  # fmt: skip
+
+
+def settings_plugins(keys: Sequence[str], addopts: Sequence[str]) -> dict[str, str]:
+    """The plugins the pytest settings need, each with the setting or option that names it first."""
+    found = {key: PLUGIN_SETTINGS[key] for key in keys if key in PLUGIN_SETTINGS}
+    for word in addopts:
+        option = word.split("=", 1)[0]
+        stem = next((o for o in PLUGIN_OPTIONS if option == o or option.startswith(f"{o}-")), None)
+        if stem is None and option.startswith("-n") and not option.startswith("--") and len(option) > 2:
+            stem = "-n"  # -n4, -nauto
+        if stem is not None and PLUGIN_OPTIONS[stem] not in found.values():
+            found[option] = PLUGIN_OPTIONS[stem]
+    return found
 
 
 def python_version(facts: ProjectFacts, request: InitRequest) -> Finding:

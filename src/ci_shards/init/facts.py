@@ -37,6 +37,7 @@ class ProjectFacts:
     pytest_source: str = ""  # the file pytest takes its settings from ("" for none)
     testpaths: tuple[str, ...] = ()
     addopts: tuple[str, ...] = ()  # the pytest settings' addopts, as words
+    pytest_keys: tuple[str, ...] = ()  # the names of every pytest setting (plugins' too)
     python_version_file: str = ""  # .python-version's first line
     package_json: Mapping[str, Any] = field(default_factory=dict)
     node_test_files: tuple[str, ...] = ()  # jest's / node --test's conventional test files, sorted
@@ -125,6 +126,7 @@ def read_facts(root: Path) -> ProjectFacts:
         pytest_source=Path(settings.source).name if settings and settings.source else "",
         testpaths=settings.testpaths if settings else (),
         addopts=settings.addopts if settings else (),
+        pytest_keys=settings.keys if settings else (),
         python_version_file=_first_line(root / ".python-version"),
         package_json=package_json,
         node_test_files=_node_test_files(root) if package_json else (),

@@ -87,6 +87,7 @@ class PytestSettings:
     python_classes: tuple[str, ...] = DEFAULT_CLASSES
     addopts: tuple[str, ...] = ()  # read for --ignore/--ignore-glob, which pytest applies from there too
     pythonpath: tuple[str, ...] = ()  # folders pytest puts first on sys.path (relative to the rootdir)
+    keys: tuple[str, ...] = ()  # every setting the source names (a plugin's, e.g. DJANGO_SETTINGS_MODULE, too)
 
 
 def _words(value: Any) -> tuple[str, ...] | None:
@@ -116,6 +117,7 @@ def _settings(rootdir: Path, source: str, values: Mapping[str, Any]) -> PytestSe
         python_classes=words("python_classes") or DEFAULT_CLASSES,
         addopts=words("addopts") or (),
         pythonpath=words("pythonpath") or (),
+        keys=tuple(values),
     )
 
 

@@ -56,6 +56,15 @@ def test_pytest_settings_win_over_package_json() -> None:
          ("python -m pip install -r requirements.txt -r requirements-dev.txt",)),
         (facts(files=frozenset({"requirements.txt"})), ("python -m pip install -r requirements.txt",)),
         (facts(pytest_source="pytest.ini"), ("python -m pip install pytest",)),
+        # the plugins the settings need, as pytest stops without them ("unrecognized arguments: --nomigrations")
+        (facts(pytest_source="pyproject.toml", pytest_keys=("DJANGO_SETTINGS_MODULE", "norecursedirs"),
+               addopts=("--nomigrations", "--cov=pkg", "--cov-report", "html", "-nauto", "--dist", "loadfile")),
+         ("python -m pip install pytest pytest-cov pytest-django pytest-xdist",)),
+        (facts(pytest_source="pytest.ini", pytest_keys=("asyncio_mode", "timeout"), addopts=("-p", "no:cacheprovider")),
+         ("python -m pip install pytest pytest-asyncio pytest-timeout",)),
+        # an extra is the project's own list: taken as it is
+        (facts(files=frozenset({"setup.cfg"}), setup_cfg_extras=("test",), pytest_keys=("DJANGO_SETTINGS_MODULE",)),
+         ("python -m pip install -e '.[test]'",)),
     ],
 )  # fmt: skip
 def test_the_install_command(given_facts: ProjectFacts, install: tuple[str, ...]) -> None:
@@ -165,3 +174,11 @@ def test_addopts_that_break_per_shard_runs_are_to_do_notes_with_the_words_that_u
     assert all(note.startswith("addopts in pytest.ini ") and " to pytest-args " in note for note in notes)
     on_gitlab = decide(project, InitRequest(ci=Ci.GITLAB)).notes
     assert all(" to the test job's pytest words (after `--`) " in note for note in on_gitlab)
+
+
+def test_the_install_finding_names_each_plugin_and_the_setting_that_needs_it() -> None:
+    project = facts(pytest_source="tox.ini", pytest_keys=("DJANGO_SETTINGS_MODULE",), addopts=("-n", "4", "--ds=x"))
+    value, why = finding(project, "install")
+    assert value == "python -m pip install pytest pytest-django pytest-xdist"
+    needs = "DJANGO_SETTINGS_MODULE → pytest-django, -n → pytest-xdist"
+    assert why.endswith(f"pytest and the plugins its settings need ({needs}), add yours")
