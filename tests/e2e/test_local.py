@@ -159,3 +159,4 @@ def test_local_prints_each_failure_with_its_trace_and_output_log(tmp_path: Path)
     records = [json.loads(line) for line in (tmp_path / "f.jsonl").read_text().splitlines()]
     assert [r["test_id"] for r in records if r["kind"] == "failed"] == ["tests/test_bad.py::test_bad"]
     assert "tests/test_ok.py::test_ok" in (tmp_path / "t.json").read_text()
+    assert "ci-shards: recorded the measured durations of 2 tests and a per-shard overhead" in proc.stdout + err
