@@ -157,12 +157,34 @@ SUITES = {
         # 103-142 s, one test 38-50 s; tests/test_executor.py and test_optimizer.py need duckdb and pandas and run
         # ProcessPoolExecutor workers, 15-39 s of CPU in a shard that the tests' clock does not see
         Suite("sqlglot", "sqlglot", "30.31.0", "tests", ("duckdb", "pandas", "pytz")),
+        # djangorestframework: 1,560 tests in 58 files under pytest-django (its tests/conftest.py configures the
+        # settings), 19-22 s; a database set up per shard, and 40 unittest subtests
+        Suite(
+            "drf",
+            "djangorestframework",
+            "3.16.1",
+            "tests",
+            (
+                "django<6",
+                "pytest-django",
+                "pytz",
+                "inflection",
+                "uritemplate",
+                "coreapi",
+                "coreschema",
+                "markdown",
+                "django-guardian",
+                "psycopg2-binary",
+                "pygments",
+                "pyyaml",
+            ),
+        ),
     )
 }
 # pytest plugins that a suite's packages install into the shared venv, blocked (``-p no:NAME``) in every other
 # suite's pytest, so one suite's plugin is not start-up that every suite pays: Faker's ``faker`` plugin
 # imports faker in every pytest process (0.35 s of CPU, a third of a small shard's start-up)
-FOREIGN_PLUGINS = {"faker": "faker"}  # suite → its plugin's entry-point name
+FOREIGN_PLUGINS = {"faker": "faker", "drf": "django"}  # suite → its plugin's entry-point name
 
 
 def pytest_opts(suite: Suite) -> list[str]:
