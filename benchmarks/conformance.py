@@ -270,24 +270,34 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[in
 
 
 def _per_test(lines: list[dict[str, object]]) -> Seen:
-    """pytest's reports → one outcome per test, as ci-shards counts (and pytest's line, but for a test
-    that fails and then errors in teardown, which pytest counts twice)."""
+    """pytest's reports → one outcome per run of a test, as ci-shards counts (and pytest's line, but for a
+    test that fails and then errors in teardown, which pytest counts twice). A run ends at its teardown
+    report: items that share a node id (pyyaml 6.0.4's three ``test_yaml.py::test_yaml.py``) are counted
+    each, as pytest's summary and its --junitxml do; a run pytest-rerunfailures repeats (a ``rerun``
+    report) is not a test of its own."""
     order = {"error": 3, "failed": 2}
-    outcome: dict[str, str] = {}
+    running: dict[str, str] = {}  # id → the worst word of its run so far
+    finished: list[tuple[str, str]] = []
     subtests = 0
     for line in lines:
         test_id, category = str(line["id"]), str(line["category"])
         if line.get("subtest") or category.startswith("subtests "):
             subtests += 1
             continue
-        if line["when"] != "call" and category in ("passed", ""):
-            continue
         word = "error" if category in ("error", "errors") else category
-        old = outcome.get(test_id)
-        if old is None or order.get(word, 0) >= order.get(old, 0):
-            outcome[test_id] = word
-    counts = Counter(outcome.values())
-    return Seen(ids=Counter(outcome.keys()), counts={k: counts[k] for k in OUTCOMES}, subtests=subtests)
+        if word == "rerun":  # the attempt ends here, its teardown never reported; the next one counts
+            running.pop(test_id, None)
+            continue
+        worst = running.setdefault(test_id, "")
+        if (line["when"] == "call" or word not in ("passed", "")) and order.get(word, 0) >= order.get(worst, 0):
+            running[test_id] = word
+        if line["when"] == "teardown":
+            final = running.pop(test_id)
+            if final:
+                finished.append((test_id, final))
+    finished += [(test_id, word) for test_id, word in running.items() if word]
+    counts = Counter(word for _, word in finished)
+    return Seen(ids=Counter(i for i, _ in finished), counts={k: counts[k] for k in OUTCOMES}, subtests=subtests)
 
 
 def plain(

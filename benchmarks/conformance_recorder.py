@@ -27,7 +27,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     config = _STATE["config"]
     assert isinstance(config, pytest.Config)
     category, _short, _verbose = config.hook.pytest_report_teststatus(report=report, config=config)
-    if category:
+    if category or report.when == "teardown":  # a passed teardown ends a test's run (conformance._per_test)
         subtest = type(report).__name__ == "SubtestReport"  # pytest 9's subtests (and unittest subTest)
         line = {"id": report.nodeid, "when": report.when, "category": category, "subtest": subtest}
         out = _STATE["out"]
