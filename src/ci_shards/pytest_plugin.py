@@ -382,6 +382,12 @@ class _ShardState:
             report.nodeid, {"duration": 0.0, "outcome": "passed", "message": "", "text": ""}
         )
         record["duration"] += report.duration
+        if str(report.outcome) == "rerun":  # pytest-rerunfailures: this attempt is over (its teardown is not always
+            # reported) and another follows; the test's result is its last attempt's, its time all of theirs
+            duration = record["duration"]
+            record.clear()
+            record.update(duration=duration, outcome="passed", message="", text="")
+            return
         if report.failed:
             outcome = "failed" if report.when == "call" else "error"
             if record["outcome"] not in ("failed", "error"):

@@ -1013,3 +1013,58 @@ def test_items_whose_path_is_a_data_file_keep_their_node_ids(tmp_path: Path) -> 
         result = outcome(tmp_path)
         assert (result["status"], result["passed"], result["not_run"]) == ("passed", 3, [])
         assert sorted(c.get("ci-shards-id", "") for c in junit_cases(tmp_path)) == expected
+
+
+# pytest-rerunfailures' protocol in small: an attempt's failing report is logged with the outcome "rerun",
+# and the rest of that attempt is not logged; then the test runs again
+RERUN_PROTOCOL = """
+import pytest
+from _pytest.runner import runtestprotocol
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for attempt in range(2):
+        for report in runtestprotocol(item, nextitem=nextitem, log=False):
+            if report.failed and attempt == 0:
+                report.outcome = "rerun"
+                item.ihook.pytest_runtest_logreport(report=report)
+                break
+            item.ihook.pytest_runtest_logreport(report=report)
+        else:
+            break
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+"""
+FAILS_ONCE_IN_TEARDOWN = """
+import pytest
+
+CALLS = []
+
+
+@pytest.fixture
+def flaky_teardown():
+    yield
+    CALLS.append(1)
+    assert len(CALLS) > 1, "first teardown"
+
+
+def test_a(flaky_teardown):
+    pass
+
+
+def test_b():
+    pass
+"""
+
+
+def test_an_attempt_rerun_in_teardown_is_not_a_test_of_its_own(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "conftest.py").write_text(RERUN_PROTOCOL)
+    (tmp_path / "tests" / "test_t.py").write_text(FAILS_ONCE_IN_TEARDOWN)
+    write_plan(tmp_path / "plan.json", [["tests/test_t.py"]])
+    proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    result = outcome(tmp_path)
+    assert (result["status"], result["executed_tests"], result["passed"]) == ("passed", 2, 2)
