@@ -382,12 +382,14 @@ class _ShardState:
             report.nodeid, {"duration": 0.0, "outcome": "passed", "message": "", "text": ""}
         )
         record["duration"] += report.duration
-        if str(report.outcome) == "rerun":  # pytest-rerunfailures: this attempt is over (its teardown is not always
-            # reported) and another follows; the test's result is its last attempt's, its time all of theirs
+        if str(report.outcome) == "rerun" or (record.get("rerun") and report.when == "teardown"):
+            # pytest-rerunfailures (16.7): this attempt failed and another follows, after the attempt's teardown
+            # report when the setup or call failed; the result is the last attempt's, the time all of theirs
             duration = record["duration"]
             record.clear()
-            record.update(duration=duration, outcome="passed", message="", text="")
+            record.update(duration=duration, outcome="passed", message="", text="", rerun=True)
             return
+        record.pop("rerun", None)
         if report.failed:
             outcome = "failed" if report.when == "call" else "error"
             if record["outcome"] not in ("failed", "error"):

@@ -1015,8 +1015,8 @@ def test_items_whose_path_is_a_data_file_keep_their_node_ids(tmp_path: Path) -> 
         assert sorted(c.get("ci-shards-id", "") for c in junit_cases(tmp_path)) == expected
 
 
-# pytest-rerunfailures' protocol in small: an attempt's failing report is logged with the outcome "rerun",
-# and the rest of that attempt is not logged; then the test runs again
+# pytest-rerunfailures 16.7's protocol in small: an attempt's failing report is logged with the outcome
+# "rerun", then (a setup or call that failed) the attempt's teardown; then the test runs again
 RERUN_PROTOCOL = """
 import pytest
 from _pytest.runner import runtestprotocol
@@ -1026,13 +1026,13 @@ from _pytest.runner import runtestprotocol
 def pytest_runtest_protocol(item, nextitem):
     item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
     for attempt in range(2):
-        for report in runtestprotocol(item, nextitem=nextitem, log=False):
-            if report.failed and attempt == 0:
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        failed = attempt == 0 and any(r.failed for r in reports)
+        for report in reports:
+            if failed and report.failed:
                 report.outcome = "rerun"
-                item.ihook.pytest_runtest_logreport(report=report)
-                break
             item.ihook.pytest_runtest_logreport(report=report)
-        else:
+        if not failed:
             break
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
     return True
@@ -1054,12 +1054,23 @@ def test_a(flaky_teardown):
     pass
 
 
-def test_b():
+@pytest.fixture
+def flaky_setup():
+    CALLS.append(2)
+    assert len(CALLS) > 2, "first setup"
+
+
+def test_b(flaky_setup):
     pass
+
+
+def test_c():
+    CALLS.append(3)
+    assert len(CALLS) > 4, "first call"
 """
 
 
-def test_an_attempt_rerun_in_teardown_is_not_a_test_of_its_own(tmp_path: Path) -> None:
+def test_an_attempt_rerunfailures_repeats_is_not_a_test_of_its_own(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "conftest.py").write_text(RERUN_PROTOCOL)
     (tmp_path / "tests" / "test_t.py").write_text(FAILS_ONCE_IN_TEARDOWN)
@@ -1067,4 +1078,4 @@ def test_an_attempt_rerun_in_teardown_is_not_a_test_of_its_own(tmp_path: Path) -
     proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     result = outcome(tmp_path)
-    assert (result["status"], result["executed_tests"], result["passed"]) == ("passed", 2, 2)
+    assert (result["status"], result["executed_tests"], result["passed"]) == ("passed", 3, 3)
