@@ -17,7 +17,9 @@ which pytest's summary line counts as one skipped, is no test. Prints a Markdown
 machine and load for docs/benchmarks.md, and the first differing ids of every mismatch. Run 2 added
 six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in docs/benchmarks.md), run 3 six more
 (``--only faker,jsonschema,trio,jaraco_functools,inflect,sqlalchemy``), run 4 eleven more
-(the projects after sqlalchemy in ``PROJECTS``, with ``--work /tmp/disc9``).
+(the projects after sqlalchemy in ``PROJECTS``, with ``--work /tmp/disc9``), run 5 seven more (``--only
+pyparsing,pyyaml,pyyaml_sub,natsort,starlette,aiofiles,coverage --work /tmp/conf5``; pyyaml_sub is pyyaml's
+suite run from its tests/ folder, in pyyaml's venv).
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ class Project:
     source: str  # the folder under sdists/ that is the project root ("" for an installed package only)
     args: tuple[str, ...]  # the user's pytest arguments from the project root
     pyargs: tuple[str, ...] = ()  # tests inside the installed package: these arguments from a neutral folder
+    venv: str = ""  # the venv under venvs/ when not the one named like the project (a second folder of one project)
+    # plain pytest's own flags: the cache off, so no earlier run's .pytest_cache orders this one; kept on for a
+    # project whose addopts need it (coverage.py's --failed-first is unknown to pytest without the cacheprovider)
+    plain_flags: tuple[str, ...] = ("-p", "no:cacheprovider")
 
 
 PROJECTS = (
@@ -176,6 +182,63 @@ PROJECTS = (
     Project("wcwidth", "testpaths of a test folder and the package, optional C extension", "wcwidth-0.9.4", ()),
     Project("simplejson", "tests inside the package, unittest", "simplejson-4.3.0", ("simplejson/tests",)),
     Project("tenacity", "asyncio, tornado and trio tests", "tenacity-9.2.1", ("tests",)),
+    Project(
+        "pyparsing",
+        "unittest TestCase with self.subTest (2,107 subtest reports), two test folders",
+        "pyparsing-3.3.3",
+        ("tests", "examples/tiny/tests"),
+    ),
+    Project(
+        "pyyaml",
+        "conftest pytest_pycollect_makeitem: a collector per test function, an item per data set located at its data "
+        "file; pytest_ignore_collect leaves two modules of many",
+        "pyyaml-6.0.4",
+        ("tests",),
+    ),
+    Project(
+        "pyyaml_sub",
+        "the same suite run from its tests/ folder (rootdir the project root, by its pyproject.toml)",
+        "pyyaml-6.0.4/tests",
+        (),
+        venv="pyyaml",
+    ),
+    Project(
+        "natsort",
+        "rst files named on the command line (doctests), hypothesis; pytest-randomly and pytest-rerunfailures "
+        "installed, --reruns 2; no en_US locale here, so 59 errors, each rerun",
+        "natsort-8.4.0",
+        ("README.rst", "docs/examples.rst", "tests", "--reruns", "2"),
+    ),
+    Project(
+        "starlette",
+        "anyio's pytest plugin, tests parametrized [asyncio]/[trio], filterwarnings=error, strict",
+        "starlette-1.10.0",
+        ("tests",),
+    ),
+    Project("aiofiles", "pytest-asyncio, asyncio_mode = auto", "aiofiles-25.1.0", ("tests",)),
+    Project(
+        "coverage",
+        "[tool.pytest] (pytest 9's own table): addopts -n auto --dist loadgroup, --failed-first, flaky; "
+        "python_classes *Test; a C extension; 11 of its test files",
+        "coverage-7.18.0",
+        tuple(
+            f"tests/test_{name}.py"
+            for name in [
+                "numbits",
+                "results",
+                "templite",
+                "parser",
+                "html",
+                "arcs",
+                "api",
+                "config",
+                "data",
+                "xml",
+                "coverage",
+            ]
+        ),
+        plain_flags=(),
+    ),
 )
 
 
@@ -207,27 +270,39 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[in
 
 
 def _per_test(lines: list[dict[str, object]]) -> Seen:
-    """pytest's reports → one outcome per test, as ci-shards counts (and pytest's line, but for a test
-    that fails and then errors in teardown, which pytest counts twice)."""
+    """pytest's reports → one outcome per run of a test, as ci-shards counts (and pytest's line, but for a
+    test that fails and then errors in teardown, which pytest counts twice). A run ends at its teardown
+    report: items that share a node id (pyyaml 6.0.4's three ``test_yaml.py::test_yaml.py``) are counted
+    each, as pytest's summary and its --junitxml do; a run pytest-rerunfailures repeats (a ``rerun``
+    report) is not a test of its own."""
     order = {"error": 3, "failed": 2}
-    outcome: dict[str, str] = {}
+    running: dict[str, str] = {}  # id → the worst word of its run so far
+    finished: list[tuple[str, str]] = []
     subtests = 0
     for line in lines:
         test_id, category = str(line["id"]), str(line["category"])
         if line.get("subtest") or category.startswith("subtests "):
             subtests += 1
             continue
-        if line["when"] != "call" and category in ("passed", ""):
-            continue
         word = "error" if category in ("error", "errors") else category
-        old = outcome.get(test_id)
-        if old is None or order.get(word, 0) >= order.get(old, 0):
-            outcome[test_id] = word
-    counts = Counter(outcome.values())
-    return Seen(ids=Counter(outcome.keys()), counts={k: counts[k] for k in OUTCOMES}, subtests=subtests)
+        if word == "rerun":  # the attempt ends here, its teardown never reported; the next one counts
+            running.pop(test_id, None)
+            continue
+        worst = running.setdefault(test_id, "")
+        if (line["when"] == "call" or word not in ("passed", "")) and order.get(word, 0) >= order.get(worst, 0):
+            running[test_id] = word
+        if line["when"] == "teardown":
+            final = running.pop(test_id)
+            if final:
+                finished.append((test_id, final))
+    finished += [(test_id, word) for test_id, word in running.items() if word]
+    counts = Counter(word for _, word in finished)
+    return Seen(ids=Counter(i for i, _ in finished), counts={k: counts[k] for k in OUTCOMES}, subtests=subtests)
 
 
-def plain(args: tuple[str, ...], venv: Path, cwd: Path, work: Path) -> tuple[Seen, str, float, float]:
+def plain(
+    args: tuple[str, ...], venv: Path, cwd: Path, work: Path, flags: tuple[str, ...]
+) -> tuple[Seen, str, float, float]:
     reports = work / "plain.jsonl"
     # the recorder alone on the path: benchmarks/ also holds coverage.py, which would shadow coverage.py the
     # package for a project whose addopts load pytest-cov (arrow)
@@ -235,7 +310,7 @@ def plain(args: tuple[str, ...], venv: Path, cwd: Path, work: Path) -> tuple[See
     plugin.mkdir(exist_ok=True)
     shutil.copy(HERE / "conformance_recorder.py", plugin)
     env = _env() | {"CONFORMANCE_REPORTS": str(reports), "PYTHONPATH": str(plugin)}
-    argv = [str(venv / "bin" / "python"), "-m", "pytest", "-p", "conformance_recorder", "-p", "no:cacheprovider"]
+    argv = [str(venv / "bin" / "python"), "-m", "pytest", "-p", "conformance_recorder", *flags]
     rc, wall, cpu = _run([*argv, *args], cwd, env, work / "plain.log")
     lines = [json.loads(x) for x in reports.read_text(encoding="utf-8").splitlines() if x.strip()]
     tail = (work / "plain.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()
@@ -309,7 +384,7 @@ def _campaign(
 ) -> list[str]:
     """Plain pytest from ``folder``, then every ci-shards mode from there; prints the rows, returns the mismatches."""
     problems = []
-    reference, summary, wall, cpu = plain(args, venv, folder, work)
+    reference, summary, wall, cpu = plain(args, venv, folder, work, project.plain_flags)
     sub = f"; {reference.subtests} subtest reports" if reference.subtests else ""
     print(f"| {project.name} | {project.shape} | plain `pytest {' '.join(args)}` from the {where} folder | "
           f"{sum(reference.ids.values())} | {summary}{sub} | (reference) | {wall:.0f} | {cpu:.0f} |")  # fmt: skip
@@ -339,7 +414,7 @@ def main() -> int:
     for project in PROJECTS:
         if wanted and project.name not in wanted:
             continue
-        venv = ns.work / "venvs" / project.name
+        venv = ns.work / "venvs" / (project.venv or project.name)
         for where, folder, args in folders(project, ns.work):
             work = ns.work / "runs" / f"{project.name}-{where}"
             shutil.rmtree(work, ignore_errors=True)

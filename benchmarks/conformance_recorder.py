@@ -19,6 +19,8 @@ _STATE: dict[str, object] = {}
 
 def pytest_configure(config: pytest.Config) -> None:
     _STATE["config"] = config
+    if hasattr(config, "workerinput"):
+        return  # a pytest-xdist worker (coverage.py's addopts -n auto): the controller receives its reports
     _STATE["out"] = open(os.environ["CONFORMANCE_REPORTS"], "w", encoding="utf-8")  # noqa: SIM115 (closed below)
 
 
@@ -26,8 +28,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     config = _STATE["config"]
     assert isinstance(config, pytest.Config)
+    if "out" not in _STATE:
+        return
     category, _short, _verbose = config.hook.pytest_report_teststatus(report=report, config=config)
-    if category:
+    if category or report.when == "teardown":  # a passed teardown ends a test's run (conformance._per_test)
         subtest = type(report).__name__ == "SubtestReport"  # pytest 9's subtests (and unittest subTest)
         line = {"id": report.nodeid, "when": report.when, "category": category, "subtest": subtest}
         out = _STATE["out"]

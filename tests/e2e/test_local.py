@@ -160,3 +160,65 @@ def test_local_prints_each_failure_with_its_trace_and_output_log(tmp_path: Path)
     assert [r["test_id"] for r in records if r["kind"] == "failed"] == ["tests/test_bad.py::test_bad"]
     assert "tests/test_ok.py::test_ok" in (tmp_path / "t.json").read_text()
     assert "ci-shards: recorded the measured durations of 2 tests and a per-shard overhead" in proc.stdout + err
+
+
+# pyyaml 6.0.4's tests/legacy_tests/conftest.py, in small: a function marked ``unittest = True`` becomes an
+# item named after its module, so three tests share the node id tests/test_yaml.py::test_yaml.py
+SHARED_NODE_IDS = """
+import pytest
+
+
+class FunctionItem(pytest.Item):
+    def __init__(self, *, function, **kwargs):
+        super().__init__(**kwargs)
+        self.function = function
+
+    def runtest(self):
+        self.function()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pycollect_makeitem(collector, name, obj):
+    result = yield
+    if getattr(obj, "unittest", False):
+        return FunctionItem.from_parent(collector, name=collector.name, function=obj)
+    return result
+"""
+SHARED_NODE_ID_TESTS = """
+def check_one():
+    pass
+
+
+def check_two():
+    pass
+
+
+def check_three():
+    raise AssertionError("three")
+
+
+check_one.unittest = check_two.unittest = check_three.unittest = True
+
+
+def test_plain():
+    pass
+"""
+
+
+@pytest.mark.parametrize("plan", ["--pytest", "--discover"])
+def test_items_sharing_a_node_id_run_and_count_each_as_plain_pytest(tmp_path: Path, plan: str) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "conftest.py").write_text(SHARED_NODE_IDS)
+    (tmp_path / "tests" / "test_yaml.py").write_text(SHARED_NODE_ID_TESTS)
+    (tmp_path / "tests" / "test_other.py").write_text("def test_other():\n    pass\n")
+    out = tmp_path / "results"
+    argv = [sys.executable, "-m", "ci_shards", "local", "--shards", "2", "--out", str(out)]
+    flags = ["--discover"] if plan == "--discover" else []
+    argv += [*flags, "--pytest", "--", "tests", "-p", "no:cacheprovider"]
+    proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_env(), check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # check_three fails, as in plain pytest
+    outcomes = [json.loads(p.read_text()) for p in sorted(out.glob("shard-*/outcome.json"))]
+    # plain pytest: "1 failed, 4 passed"
+    assert sum(o["executed_tests"] for o in outcomes) == 5
+    assert (sum(o["passed"] for o in outcomes), sum(o["failed"] for o in outcomes)) == (4, 1)
+    assert "ran more than once" not in proc.stdout + proc.stderr

@@ -223,13 +223,15 @@ def test_collection_errors_name_the_failing_collector(tmp_path: Path) -> None:
     ]
 
 
-def test_ids_pytest_cannot_run_again_are_refused(tmp_path: Path) -> None:
+def test_ids_pytest_collects_twice_are_planned_once(tmp_path: Path) -> None:
     _write(tmp_path, LAYOUTS["src"])
-    # the same file twice with --keep-duplicates: two items with one id
-    argv = ["plan", "--pytest", "--shards", "2", "--", "tests/test_more.py", "tests/test_more.py", "--keep-duplicates"]
-    planned = ci_shards(*argv, cwd=tmp_path)
-    assert planned.returncode == 2
-    assert "pytest collected 'tests/test_more.py::test_param[0]' twice" in planned.stderr
+    # the same file twice with --keep-duplicates: two items with one id, which a shard runs both of
+    argv = ["plan", "--pytest", "--shards", "2", "--format", "json", "--"]
+    planned = ci_shards(*argv, "tests/test_more.py", "tests/test_more.py", "--keep-duplicates", cwd=tmp_path)
+    assert planned.returncode == 0, planned.stderr
+    ids = [i for s in json.loads(planned.stdout)["shards"] for i in s["items"]]
+    assert sorted(ids) == sorted(set(ids))
+    assert "tests/test_more.py::test_param[0]" in ids
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ pytest's rootdir, or for a file outside it (a package run with ``--pyargs`` from
 relative to the collection argument that holds it. The plan records that rootdir relative to the
 working directory, so a shard job with its checkout elsewhere finds the same files.
 ``read_collection`` (pure) refuses a collection that could not be run again by id: a failed collector,
-a duplicate id, or an id whose file part does not name its file.
+an id whose file part does not name its file (an id collected more than once is planned once).
 """
 
 from __future__ import annotations
@@ -71,9 +71,8 @@ def read_collection(record: Mapping[str, Any], *, exit_code: int, output: str = 
     seen: set[str] = set()
     for item in record.get("items", ()):
         node_id, path = str(item["id"]), str(item["path"])
-        if node_id in seen:
-            msg = f"pytest collected {node_id!r} twice: a shard could not run one without the other; no plan was made"
-            raise CollectionError(msg)
+        if node_id in seen:  # items sharing a node id: planned once, the shard that runs it runs them all
+            continue
         seen.add(node_id)
         if not node_id or not names_its_file(item_file(node_id), path, rootdir):
             msg = (

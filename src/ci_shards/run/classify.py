@@ -123,8 +123,11 @@ def _case_from_event(event: Mapping[str, Any]) -> CaseResult:
 
 
 def report_from_events(lines: Iterable[str]) -> Report:
-    """Read the pytest plugin's JSON-lines events (ids are plan-style; last result per id wins)."""
+    """Read the pytest plugin's JSON-lines events (ids are plan-style). A test's attempts under
+    pytest-rerunfailures give one result (the plugin reports the last); more results of one id are tests
+    of their own: items sharing a node id, which pytest runs and counts each."""
     results: dict[str, CaseResult] = {}
+    repeated: list[CaseResult] = []  # items that share a node id, each run by pytest: a test each
     started: list[str] = []
     collect_errors: list[CaseResult] = []
     collected: dict[str, object] = {}
@@ -139,6 +142,8 @@ def report_from_events(lines: Iterable[str]) -> Report:
             started.append(str(event.get("id", "")))
         elif kind == "result":
             case = _case_from_event(event)
+            if case.test_id in results:  # pyyaml 6.0.4's three tests/legacy_tests/test_yaml.py::test_yaml.py
+                repeated.append(results[case.test_id])
             results[case.test_id] = case
         elif kind == "collect-error":
             test_id = str(event.get("id", "<collection>"))
@@ -160,7 +165,7 @@ def report_from_events(lines: Iterable[str]) -> Report:
     in_flight = tuple(dict.fromkeys(i for i in started if i not in results))
     raw_skipped = collected.get("skipped_at_collection", {})
     return Report(
-        cases=tuple(results.values()),
+        cases=(*repeated, *results.values()),
         collect_errors=tuple(collect_errors),
         in_flight=in_flight,
         not_collected=tuple(str(i) for i in collected.get("not_collected", []) or []),  # type: ignore[attr-defined]
@@ -178,7 +183,13 @@ def merge_attempts(first: Sequence[CaseResult], reruns: Sequence[Sequence[CaseRe
     Failed, then passed → PASSED with the failures as attempts (flaky). Failed every time → the first
     failure with the later ones as attempts. A re-run that did not report a test leaves it failed.
     """
-    merged = {case.test_id: case for case in first}
+    merged: dict[str, CaseResult] = {}
+    repeated: list[CaseResult] = []  # a node id pytest ran more than once (items sharing it): the later ones
+    for case in first:
+        if case.test_id in merged:
+            repeated.append(case)
+        else:
+            merged[case.test_id] = case
     history: dict[str, list[CaseResult]] = {}
     for round_cases in reruns:
         for case in round_cases:
@@ -198,7 +209,7 @@ def merge_attempts(first: Sequence[CaseResult], reruns: Sequence[Sequence[CaseRe
             merged[test_id] = replace(final, attempts=tuple(attempts))
         else:
             merged[test_id] = replace(original, attempts=tuple(attempts[1:]))
-    return list(merged.values())
+    return [*merged.values(), *repeated]
 
 
 def _attempt(case: CaseResult) -> Attempt:

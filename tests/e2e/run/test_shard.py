@@ -954,3 +954,128 @@ def test_line_numbers_are_one_based_like_the_editor_shows(tmp_path: Path, mode: 
     [case] = junit_cases(tmp_path)
     assert (case.get("line"), case.get("ci-shards-line")) == ("2", "3")
     assert [c.line for c in parse_junit(tmp_path / "out" / "shard-1-of-1" / "junit.xml")] == [3]
+
+
+# pyyaml 6.0.4's tests/legacy_tests/conftest.py, in small: a test function marked with the data files it
+# reads becomes a collector with one item per data file, and each item's path is that data file
+ITEMS_AT_DATA_FILES = """
+import pytest
+
+
+class DataItem(pytest.Item):
+    def runtest(self):
+        assert self.path.read_text() == "ok\\n"
+
+
+class DataCollector(pytest.Collector):
+    def collect(self):
+        for data in sorted((self.path.parent / "data").iterdir()):
+            yield DataItem.from_parent(self, name=data.name, path=data)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pycollect_makeitem(collector, name, obj):
+    result = yield
+    if getattr(obj, "data_driven", False):
+        return DataCollector.from_parent(collector, name=name)
+    return result
+"""
+DATA_DRIVEN_TESTS = """
+def test_load():
+    pass
+
+
+test_load.data_driven = True
+
+
+def test_plain():
+    pass
+"""
+
+
+def test_items_whose_path_is_a_data_file_keep_their_node_ids(tmp_path: Path) -> None:
+    tests = tmp_path / "tests"
+    (tests / "data").mkdir(parents=True)
+    (tests / "conftest.py").write_text(ITEMS_AT_DATA_FILES)
+    (tests / "test_data.py").write_text(DATA_DRIVEN_TESTS)
+    (tests / "data" / "a.data").write_text("ok\n")
+    (tests / "data" / "b.data").write_text("ok\n")
+    expected = ["tests/test_data.py::test_load::a.data", "tests/test_data.py::test_load::b.data"]
+    expected.append("tests/test_data.py::test_plain")
+    planned = ci_shards(
+        "plan", "--pytest", "--shards", "1", "-o", "plan.json", "--", "-p", "no:cacheprovider", cwd=tmp_path
+    )
+    assert planned.returncode == 0, planned.stderr
+    assert sorted(json.loads((tmp_path / "plan.json").read_text())["shards"][0]["items"]) == expected
+    for plan in (tmp_path / "plan.json", write_plan(tmp_path / "files.json", [["tests/test_data.py"]])):
+        proc = ci_shards("run", "--plan", str(plan), "--shard", "1/1", "--out", "out", "--pytest", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        result = outcome(tmp_path)
+        assert (result["status"], result["passed"], result["not_run"]) == ("passed", 3, [])
+        assert sorted(c.get("ci-shards-id", "") for c in junit_cases(tmp_path)) == expected
+
+
+# pytest-rerunfailures 16.7's protocol in small: an attempt's failing report is logged with the outcome
+# "rerun", then (a setup or call that failed) the attempt's teardown; then the test runs again
+RERUN_PROTOCOL = """
+import pytest
+from _pytest.runner import runtestprotocol
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for attempt in range(2):
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        failed = attempt == 0 and any(r.failed for r in reports)
+        for report in reports:
+            if failed and report.failed:
+                report.outcome = "rerun"
+            item.ihook.pytest_runtest_logreport(report=report)
+        if not failed:
+            break
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+"""
+FAILS_ONCE_IN_TEARDOWN = """
+import pytest
+
+CALLS = []
+
+
+@pytest.fixture
+def flaky_teardown():
+    yield
+    CALLS.append(1)
+    assert len(CALLS) > 1, "first teardown"
+
+
+def test_a(flaky_teardown):
+    pass
+
+
+@pytest.fixture
+def flaky_setup():
+    CALLS.append(2)
+    assert len(CALLS) > 2, "first setup"
+
+
+def test_b(flaky_setup):
+    pass
+
+
+def test_c():
+    CALLS.append(3)
+    assert len(CALLS) > 4, "first call"
+"""
+
+
+def test_an_attempt_rerunfailures_repeats_is_not_a_test_of_its_own(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "conftest.py").write_text(RERUN_PROTOCOL)
+    (tmp_path / "tests" / "test_t.py").write_text(FAILS_ONCE_IN_TEARDOWN)
+    write_plan(tmp_path / "plan.json", [["tests/test_t.py"]])
+    proc = ci_shards("run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    result = outcome(tmp_path)
+    assert (result["status"], result["executed_tests"], result["passed"]) == ("passed", 3, 3)

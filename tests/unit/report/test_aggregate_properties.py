@@ -53,7 +53,8 @@ def test_accounting_matches_set_arithmetic(run):
     assert set(acc.unverified_shards) == unmatched
     assert all(not verdict.shards[n - 1].status.is_success for n in unmatched)
     assert set(acc.missing) == all_planned - mappable
-    assert set(acc.duplicated) == {i for i, n in everything.items() if n > 1}
+    # ran in more than one shard; a shard may run an id more than once, as pytest does with items that share it
+    assert set(acc.duplicated) == {i for i in everything if sum(i in ids for ids in reported) > 1}
     assert set(acc.unplanned) == set(everything) - all_planned
     # each "ran, not planned" test names the first shard that ran it; alone it never fails the run
     assert acc.unplanned_shard == {i: next(n for n, ids in enumerate(reported, 1) if i in ids) for i in acc.unplanned}
