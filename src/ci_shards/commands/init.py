@@ -25,6 +25,8 @@ def init_arguments(parser: argparse.ArgumentParser) -> None:
                         f".python-version, else requires-python, else {DEFAULT_PYTHON})")  # fmt: skip
     parser.add_argument("--install", metavar="CMD", help="the test job's install command (default: detected: a "
                         "test/tests/dev extra or dependency group, requirements files, npm ci)")  # fmt: skip
+    parser.add_argument("--workers", metavar="K|auto", help="pytest: pytest-xdist workers per shard, planned and run "
+                        "together (docs/run.md#workers) (default: -n in the project's addopts, else 1)")  # fmt: skip
     parser.add_argument("--coverage", action="store_true", help="measure coverage in every shard and fold it in "
                         "the report (default: off)")  # fmt: skip
     parser.add_argument("--select", choices=["changed"], help="changed: plan only the tests a change can break "
@@ -47,6 +49,7 @@ def request_from(args: argparse.Namespace) -> InitRequest:
         comment_workflow=args.comment_workflow,
         python_version=args.python_version,
         install=args.install,
+        workers=args.workers,
     )
 
 

@@ -30,7 +30,8 @@ from typing import Any, Final
 from ci_shards.common.errors import UsageError
 from ci_shards.init.facts import LOCKFILES, NODE_TEST_FILE, ProjectFacts
 from ci_shards.init.pyversion import allowed_pythons, from_poetry, minor_of
-from ci_shards.plan.pytest_args import long_value, maxfail_in
+from ci_shards.plan.pytest_args import long_value, maxfail_in, xdist_workers_in
+from ci_shards.run.workers import parse_workers
 
 DEFAULT_PYTHON: Final = "3.12"
 DEFAULT_NODE: Final = "22"
@@ -57,8 +58,7 @@ class Runner(Enum):
 
 @dataclass(frozen=True, kw_only=True)
 class InitRequest:
-    """The flags of ``ci-shards init`` (None: detect it). ``--workers`` joins here with issue 23 (a field, passed
-    on to the run step's ``workers`` input by the templates)."""
+    """The flags of ``ci-shards init`` (None: detect it)."""
 
     ci: Ci = Ci.GITHUB
     runner: Runner | None = None
@@ -69,6 +69,7 @@ class InitRequest:
     comment_workflow: bool = False
     python_version: str | None = None
     install: str | None = None
+    workers: str | None = None  # K or auto: pytest-xdist workers per shard (issue 23), on the plan and run steps
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class Setup:
     node_version_file: str = ""
     findings: tuple[Finding, ...] = ()
     notes: tuple[str, ...] = ()  # what the user still has to do
+    workers: str = ""  # pytest-xdist workers per shard, "" for one pytest process (the action's default)
 
 
 def _deps(package_json: Mapping[str, Any]) -> set[str]:
@@ -196,8 +198,9 @@ def _requirements_install(facts: ProjectFacts) -> _Install | None:
     return (f"python -m pip install{project} {files}",), "requirements files"
 
 
-def python_install(facts: ProjectFacts) -> tuple[tuple[str, ...], Finding]:
-    """The first rule that finds the project's test dependencies (the module's docstring gives the order)."""
+def python_install(facts: ProjectFacts, *, xdist: bool = False) -> tuple[tuple[str, ...], Finding]:
+    """The first rule that finds the project's test dependencies (the module's docstring gives the order);
+    ``xdist``: the shards run pytest-xdist, which the fallback installs too."""
     for rule in (_extra_install, _group_install, _poetry_install, _requirements_install):
         found = rule(facts)
         if found is not None:
@@ -206,6 +209,8 @@ def python_install(facts: ProjectFacts) -> tuple[tuple[str, ...], Finding]:
     else:
         project = " -e ." if _installable(facts) else ""
         plugins = settings_plugins(facts.pytest_keys, facts.addopts)
+        if xdist and "pytest-xdist" not in plugins.values():
+            plugins["--workers"] = "pytest-xdist"
         commands = (" ".join([f"python -m pip install{project} pytest", *sorted(set(plugins.values()))]),)
         named = ", ".join(f"{what} → {package}" for what, package in plugins.items())
         why = "no test extra, dependency group or requirements file found: pytest"
@@ -303,6 +308,11 @@ def check_request(request: InitRequest, runner: Runner) -> None:
         if runner is not Runner.PYTEST:
             msg = f"--ci gitlab writes pytest pipelines only so far; for {runner.value} see docs/other-ci.md"
             raise UsageError(msg)
+    if request.workers is not None:
+        parse_workers(request.workers)  # K ≥ 1 or auto: a UsageError naming --workers otherwise
+        if runner is not Runner.PYTEST:
+            msg = f"--workers runs each shard's pytest under pytest-xdist; {runner.value} shards run as their command"
+            raise UsageError(msg)
     if request.coverage and runner is Runner.GO:
         msg = "--coverage measures Python (coverage.py) and Node (V8) shards, not go test"
         raise UsageError(msg)
@@ -338,11 +348,12 @@ def _shards_finding(request: InitRequest) -> Finding:
 
 
 def _pytest_setup(facts: ProjectFacts, request: InitRequest, findings: list[Finding]) -> Setup:
-    install, how = python_install(facts)
+    workers = _workers(facts, request)
+    install, how = python_install(facts, xdist=workers is not None)
     if request.install:
         install, how = (request.install,), Finding("install", request.install, "--install")
     version = python_version(facts, request)
-    findings += [how, version]
+    findings += [how, version, *([workers] if workers else [])]
     if facts.testpaths:
         findings.append(Finding("tests", " ".join(facts.testpaths), f"testpaths in {facts.pytest_source}"))
     durations = ".test_durations" if ".test_durations" in facts.files else ""
@@ -356,8 +367,27 @@ def _pytest_setup(facts: ProjectFacts, request: InitRequest, findings: list[Find
         pytest_args=facts.testpaths,
         durations=durations,
         findings=tuple(findings),
-        notes=addopts_notes(facts.addopts, facts.pytest_source, request.ci),
+        notes=addopts_notes(facts.addopts, facts.pytest_source, request.ci) + _xdist_note(install, workers),
+        workers=workers.value if workers else "",
     )
+
+
+def _workers(facts: ProjectFacts, request: InitRequest) -> Finding | None:
+    """pytest-xdist workers per shard: ``--workers``, else the ``-n`` of the project's addopts (its shards would
+    run that many anyway, and a plan for one worker misprices them: run says so), else none (one process)."""
+    if request.workers is not None:
+        return Finding("workers", request.workers, "--workers: pytest-xdist in each shard, planned for them")
+    given = xdist_workers_in(facts.addopts)
+    if given:
+        return Finding("workers", given, f"-n {given} in addopts in {facts.pytest_source}: planned for them")
+    return None
+
+
+def _xdist_note(install: Sequence[str], workers: Finding | None) -> tuple[str, ...]:
+    """--workers over an install init did not write (an extra, a group, requirements: they may lack it)."""
+    if workers is None or not workers.why.startswith("--workers") or any("pytest-xdist" in c for c in install):
+        return ()
+    return (f"the shards run pytest-xdist ({workers.value} workers): have pytest-xdist in your test dependencies",)
 
 
 def addopts_notes(addopts: Sequence[str], source: str, ci: Ci) -> tuple[str, ...]:
@@ -426,6 +456,7 @@ def command_line(request: InitRequest) -> str:
         ("--shards", request.shards, default.shards),
         ("--target-seconds", request.target_seconds, default.target_seconds),
         ("--python-version", request.python_version, None),
+        ("--workers", request.workers, None),
     )
     words += [f"{flag} {value}" for flag, value, usual in pairs if value != usual]
     words += [

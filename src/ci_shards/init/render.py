@@ -93,7 +93,10 @@ def _gitlab_commands(setup: Setup) -> dict[str, str]:
         plan.append(f"--durations {shlex.quote(setup.durations)}")
     if request.select_changed:
         plan.append("--select changed")
-    run = ["ci-shards run --plan plan.json --shard auto --timeout 20m --pytest"] + (["--coverage"] * request.coverage)
+    workers = [f"--workers {shlex.quote(setup.workers)}"] if setup.workers else []
+    plan += workers
+    run = ["ci-shards run --plan plan.json --shard auto --timeout 20m --pytest", *workers]
+    run += ["--coverage"] * request.coverage
     aggregate = ["ci-shards aggregate --plan plan.json --junit-out merged.xml --summary summary.md"]
     if request.coverage:
         aggregate.append("--coverage-out coverage")

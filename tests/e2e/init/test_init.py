@@ -115,6 +115,15 @@ def test_addopts_that_fail_per_shard_are_warned_and_left_as_to_dos(tmp_path: Pat
     assert done.stderr.count("warning: addopts in pytest.ini") == 2
 
 
+def test_workers_are_planned_and_run_and_the_workflow_stays_valid(tmp_path: Path) -> None:
+    repo = make(tmp_path, FLAT)
+    done = init(repo, "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    assert "workers: 2 (--workers: pytest-xdist in each shard, planned for them)" in done.stderr
+    workflow = written(repo)  # check-jsonschema: the action's inputs and the workflow schema
+    assert (with_of(workflow, "plan", "plan")["workers"], with_of(workflow, "test", "run")["workers"]) == ("2", "2")
+
+
 def test_node_project_with_jest(tmp_path: Path) -> None:
     repo = make(tmp_path, JEST)
     done = init(repo, "--shards", "auto", "--comment-workflow")

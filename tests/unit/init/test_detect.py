@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -182,3 +183,39 @@ def test_the_install_finding_names_each_plugin_and_the_setting_that_needs_it() -
     assert value == "python -m pip install pytest pytest-django pytest-xdist"
     needs = "DJANGO_SETTINGS_MODULE → pytest-django, -n → pytest-xdist"
     assert why.endswith(f"pytest and the plugins its settings need ({needs}), add yours")
+
+
+def test_workers_from_the_flag_or_the_projects_n_go_to_the_plan_and_run_steps() -> None:
+    flagged = decide(facts(pytest_source="pytest.ini"), InitRequest(workers="auto"))
+    assert flagged.workers == "auto" and flagged.install == ("python -m pip install pytest pytest-xdist",)
+    (workflow,) = render(flagged)
+    jobs = yaml.safe_load(workflow.text)["jobs"]
+    steps = [s for job in ("plan", "test") for s in jobs[job]["steps"] if s.get("with", {}).get("workers")]
+    assert [(s["with"]["command"], s["with"]["workers"]) for s in steps] == [("plan", "auto"), ("run", "auto")]
+    assert "ci-shards init --workers auto" in workflow.text
+    # a project whose addopts already run pytest-xdist is planned for its -n
+    own = decide(facts(pytest_source="tox.ini", addopts=("-n", "3")), InitRequest())
+    assert (own.workers, finding(facts(pytest_source="tox.ini", addopts=("-n3",)), "workers")) == (
+        "3",
+        ("3", "-n 3 in addopts in tox.ini: planned for them"),
+    )
+    (pipeline,) = render(decide(facts(pytest_source="tox.ini"), InitRequest(ci=Ci.GITLAB, workers="2")))
+    assert "ci-shards plan --shards 4 --workers 2 --pytest" in pipeline.text
+    assert "ci-shards run --plan plan.json --shard auto --timeout 20m --pytest --workers 2" in pipeline.text
+    # an install init did not choose may lack pytest-xdist: a to-do says so
+    extra = facts(files=frozenset({"setup.cfg"}), setup_cfg_extras=("test",), pytest_source="setup.cfg")
+    (note,) = decide(extra, InitRequest(workers="2")).notes
+    assert note == "the shards run pytest-xdist (2 workers): have pytest-xdist in your test dependencies"
+    assert decide(facts(pytest_source="pytest.ini"), InitRequest()).workers == ""
+
+
+@pytest.mark.parametrize(
+    ("request_", "says"),
+    [
+        (InitRequest(workers="0"), "--workers '0': expected auto or a whole number of workers ≥ 1"),
+        (InitRequest(workers="2", runner=Runner.GO), "--workers runs each shard's pytest under pytest-xdist; go"),
+    ],
+)
+def test_workers_that_cannot_be_met_are_refused(request_: InitRequest, says: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(says)):
+        decide(facts(pytest_source="pytest.ini", has_go_mod=True), request_)
