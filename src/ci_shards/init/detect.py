@@ -30,7 +30,7 @@ from typing import Any, Final
 from ci_shards.common.errors import UsageError
 from ci_shards.init.facts import LOCKFILES, NODE_TEST_FILE, ProjectFacts
 from ci_shards.init.pyversion import allowed_pythons, from_poetry, minor_of
-from ci_shards.plan.pytest_args import long_value, maxfail_in, xdist_workers_in
+from ci_shards.plan.pytest_args import last_value, maxfail_in, xdist_workers_in
 from ci_shards.run.workers import parse_workers
 
 DEFAULT_PYTHON: Final = "3.12"
@@ -402,7 +402,7 @@ def addopts_notes(addopts: Sequence[str], source: str, ci: Ci) -> tuple[str, ...
             f"addopts in {source} stop pytest after failures ({stop}): each shard would stop at its own and report"
             f" its other tests as never run; add --maxfail=0 to {words} to run every test"
         )
-    gate = long_value(addopts, "--cov-fail-under")
+    gate = last_value(addopts, "--cov-fail-under")
     if gate and gate.strip() not in ("0", "0.0"):
         notes.append(
             f"addopts in {source} gate coverage at {gate}% (--cov-fail-under): each shard covers only its own"

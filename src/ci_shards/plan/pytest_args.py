@@ -117,26 +117,27 @@ def ignores_in(words: Sequence[str], cwd: Path) -> Ignores:
     return Ignores(frozenset(paths), tuple(globs))
 
 
-def last_value(words: Sequence[str], short: str) -> str:
-    """The value of the last ``-m EXPR`` / ``-mEXPR`` (``short``: ``-m`` or ``-k``) among ``words``, as
-    pytest's parser keeps the last; ``""`` when none (an option's value is not read as one)."""
-    value = ""
-    for word, following in _unvalued(words):
-        if word == short and following is not None:
-            value = following
-        elif word.startswith(short) and len(word) > len(short):
-            value = word[len(short) :]
-    return value
+def _value_of(word: str, following: str | None, name: str) -> str | None:
+    """The value ``word`` gives option ``name``, as argparse reads it: ``-m EXPR`` / ``-mEXPR`` for a short
+    option, ``--opt VALUE`` / ``--opt=VALUE`` for a long one; None when ``word`` is not that option (or it
+    ends the words)."""
+    if word == name:
+        return following
+    attached = f"{name}=" if name.startswith("--") else name
+    if word.startswith(attached) and (len(word) > len(attached) or attached.endswith("=")):
+        return word[len(attached) :]
+    return None
 
 
-def long_value(words: Sequence[str], option: str) -> str:
-    """The value of the last ``--option VALUE`` / ``--option=VALUE`` among ``words`` ("" when none)."""
+def last_value(words: Sequence[str], *names: str) -> str:
+    """The value of the last of the options ``names`` among ``words`` (``-m``, ``-k``,
+    ``--hypothesis-profile``; ``-n`` and ``--numprocesses`` together), as pytest's parser keeps the last;
+    ``""`` when none (an option's value is not read as one)."""
     value = ""
     for word, following in _unvalued(words):
-        if word == option and following is not None:
-            value = following
-        elif word.startswith(f"{option}="):
-            value = word.partition("=")[2]
+        for name in names:
+            found = _value_of(word, following, name)
+            value = value if found is None else found
     return value
 
 
@@ -149,25 +150,18 @@ def maxfail_in(words: Sequence[str]) -> str:
     or ``--maxfail=N``, the last one as argparse keeps it; "" when none does or the last is ``--maxfail=0``."""
     found = ""
     for word, following in _unvalued(words):
+        maxfail = _value_of(word, following, "--maxfail")
         if word == "--exitfirst" or _SHORT_FLAGS_WITH_X.fullmatch(word):
             found = word
-        elif word == "--maxfail" or word.startswith("--maxfail="):
-            value = word.partition("=")[2] if "=" in word else (following or "")
-            found = "" if value.strip() in ("", "0") else f"--maxfail={value}"
+        elif maxfail is not None:
+            found = "" if maxfail.strip() in ("", "0") else f"--maxfail={maxfail}"
     return found
 
 
 def xdist_workers_in(words: Sequence[str]) -> str:
     """pytest-xdist's worker count among ``words`` (``-n 4``, ``-n4``, ``-n auto``, ``--numprocesses=auto``),
     the last one given; "" when none is, or the last is 0 (xdist off)."""
-    value = ""
-    for word, following in _unvalued(words):
-        if word in ("-n", "--numprocesses") and following is not None:
-            value = following
-        elif word.startswith("--numprocesses="):
-            value = word.partition("=")[2]
-        elif word.startswith("-n") and len(word) > 2 and not word.startswith("--"):
-            value = word[2:]
+    value = last_value(words, "-n", "--numprocesses")
     return "" if value.strip() == "0" else value
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from _pytest.config import _prepareconfig
 
-from ci_shards.plan.pytest_args import VALUE_OPTIONS, path_words, xdist_workers_in
+from ci_shards.plan.pytest_args import VALUE_OPTIONS, last_value, path_words, xdist_workers_in
 
 
 def _options_with_a_value() -> set[str]:
@@ -53,3 +53,20 @@ def test_the_value_of_doctest_glob_is_no_path(tmp_path: Path) -> None:
 )
 def test_xdist_workers_in_the_words(words: list[str], workers: str) -> None:
     assert xdist_workers_in(words) == workers
+
+
+@pytest.mark.parametrize(
+    ("words", "names", "value"),
+    [
+        (["-m", "slow", "-mfast"], ("-m",), "fast"),
+        (["--hypothesis-profile=ci"], ("--hypothesis-profile",), "ci"),  # was "=ci": the profile was never found
+        (["--hypothesis-profile", "ci", "--hypothesis-profile=dev"], ("--hypothesis-profile",), "dev"),
+        (["--hypothesis-profiles", "x"], ("--hypothesis-profile",), ""),  # another option's name, not its value
+        (["-n4", "--numprocesses=auto"], ("-n", "--numprocesses"), "auto"),
+        (["-m"], ("-m",), ""),
+    ],
+)
+def test_last_value_reads_short_and_long_options_as_argparse_does(
+    words: list[str], names: tuple[str, ...], value: str
+) -> None:
+    assert last_value(words, *names) == value
