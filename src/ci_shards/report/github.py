@@ -19,7 +19,7 @@ from typing import Any, Final
 from ci_shards.common.console import escape_data, escape_property, plural, strip_control
 from ci_shards.common.errors import InputError
 from ci_shards.model.failures import FailureKind, FailureRecord
-from ci_shards.report import md
+from ci_shards.report import md, story
 from ci_shards.report.aggregate import Verdict
 from ci_shards.report.frames import failing_line
 from ci_shards.report.groups import group_failures, interleave, message_of
@@ -183,7 +183,7 @@ def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, 
     pointed = {r.shard for r in tests}
     shard_level = [r for r in records if r.kind is FailureKind.SHARD and r.shard not in pointed]
     missing = [r for r in verdict.failures if r.kind is FailureKind.NOT_RUN]
-    head = ([_never_ran(missing)] if missing else []) + shard_level
+    head = ([_never_ran(missing, story.missing_causes(verdict)[0])] if missing else []) + shard_level
     groups = group_failures(tests, {c.test_id: c.type for c in verdict.cases if c.type})
     counted = {g.first.test_id: g.count for g in groups}
     errors = head + interleave([g.records for g in groups], len(tests))
@@ -206,13 +206,12 @@ def annotation_lines(verdict: Verdict, *, per_type: int = ANNOTATIONS_PER_TYPE, 
     return out
 
 
-def _never_ran(missing: list[FailureRecord]) -> FailureRecord:
-    """One record for every missing item, with their cause when they share one (pytest's -x, a crash in a test:
-    ``run.classify``), else what they have in common."""
+def _never_ran(missing: list[FailureRecord], shared_cause: str) -> FailureRecord:
+    """One record for every missing item, with the cause they share (pytest's -x, a crash in a test:
+    ``story.missing_causes``), else what they have in common."""
     first = ", ".join(r.test_id for r in missing[:5])
     more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-    causes = {r.message for r in missing}
-    cause = causes.pop() if len(causes) == 1 and "" not in causes else "never reported by any shard"
+    cause = shared_cause or "never reported by any shard"
     return FailureRecord(
         shard=missing[0].shard,
         test_id=f"{plural(len(missing), 'planned item')} never ran",
