@@ -45,10 +45,13 @@ def complete_in(written: list[str], fallback: str) -> str:
     return " and ".join(written) if written else fallback
 
 
-def _listing(title: str, names: tuple[str, ...] | list[str], every_in: str, limit: int = 160) -> list[str]:
+def _listing(
+    title: str, names: tuple[str, ...] | list[str], every_in: str, limit: int = 160, *, after: str = ""
+) -> list[str]:
+    """``title (count)``, then ``after`` (what they all share), then the first names, each on one line."""
     if not names:
         return []
-    lines = [f"{title} ({len(names)}):"]
+    lines = [f"{title} ({len(names)}){after}:"]
     lines += [f"  {_one_line(n, limit)}" for n in names[:TERMINAL_LIST_LIMIT]]
     if len(names) > TERMINAL_LIST_LIMIT:
         lines.append(f"  … and {len(names) - TERMINAL_LIST_LIMIT} more (see {every_in})")
@@ -63,8 +66,8 @@ def _missing(verdict: Verdict, every_in: str) -> list[str]:
     """The planned items that never ran, with why (``story.missing_causes``)."""
     shared, each = story.missing_causes(verdict)
     names = [f"{i} — {each[i]}" if i in each else i for i in verdict.accounting.missing]
-    block = _listing(f"planned {verdict.accounting.unit}s that never ran", names, every_in)
-    return [f"{block[0][:-1]} — {_one_line(shared, 400)}:", *block[1:]] if block and shared else block
+    after = f" — {_one_line(shared, 400)}" if shared else ""
+    return _listing(f"planned {verdict.accounting.unit}s that never ran", names, every_in, after=after)
 
 
 NOTE_CHARS: Final = 100  # a shard's note in the terminal table
