@@ -27,6 +27,7 @@ import ast
 import configparser
 import dataclasses
 import fnmatch
+import glob
 import importlib
 import os
 import shlex
@@ -54,6 +55,7 @@ from ci_shards.plan.importable import module_finder
 from ci_shards.plan.new_files import CountOf, estimate_new_files, not_counted
 from ci_shards.plan.pyargs import module_location
 from ci_shards.plan.pytest_args import NO_IGNORES, Ignores, ignores_in, last_value, path_words, positional_words
+from ci_shards.plan.scope import Scope, scope_of
 from ci_shards.plan.static_count import (
     DEFAULT_CLASSES,
     DEFAULT_FUNCTIONS,
@@ -301,13 +303,15 @@ def discover_doctests(
 
 def _roots(cwd: Path, settings: PytestSettings, paths: Sequence[str]) -> list[Path]:
     """Where pytest's walk starts: ``paths`` (relative to ``cwd``), else ``testpaths`` (relative to the rootdir,
-    globs allowed), else ``cwd``; the outermost of overlapping ones."""
-    roots: list[Path] = [cwd / p for p in paths]  # an absolute path (a --pyargs package) stays as it is
-    if not roots and settings.testpaths:
+    globs allowed), else ``cwd``; the outermost of overlapping ones. A node id (``tests/test_a.py::TestB``) starts
+    at its file: the file is planned whole, and the shard's pytest, given the same words, runs what they name."""
+    # an absolute path (a --pyargs package) stays as it is
+    roots: list[Path] = [cwd / p.split("::", 1)[0] for p in paths]
+    if not roots and settings.testpaths and cwd.resolve() == settings.rootdir.resolve():
+        # pytest's Config._decide_args: testpaths only when run from the rootdir, each a recursive glob from
+        # there, those matching nothing dropped; from another folder, or when none matches, that folder
         for entry in settings.testpaths:
-            roots += (
-                sorted(settings.rootdir.glob(entry)) if any(c in entry for c in "*?[") else [settings.rootdir / entry]
-            )
+            roots += [cwd / match for match in sorted(glob.glob(entry, root_dir=cwd, recursive=True))]
     return _outermost(roots or [cwd])
 
 
@@ -446,6 +450,7 @@ def discover_items(
     files: list[str] = []
     notes: list[str] = []
     count_of: CountOf = not_counted
+    scope: Scope | None = None
     on_disk = [cwd]  # where a timed file's id may be found: the working directory, a --pyargs package
     if pytest_files:
         settings = find_settings(cwd)
@@ -454,7 +459,8 @@ def discover_items(
         ignores = ignores_in([*settings.addopts, *pytest_args], cwd.absolute())
         conftest = ConftestIgnores(settings.rootdir.absolute())
         files += discover_pytest_files(cwd, settings, paths, ignores, conftest)
-        where = where or " ".join(settings.testpaths) or "the working directory"
+        roots = _roots(cwd.absolute(), settings, paths)
+        where = where or (" ".join(settings.testpaths) if roots != [cwd.absolute()] else "the working directory")
         source = f"settings from {os.path.relpath(settings.source, cwd)}" if settings.source else "pytest's defaults"
         notes.append(
             f"discovered {plural(len(files), 'test file')} in {where}"
@@ -468,11 +474,11 @@ def discover_items(
                 cwd, settings, paths, ignores, conftest, modules=modules, globs=doctest_patterns
             )
         notes += _doctests_notes(doctests, doctest_patterns)
-        # timings of a file the rules leave out are not a file to run (they date from before the rule);
-        # a file discovery found (the walk passed it, or it was named) is planned whatever its timings
-        timed_files = {item_file(k) for k in timings}.difference(files)
-        gone = {f for f in timed_files if _left_out(f, cwd.absolute(), ignores, conftest)}
-        timings = {k: v for k, v in timings.items() if item_file(k) not in gone} if gone else timings
+        scope = scope_of(roots, paths, cwd.absolute())
+        timings, beyond = _collected_timings(
+            timings, files, cwd=cwd.absolute(), ignores=ignores, conftest=conftest, scope=scope
+        )
+        notes += [_beyond_note(beyond, where)] if beyond else []
         if conftest.left_out:
             notes.append(_left_out_note(list(conftest.left_out), cwd))
         if conftest.hooks:
@@ -485,7 +491,58 @@ def discover_items(
     if globs:
         files += glob_items(globs, cwd=cwd)
     found = merge_with_timings(files, timings, lambda f: any((base / f).is_file() for base in on_disk), count_of)
+    found = narrowed(found, scope) if scope is not None and scope.node_ids else found
     return found, notes + found.notes
+
+
+def _collected_timings(
+    timings: Mapping[str, float],
+    files: Sequence[str],
+    *,
+    cwd: Path,
+    ignores: Ignores,
+    conftest: ConftestIgnores,
+    scope: Scope,
+) -> tuple[dict[str, float], dict[str, int]]:
+    """The timings of what pytest collects, and the count by file of those outside the arguments' ``scope``.
+    Timings of a file the rules leave out are not a file to run (they date from before the rule); a file
+    discovery found (the walk passed it, or it was named) is planned whatever its timings."""
+    timed_files = {item_file(k) for k in timings}.difference(files)
+    gone = {f for f in timed_files if _left_out(f, cwd, ignores, conftest)}
+    return _within(scope, {k: v for k, v in timings.items() if item_file(k) not in gone})
+
+
+def _within(scope: Scope, timings: Mapping[str, float]) -> tuple[dict[str, float], dict[str, int]]:
+    """The timings of what pytest collects from the arguments (``plan.scope``), and the count of the others by
+    file."""
+    kept: dict[str, float] = {}
+    beyond: dict[str, int] = {}
+    for key, seconds in timings.items():
+        if scope.keeps(key):
+            kept[key] = seconds
+        else:
+            beyond[item_file(key)] = beyond.get(item_file(key), 0) + 1
+    return kept, beyond
+
+
+def _beyond_note(beyond: Mapping[str, int], where: str) -> str:
+    return (
+        f"not planned: the timings of {plural(sum(beyond.values()), 'item')} in {plural(len(beyond), 'file')}"
+        f" pytest does not collect from {where} ({listed(sorted(beyond), 3)})"
+    )
+
+
+def narrowed(found: Discovery, scope: Scope) -> Discovery:
+    """``found`` without the parts of files named by node ids that no node id covers (``static_count``'s
+    parts of a file without timings); a file none of whose items is left is planned whole, at their
+    estimate: its shard's pytest runs what the ids name."""
+    kept = [i for i in found.items if scope.keeps(i)]
+    left = {item_file(i) for i in kept}
+    whole = {item_file(i) for i in found.items} - left
+    estimates = dict(found.estimates)
+    for file in whole:
+        estimates[file] = sum(s for i, s in found.estimates.items() if item_file(i) == file and i in found.items)
+    return dataclasses.replace(found, items=tuple(sorted([*kept, *whole])), estimates=estimates)
 
 
 def _test_counter(

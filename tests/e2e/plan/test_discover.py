@@ -34,11 +34,13 @@ def _tests(*names: str) -> str:
     return GUARD + "".join(f"\ndef {name}():\n    pass\n" for name in names)
 
 
-def _run_local(root: Path, shards: int, *, timed: bool = True) -> tuple[int, str, dict[str, object]]:
+def _run_local(
+    root: Path, shards: int, *, timed: bool = True, words: tuple[str, ...] = ("tests",)
+) -> tuple[int, str, dict[str, object]]:
     out = root / "results"
     argv = [sys.executable, "-m", "ci_shards", "local", "--discover"]
     argv += ["--durations", "durations.json"] if timed else []
-    argv += ["--shards", str(shards), "--out", str(out), "--pytest", "--", "tests", "-p", "no:cacheprovider"]
+    argv += ["--shards", str(shards), "--out", str(out), "--pytest", "--", *words, "-p", "no:cacheprovider"]
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
     proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=180, env=env, check=False)
     plan = json.loads((out / "plan.json").read_text())
@@ -367,3 +369,41 @@ def test_with_doctest_modules_the_first_plan_plans_the_modules_that_hold_doctest
     collected = sorted(line for line in plain.stdout.splitlines() if "::" in line)
     assert len(collected) == 9  # 7 doctests and 2 tests: the comparison below is about them
     assert sorted(_ran(tmp_path, 2)) == collected  # each once, as plain pytest collects it
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "words",
+    [("tests/unit",), ("tests/test_b.py::TestC",), ("tests/test_b.py::TestC", "tests/unit/test_a.py::test_a[2]")],
+    ids=["a-folder", "a-class", "node-ids"],
+)
+def test_a_run_narrowed_by_its_arguments_runs_what_plain_pytest_runs_beside_the_whole_suites_timings(
+    tmp_path: Path, words: tuple[str, ...]
+) -> None:
+    # the timings of the whole suite, a run of part of it: planned, the other files' tests were never collected
+    # by the shard that drew them, which failed ("planned but never reported"); a node id made discovery plan
+    # nothing at all ("no tests to run")
+    timings = {"tests/unit/test_a.py::test_a[1]": 1.0, "tests/unit/test_a.py::test_a[2]": 1.0}
+    timings |= {"tests/test_b.py::test_b": 2.0, "tests/test_b.py::TestC::test_c": 2.0, "tests/test_d.py::test_d": 2.0}
+    _suite(
+        tmp_path,
+        {
+            "test_b.py": _tests("test_b") + "\nclass TestC:\n    def test_c(self):\n        pass\n",
+            "test_d.py": _tests("test_d"),
+        },
+        timings,
+    )
+    (tmp_path / "tests" / "unit").mkdir()
+    (tmp_path / "tests" / "unit" / "test_a.py").write_text(
+        GUARD + "import pytest\n@pytest.mark.parametrize('x', [1, 2])\ndef test_a(x):\n    pass\n"
+    )
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider", *words],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    expected = sorted(line for line in plain.stdout.splitlines() if "::" in line)
+    assert expected, plain.stdout
+    for timed in (True, False):
+        code, output, plan = _run_local(tmp_path, 2, timed=timed, words=words)
+        assert code == 0, output
+        assert sorted(_ran(tmp_path, int(plan["total"]))) == expected, output  # type: ignore[call-overload]

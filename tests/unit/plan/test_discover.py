@@ -435,3 +435,60 @@ def test_hooks_of_the_plugin_modules_a_conftest_loads_are_named_where_they_are(t
         "not counted: the tests that hooks make in 2 files, src/lib/testing/more/__init__.py (pytest_generate_tests),"
         " src/lib/testing/plugin.py (pytest_pycollect_makeitem): "
     )
+
+
+def test_testpaths_apply_only_from_the_rootdir_as_pytest_decides_its_arguments(tmp_path):
+    # pytest's Config._decide_args: testpaths when run from the rootdir (each a recursive glob, those matching
+    # nothing dropped), else the working directory
+    _write(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests/unit missing\n",
+            "tests/unit/test_u.py": "",
+            "tests/test_t.py": "",
+            "other/test_o.py": "",
+        },
+    )
+    settings = find_settings(tmp_path)
+    assert discover_pytest_files(tmp_path, settings) == ["tests/unit/test_u.py"]
+    below = tmp_path / "tests"
+    assert discover_pytest_files(below, find_settings(below)) == ["test_t.py", "unit/test_u.py"]
+    _write(tmp_path, {"pytest.ini": "[pytest]\ntestpaths = missing\n"})
+    assert len(discover_pytest_files(tmp_path, find_settings(tmp_path))) == 3
+
+
+def _discover(cwd: Path, words: list[str], timings: dict[str, float]) -> tuple[tuple[str, ...], list[str]]:
+    found, notes = discover_items(cwd=cwd, pytest_files=True, pytest_args=words, globs=(), timings=timings)
+    return found.items, notes
+
+
+def test_timings_pytest_would_not_collect_from_the_arguments_are_not_planned(tmp_path):
+    # the timings of the whole suite, a run of tests/unit: planned, tests/test_b.py's tests were never collected by
+    # the shard that drew them, which failed with "planned but never reported"
+    _write(tmp_path, {"tests/unit/test_a.py": "def test_a(): pass\n", "tests/test_b.py": "def test_b(): pass\n"})
+    timings = {"tests/unit/test_a.py::test_a": 1.0, "tests/test_b.py::test_b": 2.0, "tests/test_b.py::test_c": 2.0}
+    items, notes = _discover(tmp_path, ["tests/unit"], timings)
+    assert items == ("tests/unit/test_a.py::test_a",)
+    assert (
+        "not planned: the timings of 2 items in 1 file pytest does not collect from tests/unit (tests/test_b.py)"
+        in notes
+    )
+    assert _discover(tmp_path, [], timings)[0] == tuple(sorted(timings))
+
+
+def test_node_id_arguments_plan_only_what_they_name(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "tests/test_b.py": "def test_b(): pass\nclass TestC:\n    def test_c(self): pass\n",
+            "tests/test_d.py": "def test_d(): pass\ndef test_e(): pass\n",
+        },
+    )
+    # a file without timings is offered by its parts: only the named one is planned
+    assert _discover(tmp_path, ["tests/test_b.py::TestC"], {})[0] == ("tests/test_b.py::TestC::test_c",)
+    # a node id no part names (a case of a parametrized test the count does not see): the file, whole
+    assert _discover(tmp_path, ["tests/test_d.py::test_f"], {})[0] == ("tests/test_d.py",)
+    timings = {"tests/test_b.py::test_b": 1.0, "tests/test_b.py::TestC::test_c": 1.0, "tests/test_d.py::test_d": 1.0}
+    items, notes = _discover(tmp_path, ["tests/test_b.py::TestC", "tests/test_d.py"], timings)
+    assert items == ("tests/test_b.py::TestC::test_c", "tests/test_d.py::test_d")
+    assert any("the timings of 1 item in 1 file pytest does not collect" in n for n in notes)
