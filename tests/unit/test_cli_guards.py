@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -44,6 +45,16 @@ def test_a_suite_folder_named_pytest_is_a_path(tmp_path: Path) -> None:
         check_pytest_words(["python", "-m", "pytest"], tmp_path)
 
 
+def _one_shard_plan(folder: Path) -> None:
+    plan = {
+        "schema": "ci-shards/plan@1",
+        "total": 1,
+        "granularity": "test",
+        "shards": [{"index": 1, "items": ["f0.py::t"]}],
+    }
+    (folder / "plan.json").write_text(json.dumps(plan))
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -53,16 +64,7 @@ def test_a_suite_folder_named_pytest_is_a_path(tmp_path: Path) -> None:
     ],
 )
 def test_pytest_misuse_is_exit_2_everywhere(capsys, items: Path, argv: list[str]) -> None:
-    (items.parent / "plan.json").write_text(
-        json.dumps(
-            {
-                "schema": "ci-shards/plan@1",
-                "total": 1,
-                "granularity": "test",
-                "shards": [{"index": 1, "items": ["f0.py::t"]}],
-            }
-        )
-    )
+    _one_shard_plan(items.parent)
     code, _, err = run(capsys, *argv)
     assert code == 2, err
     assert "--pytest runs pytest itself" in err and "Traceback" not in err
@@ -179,3 +181,30 @@ def test_local_starts_no_more_shards_than_items(capsys, items: Path) -> None:
         "shard-2-of-2",
     ]
     assert code in (0, 1)
+
+
+@pytest.mark.parametrize(
+    "word", ["--co", "--collect-only", "--setup-plan", "--setup-only", "--fixtures", "--markers", "--cache-show=x*"]
+)
+def test_an_option_after_which_pytest_runs_no_test_is_refused(word: str) -> None:
+    # --setup-plan: every shard's pytest reported each test passed, none having run, and the verdict was green
+    with pytest.raises(UsageError, match=re.escape(repr(word)) + " makes pytest .* and run no test, so every shard"):
+        check_pytest_words(["tests/", "-q", word])
+    check_pytest_words(["-k", "--co", "-m", "--markers"])  # an option's value is no option
+    check_pytest_words(["tests/", "--cache-clear", "--setup-show", "--collect-in-virtualenv"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["local", "--items", "items.txt", "--shards", "2", "--pytest", "--", "--setup-plan"],
+        ["run", "--plan", "plan.json", "--shard", "1/1", "--pytest", "--", "--co"],
+        ["plan", "--pytest", "--shards", "2", "--", "tests", "--collect-only"],
+    ],
+)
+def test_no_test_options_are_exit_2_before_any_shard(capsys, items: Path, argv: list[str]) -> None:
+    _one_shard_plan(items.parent)
+    code, _, err = run(capsys, *argv)
+    assert code == 2, err
+    assert "and run no test" in err and "Traceback" not in err
+    assert not (items.parent / "ci-shards-results").exists()

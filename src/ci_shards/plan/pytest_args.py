@@ -170,12 +170,41 @@ def xdist_workers_in(words: Sequence[str]) -> str:
 _RUNNER_WORD = re.compile(r"(py\.?test|python[\d.]*)(\.exe)?")
 
 
+# pytest's options after which it runs no test (pytest 9.2: main.py, setuponly.py, setupplan.py, fixtures.py,
+# mark/, cacheprovider.py, helpconfig.py; its parser takes no abbreviation). Each shard's pytest would exit 0
+# having run nothing: --setup-plan and --setup-only report every test passed.
+NO_TEST_OPTIONS: Final = {
+    "--collect-only": "only collect the tests",
+    "--co": "only collect the tests",
+    "--setup-only": "only set up the fixtures",
+    "--setup-plan": "only show the fixtures each test would set up",
+    "--fixtures": "list the fixtures",
+    "--funcargs": "list the fixtures",
+    "--fixtures-per-test": "list each test's fixtures",
+    "--markers": "list the markers",
+    "--cache-show": "show its cache",
+    "--version": "print its version",
+    "-V": "print its version",
+    "--help": "print its help",
+    "-h": "print its help",
+}
+
+
 def check_pytest_words(words: Sequence[str], cwd: Path | None = None) -> None:
     """Refuse ``--pytest -- pytest tests/``: pytest would take ``pytest`` for a path and fail, or worse.
-    A folder of that name in ``cwd`` (a suite under ``pytest/``) is a path, and fine."""
+    A folder of that name in ``cwd`` (a suite under ``pytest/``) is a path, and fine. Refuse an option
+    after which pytest runs no test (``NO_TEST_OPTIONS``): every shard would pass, none having run."""
     if words and _RUNNER_WORD.fullmatch(Path(words[0]).name) and not (cwd is not None and (cwd / words[0]).is_dir()):
         msg = (
             f"--pytest runs pytest itself; the words after -- are pytest options and paths, so {words[0]!r} is"
             " misuse: drop it (e.g. `--pytest -- tests/ -x`), or leave out --pytest to run a command of your own"
         )
         raise UsageError(msg)
+    for word, _following in _unvalued(words):
+        name = word.partition("=")[0] if word.startswith("--") else word
+        if name in NO_TEST_OPTIONS:
+            msg = (
+                f"{word!r} makes pytest {NO_TEST_OPTIONS[name]} and run no test, so every shard would pass having"
+                " run nothing: drop it (`ci-shards plan --pytest` writes the tests a plan holds)"
+            )
+            raise UsageError(msg)
