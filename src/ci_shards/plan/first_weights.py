@@ -30,6 +30,7 @@ from ci_shards.common.console import plural
 from ci_shards.model.matching import item_file
 from ci_shards.plan.hypothesis_profiles import ProfileReader
 from ci_shards.plan.static_count import DESELECTED_TESTS, EXAMPLE_TESTS, CountRules, weighted_tests
+from ci_shards.plan.units import literal_rule
 
 # every name is looked up by the node ids pytest collected, so any function or class may be one
 _ANY_NAME = CountRules(functions=("*",), classes=("*",))
@@ -45,7 +46,7 @@ class Weights:
         """Keep-together patterns for the ``keep_whole`` files that hold one of ``items`` (a file a
         change-based selection emptied needs no rule, which would be noted as matching nothing)."""
         files = {item_file(i) for i in items}
-        return tuple(_literal_pattern(f) for f in self.keep_whole if f in files)
+        return tuple(literal_rule(f) for f in self.keep_whole if f in files)
 
 
 def _function_key(node_id: str) -> str:
@@ -96,11 +97,6 @@ def collected_weights(
         details.append(f"{plural(len(keep_whole), 'file')} whose collection outweighs its tests kept whole")
     note = f"tests without timings weighed by their files' text: {', '.join(details)}" if details else ""
     return Weights(factors, note, tuple(keep_whole))
-
-
-def _literal_pattern(file: str) -> str:
-    """A keep-together pattern (fnmatch) that matches exactly ``file``."""
-    return "".join(f"[{c}]" if c in "*?[" else c for c in file)
 
 
 def read_units(

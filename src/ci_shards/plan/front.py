@@ -22,9 +22,11 @@ from ci_shards.options.typed import PlanOptions
 from ci_shards.plan import matrix as matrix_mod
 from ci_shards.plan.choose import MAX_SHARDS, choose_shards
 from ci_shards.plan.collect import glob_items, read_items
+from ci_shards.plan.dependencies import DependentFiles, dependent_files
 from ci_shards.plan.estimates import match_timings, measured_ratio, rebase_keys
 from ci_shards.plan.planner import plan_items
 from ci_shards.plan.pytest_args import check_pytest_words, last_value
+from ci_shards.plan.units import literal_rule
 from ci_shards.plan.workers import overhead_variant, planned_workers
 from ci_shards.run.workers import MachineFiles, WorkerChoice, parse_workers, read_machine
 from ci_shards.select.settings import SelectMode
@@ -109,11 +111,17 @@ def _balance(
     weights: Weights | None,
     workers: int,
     collection: Mapping[str, float],
+    *,
+    whole: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """``plan_items``' keywords: how the items are balanced into shards."""
+    """``plan_items``' keywords: how the items are balanced into shards; ``whole``: files no shard may cut."""
     return {
         "granularity": options.granularity,
-        "keep_together": (*options.keep_together, *(weights.keep_whole_rules(items) if weights else ())),
+        "keep_together": (
+            *options.keep_together,
+            *(weights.keep_whole_rules(items) if weights else ()),
+            *(literal_rule(file) for file in whole),
+        ),
         "weights": dict(options.weights),
         "max_items_per_shard": options.max_items_per_shard,
         "strategy": options.strategy,
@@ -122,6 +130,22 @@ def _balance(
         "workers": workers,
         "collection": collection,
     }
+
+
+def _dependent_files(items: Sequence[str], found: _Found, cwd: Path) -> DependentFiles:
+    """The planned files of a pytest suite (discovered, or collected: ids from the rootdir) whose tests
+    depend on one another (``plan.dependencies``); none for items from a list, globs or the timings alone."""
+    if found.discovery is None and found.first_weights is None:
+        return DependentFiles((), ())
+    base = cwd / (found.rootdir or ".")
+
+    def read(file: str) -> bytes | None:
+        try:
+            return (base / file).read_bytes()
+        except OSError:
+            return None
+
+    return dependent_files([item_file(i) for i in items], read)
 
 
 def first_collection(stores: Sequence[TimingsStore], variant: str | None, items: Sequence[str]) -> dict[str, float]:
@@ -249,7 +273,10 @@ def make_plan(
     workers = _workers(options, items).count
     estimates, overhead_notes = _with_per_test_overhead(options, stores, estimates, found.discovery, workers)
     weights = found.first_weights
-    balance = _balance(options, items, weights, workers, first_collection(stores, options.variant, items))
+    dependent = _dependent_files(items, found, cwd)
+    balance = _balance(
+        options, items, weights, workers, first_collection(stores, options.variant, items), whole=dependent.whole
+    )
     shrink = (found.items, items) if selection is not None and mode is SelectMode.CHANGED else None
     plan = _shard_plan(options, items, estimates, stores, balance, shrink=shrink, env=env, cap_to_items=cap_to_items)
     if found.discovery is not None:
@@ -269,6 +296,7 @@ def make_plan(
         notes=(
             *plan.notes,
             *((weights.note,) if weights and weights.note else ()),
+            *dependent.notes(),
             *overhead_notes,
             *_collection_note(balance["collection"]),
             *((remap_note,) if remap_note else ()),

@@ -58,6 +58,11 @@ def build_atoms(items: Sequence[str], keep_together: Sequence[str], seconds: Map
     return sorted(atoms, key=lambda a: a.key)
 
 
+def literal_rule(file: str) -> str:
+    """A keep-together rule (an fnmatch pattern) that matches exactly ``file``."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in file)
+
+
 def unmatched_rules(items: Sequence[str], keep_together: Sequence[str]) -> list[str]:
     """Glob rules that match no item (or its file): most likely a typo, said in the plan's notes."""
     return [
