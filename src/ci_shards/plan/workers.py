@@ -204,13 +204,14 @@ def piece_files(piece: Piece, *, lumps: Lumps | None = None) -> dict[str, list[t
 
 
 def _taken_out(tests: Sequence[tuple[str, float]], seconds: float) -> list[tuple[str, float]]:
-    """``seconds`` taken out of a file's tests, from the first on, none below 0."""
+    """``seconds`` taken out of a file's tests, from the first on, none below 0, each left in whole
+    microseconds (the costs' resolution: no float residue to tip xdist's order)."""
     left = seconds
     result: list[tuple[str, float]] = []
     for test, s in tests:
         taken = min(s, left)
         left -= taken
-        result.append((test, s - taken))
+        result.append((test, round((s - taken) * MICRO) / MICRO))
     return result
 
 
