@@ -12,8 +12,9 @@ in every mode a user meets: ``--discover`` and ``--pytest``, without timings (wr
 and, for a ``--pyargs`` suite, from a neutral folder. Each ci-shards run is read back from its shard
 folders' ``junit.xml`` (the ids and outcomes aggregate accounts) and compared with plain pytest's:
 the multiset of test ids and the count per outcome (passed, failed, error, skipped, xfailed,
-xpassed), per test: a collector's skip (a module or a folder's conftest.py skipping at collection),
-which pytest's summary line counts as one skipped, is no test. Prints a Markdown table with date,
+xpassed), per test; a collector's skip (a module or a folder's conftest.py skipping at collection) is
+one skipped test, as pytest's summary line and its --junitxml count it (before session 15 it was no test
+on either side: ci-shards did not count it). Prints a Markdown table with date,
 machine and load for docs/benchmarks.md, and the first differing ids of every mismatch. Run 2 added
 six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in docs/benchmarks.md), run 3 six more
 (``--only faker,jsonschema,trio,jaraco_functools,inflect,sqlalchemy``), run 4 eleven more

@@ -39,6 +39,14 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         out.write(json.dumps(line) + "\n")  # type: ignore[union-attr]
 
 
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A collector pytest skipped (a module's ``pytest.importorskip``): one skipped in pytest's summary line."""
+    out = _STATE.get("out")
+    if report.skipped and report.nodeid and out is not None:
+        line = {"id": report.nodeid, "when": "collect", "category": "skipped", "subtest": False}
+        out.write(json.dumps(line) + "\n")  # type: ignore[attr-defined]
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     out = _STATE.pop("out", None)
     if out is not None:

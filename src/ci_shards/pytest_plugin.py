@@ -338,27 +338,40 @@ class _ShardState:
                 k for k in self.selected if k not in final_set and owning_item(k, self.planned_set) is not None
             ]
             covered = {owning_item(k, self.planned_set) for k in self.selected}
-            missing = [p for p in self.planned if p not in covered]
-            skipped: dict[str, str] = {}
-            for planned_id in missing:
-                for prefix, reason in self.skipped_collectors.items():
-                    # a folder's collector is skipped too, when its conftest.py skips at module level
-                    # (the shape of babel 2.19.0's tests/benchmarks/conftest.py without
-                    # pytest-benchmark): its files are never collected, as in plain pytest
-                    if planned_id == prefix or planned_id.startswith((prefix + "::", prefix + "/")):
-                        skipped[planned_id] = reason
-                reason = "" if planned_id in skipped else self.left_out(item_file(planned_id))
-                if reason:
-                    skipped[planned_id] = reason
-                if planned_id in self.collected_files and planned_id not in skipped:
-                    # a planned file (a discovery plan names files found on disk) that pytest
-                    # collected without error and that holds no test: nothing to run, nothing lost
-                    skipped[planned_id] = NO_TESTS_REASON
-            event["skipped_at_collection"] = skipped
-            event["not_collected"] = [p for p in missing if p not in skipped]
+            collectors = self.own_skipped_collectors()
+            missing = [p for p in self.planned if p not in covered and p not in collectors]
+            skipped = {planned_id: self.why_not_collected(planned_id) for planned_id in missing}
+            event["skipped_collectors"] = collectors
+            event["skipped_at_collection"] = {p: why for p, why in skipped.items() if why}
+            event["not_collected"] = [p for p in missing if not skipped[p]]
         if self.collected_to:
             _append_line(self.collected_to, event)
         self.emit(event)
+
+    def own_skipped_collectors(self) -> dict[str, str]:
+        """The skipped collectors this shard answers for (``ShardOwnership.shard_of`` their id: a file's
+        owner, the unowned shard for a folder, which it alone walks whole), each a skipped test as pytest counts
+        it ("1 skipped" for a module's ``pytest.importorskip``); none in a re-run, which selects tests by id."""
+        selection = self.selection
+        own = selection.ownership if selection is not None else None
+        if selection is None or own is None:
+            return {}
+        return {key: why for key, why in self.skipped_collectors.items() if own.shard_of(key) == selection.index}
+
+    def why_not_collected(self, planned_id: str) -> str:
+        """Why pytest's own rules collected nothing of a planned item, or "" (then it is lost: said loudly)."""
+        for prefix, reason in self.skipped_collectors.items():
+            # a folder's collector is skipped too, when its conftest.py skips at module level
+            # (the shape of babel 2.19.0's tests/benchmarks/conftest.py without
+            # pytest-benchmark): its files are never collected, as in plain pytest
+            if planned_id == prefix or planned_id.startswith((prefix + "::", prefix + "/")):
+                return reason
+        reason = self.left_out(item_file(planned_id))
+        if not reason and planned_id in self.collected_files:
+            # a planned file (a discovery plan names files found on disk) that pytest
+            # collected without error and that holds no test: nothing to run, nothing lost
+            return NO_TESTS_REASON
+        return reason
 
     def rounded_collect_seconds(self) -> dict[str, float]:
         return {file: round(seconds, 4) for file, seconds in sorted(self.collect_seconds.items())}  # perf_counter sums

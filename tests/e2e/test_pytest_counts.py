@@ -157,3 +157,33 @@ def test_a_test_skipped_in_the_timed_run_is_planned_next_time_not_new(tmp_path: 
     assert verdict["accounting"]["unplanned"] == []
     assert "new since the plan" not in second.stdout + second.stderr
     assert verdict["totals"]["tests"] == 7
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["--pytest", "--discover"])
+def test_collectors_pytest_skips_are_one_skipped_test_each_as_pytest_counts_them(tmp_path: Path, mode: str) -> None:
+    # a module's pytest.importorskip and a folder's conftest that skips: plain pytest says "1 skipped" for each,
+    # and its --junitxml writes each as a skipped testcase; ci-shards counted them as no test ("2 passed" where
+    # pytest said "2 passed, 2 skipped"), and a --pytest plan, which never plans such a module, did not name it
+    root = tmp_path / "project"
+    (root / "tests" / "optional").mkdir(parents=True)
+    (root / "tests" / "test_other.py").write_text(OTHER + "\ndef test_more():\n    pass\n")
+    (root / "tests" / "test_numpy.py").write_text("import pytest\nnp = pytest.importorskip('no_numpy_here')\n" + OTHER)
+    (root / "tests" / "optional" / "conftest.py").write_text("import pytest\npytest.importorskip('no_extra_here')\n")
+    (root / "tests" / "optional" / "test_extra.py").write_text(OTHER)
+    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    expected = _pytest_counts(root, [])
+    assert (expected["passed"], expected["skipped"]) == (2, 2)
+    out = tmp_path / "out"
+    local = _ci_shards("local", mode, "--shards", "3", "--out", str(out), "--pytest", "--junit-out", "m.xml", cwd=root)
+    assert local.returncode == 0, local.stdout + local.stderr
+    assert "4 tests, 2 passed, 0 failed, 0 errors, 2 skipped" in local.stdout
+    assert _ran(_verdict(root, out)["totals"]) == {k: v for k, v in expected.items() if k != "deselected"}
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--junitxml", "p.xml"],
+        cwd=root, capture_output=True, text=True, timeout=120, env=_env(), check=False,
+    )  # fmt: skip
+    assert plain.returncode == 0, plain.stdout
+    # the merged report holds what pytest's own holds: 4 testcases, 2 of them skipped
+    elements = [(root / name).read_text() for name in ("p.xml", "m.xml")]
+    assert [(text.count("<testcase "), text.count("<skipped")) for text in elements] == [(4, 2), (4, 2)]

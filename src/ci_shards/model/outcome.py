@@ -85,6 +85,9 @@ XPASSED_TYPE: Final = "pytest.xpass"  # a non-strict xfail that passed (pytest's
 # a planned item pytest's own rules did not collect (the project's collect_ignore, a file without tests,
 # the command's -k/-m): written as a <skipped> so the item is accounted for, but a note, never a test
 LEFT_OUT_TYPE: Final = "ci-shards.left-out"
+# a collector pytest skipped (a module's pytest.importorskip or pytest.skip(allow_module_level=True), a conftest.py
+# that skips its folder): one skipped test, as pytest's summary line and its --junitxml count it
+COLLECTOR_SKIPPED_TYPE: Final = "ci-shards.collector-skipped"
 # why a planned item was left out, in the words ci-shards adds; any other left-out item is a collector pytest
 # skipped (a module's pytest.skip(allow_module_level=True), a conftest that skips), with pytest's own reason
 IGNORED_REASON: Final = (
@@ -93,9 +96,6 @@ IGNORED_REASON: Final = (
 NO_TESTS_REASON: Final = "the file holds no tests"
 SKIPPED_AT_COLLECTION: Final = "skipped at collection: "
 DESELECTED_MESSAGE: Final = "deselected by the command's own filters"
-_NOT_IN_PYTESTS_JUNIT: Final = frozenset(
-    {SKIPPED_AT_COLLECTION + IGNORED_REASON, SKIPPED_AT_COLLECTION + NO_TESTS_REASON, DESELECTED_MESSAGE}
-)
 
 
 def usable_seconds(value: object) -> float | None:
@@ -169,9 +169,10 @@ LEFT_OUT: Final = "left-out"
 
 def in_pytests_junit(case: CaseResult) -> bool:
     """Whether pytest's own --junitxml has an element for ``case``: every test, and a collector that skipped
-    (pytest writes it as a skipped testcase); not a planned file that holds no tests, that the project's rules
-    leave out, or tests the command deselects, which a shard's junit.xml keeps only to account for its plan."""
-    return case.counted_as != LEFT_OUT or case.message not in _NOT_IN_PYTESTS_JUNIT
+    (``COLLECTOR_SKIPPED_TYPE``: pytest writes it as a skipped testcase); not a planned item pytest's rules left
+    out (a file that holds no tests or the project ignores, the tests the command deselects, the files of a
+    skipped folder), which a shard's junit.xml keeps only to account for its plan."""
+    return case.counted_as != LEFT_OUT
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -31,6 +31,7 @@ from ci_shards.judge import (
 from ci_shards.model.failures import FailureKind, FailureRecord
 from ci_shards.model.matching import item_file, owning_item
 from ci_shards.model.outcome import (
+    COLLECTOR_SKIPPED_TYPE,
     DESELECTED_MESSAGE,
     JUNIT_IDENTITY_ATTRS,
     LEFT_OUT_TYPE,
@@ -58,6 +59,7 @@ class Report:
     not_collected: tuple[str, ...] = ()
     deselected: tuple[str, ...] = ()
     skipped_at_collection: Mapping[str, str] = field(default_factory=dict)
+    skipped_collectors: Mapping[str, str] = field(default_factory=dict)  # each a skipped test, as pytest counts it
     collect_seconds: Mapping[str, float] = field(default_factory=dict)  # test file -> its collection's seconds
     ended_early: str = ""  # why pytest ended the session before its last test (-x, pytest.exit()), in its words
     finished: bool = False  # pytest's session ended (the plugin's finish event): a process that died has none
@@ -164,6 +166,7 @@ def report_from_events(lines: Iterable[str]) -> Report:
             ended_early, finished = str(event.get("stopped", "")), True
     in_flight = tuple(dict.fromkeys(i for i in started if i not in results))
     raw_skipped = collected.get("skipped_at_collection", {})
+    raw_collectors = collected.get("skipped_collectors", {})
     return Report(
         cases=(*repeated, *results.values()),
         collect_errors=tuple(collect_errors),
@@ -171,6 +174,7 @@ def report_from_events(lines: Iterable[str]) -> Report:
         not_collected=tuple(str(i) for i in collected.get("not_collected", []) or []),  # type: ignore[attr-defined]
         deselected=tuple(str(i) for i in collected.get("deselected", []) or []),  # type: ignore[attr-defined]
         skipped_at_collection=dict(raw_skipped) if isinstance(raw_skipped, dict) else {},
+        skipped_collectors=dict(raw_collectors) if isinstance(raw_collectors, dict) else {},
         collect_seconds=seconds_by_file(collected.get("collect_seconds")),
         ended_early=ended_early,
         finished=finished,
@@ -393,7 +397,13 @@ def _killed_in_flight(runs: Sequence[Run], merged: Sequence[CaseResult]) -> list
 
 
 def _left_out(first: Sequence[Run]) -> list[CaseResult]:
-    """Planned items the command's own rules left out: skipped at collection, then deselected."""
+    """The collectors pytest skipped (each a skipped test, as pytest counts them), then the planned items the
+    command's own rules left out: skipped at collection, then deselected."""
+    collectors = [
+        replace(_not_run_case(i, SKIPPED_AT_COLLECTION + why), outcome=CaseOutcome.SKIPPED, type=COLLECTOR_SKIPPED_TYPE)
+        for r in first
+        for i, why in r.report.skipped_collectors.items()
+    ]
     skipped = [
         replace(_not_run_case(i, SKIPPED_AT_COLLECTION + why), outcome=CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE)
         for r in first
@@ -404,7 +414,7 @@ def _left_out(first: Sequence[Run]) -> list[CaseResult]:
         for r in first
         for i in r.report.deselected
     ]
-    return skipped + deselected
+    return collectors + skipped + deselected
 
 
 def _unreported(planned: Sequence[str], cases: Sequence[CaseResult]) -> list[str]:
@@ -559,7 +569,7 @@ def _nothing_to_run(run: Run) -> bool:
         and not report.cases
         and not report.collect_errors
         and not report.not_collected
-        and bool(report.skipped_at_collection or report.deselected)
+        and bool(report.skipped_at_collection or report.skipped_collectors or report.deselected)
     )
 
 

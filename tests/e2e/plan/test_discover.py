@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from ci_shards.junit import parse_junit
-from ci_shards.model.outcome import IGNORED_REASON, CaseOutcome, CaseResult
+from ci_shards.model.outcome import COLLECTOR_SKIPPED_TYPE, IGNORED_REASON, CaseOutcome, CaseResult
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")]
 
@@ -299,8 +299,10 @@ def test_a_shard_of_files_skipped_at_collection_passes_as_plain_pytest_does(tmp_
     rc, output, plan = _run_local(tmp_path, 2, timed=False)
     assert sorted(s["items"] for s in plan["shards"]) == [["tests/test_ok.py"], ["tests/test_skip.py"]]
     assert rc == 0, output
-    left_out = [c for c in _cases(tmp_path, 2) if c.type == "ci-shards.left-out"]
-    assert [c.test_id for c in left_out] == ["tests/test_skip.py"]
+    # one skipped test, as pytest counts the module ("2 passed, 1 skipped"), which accounts for the planned file
+    skipped = [c for c in _cases(tmp_path, 2) if c.outcome is CaseOutcome.SKIPPED]
+    assert [(c.test_id, c.type) for c in skipped] == [("tests/test_skip.py", COLLECTOR_SKIPPED_TYPE)]
+    assert "3 tests, 2 passed, 0 failed, 0 errors, 1 skipped" in output
     assert sorted(_ran(tmp_path, 2)) == ["tests/test_ok.py::test_a", "tests/test_ok.py::test_b"]
     # a module that skipped is in pytest's own --junitxml, and so in the merged report
     argv = [sys.executable, "-m", "ci_shards", "aggregate", "--plan", "results/plan.json", "results"]
@@ -324,6 +326,10 @@ def test_a_file_under_a_folder_whose_conftest_skips_is_left_out_not_lost(tmp_pat
     assert list(left_out) == ["tests/bench/test_b.py"]
     assert "needs numpy" in left_out["tests/bench/test_b.py"]
     assert sorted(_ran(tmp_path, 2)) == ["tests/test_ok.py::test_a", "tests/test_ok.py::test_b"]
+    # the folder's collector is pytest's one skipped test, told by the shard that walks every folder only
+    collectors = [c.test_id for c in _cases(tmp_path, 2) if c.type == COLLECTOR_SKIPPED_TYPE]
+    assert collectors == ["tests/bench"]
+    assert "3 tests, 2 passed, 0 failed, 0 errors, 1 skipped" in output
 
 
 def _doctested(*names: str) -> str:

@@ -10,7 +10,16 @@ import pytest
 from ci_shards.commands.run import parse_duration, parse_signal, parse_size
 from ci_shards.common.errors import UsageError
 from ci_shards.local import auto_jobs, available_memory
-from ci_shards.model.outcome import XFAILED_TYPE, XPASSED_TYPE, CaseOutcome, CaseResult, ShardStatus
+from ci_shards.model.outcome import (
+    LEFT_OUT,
+    XFAILED_TYPE,
+    XPASSED_TYPE,
+    CaseOutcome,
+    CaseResult,
+    ShardStatus,
+    Totals,
+    in_pytests_junit,
+)
 from ci_shards.run import command as cmd
 from ci_shards.run.classify import (
     FlakyResult,
@@ -191,6 +200,27 @@ def test_report_from_events_finds_the_test_in_flight() -> None:
     assert [c.test_id for c in report.cases] == ["a::t1"]
     assert report.in_flight == ("a::t2",)
     assert report.not_collected == ("a::gone",)
+
+
+def test_a_skipped_collector_is_one_skipped_test_and_accounts_for_the_planned_file_it_is() -> None:
+    # a module's pytest.importorskip: pytest says "1 skipped" and writes a skipped testcase; the files of a skipped
+    # folder are accounted for, and no test, as pytest counts them
+    lines = [
+        '{"event": "collected", "ids": [], "deselected": [], "not_collected": [],'
+        ' "skipped_collectors": {"t/test_np.py": "Skipped: no numpy", "t/opt": "Skipped: no extra"},'
+        ' "skipped_at_collection": {"t/opt/test_x.py": "Skipped: no extra"}}',
+    ]
+    report = report_from_events(lines)
+    planned = ["t/test_np.py", "t/opt/test_x.py"]
+    verdict = decide(shard_index=1, shard_name="s", planned=planned, runs=[run(rc=5, report=report)], policy=Policy())
+    assert verdict.status is ShardStatus.PASSED, verdict.reason
+    assert [(c.test_id, c.counted_as, in_pytests_junit(c)) for c in verdict.cases] == [
+        ("t/test_np.py", "skipped", True),
+        ("t/opt", "skipped", True),
+        ("t/opt/test_x.py", LEFT_OUT, False),
+    ]
+    totals = Totals.of(verdict.cases)
+    assert (totals.tests, totals.skipped, totals.left_out) == (2, 2, 1)
 
 
 def test_a_session_pytest_ended_early_is_the_cause_of_its_unreported_tests() -> None:
