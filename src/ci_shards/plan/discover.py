@@ -506,9 +506,10 @@ def _collected_timings(
 ) -> tuple[dict[str, float], dict[str, int]]:
     """The timings of what pytest collects, and the count by file of those outside the arguments' ``scope``.
     Timings of a file the rules leave out are not a file to run (they date from before the rule); a file
-    discovery found (the walk passed it, or it was named) is planned whatever its timings."""
+    discovery found (the walk passed it, or it was named) is planned whatever its timings. A folder's key is
+    the skipped test of its conftest (``COLLECTOR_SKIPPED_TYPE``), known to the timings and no file to plan."""
     timed_files = {item_file(k) for k in timings}.difference(files)
-    gone = {f for f in timed_files if _left_out(f, cwd, ignores, conftest)}
+    gone = {f for f in timed_files if _left_out(f, cwd, ignores, conftest) or (cwd / f).is_dir()}
     return _within(scope, {k: v for k, v in timings.items() if item_file(k) not in gone})
 
 

@@ -492,3 +492,11 @@ def test_node_id_arguments_plan_only_what_they_name(tmp_path):
     items, notes = _discover(tmp_path, ["tests/test_b.py::TestC", "tests/test_d.py"], timings)
     assert items == ("tests/test_b.py::TestC::test_c", "tests/test_d.py::test_d")
     assert any("the timings of 1 item in 1 file pytest does not collect" in n for n in notes)
+
+
+def test_a_folders_skipped_collector_in_the_timings_is_no_file_to_plan_and_nothing_dropped(tmp_path):
+    # a conftest.py that skips its folder is one skipped test (the folder's collector), recorded as known
+    _write(tmp_path, {"tests/opt/conftest.py": "", "tests/opt/test_o.py": "def test_o(): pass\n"})
+    items, notes = _discover(tmp_path, [], {"tests/opt": 0.0, "tests/opt/test_o.py::test_o": 1.0})
+    assert items == ("tests/opt/test_o.py::test_o",)
+    assert not [n for n in notes if "dropped" in n]
