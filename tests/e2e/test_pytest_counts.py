@@ -187,3 +187,20 @@ def test_collectors_pytest_skips_are_one_skipped_test_each_as_pytest_counts_them
     # the merged report holds what pytest's own holds: 4 testcases, 2 of them skipped
     elements = [(root / name).read_text() for name in ("p.xml", "m.xml")]
     assert [(text.count("<testcase "), text.count("<skipped")) for text in elements] == [(4, 2), (4, 2)]
+
+
+@pytest.mark.slow
+def test_a_module_that_skips_in_a_report_the_command_writes_is_the_planned_files_skipped_test(tmp_path: Path) -> None:
+    # pytest's own --junitxml names the module that skipped "tests.test_numpy" (classname ""): the shard said
+    # the planned tests/test_numpy.py was never reported and failed, where plain pytest says "2 passed, 1 skipped"
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_other.py").write_text(OTHER + "\ndef test_more():\n    pass\n")
+    (root / "tests" / "test_numpy.py").write_text("import pytest\nnp = pytest.importorskip('no_numpy_here')\n" + OTHER)
+    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    plain = _pytest_counts(root, [])
+    assert (plain["passed"], plain["skipped"]) == (2, 1)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--junitxml={junit}", "{items}"]
+    local = _ci_shards("local", "--discover", "--shards", "2", "--out", str(tmp_path / "out"), "--", *command, cwd=root)
+    assert local.returncode == 0, local.stdout + local.stderr
+    assert "3 tests, 2 passed, 0 failed, 0 errors, 1 skipped" in local.stdout

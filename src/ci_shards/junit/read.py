@@ -14,10 +14,11 @@ its private ``_elem`` (docs/aggregate.md, "Why the reader walks the XML itself",
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Final
@@ -25,7 +26,9 @@ from typing import Final
 from ci_shards.common.console import strip_ansi
 from ci_shards.common.errors import InputError
 from ci_shards.junit.safe_xml import EntityDeclared, parse_xml
+from ci_shards.model.matching import item_file
 from ci_shards.model.outcome import (
+    COLLECTOR_SKIPPED_TYPE,
     JUNIT_IDENTITY_ATTRS,
     MAX_TEST_SECONDS,
     XPASSED_TYPE,
@@ -301,3 +304,24 @@ def parse_junit(path: str | Path) -> list[CaseResult]:
     except OSError as err:
         raise JUnitError(path, f"cannot read: {err.strerror or err}") from None
     return parse_junit_bytes(data, str(path))
+
+
+def collectors_by_file(cases: Sequence[CaseResult], planned: Sequence[str]) -> list[CaseResult]:
+    """``cases`` with each collector of a pytest report named by its planned file: pytest's --junitxml writes a
+    module that skipped (``pytest.importorskip``) or failed at collection as ``classname=""`` with the module's
+    dotted name (``tests.test_np``), which no planned file (``tests/test_np.py``) covers, so a shard whose
+    command wrote the report said the file was "planned but never reported" where plain pytest skipped it. A
+    skipped one becomes the collector's skipped test (``COLLECTOR_SKIPPED_TYPE``), as pytest counts it."""
+    by_module: dict[str, list[str]] = {}
+    for file in dict.fromkeys(item_file(p) for p in planned):
+        by_module.setdefault(_module_of(file), []).append(file)
+    named: list[CaseResult] = []
+    for case in cases:
+        files = by_module.get(case.test_id, []) if not case.classname and "::" not in case.test_id else []
+        if len(files) != 1:  # not a collector, or no planned file (or two) of that dotted name
+            named.append(case)
+            continue
+        skipped = case.outcome is CaseOutcome.SKIPPED and not case.type
+        kind = COLLECTOR_SKIPPED_TYPE if skipped else case.type
+        named.append(dataclasses.replace(case, test_id=files[0], file=files[0], type=kind))
+    return named

@@ -28,6 +28,7 @@ from ci_shards.common.globs import match_files
 from ci_shards.common.interpreter import Interpreter, plugin_env, probe
 from ci_shards.coverage import collect as coverage_collect
 from ci_shards.junit import JUnitError, parse_junit
+from ci_shards.junit.read import collectors_by_file
 from ci_shards.model.matching import item_file
 from ci_shards.model.outcome import CaseOutcome, Outcome, shard_dir_name
 from ci_shards.model.plan import Plan
@@ -323,7 +324,7 @@ class _ShardRun:
                 cases.extend(parse_junit(path))
             except JUnitError as err:
                 return Report(problem=f"unparseable test report: {err}")
-        return Report(cases=tuple(cases))
+        return Report(cases=tuple(collectors_by_file(cases, self.opts.plan.shard(self.opts.shard_index).items)))
 
 
 def _failing_ids(runs: Sequence[Run]) -> list[str]:

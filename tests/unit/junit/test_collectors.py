@@ -1,0 +1,43 @@
+"""pytest's --junitxml names a collector by its dotted module: read back as the planned file it is."""
+
+from __future__ import annotations
+
+from ci_shards.junit import parse_junit_bytes
+from ci_shards.junit.read import collectors_by_file
+from ci_shards.model.outcome import COLLECTOR_SKIPPED_TYPE, CaseOutcome, Totals
+
+# what pytest 9.2 writes for tests/test_np.py (a module-level importorskip), tests/test_bad.py (an import error at
+# collection) and one test of tests/test_ok.py (``pytest --junitxml``, xunit2: no file attribute)
+PYTEST_REPORT = b"""<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest"
+errors="1" failures="0" skipped="1" tests="3" time="0.1"><testcase classname="" name="tests.test_np" time="0.000">
+<skipped message="collection skipped">('/p/tests/test_np.py', 2, "Skipped: could not import 'numpy'")</skipped>
+</testcase>
+<testcase classname="" name="tests.test_bad" time="0.000"><error message="collection failure">ImportError</error>
+</testcase><testcase classname="tests.test_ok" name="test_a" time="0.001" /></testsuite></testsuites>"""
+
+
+def test_a_collector_of_a_pytest_report_is_named_by_its_planned_file() -> None:
+    cases = parse_junit_bytes(PYTEST_REPORT, "junit.xml")
+    assert [c.test_id for c in cases] == ["tests.test_np", "tests.test_bad", "tests/test_ok.py::test_a"]
+    planned = ["tests/test_np.py", "tests/test_bad.py", "tests/test_ok.py"]
+    named = collectors_by_file(cases, planned)
+    assert [(c.test_id, c.outcome, c.type) for c in named] == [
+        ("tests/test_np.py", CaseOutcome.SKIPPED, COLLECTOR_SKIPPED_TYPE),
+        ("tests/test_bad.py", CaseOutcome.ERROR, ""),
+        ("tests/test_ok.py::test_a", CaseOutcome.PASSED, ""),
+    ]
+    totals = Totals.of(named)
+    assert (totals.tests, totals.passed, totals.skipped, totals.errors) == (
+        3,
+        1,
+        1,
+        1,
+    )  # pytest: 1 passed, 1 skipped, 1 error
+
+
+def test_a_collector_no_single_planned_file_names_stays_as_written() -> None:
+    cases = parse_junit_bytes(PYTEST_REPORT, "junit.xml")
+    # a part of the file planned (still one planned file), no plan of it, or two files of one dotted name
+    assert collectors_by_file(cases, ["tests/test_np.py::test_x"])[0].test_id == "tests/test_np.py"
+    assert collectors_by_file(cases, ["tests/test_ok.py"])[0].test_id == "tests.test_np"
+    assert collectors_by_file(cases, ["tests/test_np.py", "tests.test_np.py"])[0].test_id == "tests.test_np"
