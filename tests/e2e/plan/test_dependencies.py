@@ -15,19 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.plan.test_dependencies import MARKED
+
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-DEPENDENT = """
-import pytest
-
-@pytest.mark.dependency()
-def test_a():
-    pass
-
-@pytest.mark.dependency(depends=["test_a"])
-def test_b():
-    pass
-
+# the unit tests' module (test_a, and test_b depending on it), and a class whose tests depend on test_a
+DEPENDENT = (
+    MARKED.decode()
+    + """
 class TestC:
     @pytest.mark.dependency(depends=["test_a"])
     def test_c(self):
@@ -37,6 +32,7 @@ class TestC:
     def test_d(self):
         pass
 """
+)
 
 
 def _output(root: Path, *argv: str) -> str:
