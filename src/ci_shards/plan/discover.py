@@ -238,11 +238,11 @@ def discover_pytest_files(
     ignores: Ignores = NO_IGNORES,
     conftest: ConftestIgnores | None = None,
 ) -> list[str]:
-    """Test files pytest would collect from ``paths`` (relative to ``cwd``), else from
-    ``testpaths`` (relative to the rootdir, globs allowed), else from ``cwd``, less what ``ignores``
-    names and what the conftest.py files' ``collect_ignore`` say literally (``conftest`` collects
-    what they left out); POSIX paths relative to ``cwd``. A file named directly is taken whatever
-    its name, as pytest does."""
+    """Test files pytest would collect from ``paths`` (relative to ``cwd``), else from ``testpaths``
+    (``testpath_roots``: from the rootdir only), else from ``cwd``, less what ``ignores`` names and
+    what the conftest.py files' ``collect_ignore`` say literally (``conftest`` collects what they
+    left out); POSIX paths relative to ``cwd``. A file named directly is taken whatever its name, as
+    pytest does."""
     cwd = cwd.absolute()  # ignores are absolute paths
     conftest = conftest if conftest is not None else ConftestIgnores(settings.rootdir.absolute())
     found: set[str] = set()
@@ -300,15 +300,23 @@ def discover_doctests(
 
 
 def _roots(cwd: Path, settings: PytestSettings, paths: Sequence[str]) -> list[Path]:
-    """Where pytest's walk starts: ``paths`` (relative to ``cwd``), else ``testpaths`` (relative to the rootdir,
-    globs allowed), else ``cwd``; the outermost of overlapping ones."""
+    """Where pytest's walk starts: ``paths`` (relative to ``cwd``), else the ``testpaths`` that exist, else ``cwd``;
+    the outermost of overlapping ones."""
     roots: list[Path] = [cwd / p for p in paths]  # an absolute path (a --pyargs package) stays as it is
-    if not roots and settings.testpaths:
-        for entry in settings.testpaths:
-            roots += (
-                sorted(settings.rootdir.glob(entry)) if any(c in entry for c in "*?[") else [settings.rootdir / entry]
-            )
-    return _outermost(roots or [cwd])
+    return _outermost(roots or testpath_roots(cwd, settings) or [cwd])
+
+
+def testpath_roots(cwd: Path, settings: PytestSettings) -> list[Path]:
+    """The folders ``testpaths`` name (relative to the rootdir, globs allowed) that exist, as pytest 9.2's
+    ``Config._decide_args`` reads them: only when pytest runs in the rootdir itself. From a subfolder it collects
+    the working directory (execnet 2.1.2's ``testpaths = testing`` from its ``doc/``), and so it does when they
+    match nothing (with a warning)."""
+    if cwd.resolve() != settings.rootdir.resolve():
+        return []
+    roots: list[Path] = []
+    for entry in settings.testpaths:
+        roots += sorted(settings.rootdir.glob(entry)) if any(c in entry for c in "*?[") else [settings.rootdir / entry]
+    return [r for r in roots if r.exists()]
 
 
 def _outermost(roots: Sequence[Path]) -> list[Path]:
@@ -454,7 +462,8 @@ def discover_items(
         ignores = ignores_in([*settings.addopts, *pytest_args], cwd.absolute())
         conftest = ConftestIgnores(settings.rootdir.absolute())
         files += discover_pytest_files(cwd, settings, paths, ignores, conftest)
-        where = where or " ".join(settings.testpaths) or "the working directory"
+        testpaths = settings.testpaths if testpath_roots(cwd.absolute(), settings) else ()
+        where = where or " ".join(testpaths) or "the working directory"
         source = f"settings from {os.path.relpath(settings.source, cwd)}" if settings.source else "pytest's defaults"
         notes.append(
             f"discovered {plural(len(files), 'test file')} in {where}"
