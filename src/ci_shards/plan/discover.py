@@ -198,9 +198,11 @@ def _is_test_file(name: str, rel: str, patterns: Sequence[str]) -> bool:
 def file_id(path: Path, cwd: Path, root: Path) -> str:
     """A found file's id, by pytest's rule for node ids with ``cwd`` as the rootdir: relative to ``cwd``
     when it is under it, else relative to the collection argument ``root`` it was found in (a
-    ``--pyargs`` package installed elsewhere: ``tests/test_x.py``, as pytest and pytest-split name it)."""
-    if path != cwd and cwd not in path.parents and (path == root or root in path.parents):
-        return (path.relative_to(root) if path != root else Path(path.name)).as_posix()
+    ``--pyargs`` package installed elsewhere: ``tests/test_x.py``, as pytest and pytest-split name it).
+    A file that is itself the argument is held by no folder argument: relative to ``cwd`` (``../t/test_x.py``),
+    as the shards' plugin names it (``pytest_plugin._ShardState.path_id``)."""
+    if path != cwd and cwd not in path.parents and root in path.parents:
+        return path.relative_to(root).as_posix()
     return Path(os.path.relpath(path, cwd)).as_posix()
 
 
@@ -458,7 +460,8 @@ def discover_items(
     if pytest_files:
         settings = find_settings(cwd)
         paths, where = _collection_roots(pytest_args, settings, cwd.absolute(), search_path)
-        on_disk += [Path(p) for p in paths if Path(p).is_absolute()]
+        # a folder argument outside the working directory (a --pyargs package, ../tests) names its files from itself
+        on_disk += [r for r in _outermost([cwd.absolute() / p for p in paths]) if cwd.absolute() not in r.parents]
         ignores = ignores_in([*settings.addopts, *pytest_args], cwd.absolute())
         conftest = ConftestIgnores(settings.rootdir.absolute())
         files += discover_pytest_files(cwd, settings, paths, ignores, conftest)
