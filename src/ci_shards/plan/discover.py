@@ -165,14 +165,26 @@ def settings_in(directory: Path) -> PytestSettings | None:
     return None
 
 
-def find_settings(cwd: Path) -> PytestSettings:
+def find_settings(cwd: Path, default_root: Path | None = None) -> PytestSettings:
     """Settings from ``cwd`` or its nearest ancestor that has them (pytest's rootdir search for
-    runs without path arguments), else pytest's defaults with ``cwd`` as the root."""
+    runs without path arguments; ``_common_ancestor`` where it starts with them), else pytest's defaults
+    with ``default_root`` (``cwd`` unless given) as the root."""
     for directory in (cwd, *cwd.parents):
         found = settings_in(directory)
         if found is not None:
             return found
-    return PytestSettings(rootdir=cwd)
+    return PytestSettings(rootdir=cwd if default_root is None else default_root)
+
+
+def _common_ancestor(cwd: Path, words: Sequence[str]) -> Path:
+    """Where pytest starts looking for its settings (``_pytest.config.findpaths.get_common_ancestor``): the
+    folder that holds every path argument (``words``: paths that exist), else ``cwd``. From above a project
+    (``-- python_dateutil-4.0.0/docs``) that is the project's folder, whose settings name its ``python_files``."""
+    paths = [Path(os.path.normpath(cwd / word.split("::", 1)[0])) for word in words]
+    if not paths:
+        return cwd
+    common = Path(os.path.commonpath(paths))
+    return common.parent if common.is_file() else common
 
 
 def _skip_dir(name: str, patterns: Sequence[str], path: Path) -> bool:
@@ -458,7 +470,7 @@ def discover_items(
     count_of: CountOf = not_counted
     on_disk = [cwd]  # where a timed file's id may be found: the working directory, a --pyargs package
     if pytest_files:
-        settings = find_settings(cwd)
+        settings = find_settings(_common_ancestor(cwd.absolute(), path_words(pytest_args, cwd)), default_root=cwd)
         paths, where = _collection_roots(pytest_args, settings, cwd.absolute(), search_path)
         # a folder argument outside the working directory (a --pyargs package, ../tests) names its files from itself
         on_disk += [r for r in _outermost([cwd.absolute() / p for p in paths]) if cwd.absolute() not in r.parents]

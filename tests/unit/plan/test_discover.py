@@ -179,6 +179,28 @@ def test_testpaths_apply_only_from_the_rootdir_as_pytest_reads_them(tmp_path):
     ]
 
 
+def test_settings_are_looked_for_from_the_path_arguments_as_pytest_looks_for_them(tmp_path):
+    # pytest's determine_setup: from the common ancestor of the path arguments, up. python-dateutil 4.0.0 named from
+    # the folder above it (-- python_dateutil-4.0.0/docs): its python_files (*_solution.py) were not read, and
+    # docs/exercises/solutions/mlk_day_rrule_solution.py ran unplanned, reported "new since the plan"
+    _write(
+        tmp_path,
+        {
+            "proj/pyproject.toml": '[tool.pytest.ini_options]\npython_files = ["test_*.py", "*_solution.py"]\n',
+            "proj/docs/mlk_solution.py": "def test_mlk(): pass\n",
+            "proj/tests/test_a.py": "def test_a(): pass\n",
+        },
+    )
+    found, notes = discover_items(
+        cwd=tmp_path, pytest_files=True, pytest_args=["proj/docs", "proj/tests/test_a.py"], globs=(), timings={}
+    )
+    assert found.items == ("proj/docs/mlk_solution.py", "proj/tests/test_a.py")
+    assert "settings from proj/pyproject.toml" in notes[0]
+    # no path argument: from the working directory, up
+    found, _ = discover_items(cwd=tmp_path / "proj", pytest_files=True, pytest_args=(), globs=(), timings={})
+    assert found.items == ("docs/mlk_solution.py", "tests/test_a.py")
+
+
 def test_a_norecursedirs_pattern_with_a_slash_matches_the_folders_path(tmp_path):
     # icalendar 7.3.2: norecursedirs = ["src/icalendar/tests/hypothesis", "build"]; pytest matches a pattern with a
     # separator against the folder's whole path, as "*/" + the pattern (``_pytest.pathlib.fnmatch_ex``), else its name
