@@ -20,7 +20,9 @@ six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in d
 (``--only faker,jsonschema,trio,jaraco_functools,inflect,sqlalchemy``), run 4 eleven more
 (the projects after sqlalchemy in ``PROJECTS``, with ``--work /tmp/disc9``), run 5 seven more (``--only
 pyparsing,pyyaml,pyyaml_sub,natsort,starlette,aiofiles,coverage --work /tmp/conf5``; pyyaml_sub is pyyaml's
-suite run from its tests/ folder, in pyyaml's venv).
+suite run from its tests/ folder, in pyyaml's venv), run 6 six more (``--only sqlparse,sqlparse_sub,tomlkit,
+dateutil,dateutil_above,markdown,wrapt,wrapt_sub,execnet,execnet_doc,execnet_doc_k --work /tmp/conf6``; the
+``_sub``, ``_above`` and ``_doc`` entries run a project's suite from another folder, in its venv).
 """
 
 from __future__ import annotations
@@ -239,6 +241,97 @@ PROJECTS = (
             ]
         ),
         plain_flags=(),
+    ),
+    # run 6
+    Project(
+        "sqlparse",
+        "parametrized ids of SQL text: spaces, quotes, brackets, backslashes, newlines and '::' inside [ ]",
+        "sqlparse-0.6.1",
+        ("tests",),
+    ),
+    Project(
+        "sqlparse_sub",
+        "the same suite run from its tests/ folder (the rootdir the project root, by its pyproject.toml without a "
+        "pytest table)",
+        "sqlparse-0.6.1/tests",
+        (),
+        venv="sqlparse",
+    ),
+    Project(
+        "tomlkit",
+        "toml-test data files parametrized by their paths (ids with '/'), control characters escaped in ids",
+        "tomlkit-0.15.3",
+        ("tests",),
+    ),
+    Project(
+        "dateutil",
+        "src layout; python_files with *_solution.py (a test file in docs/exercises/solutions), filterwarnings=error, "
+        "xfail_strict, hypothesis, freezegun, importorskip in tests, a conftest's collection_modifyitems; "
+        "its test_tzfile.py (2,916 tests) left out",
+        "python_dateutil-4.0.0",
+        ("tests", "docs", "--ignore=tests/test_tzfile.py"),
+    ),
+    Project(
+        "dateutil_above",
+        "the same files named from the folder above the project (its settings found from the arguments, as pytest "
+        "finds them)",
+        ".",
+        (
+            "python_dateutil-4.0.0/tests",
+            "python_dateutil-4.0.0/docs",
+            "--ignore=python_dateutil-4.0.0/tests/test_tzfile.py",
+        ),
+        venv="dateutil",
+    ),
+    Project(
+        "markdown",
+        "unittest TestCases, legacy tests generated from data files by a metaclass, subTest; test_legacy.py turns "
+        "every warning into an error at import (so its test_syntax/ folder is named first, as plain pytest "
+        "collects in argument order)",
+        "markdown-3.11.3",
+        (
+            "tests/test_syntax",
+            "tests/test_apis.py",
+            "tests/test_extensions.py",
+            "tests/test_legacy.py",
+            "tests/test_meta.py",
+        ),
+    ),
+    Project(
+        "wrapt",
+        "src layout, a C extension; conftest pytest_collect_file collects tests/conftest.py itself as a file of mypy "
+        "items (tests/conftest.py::mypy_*, skipped: no mypy), pytest_pycollect_makemodule returns empty collectors "
+        "for files of later Pythons",
+        "wrapt-2.5.2",
+        ("tests",),
+    ),
+    Project(
+        "wrapt_sub",
+        "the same suite run from its tests/ folder (the rootdir the project root, by its pyproject.toml)",
+        "wrapt-2.5.2/tests",
+        (),
+        venv="wrapt",
+    ),
+    Project(
+        "execnet",
+        "tox.ini [pytest] with testpaths and pytest-timeout's timeout; conftest pytest_addoption (--gx) and "
+        "pytest_generate_tests (indirect gw parameters), pytest_plugins = pytester, doctest; subprocess gateways",
+        "execnet-2.1.2",
+        (),
+    ),
+    Project(
+        "execnet_doc",
+        "four of its test files named from its doc/ folder (../testing/test_x.py; the rootdir the project root)",
+        "execnet-2.1.2/doc",
+        tuple(f"../testing/test_{name}.py" for name in ("basics", "serializer", "threadpool", "rsync")),
+        venv="execnet",
+    ),
+    Project(
+        "execnet_doc_k",
+        "its testing/ folder named from doc/ (../testing), with -k choosing four files' tests",
+        "execnet-2.1.2/doc",
+        ("../testing", "-k", "basics or serializer or threadpool or rsync"),
+        venv="execnet",
     ),
 )
 

@@ -222,3 +222,24 @@ def test_items_sharing_a_node_id_run_and_count_each_as_plain_pytest(tmp_path: Pa
     assert sum(o["executed_tests"] for o in outcomes) == 5
     assert (sum(o["passed"] for o in outcomes), sum(o["failed"] for o in outcomes)) == (4, 1)
     assert "ran more than once" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_discovery_from_a_subfolder_runs_the_files_named_outside_it_as_plain_pytest(tmp_path: Path) -> None:
+    # execnet 2.1.2 from its doc/ folder, `-- ../testing/test_basics.py ../testing/test_xspec.py`: the plan named
+    # the files "test_basics.py", the shards' plugin "../testing/test_basics.py"; no result matched the plan, and
+    # the run failed (exit 1, "planned tests never ran") where plain pytest passes
+    (tmp_path / "tox.ini").write_text("[pytest]\ntestpaths = testing\n")
+    (tmp_path / "testing").mkdir()
+    (tmp_path / "testing" / "test_a.py").write_text("".join(f"def test_a{n}():\n    pass\n" for n in range(4)))
+    (tmp_path / "testing" / "test_b.py").write_text("def test_b():\n    pass\n")
+    (tmp_path / "doc").mkdir()
+    out = tmp_path / "results"
+    argv = [sys.executable, "-m", "ci_shards", "local", "--shards", "2", "--out", str(out), "--discover", "--pytest"]
+    argv += ["--", "../testing/test_a.py", "../testing/test_b.py", "-p", "no:cacheprovider"]
+    cwd = tmp_path / "doc"
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120, env=_env(), check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # plain pytest from doc/: "5 passed"
+    outcomes = [json.loads(p.read_text()) for p in sorted(out.glob("shard-*/outcome.json"))]
+    assert sum(o["passed"] for o in outcomes) == 5
+    assert "never ran" not in proc.stdout + proc.stderr

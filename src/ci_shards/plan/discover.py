@@ -27,7 +27,6 @@ import ast
 import configparser
 import dataclasses
 import fnmatch
-import glob
 import importlib
 import os
 import shlex
@@ -167,14 +166,26 @@ def settings_in(directory: Path) -> PytestSettings | None:
     return None
 
 
-def find_settings(cwd: Path) -> PytestSettings:
+def find_settings(cwd: Path, default_root: Path | None = None) -> PytestSettings:
     """Settings from ``cwd`` or its nearest ancestor that has them (pytest's rootdir search for
-    runs without path arguments), else pytest's defaults with ``cwd`` as the root."""
+    runs without path arguments; ``_common_ancestor`` where it starts with them), else pytest's defaults
+    with ``default_root`` (``cwd`` unless given) as the root."""
     for directory in (cwd, *cwd.parents):
         found = settings_in(directory)
         if found is not None:
             return found
-    return PytestSettings(rootdir=cwd)
+    return PytestSettings(rootdir=cwd if default_root is None else default_root)
+
+
+def _common_ancestor(cwd: Path, words: Sequence[str]) -> Path:
+    """Where pytest starts looking for its settings (``_pytest.config.findpaths.get_common_ancestor``): the
+    folder that holds every path argument (``words``: paths that exist), else ``cwd``. From above a project
+    (``-- python_dateutil-4.0.0/docs``) that is the project's folder, whose settings name its ``python_files``."""
+    paths = [Path(os.path.normpath(cwd / word.split("::", 1)[0])) for word in words]
+    if not paths:
+        return cwd
+    common = Path(os.path.commonpath(paths))
+    return common.parent if common.is_file() else common
 
 
 def _skip_dir(name: str, patterns: Sequence[str], path: Path) -> bool:
@@ -200,9 +211,11 @@ def _is_test_file(name: str, rel: str, patterns: Sequence[str]) -> bool:
 def file_id(path: Path, cwd: Path, root: Path) -> str:
     """A found file's id, by pytest's rule for node ids with ``cwd`` as the rootdir: relative to ``cwd``
     when it is under it, else relative to the collection argument ``root`` it was found in (a
-    ``--pyargs`` package installed elsewhere: ``tests/test_x.py``, as pytest and pytest-split name it)."""
-    if path != cwd and cwd not in path.parents and (path == root or root in path.parents):
-        return (path.relative_to(root) if path != root else Path(path.name)).as_posix()
+    ``--pyargs`` package installed elsewhere: ``tests/test_x.py``, as pytest and pytest-split name it).
+    A file that is itself the argument is held by no folder argument: relative to ``cwd`` (``../t/test_x.py``),
+    as the shards' plugin names it (``pytest_plugin._ShardState.path_id``)."""
+    if path != cwd and cwd not in path.parents and root in path.parents:
+        return path.relative_to(root).as_posix()
     return Path(os.path.relpath(path, cwd)).as_posix()
 
 
@@ -240,11 +253,11 @@ def discover_pytest_files(
     ignores: Ignores = NO_IGNORES,
     conftest: ConftestIgnores | None = None,
 ) -> list[str]:
-    """Test files pytest would collect from ``paths`` (relative to ``cwd``), else from
-    ``testpaths`` (relative to the rootdir, globs allowed), else from ``cwd``, less what ``ignores``
-    names and what the conftest.py files' ``collect_ignore`` say literally (``conftest`` collects
-    what they left out); POSIX paths relative to ``cwd``. A file named directly is taken whatever
-    its name, as pytest does."""
+    """Test files pytest would collect from ``paths`` (relative to ``cwd``), else from ``testpaths``
+    (``testpath_roots``: from the rootdir only), else from ``cwd``, less what ``ignores`` names and
+    what the conftest.py files' ``collect_ignore`` say literally (``conftest`` collects what they
+    left out); POSIX paths relative to ``cwd``. A file named directly is taken whatever its name, as
+    pytest does."""
     cwd = cwd.absolute()  # ignores are absolute paths
     conftest = conftest if conftest is not None else ConftestIgnores(settings.rootdir.absolute())
     found: set[str] = set()
@@ -302,17 +315,25 @@ def discover_doctests(
 
 
 def _roots(cwd: Path, settings: PytestSettings, paths: Sequence[str]) -> list[Path]:
-    """Where pytest's walk starts: ``paths`` (relative to ``cwd``), else ``testpaths`` (relative to the rootdir,
-    globs allowed), else ``cwd``; the outermost of overlapping ones. A node id (``tests/test_a.py::TestB``) starts
-    at its file: the file is planned whole, and the shard's pytest, given the same words, runs what they name."""
+    """Where pytest's walk starts: ``paths`` (relative to ``cwd``), else the ``testpaths`` that exist, else ``cwd``;
+    the outermost of overlapping ones. A node id (``tests/test_a.py::TestB``) starts at its file: the file is
+    planned, and the shard's pytest, given the same words, runs what they name (``plan.scope``)."""
     # an absolute path (a --pyargs package) stays as it is
     roots: list[Path] = [cwd / p.split("::", 1)[0] for p in paths]
-    if not roots and settings.testpaths and cwd.resolve() == settings.rootdir.resolve():
-        # pytest's Config._decide_args: testpaths only when run from the rootdir, each a recursive glob from
-        # there, those matching nothing dropped; from another folder, or when none matches, that folder
-        for entry in settings.testpaths:
-            roots += [cwd / match for match in sorted(glob.glob(entry, root_dir=cwd, recursive=True))]
-    return _outermost(roots or [cwd])
+    return _outermost(roots or testpath_roots(cwd, settings) or [cwd])
+
+
+def testpath_roots(cwd: Path, settings: PytestSettings) -> list[Path]:
+    """The folders ``testpaths`` name (relative to the rootdir, globs allowed) that exist, as pytest 9.2's
+    ``Config._decide_args`` reads them: only when pytest runs in the rootdir itself. From a subfolder it collects
+    the working directory (execnet 2.1.2's ``testpaths = testing`` from its ``doc/``), and so it does when they
+    match nothing (with a warning)."""
+    if cwd.resolve() != settings.rootdir.resolve():
+        return []
+    roots: list[Path] = []
+    for entry in settings.testpaths:
+        roots += sorted(settings.rootdir.glob(entry)) if any(c in entry for c in "*?[") else [settings.rootdir / entry]
+    return [r for r in roots if r.exists()]
 
 
 def _outermost(roots: Sequence[Path]) -> list[Path]:
@@ -453,14 +474,16 @@ def discover_items(
     scope: Scope | None = None
     on_disk = [cwd]  # where a timed file's id may be found: the working directory, a --pyargs package
     if pytest_files:
-        settings = find_settings(cwd)
+        settings = find_settings(_common_ancestor(cwd.absolute(), path_words(pytest_args, cwd)), default_root=cwd)
         paths, where = _collection_roots(pytest_args, settings, cwd.absolute(), search_path)
-        on_disk += [Path(p) for p in paths if Path(p).is_absolute()]
+        # a folder argument outside the working directory (a --pyargs package, ../tests) names its files from itself
+        on_disk += [r for r in _outermost([cwd.absolute() / p for p in paths]) if cwd.absolute() not in r.parents]
         ignores = ignores_in([*settings.addopts, *pytest_args], cwd.absolute())
         conftest = ConftestIgnores(settings.rootdir.absolute())
         files += discover_pytest_files(cwd, settings, paths, ignores, conftest)
         roots = _roots(cwd.absolute(), settings, paths)
-        where = where or (" ".join(settings.testpaths) if roots != [cwd.absolute()] else "the working directory")
+        testpaths = settings.testpaths if testpath_roots(cwd.absolute(), settings) else ()
+        where = where or " ".join(testpaths) or "the working directory"
         source = f"settings from {os.path.relpath(settings.source, cwd)}" if settings.source else "pytest's defaults"
         notes.append(
             f"discovered {plural(len(files), 'test file')} in {where}"

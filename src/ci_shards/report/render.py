@@ -109,7 +109,9 @@ def render_terminal(verdict: Verdict, *, every_in: str = EVERY_FAILURE_IN) -> st
         _missing(verdict, every_in),
         _listing(f"{unit}s that ran more than once", verdict.accounting.duplicated, every_in),
         _listing(
-            f"{unit}s that ran, not planned (new since the plan; not a failure)",
+            # not only new tests: a discovery plan names none that a conftest hook makes, nor those a class
+            # imported from another test file gives a file it cut (docs/planning.md)
+            f"{unit}s that ran, not planned (new since the plan, or ones it could not name; not a failure)",
             _with_shard(verdict.accounting),
             every_in,
         ),

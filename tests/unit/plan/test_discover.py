@@ -152,6 +152,55 @@ def test_testpaths_globs_and_norecursedirs(tmp_path):
     ]
 
 
+def test_testpaths_apply_only_from_the_rootdir_as_pytest_reads_them(tmp_path):
+    # pytest 9.2's Config._decide_args: with no path argument, testpaths are the arguments only when pytest runs in
+    # the rootdir, and when they match nothing there, or pytest runs elsewhere, it collects the working directory.
+    # execnet 2.1.2 (tox.ini: testpaths = testing) from its doc/ folder: pytest collects doc/, where discovery
+    # planned testing/'s files, named as if they were in doc/ (test_basics.py: no such file)
+    _write(
+        tmp_path,
+        {
+            "tox.ini": "[pytest]\ntestpaths = testing\n",
+            "testing/test_gateway.py": "def test_a(): pass\n",
+            "doc/example/test_example.py": "def test_b(): pass\n",
+        },
+    )
+    doc = tmp_path / "doc"
+    assert discover_pytest_files(doc, find_settings(doc)) == ["example/test_example.py"]
+    found, notes = discover_items(cwd=doc, pytest_files=True, pytest_args=(), globs=(), timings={})
+    assert found.items == ("example/test_example.py",)
+    assert notes[0].startswith("discovered 1 test file in the working directory (settings from ../tox.ini")
+    assert discover_pytest_files(tmp_path, find_settings(tmp_path)) == ["testing/test_gateway.py"]
+    # testpaths that name no folder: pytest warns and collects the working directory
+    (tmp_path / "tox.ini").write_text("[pytest]\ntestpaths = missing other*\n")
+    assert discover_pytest_files(tmp_path, find_settings(tmp_path)) == [
+        "doc/example/test_example.py",
+        "testing/test_gateway.py",
+    ]
+
+
+def test_settings_are_looked_for_from_the_path_arguments_as_pytest_looks_for_them(tmp_path):
+    # pytest's determine_setup: from the common ancestor of the path arguments, up. python-dateutil 4.0.0 named from
+    # the folder above it (-- python_dateutil-4.0.0/docs): its python_files (*_solution.py) were not read, and
+    # docs/exercises/solutions/mlk_day_rrule_solution.py ran unplanned, reported "new since the plan"
+    _write(
+        tmp_path,
+        {
+            "proj/pyproject.toml": '[tool.pytest.ini_options]\npython_files = ["test_*.py", "*_solution.py"]\n',
+            "proj/docs/mlk_solution.py": "def test_mlk(): pass\n",
+            "proj/tests/test_a.py": "def test_a(): pass\n",
+        },
+    )
+    found, notes = discover_items(
+        cwd=tmp_path, pytest_files=True, pytest_args=["proj/docs", "proj/tests/test_a.py"], globs=(), timings={}
+    )
+    assert found.items == ("proj/docs/mlk_solution.py", "proj/tests/test_a.py")
+    assert "settings from proj/pyproject.toml" in notes[0]
+    # no path argument: from the working directory, up
+    found, _ = discover_items(cwd=tmp_path / "proj", pytest_files=True, pytest_args=(), globs=(), timings={})
+    assert found.items == ("docs/mlk_solution.py", "tests/test_a.py")
+
+
 def test_a_norecursedirs_pattern_with_a_slash_matches_the_folders_path(tmp_path):
     # icalendar 7.3.2: norecursedirs = ["src/icalendar/tests/hypothesis", "build"]; pytest matches a pattern with a
     # separator against the folder's whole path, as "*/" + the pattern (``_pytest.pathlib.fnmatch_ex``), else its name

@@ -58,6 +58,23 @@ def test_a_file_outside_the_working_directory_is_named_relative_to_its_argument(
     assert file_id(inside / "tests/test_a.py", cwd, inside) == ".venv/site/pkg/tests/test_a.py"
 
 
+def test_path_arguments_outside_the_working_directory_are_named_as_the_shards_name_them(tmp_path: Path) -> None:
+    # execnet 2.1.2 from its doc/ folder: `-- ../testing/test_basics.py` was planned as "test_basics.py", which the
+    # shard's plugin names "../testing/test_basics.py" (a named file is no folder that holds it): the shard's results
+    # matched no planned item and the run failed where plain pytest passes. A folder argument outside names its
+    # files from itself, as the plugin does, and the estimate reads them there (it looked for them in doc/)
+    _write(tmp_path, {"testing/test_a.py": "def test_x(): pass\ndef test_y(): pass\n", "doc/conf.py": ""})
+    doc = tmp_path / "doc"
+    found, notes = discover_items(
+        cwd=doc, pytest_files=True, pytest_args=["../testing/test_a.py"], globs=(), timings={}
+    )
+    assert found.items == ("../testing/test_a.py::test_x", "../testing/test_a.py::test_y")
+    assert not [n for n in notes if "could not be read" in n]
+    found, notes = discover_items(cwd=doc, pytest_files=True, pytest_args=["../testing"], globs=(), timings={})
+    assert found.items == ("test_a.py::test_x", "test_a.py::test_y")
+    assert not [n for n in notes if "could not be read" in n]
+
+
 def test_discovery_with_pyargs_plans_the_named_packages_only_and_keeps_their_timings(tmp_path: Path) -> None:
     site, work = tmp_path / "site", tmp_path / "work"
     files = {"pkg/__init__.py": EXECUTES}
