@@ -387,6 +387,8 @@ class Discovery:
     dropped_files: int
     new_file_notes: tuple[str, ...] = ()  # how the new files were estimated
     new_file_tests: Mapping[str, int] = dataclasses.field(default_factory=dict)  # tests counted in each
+    # pytest's rootdir, relative to the working directory, when the ids are relative to it (``rootdir_ids``)
+    rootdir: str | None = None
 
     @property
     def notes(self) -> list[str]:
@@ -467,14 +469,70 @@ def discover_items(
 ) -> tuple[Discovery, list[str]]:
     """The discovery and its notes: test files by the project's pytest settings (``pytest_files``;
     path words of ``pytest_args`` narrow them, or with ``--pyargs`` the packages they name, looked up
-    on ``search_path``: the target interpreter's ``sys.path``) and/or by ``globs``, merged with ``timings``."""
+    on ``search_path``: the target interpreter's ``sys.path``) and/or by ``globs``, merged with ``timings``.
+    Named as pytest names them: relative to its rootdir (``rootdir_ids``), which the discovery then records."""
+    settings = None
+    if pytest_files:
+        settings = find_settings(_common_ancestor(cwd.absolute(), path_words(pytest_args, cwd)), default_root=cwd)
+    root = rootdir_ids(settings, pytest_args, cwd)
+    if root is not None:
+        timings = rebase_ids(timings, cwd=root, ids_root=cwd)
+    found, notes = _discover_items(
+        cwd=cwd, settings=settings, pytest_args=pytest_args, globs=globs, timings=timings, search_path=search_path
+    )
+    if root is None:
+        return found, notes
+    return dataclasses.replace(
+        found,
+        items=tuple(rebase_ids(dict.fromkeys(found.items, 0.0), cwd=cwd, ids_root=root)),
+        estimates=rebase_ids(found.estimates, cwd=cwd, ids_root=root),
+        rootdir=Path(os.path.relpath(root, cwd.absolute())).as_posix(),
+    ), notes
+
+
+def rootdir_ids(settings: PytestSettings | None, words: Sequence[str], cwd: Path) -> Path | None:
+    """pytest's rootdir when it is not the working directory: the folder of the settings file it found (run
+    from ``tests/`` of a project whose pyproject.toml is above, or from above it with ``-- proj/tests``). pytest's
+    node ids are relative to it (``tests/test_a.py::t`` from ``tests/``), and so are the plan's and the shards'
+    (``run`` forces that rootdir, as for a ``--pytest`` plan). None where discovery's own names are pytest's: no
+    settings file (pytest's rootdir is then the arguments' common folder), or a ``--rootdir``/``-c`` of the
+    user's, which decide it otherwise."""
+    if settings is None or not settings.source or settings.rootdir.resolve() == cwd.resolve():
+        return None
+    if any(word.startswith(("--rootdir", "-c", "--config-file", "--inifile")) for word in words):
+        return None
+    return settings.rootdir.absolute()
+
+
+def rebase_ids(ids: Mapping[str, float], *, cwd: Path, ids_root: Path) -> dict[str, float]:
+    """``ids`` (relative to ``cwd``) renamed relative to ``ids_root``, each whose file or folder exists under it;
+    the others as they are (a --pyargs package elsewhere names its files from its own folder; a deleted file)."""
+    rebased: dict[str, float] = {}
+    root = ids_root.absolute()
+    for key, seconds in ids.items():
+        file, sep, rest = key.partition("::")
+        path = Path(os.path.normpath(cwd.absolute() / file))
+        inside = path.exists() and (path == root or root in path.parents)
+        rebased.setdefault(f"{Path(os.path.relpath(path, root)).as_posix()}{sep}{rest}" if inside else key, seconds)
+    return rebased
+
+
+def _discover_items(
+    *,
+    cwd: Path,
+    settings: PytestSettings | None,
+    pytest_args: Sequence[str],
+    globs: Sequence[str],
+    timings: Mapping[str, float],
+    search_path: Sequence[str],
+) -> tuple[Discovery, list[str]]:
+    """``discover_items`` with the ids relative to ``cwd``; ``settings``: pytest's (None: ``--glob`` alone)."""
     files: list[str] = []
     notes: list[str] = []
     count_of: CountOf = not_counted
     scope: Scope | None = None
     on_disk = [cwd]  # where a timed file's id may be found: the working directory, a --pyargs package
-    if pytest_files:
-        settings = find_settings(_common_ancestor(cwd.absolute(), path_words(pytest_args, cwd)), default_root=cwd)
+    if settings is not None:
         paths, where = _collection_roots(pytest_args, settings, cwd.absolute(), search_path)
         # a folder argument outside the working directory (a --pyargs package, ../tests) names its files from itself
         on_disk += [r for r in _outermost([cwd.absolute() / p for p in paths]) if cwd.absolute() not in r.parents]

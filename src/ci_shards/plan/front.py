@@ -367,6 +367,7 @@ def _find_items(
         discovery, discovery_notes = _discovered(options, extra, estimates, cwd=cwd)
         items += discovery.items
         estimates = dict(discovery.estimates)
+        rootdir = discovery.rootdir or rootdir
         sources += 1
     elif options.from_timings:
         items += sorted(estimates)
@@ -451,14 +452,14 @@ def _pytest_words(options: PlanOptions, pytest_args: Sequence[str] | None) -> li
 
 
 def _check_sources(sources: int, rootdir: str | None) -> None:
-    """At least one item source, and ``--pytest``'s rootdir-relative ids only with sources of the same root."""
+    """At least one item source, and pytest's rootdir-relative ids only with sources of the same root."""
     if not sources:
         msg = "no items: give --items FILE, --glob PATTERN, --pytest [-- ARGS], --discover or --from-timings"
         raise UsageError(msg)
     if rootdir not in (None, ".") and sources > 1:
         msg = (
-            f"--pytest ids are relative to pytest's rootdir {rootdir!r}, the other item sources to the working"
-            " directory: plan from the rootdir to combine them"
+            f"pytest's ids (--pytest, --discover) are relative to its rootdir {rootdir!r}, the other item sources"
+            " to the working directory: plan from the rootdir to combine them"
         )
         raise UsageError(msg)
 

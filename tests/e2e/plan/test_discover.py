@@ -413,3 +413,37 @@ def test_a_run_narrowed_by_its_arguments_runs_what_plain_pytest_runs_beside_the_
         code, output, plan = _run_local(tmp_path, 2, timed=timed, words=words)
         assert code == 0, output
         assert sorted(_ran(tmp_path, int(plan["total"]))) == expected, output  # type: ignore[call-overload]
+
+
+@pytest.mark.slow
+def test_from_a_subfolder_the_shards_report_pytests_own_ids_and_their_timings_plan_from_either_folder(
+    tmp_path: Path,
+) -> None:
+    # pyyaml 6.0.4's suite run from its tests/ folder (conformance runs 5 and 6): the same tests and counts as plain
+    # pytest, but named from tests/ (test_a.py::test_a) where pytest names them from its rootdir (tests/test_a.py::...)
+    _suite(tmp_path, {"test_a.py": _tests("test_a1", "test_a2"), "test_b.py": _tests("test_b")}, {})
+    (tmp_path / "tests" / "unit").mkdir()
+    (tmp_path / "tests" / "unit" / "test_c.py").write_text(_tests("test_c"))
+    below = tmp_path / "tests"
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider"],
+        cwd=below, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    expected = sorted(line for line in plain.stdout.splitlines() if "::" in line)
+    assert expected == [
+        "tests/test_a.py::test_a1",
+        "tests/test_a.py::test_a2",
+        "tests/test_b.py::test_b",
+        "tests/unit/test_c.py::test_c",
+    ]
+    argv = [sys.executable, "-m", "ci_shards", "local", "--discover", "--shards", "2", "--pytest"]
+    for cwd, timings in ((below, ["--timings-out", "../t.json"]), (tmp_path, ["--durations", "t.json"])):
+        out = tmp_path / "results"
+        proc = subprocess.run(
+            [*argv, "--out", str(out), *timings], cwd=cwd, capture_output=True, text=True, timeout=180, check=False
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        plan = json.loads((out / "plan.json").read_text())
+        assert plan.get("rootdir") == (".." if cwd == below else None)
+        assert sorted(_ran(tmp_path, 2)) == expected
+        assert plan["unknown_items"] == (3 if cwd == below else 0)  # 3 new files; then known

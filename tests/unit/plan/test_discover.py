@@ -168,7 +168,8 @@ def test_testpaths_apply_only_from_the_rootdir_as_pytest_reads_them(tmp_path):
     doc = tmp_path / "doc"
     assert discover_pytest_files(doc, find_settings(doc)) == ["example/test_example.py"]
     found, notes = discover_items(cwd=doc, pytest_files=True, pytest_args=(), globs=(), timings={})
-    assert found.items == ("example/test_example.py",)
+    # named as pytest names them: from its rootdir, tox.ini's folder, which the plan records
+    assert (found.items, found.rootdir) == (("doc/example/test_example.py",), "..")
     assert notes[0].startswith("discovered 1 test file in the working directory (settings from ../tox.ini")
     assert discover_pytest_files(tmp_path, find_settings(tmp_path)) == ["testing/test_gateway.py"]
     # testpaths that name no folder: pytest warns and collects the working directory
@@ -194,7 +195,7 @@ def test_settings_are_looked_for_from_the_path_arguments_as_pytest_looks_for_the
     found, notes = discover_items(
         cwd=tmp_path, pytest_files=True, pytest_args=["proj/docs", "proj/tests/test_a.py"], globs=(), timings={}
     )
-    assert found.items == ("proj/docs/mlk_solution.py", "proj/tests/test_a.py")
+    assert (found.items, found.rootdir) == (("docs/mlk_solution.py", "tests/test_a.py"), "proj")  # pytest's ids
     assert "settings from proj/pyproject.toml" in notes[0]
     # no path argument: from the working directory, up
     found, _ = discover_items(cwd=tmp_path / "proj", pytest_files=True, pytest_args=(), globs=(), timings={})
@@ -549,3 +550,31 @@ def test_a_folders_skipped_collector_in_the_timings_is_no_file_to_plan_and_nothi
     items, notes = _discover(tmp_path, [], {"tests/opt": 0.0, "tests/opt/test_o.py::test_o": 1.0})
     assert items == ("tests/opt/test_o.py::test_o",)
     assert not [n for n in notes if "dropped" in n]
+
+
+def test_from_a_subfolder_the_ids_are_pytests_from_its_rootdir_and_the_timings_read_either_way(tmp_path):
+    # pytest names tests from its rootdir (the settings' folder) wherever it runs: from tests/ its node id is
+    # tests/test_a.py::test_a; discovery named it test_a.py::test_a, another id for the same test, and timings
+    # recorded at the root were dropped as "no longer on disk"
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.pytest.ini_options]\n",
+            "tests/test_a.py": "def test_a(): pass\n",
+            "tests/test_b.py": "def test_b(): pass\n",
+        },
+    )
+    below = tmp_path / "tests"
+    recorded_at_the_root = {"tests/test_a.py::test_a": 2.0}
+    recorded_below_before = {"test_b.py::test_b": 3.0}  # the old cwd-relative ids still read
+    found, notes = discover_items(
+        cwd=below, pytest_files=True, pytest_args=(), globs=(), timings=recorded_at_the_root | recorded_below_before
+    )
+    assert found.rootdir == ".."
+    assert found.items == ("tests/test_a.py::test_a", "tests/test_b.py::test_b")
+    assert found.estimates == {"tests/test_a.py::test_a": 2.0, "tests/test_b.py::test_b": 3.0}
+    assert not [n for n in notes if "dropped" in n]
+    # from the root: the same ids, no rootdir to record; a --rootdir of the user's decides it otherwise
+    assert discover_items(cwd=tmp_path, pytest_files=True, pytest_args=(), globs=(), timings={})[0].rootdir is None
+    own = discover_items(cwd=below, pytest_files=True, pytest_args=["--rootdir=."], globs=(), timings={})[0]
+    assert (own.items, own.rootdir) == (("test_a.py", "test_b.py"), None)
