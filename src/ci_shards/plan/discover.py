@@ -168,12 +168,20 @@ def settings_in(directory: Path) -> PytestSettings | None:
 
 def find_settings(cwd: Path, default_root: Path | None = None) -> PytestSettings:
     """Settings from ``cwd`` or its nearest ancestor that has them (pytest's rootdir search for
-    runs without path arguments; ``_common_ancestor`` where it starts with them), else pytest's defaults
-    with ``default_root`` (``cwd`` unless given) as the root."""
+    runs without path arguments; ``_common_ancestor`` where it starts with them), else the defaults of the
+    nearest pyproject.toml without a pytest table (pytest's configfile then), else pytest's defaults with
+    ``default_root`` (``cwd`` unless given) as the root."""
+    bare: Path | None = None
     for directory in (cwd, *cwd.parents):
         found = settings_in(directory)
         if found is not None:
             return found
+        if bare is None and (directory / "pyproject.toml").is_file():
+            bare = directory
+    if bare is not None:
+        # pytest 9.2's locate_config: with no settings anywhere, the nearest pyproject.toml is the configfile even
+        # without a pytest table, and its folder the rootdir (sqlparse 0.5.5 and wrapt 2.5.2 from their tests/)
+        return PytestSettings(rootdir=bare, source=str(bare / "pyproject.toml"))
     return PytestSettings(rootdir=cwd if default_root is None else default_root)
 
 

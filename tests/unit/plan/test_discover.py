@@ -578,3 +578,16 @@ def test_from_a_subfolder_the_ids_are_pytests_from_its_rootdir_and_the_timings_r
     assert discover_items(cwd=tmp_path, pytest_files=True, pytest_args=(), globs=(), timings={})[0].rootdir is None
     own = discover_items(cwd=below, pytest_files=True, pytest_args=["--rootdir=."], globs=(), timings={})[0]
     assert (own.items, own.rootdir) == (("test_a.py", "test_b.py"), None)
+
+
+def test_a_pyproject_without_a_pytest_table_is_pytests_rootdir_when_nothing_else_is(tmp_path):
+    # pytest 9.2's locate_config: no settings anywhere, the nearest pyproject.toml is the configfile and its folder
+    # the rootdir (sqlparse 0.5.5, wrapt 2.5.2 from their tests/: node ids tests/test_cli.py::...)
+    _write(tmp_path, {"pyproject.toml": "[project]\nname = 'x'\n", "tests/test_a.py": "def test_a(): pass\n"})
+    settings = find_settings(tmp_path / "tests")
+    assert (settings.rootdir, settings.source) == (tmp_path, str(tmp_path / "pyproject.toml"))
+    found, _ = discover_items(cwd=tmp_path / "tests", pytest_files=True, pytest_args=(), globs=(), timings={})
+    assert (found.items, found.rootdir) == (("tests/test_a.py",), "..")
+    # real settings anywhere up the tree win over it, as pytest's search returns the first that has them
+    _write(tmp_path, {"tests/unit/tox.ini": "[tox]\n", "tox.ini": "[pytest]\n"})
+    assert find_settings(tmp_path / "tests" / "unit").source == str(tmp_path / "tox.ini")
