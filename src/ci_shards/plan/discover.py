@@ -182,7 +182,9 @@ def find_settings(cwd: Path, default_root: Path | None = None) -> PytestSettings
         # pytest 9.2's locate_config: with no settings anywhere, the nearest pyproject.toml is the configfile even
         # without a pytest table, and its folder the rootdir (sqlparse 0.5.5 and wrapt 2.5.2 from their tests/)
         return PytestSettings(rootdir=bare, source=str(bare / "pyproject.toml"))
-    return PytestSettings(rootdir=cwd if default_root is None else default_root)
+    # then determine_setup's next rule: the nearest folder with a setup.py is the rootdir, with no configfile
+    setup = next((d for d in (cwd, *cwd.parents) if (d / "setup.py").is_file()), None)
+    return PytestSettings(rootdir=setup or (cwd if default_root is None else default_root))
 
 
 def _common_ancestor(cwd: Path, words: Sequence[str]) -> Path:
@@ -502,10 +504,12 @@ def rootdir_ids(settings: PytestSettings | None, words: Sequence[str], cwd: Path
     """pytest's rootdir when it is not the working directory: the folder of the settings file it found (run
     from ``tests/`` of a project whose pyproject.toml is above, or from above it with ``-- proj/tests``). pytest's
     node ids are relative to it (``tests/test_a.py::t`` from ``tests/``), and so are the plan's and the shards'
-    (``run`` forces that rootdir, as for a ``--pytest`` plan). None where discovery's own names are pytest's: no
-    settings file (pytest's rootdir is then the arguments' common folder), or a ``--rootdir``/``-c`` of the
-    user's, which decide it otherwise."""
-    if settings is None or not settings.source or settings.rootdir.resolve() == cwd.resolve():
+    (``run`` forces that rootdir, as for a ``--pytest`` plan); with no settings file, the nearest folder with a
+    setup.py. None where discovery's own names are pytest's: neither (pytest's rootdir is then the arguments'
+    common folder), or a ``--rootdir``/``-c`` of the user's, which decide it otherwise."""
+    if settings is None or settings.rootdir.resolve() == cwd.resolve():
+        return None
+    if not settings.source and not (settings.rootdir / "setup.py").is_file():
         return None
     if any(word.startswith(("--rootdir", "-c", "--config-file", "--inifile")) for word in words):
         return None

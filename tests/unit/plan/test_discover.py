@@ -591,3 +591,14 @@ def test_a_pyproject_without_a_pytest_table_is_pytests_rootdir_when_nothing_else
     # real settings anywhere up the tree win over it, as pytest's search returns the first that has them
     _write(tmp_path, {"tests/unit/tox.ini": "[tox]\n", "tox.ini": "[pytest]\n"})
     assert find_settings(tmp_path / "tests" / "unit").source == str(tmp_path / "tox.ini")
+
+
+def test_with_no_settings_file_a_setup_py_folder_is_pytests_rootdir(tmp_path):
+    # determine_setup: no configfile anywhere, the nearest folder with a setup.py is the rootdir; with none, the
+    # working directory (for arguments under it), where discovery's own names are pytest's
+    _write(tmp_path, {"setup.py": "", "tests/test_a.py": "def test_a(): pass\n"})
+    found, _ = discover_items(cwd=tmp_path / "tests", pytest_files=True, pytest_args=(), globs=(), timings={})
+    assert (found.items, found.rootdir) == (("tests/test_a.py",), "..")
+    (tmp_path / "setup.py").unlink()
+    found, _ = discover_items(cwd=tmp_path / "tests", pytest_files=True, pytest_args=(), globs=(), timings={})
+    assert (found.items, found.rootdir) == (("test_a.py",), None)
