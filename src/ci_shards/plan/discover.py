@@ -485,8 +485,8 @@ def discover_items(
     if pytest_files:
         settings = find_settings(_common_ancestor(cwd.absolute(), path_words(pytest_args, cwd)), default_root=cwd)
     root = rootdir_ids(settings, pytest_args, cwd)
-    if root is not None:
-        timings = rebase_ids(timings, cwd=root, ids_root=cwd)
+    if root is not None:  # a file outside the working directory as ../x.py: outside what pytest walks from it
+        timings = rebase_ids(timings, cwd=root, ids_root=cwd, within=False)
     found, notes = _discover_items(
         cwd=cwd, settings=settings, pytest_args=pytest_args, globs=globs, timings=timings, search_path=search_path
     )
@@ -516,15 +516,16 @@ def rootdir_ids(settings: PytestSettings | None, words: Sequence[str], cwd: Path
     return settings.rootdir.absolute()
 
 
-def rebase_ids(ids: Mapping[str, float], *, cwd: Path, ids_root: Path) -> dict[str, float]:
-    """``ids`` (relative to ``cwd``) renamed relative to ``ids_root``, each whose file or folder exists under it;
-    the others as they are (a --pyargs package elsewhere names its files from its own folder; a deleted file)."""
+def rebase_ids(ids: Mapping[str, float], *, cwd: Path, ids_root: Path, within: bool = True) -> dict[str, float]:
+    """``ids`` (relative to ``cwd``) renamed relative to ``ids_root``, each whose file or folder exists under it
+    (with ``within`` false, anywhere: ``../x.py``); the others as they are (a --pyargs package elsewhere names its
+    files from its own folder; a deleted file)."""
     rebased: dict[str, float] = {}
     root = ids_root.absolute()
     for key, seconds in ids.items():
         file, sep, rest = key.partition("::")
         path = Path(os.path.normpath(cwd.absolute() / file))
-        inside = path.exists() and (path == root or root in path.parents)
+        inside = path.exists() and (not within or path == root or root in path.parents)
         rebased.setdefault(f"{Path(os.path.relpath(path, root)).as_posix()}{sep}{rest}" if inside else key, seconds)
     return rebased
 

@@ -33,7 +33,8 @@ class Scope:
         """Whether pytest's walk reaches ``file`` (a POSIX path relative to the working directory)."""
         if self.folders is None:
             return True
-        return any(folder in ("", file) or file.startswith(f"{folder}/") for folder in self.folders)
+        below = not file.startswith("../")  # the working directory ("") holds what is below it, not ../x.py
+        return any((not folder and below) or file == folder or file.startswith(f"{folder}/") for folder in self.folders)
 
     def keeps(self, item: str) -> bool:
         """Whether pytest, given the arguments, collects ``item`` or part of it."""

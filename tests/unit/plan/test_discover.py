@@ -602,3 +602,14 @@ def test_with_no_settings_file_a_setup_py_folder_is_pytests_rootdir(tmp_path):
     (tmp_path / "setup.py").unlink()
     found, _ = discover_items(cwd=tmp_path / "tests", pytest_files=True, pytest_args=(), globs=(), timings={})
     assert (found.items, found.rootdir) == (("test_a.py",), None)
+
+
+def test_timings_of_files_above_the_working_directory_are_not_planned_from_it(tmp_path):
+    # recorded at the root (ids from the rootdir), planned from tests/: docs/test_d.py is no file pytest collects
+    # there, and was said "dropped ... no longer on disk"
+    _write(tmp_path, {"pytest.ini": "[pytest]\n", "tests/test_a.py": "", "docs/test_d.py": ""})
+    timings = {"tests/test_a.py::t": 1.0, "docs/test_d.py::t": 2.0}
+    found, notes = discover_items(cwd=tmp_path / "tests", pytest_files=True, pytest_args=(), globs=(), timings=timings)
+    assert found.items == ("tests/test_a.py::t",)
+    assert any(n.startswith("not planned: the timings of 1 item in 1 file") for n in notes), notes
+    assert not [n for n in notes if "dropped" in n]

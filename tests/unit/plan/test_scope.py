@@ -74,3 +74,9 @@ def test_every_item_under_a_folder_root_is_kept_and_no_item_outside_any(root_par
     under = f"{item}".startswith(f"{root}/")
     assert scope.keeps(item) == under
     assert scope.keeps(f"{root}/{item}")
+
+
+def test_the_working_directory_holds_nothing_above_it():
+    scope = scope_of([CWD], [], CWD)
+    assert scope.holds_file("tests/test_a.py")
+    assert not scope.holds_file("../docs/test_x.py")  # pytest's walk of the working directory never reaches it
