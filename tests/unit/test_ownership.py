@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_shards.model.matching import item_file
+from ci_shards.model.matching import item_candidates, item_file, owning_item
 from ci_shards.model.plan import Granularity, Plan, ShardPlan, pick_unowned_shard
 from ci_shards.pytest_plugin import _Selection
 
@@ -36,6 +36,9 @@ def runs(draw: st.DrawFn) -> tuple[Plan, list[str]]:
     for item in items:
         shards_items[draw(st.integers(0, total - 1))].append(item)
     shards = tuple(ShardPlan(i + 1, tuple(its), float(draw(st.integers(0, 9)))) for i, its in enumerate(shards_items))
+    # items a change-based selection skipped: apart from every planned one (neither covers the other)
+    apart = [c for c in candidates if not any(_related(c, i) for i in items)]
+    skipped = draw(st.lists(st.sampled_from(apart), unique=True, max_size=3)) if apart else []
     plan = Plan(
         total=total,
         granularity=Granularity.TEST,
@@ -43,8 +46,13 @@ def runs(draw: st.DrawFn) -> tuple[Plan, list[str]]:
         lower_bound_seconds=0.0,
         unknown_items=0,
         unowned_shard=pick_unowned_shard(shards),
+        skipped_by_diff=dict.fromkeys(skipped, "not in the change"),
     )
     return plan, collected
+
+
+def _related(a: str, b: str) -> bool:
+    return a in item_candidates(b) or b in item_candidates(a)
 
 
 # the fast run's sample; the full one is the slow-marked `_thorough` twin below (tests/README.md, "Property tests")
@@ -66,6 +74,9 @@ def test_every_collected_test_runs_in_exactly_one_process(run: tuple[Plan, list[
         for test in collected:
             if item_file(test) in imported and selection.keeps(test, test):
                 ran[test].append(index)
+    # what the selection skipped runs nowhere (the unowned shard ran it as unplanned: the selection saved nothing)
+    skipped = {t for t in collected if owning_item(t, plan.skipped_by_diff) is not None}
+    assert all(not ran.pop(test) for test in skipped), skipped
     assert all(len(shards) == 1 for shards in ran.values()), ran
     for test, (shard,) in ran.items():
         assert shard == ownership.shard_of(test)

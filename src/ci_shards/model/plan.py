@@ -275,6 +275,9 @@ class ShardOwnership:
     item_shard: Mapping[str, int]
     file_shard: Mapping[str, int]
     unowned_shard: int
+    # the items a change-based selection skipped (``Plan.skipped_by_diff``): no shard runs what they cover, which
+    # the unowned shard ran as unplanned tests (the selection saved nothing: "tests that ran, not planned")
+    skipped: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, plan: Plan) -> ShardOwnership:
@@ -283,7 +286,8 @@ class ShardOwnership:
         for shard in plan.shards:  # in index order: the first (lowest) shard of a file owns it
             for item in shard.items:
                 file_shard.setdefault(item_file(item), shard.index)
-        return cls(item_shard, file_shard, plan.unowned_shard or pick_unowned_shard(plan.shards))
+        unowned = plan.unowned_shard or pick_unowned_shard(plan.shards)
+        return cls(item_shard, file_shard, unowned, frozenset(plan.skipped_by_diff))
 
     def planned_shard(self, test_id: str) -> int | None:
         """The shard of the planned item that covers ``test_id`` (rule 1), None for an unplanned test."""
@@ -291,7 +295,10 @@ class ShardOwnership:
         return None if item is None else self.item_shard[item]
 
     def unplanned_shard(self, test_id: str) -> int:
-        """The shard that runs a test no planned item covers (rules 2 and 3)."""
+        """The shard that runs a test no planned item covers (rules 2 and 3); 0, none, for one a skipped item
+        covers."""
+        if self.skipped and owning_item(test_id, self.skipped) is not None:
+            return 0
         return self.file_shard.get(item_file(test_id), self.unowned_shard)
 
     def shard_of(self, test_id: str) -> int:

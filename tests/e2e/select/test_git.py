@@ -444,3 +444,22 @@ def test_gitlab_and_buildkite_bases(repo: Path, tmp_path: Path) -> None:
     assert selected_files(buildkite) == {"tests/test_other.py"}
     missing = select(clone, {"BUILDKITE_PULL_REQUEST_BASE_BRANCH": "release", "BUILDKITE_BRANCH": "feature"})
     assert "'origin/release' is not a commit" in missing.run_all
+
+
+@pytest.mark.slow
+def test_the_shards_run_only_what_the_change_selected_none_of_what_it_skipped(repo: Path) -> None:
+    # the skipped files were in no shard's items, so the unowned shard, which walks every folder for new files, ran
+    # them as unplanned tests ("tests that ran, not planned"): the selection saved nothing
+    commit(repo, {"src/pkg/other.py": "def two():\n    return 1 + 1\n"})
+    out = repo.parent / "out"
+    env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(repo / "src")}
+    env.pop("GITHUB_ACTIONS", None)
+    argv = [sys.executable, "-m", "ci_shards", "local", "--discover", "--shards", "2", "--select", "changed"]
+    argv += ["--base", "main", "--out", str(out), "--pytest", "--", "-p", "no:cacheprovider"]
+    proc = subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=180, env=env, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    plan = Plan.from_json(json.loads((out / "plan.json").read_text()))
+    assert sorted(plan.items) == ["tests/test_other.py"]
+    skipped = {item.split("::")[0] for item in plan.skipped_by_diff}
+    assert skipped == {"tests/test_core.py", "tests/test_loader.py"}, plan.skipped_by_diff
+    assert "1 test, 1 passed" in proc.stdout and "ran, not planned" not in proc.stdout, proc.stdout
