@@ -31,10 +31,7 @@ class Scope:
 
     def holds_file(self, file: str) -> bool:
         """Whether pytest's walk reaches ``file`` (a POSIX path relative to the working directory)."""
-        if self.folders is None:
-            return True
-        below = not file.startswith("../")  # the working directory ("") holds what is below it, not ../x.py
-        return any((not folder and below) or file == folder or file.startswith(f"{folder}/") for folder in self.folders)
+        return self.folders is None or any(_under(file, folder) for folder in self.folders)
 
     def keeps(self, item: str) -> bool:
         """Whether pytest, given the arguments, collects ``item`` or part of it."""
@@ -64,9 +61,13 @@ def scope_of(roots: Sequence[Path], words: Sequence[str], cwd: Path) -> Scope:
             named.setdefault(relative, []).append(f"{relative}::{rest}")
         else:
             whole.append("" if relative == "." else relative)
-    node_ids = {
-        file: tuple(ids)
-        for file, ids in named.items()
-        if not any(folder in ("", file) or file.startswith(f"{folder}/") for folder in whole)
-    }
+    node_ids = {file: tuple(ids) for file, ids in named.items() if not any(_under(file, f) for f in whole)}
     return Scope(tuple(folders) if folders is not None else None, node_ids)
+
+
+def _under(file: str, folder: str) -> bool:
+    """Whether ``file`` is ``folder`` or below it (POSIX, relative to the working directory, "" for it, which
+    holds what is below it, not ``../x.py``)."""
+    if not folder:
+        return not file.startswith("../")
+    return file == folder or file.startswith(f"{folder}/")
