@@ -353,10 +353,10 @@ class _ShardState:
         owner, the unowned shard for a folder, which it alone walks whole), each a skipped test as pytest counts
         it ("1 skipped" for a module's ``pytest.importorskip``); none in a re-run, which selects tests by id."""
         selection = self.selection
-        own = selection.ownership if selection is not None else None
-        if selection is None or own is None:
+        if selection is None or selection.ownership is None:
             return {}
-        return {key: why for key, why in self.skipped_collectors.items() if own.shard_of(key) == selection.index}
+        own, index = selection.ownership, selection.index
+        return {key: why for key, why in self.skipped_collectors.items() if own.shard_of(key) == index}
 
     def why_not_collected(self, planned_id: str) -> str:
         """Why pytest's own rules collected nothing of a planned item, or "" (then it is lost: said loudly)."""

@@ -399,22 +399,23 @@ def _killed_in_flight(runs: Sequence[Run], merged: Sequence[CaseResult]) -> list
 def _left_out(first: Sequence[Run]) -> list[CaseResult]:
     """The collectors pytest skipped (each a skipped test, as pytest counts them), then the planned items the
     command's own rules left out: skipped at collection, then deselected."""
+    reports = [r.report for r in first]
     collectors = [
-        replace(_not_run_case(i, SKIPPED_AT_COLLECTION + why), outcome=CaseOutcome.SKIPPED, type=COLLECTOR_SKIPPED_TYPE)
-        for r in first
-        for i, why in r.report.skipped_collectors.items()
+        _skipped_case(i, SKIPPED_AT_COLLECTION + why, COLLECTOR_SKIPPED_TYPE)
+        for report in reports
+        for i, why in report.skipped_collectors.items()
     ]
     skipped = [
-        replace(_not_run_case(i, SKIPPED_AT_COLLECTION + why), outcome=CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE)
-        for r in first
-        for i, why in r.report.skipped_at_collection.items()
+        _skipped_case(i, SKIPPED_AT_COLLECTION + why, LEFT_OUT_TYPE)
+        for report in reports
+        for i, why in report.skipped_at_collection.items()
     ]
-    deselected = [
-        replace(_not_run_case(i, DESELECTED_MESSAGE), outcome=CaseOutcome.SKIPPED, type=LEFT_OUT_TYPE)
-        for r in first
-        for i in r.report.deselected
-    ]
+    deselected = [_skipped_case(i, DESELECTED_MESSAGE, LEFT_OUT_TYPE) for report in reports for i in report.deselected]
     return collectors + skipped + deselected
+
+
+def _skipped_case(test_id: str, message: str, kind: str) -> CaseResult:
+    return replace(_not_run_case(test_id, message), outcome=CaseOutcome.SKIPPED, type=kind)
 
 
 def _unreported(planned: Sequence[str], cases: Sequence[CaseResult]) -> list[str]:
