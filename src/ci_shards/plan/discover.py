@@ -520,13 +520,20 @@ def rebase_ids(ids: Mapping[str, float], *, cwd: Path, ids_root: Path, within: b
     """``ids`` (relative to ``cwd``) renamed relative to ``ids_root``, each whose file or folder exists under it
     (with ``within`` false, anywhere: ``../x.py``); the others as they are (a --pyargs package elsewhere names its
     files from its own folder; a deleted file)."""
-    rebased: dict[str, float] = {}
     root = ids_root.absolute()
-    for key, seconds in ids.items():
-        file, sep, rest = key.partition("::")
+
+    def renamed(file: str) -> str:
         path = Path(os.path.normpath(cwd.absolute() / file))
         inside = path.exists() and (not within or path == root or root in path.parents)
-        rebased.setdefault(f"{Path(os.path.relpath(path, root)).as_posix()}{sep}{rest}" if inside else key, seconds)
+        return Path(os.path.relpath(path, root)).as_posix() if inside else file
+
+    files: dict[str, str] = {}  # each file looked up on disk once, not once per test it holds
+    rebased: dict[str, float] = {}
+    for key, seconds in ids.items():
+        file, sep, rest = key.partition("::")
+        if file not in files:
+            files[file] = renamed(file)
+        rebased.setdefault(f"{files[file]}{sep}{rest}", seconds)
     return rebased
 
 
