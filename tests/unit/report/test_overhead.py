@@ -145,7 +145,9 @@ def test_an_exact_linear_overhead_is_recovered_and_the_estimate_stays_in_bounds(
     cases = dict(enumerate(counts, start=1))
     overheads = {i: fixed + per_test * n for i, n in cases.items()}
     found = per_test_overhead(overheads, cases)
-    spread = max(counts) >= 1.1 * min(counts)  # at least one pair far enough apart
+    # at least one pair far enough apart, by the rule's own measure: 10 % of the larger count (865 and 957 are
+    # 10.6 % of the smaller apart, 9.6 % of the larger: no slope, as the rule says, where this said there was)
+    spread = max(counts) - min(counts) >= MIN_SPREAD * max(counts)
     if not spread:
         return
     assert found is not None
