@@ -398,6 +398,10 @@ class _ShardState:
         record = self.phases.setdefault(
             report.nodeid, {"duration": 0.0, "outcome": "passed", "message": "", "text": ""}
         )
+        subtest = _subtest_description(report)
+        if subtest is not None:
+            _note_subtest(record, report, subtest)
+            return
         record["duration"] += report.duration
         if str(report.outcome) == "rerun" or (record.get("rerun") and report.when == "teardown"):
             # pytest-rerunfailures (16.7): this attempt failed and another follows, after the attempt's teardown
@@ -418,6 +422,8 @@ class _ShardState:
                 elif report.when != "call":
                     message = f"failed on {report.when}: {message}"
                 record.update(outcome=outcome, message=message[:4096], text=_text(report.longreprtext))
+            elif record.get("subtests_failed"):  # the test's own failure after its subtests' (pytest 9's count)
+                record["text"] = _text(f"{record['text']}\n\n{report.longreprtext.strip()}")
         elif report.skipped and record["outcome"] == "passed":
             reason = getattr(report, "wasxfail", "") or _reason(report.longrepr)
             record.update(outcome="skipped", message=str(reason)[:4096])
@@ -607,6 +613,41 @@ def _junit_identity(report: pytest.TestReport) -> dict[str, str]:
     if report.location[1] is not None:
         attrs["line"] = str(report.location[1])
     return attrs
+
+
+def _subtest_description(report: pytest.TestReport) -> str | None:
+    """``[msg] (i=1)`` for a subtest's report, as pytest's summary names it; None for a test's own phase. pytest 9's
+    ``SubtestReport`` (the ``subtests`` fixture, unittest's ``subTest``) and the pytest-subtests plugin's
+    ``SubTestReport`` both carry a ``context`` of the ``msg`` and ``kwargs`` given to the subtest."""
+    context = getattr(report, "context", None)
+    kwargs = getattr(context, "kwargs", None)
+    if context is None or kwargs is None:
+        return None
+    msg = getattr(context, "msg", None)
+    parts = [f"[{msg}]"] if msg is not None else []
+    if kwargs:
+        parts.append("(" + ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ")")
+    return " ".join(parts) or "(<subtest>)"
+
+
+def _note_subtest(record: dict[str, Any], report: pytest.TestReport, description: str) -> None:
+    """A subtest's report into its test's ``record``; the test stays one test, as in pytest's --junitxml.
+
+    Its time is already in the test's call report (pytest's --junitxml adds it again: a test of four 0.25 s subtests
+    took 2.0 s there, 1.0 s here). A skipped subtest skips only itself: pytest says "1 passed, 1 skipped" of a test
+    one of whose subtests skipped. A failed one fails the test, as pytest 9 fails it ("contains 2 failed
+    subtests"; pytest-subtests left the test passed): the first names the message, each adds its traceback."""
+    if not report.failed:
+        return
+    crash = getattr(report.longrepr, "reprcrash", None)
+    lines = report.longreprtext.strip().splitlines()
+    message = f"{description}: {getattr(crash, 'message', '') or (lines[-1] if lines else 'failed')}"
+    block = f"{description}\n{report.longreprtext.strip()}"
+    if record["outcome"] in ("failed", "error"):
+        record["text"] = _text(f"{record['text']}\n\n{block}")
+    else:
+        record.update(outcome="failed", message=message[:4096], text=_text(block))
+    record["subtests_failed"] = True
 
 
 def _text(value: object) -> str:
