@@ -413,17 +413,18 @@ class _ShardState:
         record.pop("rerun", None)
         if report.failed:
             outcome = "failed" if report.when == "call" else "error"
+            crash = getattr(report.longrepr, "reprcrash", None)
+            lines = report.longreprtext.strip().splitlines()
+            message = str(getattr(crash, "message", "") or (lines[-1] if lines else ""))
+            if report.when not in ("setup", "call", "teardown"):
+                outcome = "failed"  # xdist: the worker died in the test ("worker 'gw0' crashed while running ...")
+            elif report.when != "call":
+                message = f"failed on {report.when}: {message}"
             if record["outcome"] not in ("failed", "error"):
-                crash = getattr(report.longrepr, "reprcrash", None)
-                lines = report.longreprtext.strip().splitlines()
-                message = str(getattr(crash, "message", "") or (lines[-1] if lines else ""))
-                if report.when not in ("setup", "call", "teardown"):
-                    outcome = "failed"  # xdist: the worker died in the test ("worker 'gw0' crashed while running ...")
-                elif report.when != "call":
-                    message = f"failed on {report.when}: {message}"
                 record.update(outcome=outcome, message=message[:4096], text=_text(report.longreprtext))
-            elif record.get("subtests_failed"):  # the test's own failure after its subtests' (pytest 9's count)
-                record["text"] = _text(f"{record['text']}\n\n{report.longreprtext.strip()}")
+            else:  # a second failure of the test (its teardown after its call, its call after failed subtests)
+                head = f"{message}\n" if report.when != "call" else ""
+                record["text"] = _text(f"{record['text']}\n\n{head}{report.longreprtext.strip()}")
         elif report.skipped and record["outcome"] == "passed":
             reason = getattr(report, "wasxfail", "") or _reason(report.longrepr)
             record.update(outcome="skipped", message=str(reason)[:4096])
@@ -647,7 +648,6 @@ def _note_subtest(record: dict[str, Any], report: pytest.TestReport, description
         record["text"] = _text(f"{record['text']}\n\n{block}")
     else:
         record.update(outcome="failed", message=message[:4096], text=_text(block))
-    record["subtests_failed"] = True
 
 
 def _text(value: object) -> str:

@@ -1,4 +1,7 @@
-"""Subtests (pytest 9's ``subtests`` fixture, unittest's ``subTest``) through real shards: each test stays one test,
+"""A test pytest reports more than once, through real shards: each stays one test, with pytest's own verdict on it,
+its time measured once, and every failure it had kept.
+
+Subtests (pytest 9's ``subtests`` fixture, unittest's ``subTest``): each test stays one test,
 with pytest's own verdict on it, its time measured once, and every failed subtest named.
 
 pytest reports each subtest apart (``SUBFAILED[check] (i=1) ...``) besides the test's own report. Before, the
@@ -6,6 +9,9 @@ plugin took a skipped subtest for the test's outcome (a passing test counted ski
 failed "no tests ran"), added the subtests' time to the call's that already holds it (twice the time in the
 timings), and kept only the first failed subtest's traceback. What pytest's summary line counts apart (``5
 subtests passed``) is docs/rules.md's "Subtests".
+
+A test whose call fails and whose teardown then fails too: pytest reports both (``1 failed, 1 error`` of one test);
+the test is failed, and the teardown's traceback follows the call's in its failure (it used to be dropped).
 """
 
 from __future__ import annotations
@@ -67,10 +73,12 @@ def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300, env=env, check=False)
 
 
-def _plain_pytest(root: Path) -> tuple[dict[str, str], dict[str, float]]:
-    """({test id: pytest's verdict}, {test name: the time pytest's --junitxml gives})."""
+def _plain_pytest(root: Path) -> tuple[dict[str, set[str]], dict[str, float]]:
+    """({test id: pytest's verdicts on it}, {test name: the time pytest's --junitxml gives})."""
     proc = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "--junitxml=plain.xml"], root)
-    verdicts = {test: _OUTCOME[word] for word, test in _VERDICT_LINE.findall(proc.stdout)}
+    verdicts: dict[str, set[str]] = {}
+    for word, test in _VERDICT_LINE.findall(proc.stdout):
+        verdicts.setdefault(test, set()).add(_OUTCOME[word])
     seconds = {c.get("name", ""): float(c.get("time", "0")) for c in ET.parse(root / "plain.xml").iter("testcase")}
     return verdicts, seconds
 
@@ -85,10 +93,10 @@ def test_a_test_with_subtests_is_one_test_with_pytests_verdict_and_time_and_ever
     (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
     verdicts, plain_seconds = _plain_pytest(root)
     assert verdicts == {
-        "tests/test_subtests.py::test_two_subtests_fail": "failed",
-        "tests/test_subtests.py::test_one_subtest_skips": "passed",
-        "tests/test_subtests.py::test_timed_subtests": "passed",
-        "tests/test_subtests.py::TestUnittest::test_sub": "passed",
+        "tests/test_subtests.py::test_two_subtests_fail": {"failed"},
+        "tests/test_subtests.py::test_one_subtest_skips": {"passed"},
+        "tests/test_subtests.py::test_timed_subtests": {"passed"},
+        "tests/test_subtests.py::TestUnittest::test_sub": {"passed"},
     }
 
     argv = [sys.executable, "-m", "ci_shards", "local", "--shards", "1", "--workers", workers, "--pytest"]
@@ -108,3 +116,45 @@ def test_a_test_with_subtests_is_one_test_with_pytests_verdict_and_time_and_ever
     measured = timings["tests/test_subtests.py::test_timed_subtests"][0]
     # pytest's --junitxml adds the four 0.1 s subtests to the call that holds them (0.8 s); the test took 0.4 s
     assert 0.4 <= measured < 0.75 * plain_seconds["test_timed_subtests"], (measured, plain_seconds)
+
+
+TEARDOWN = """
+import pytest
+
+
+@pytest.fixture
+def breaks_on_teardown():
+    yield
+    raise RuntimeError("teardown broke")
+
+
+def test_call_then_teardown_fail(breaks_on_teardown):
+    assert False, "call broke"
+
+
+def test_only_teardown_fails(breaks_on_teardown):
+    pass
+"""
+
+
+def test_a_teardown_failure_after_a_failed_call_is_kept_in_the_tests_failure(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_teardown.py").write_text(TEARDOWN)
+    verdicts, _ = _plain_pytest(root)
+    # pytest's -rA has a line for the call and one for the teardown: "1 failed, 1 passed, 2 errors" of two tests
+    assert verdicts == {
+        "tests/test_teardown.py::test_call_then_teardown_fail": {"failed", "error"},
+        "tests/test_teardown.py::test_only_teardown_fails": {"passed", "error"},
+    }
+    argv = [sys.executable, "-m", "ci_shards", "local", "--shards", "1", "--pytest", "--out", "out"]
+    local = _run(argv, root)
+    assert local.returncode == 1, local.stdout + local.stderr
+    assert "2 tests, 0 passed, 1 failed, 1 error, 0 skipped" in local.stdout, local.stdout
+    records = [json.loads(line) for line in (root / "out" / "shard-1-of-1" / "failures.jsonl").read_text().splitlines()]
+    by_id = {r["test_id"]: r for r in records if r["kind"] in ("failed", "error")}
+    both = by_id["tests/test_teardown.py::test_call_then_teardown_fail"]
+    assert (both["kind"], both["message"]) == ("failed", "AssertionError: call broke"), both
+    assert both["text"].index("call broke") < both["text"].index("failed on teardown: RuntimeError: teardown broke")
+    alone = by_id["tests/test_teardown.py::test_only_teardown_fails"]
+    assert (alone["kind"], alone["message"]) == ("error", "failed on teardown: RuntimeError: teardown broke"), alone
