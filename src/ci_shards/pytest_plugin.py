@@ -413,9 +413,7 @@ class _ShardState:
         record.pop("rerun", None)
         if report.failed:
             outcome = "failed" if report.when == "call" else "error"
-            crash = getattr(report.longrepr, "reprcrash", None)
-            lines = report.longreprtext.strip().splitlines()
-            message = str(getattr(crash, "message", "") or (lines[-1] if lines else ""))
+            message = _crash_message(report)
             if report.when not in ("setup", "call", "teardown"):
                 outcome = "failed"  # xdist: the worker died in the test ("worker 'gw0' crashed while running ...")
             elif report.when != "call":
@@ -640,14 +638,19 @@ def _note_subtest(record: dict[str, Any], report: pytest.TestReport, description
     subtests"; pytest-subtests left the test passed): the first names the message, each adds its traceback."""
     if not report.failed:
         return
-    crash = getattr(report.longrepr, "reprcrash", None)
-    lines = report.longreprtext.strip().splitlines()
-    message = f"{description}: {getattr(crash, 'message', '') or (lines[-1] if lines else 'failed')}"
+    message = f"{description}: {_crash_message(report) or 'failed'}"
     block = f"{description}\n{report.longreprtext.strip()}"
     if record["outcome"] in ("failed", "error"):
         record["text"] = _text(f"{record['text']}\n\n{block}")
     else:
         record.update(outcome="failed", message=message[:4096], text=_text(block))
+
+
+def _crash_message(report: pytest.TestReport) -> str:
+    """The one line pytest's summary gives a failed report: its crash's message, else its last line."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    lines = report.longreprtext.strip().splitlines()
+    return str(getattr(crash, "message", "") or (lines[-1] if lines else ""))
 
 
 def _text(value: object) -> str:
