@@ -26,7 +26,7 @@ from typing import Final
 from ci_shards.common.console import strip_ansi
 from ci_shards.common.errors import InputError
 from ci_shards.junit.safe_xml import EntityDeclared, parse_xml
-from ci_shards.model.matching import item_file
+from ci_shards.model.matching import collector_files, item_file
 from ci_shards.model.outcome import (
     COLLECTOR_SKIPPED_TYPE,
     JUNIT_IDENTITY_ATTRS,
@@ -312,16 +312,14 @@ def collectors_by_file(cases: Sequence[CaseResult], planned: Sequence[str]) -> l
     dotted name (``tests.test_np``), which no planned file (``tests/test_np.py``) covers, so a shard whose
     command wrote the report said the file was "planned but never reported" where plain pytest skipped it. A
     skipped one becomes the collector's skipped test (``COLLECTOR_SKIPPED_TYPE``), as pytest counts it."""
-    by_module: dict[str, list[str]] = {}
-    for file in dict.fromkeys(item_file(p) for p in planned):
-        by_module.setdefault(_module_of(file), []).append(file)
+    files = collector_files((c.test_id for c in cases if not c.classname), (item_file(p) for p in planned))
     named: list[CaseResult] = []
     for case in cases:
-        files = by_module.get(case.test_id, []) if not case.classname and "::" not in case.test_id else []
-        if len(files) != 1:  # not a collector, or no planned file (or two) of that dotted name
+        file = None if case.classname else files.get(case.test_id)
+        if file is None:  # not a collector, or no planned file (or two) of that dotted name
             named.append(case)
             continue
         skipped = case.outcome is CaseOutcome.SKIPPED and not case.type
         kind = COLLECTOR_SKIPPED_TYPE if skipped else case.type
-        named.append(dataclasses.replace(case, test_id=files[0], file=files[0], type=kind))
+        named.append(dataclasses.replace(case, test_id=file, file=file, type=kind))
     return named

@@ -3,7 +3,7 @@ and the pytest plugin all use (docs/rules.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Iterable
 
 
 def item_file(item: str) -> str:
@@ -38,3 +38,15 @@ def owning_item(test_id: str, planned: Container[str]) -> str | None:
         if candidate in planned:
             return candidate
     return None
+
+
+def collector_files(ids: Iterable[str], files: Iterable[str]) -> dict[str, str]:
+    """{pytest's dotted name of a module collector: the one file of ``files`` it names}. pytest's --junitxml writes a
+    module that skipped (``pytest.importorskip``) or failed at collection as ``classname=""`` and the module's
+    dotted name (``tests.test_np`` for ``tests/test_np.py``), which no file item covers. An id that names no file,
+    or two (``a/b.py`` and ``a.b.py``), is left out, as is every id with a ``::``."""
+    by_module: dict[str, list[str]] = {}
+    for file in dict.fromkeys(files):
+        if file.endswith(".py"):
+            by_module.setdefault(file.removesuffix(".py").replace("/", "."), []).append(file)
+    return {i: by_module[i][0] for i in ids if "::" not in i and len(by_module.get(i, ())) == 1}

@@ -38,7 +38,7 @@ from typing import Any, Final
 
 from ci_shards.common.console import listed, plural
 from ci_shards.common.errors import InputError
-from ci_shards.model.matching import item_candidates, item_file
+from ci_shards.model.matching import collector_files, item_candidates, item_file
 from ci_shards.model.plan import Plan, ShardPlan
 from ci_shards.plan.collect import glob_items
 from ci_shards.plan.conftest_ignores import ConftestIgnores
@@ -608,10 +608,23 @@ def _collected_timings(
     """The timings of what pytest collects, and the count by file of those outside the arguments' ``scope``.
     Timings of a file the rules leave out are not a file to run (they date from before the rule); a file
     discovery found (the walk passed it, or it was named) is planned whatever its timings. A folder's key is
-    the skipped test of its conftest (``COLLECTOR_SKIPPED_TYPE``), known to the timings and no file to plan."""
+    the skipped test of its conftest (``COLLECTOR_SKIPPED_TYPE``), known to the timings and no file to plan. A
+    module's dotted name (``tests.test_np``: pytest's --junitxml names a module that skipped at collection so, and
+    ``timings import`` keeps what it reads) is the timing of the file it names."""
+    timings = _collectors_as_files(timings, files)
     timed_files = {item_file(k) for k in timings}.difference(files)
     gone = {f for f in timed_files if _left_out(f, cwd, ignores, conftest) or (cwd / f).is_dir()}
     return _within(scope, {k: v for k, v in timings.items() if item_file(k) not in gone})
+
+
+def _collectors_as_files(timings: Mapping[str, float], files: Sequence[str]) -> Mapping[str, float]:
+    named = collector_files(timings, files)
+    if not named:
+        return timings
+    renamed: dict[str, float] = {}
+    for key, seconds in timings.items():
+        renamed[named.get(key, key)] = renamed.get(named.get(key, key), 0.0) + seconds
+    return renamed
 
 
 def _within(scope: Scope, timings: Mapping[str, float]) -> tuple[dict[str, float], dict[str, int]]:

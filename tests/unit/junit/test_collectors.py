@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ci_shards.junit import parse_junit_bytes
 from ci_shards.junit.read import collectors_by_file
+from ci_shards.model.matching import collector_files
 from ci_shards.model.outcome import COLLECTOR_SKIPPED_TYPE, CaseOutcome, Totals
 
 # what pytest 9.2 writes for tests/test_np.py (a module-level importorskip), tests/test_bad.py (an import error at
@@ -41,3 +42,10 @@ def test_a_collector_no_single_planned_file_names_stays_as_written() -> None:
     assert collectors_by_file(cases, ["tests/test_np.py::test_x"])[0].test_id == "tests/test_np.py"
     assert collectors_by_file(cases, ["tests/test_ok.py"])[0].test_id == "tests.test_np"
     assert collectors_by_file(cases, ["tests/test_np.py", "tests.test_np.py"])[0].test_id == "tests.test_np"
+
+
+def test_only_a_python_modules_dotted_name_names_a_file() -> None:
+    # a text file pytest collects (a doctest glob) and a folder keep their own ids; an id with `::` is a test's
+    ids = ["tests.test_a", "tests.test_a::test_x", "docs.index", "tests", "pkg.__init__"]
+    files = ["tests/test_a.py", "docs/index.txt", "tests", "pkg/__init__.py"]
+    assert collector_files(ids, files) == {"tests.test_a": "tests/test_a.py", "pkg.__init__": "pkg/__init__.py"}

@@ -526,6 +526,17 @@ def test_timings_pytest_would_not_collect_from_the_arguments_are_not_planned(tmp
     assert _discover(tmp_path, [], timings)[0] == tuple(sorted(timings))
 
 
+def test_a_modules_dotted_name_in_the_timings_is_that_files_timing(tmp_path):
+    # `timings import` of pytest's own --junitxml: a module that skipped at collection is the testcase
+    # classname="" name="tests.test_np"; discovery said its timing was of a file "pytest does not collect"
+    _write(tmp_path, {"tests/test_np.py": "def test_x(): pass\n", "tests/test_a.py": "def test_a(): pass\n"})
+    timings = {"tests.test_np": 0.0, "tests/test_a.py::test_a": 1.0}
+    found, notes = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=["tests"], globs=(), timings=timings)
+    assert found.items == ("tests/test_a.py::test_a", "tests/test_np.py")
+    assert found.estimates["tests/test_np.py"] == 0.0  # its timing, not an estimate from the test it defines
+    assert not [n for n in notes if n.startswith("not planned")], notes
+
+
 def test_node_id_arguments_plan_only_what_they_name(tmp_path):
     _write(
         tmp_path,
