@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ci_shards.common.console import count_failures, plural
 from ci_shards.judge import (
+    COLLECTION_ERROR_TYPE,
     SHARD_CASE_CLASSNAME,
     SYNTHESISED_TYPES,
     FlakyResult,
@@ -172,7 +173,7 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
     for result in results:
         # the runner writes a shard-level problem (no report, crash) as a case of class "ci-shards":
         # it is reported as a failure, but it is not a test, so it is neither planned nor unplanned
-        cases = [c for c in result.cases if not is_shard_case(c)]
+        cases = [c for c in result.cases if not is_shard_case(c) and not _collects_parts(c, plan, result.index)]
         owners = [owning_item(c.test_id, planned) for c in cases]
         for case, owner in zip(cases, owners, strict=True):
             test_shards[case.test_id].add(result.index)
@@ -199,6 +200,15 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
         unplanned_shard=unplanned,
     )
     return accounting, unverified
+
+
+def _collects_parts(case: CaseResult, plan: Plan, shard: int) -> bool:
+    """Whether ``case`` is the collection error of a file this shard planned parts of (the plan cut it): each shard
+    holding a part collects the file and reports its error, which is neither a test no item planned nor one run
+    twice. Its parts are missing, each saying that its file failed to collect (``run.classify``)."""
+    if case.type != COLLECTION_ERROR_TYPE or "::" in case.test_id:
+        return False
+    return any(item_file(i) == case.test_id and i != case.test_id for i in plan.shard(shard).items)
 
 
 # --------------------------------------------------------------------------------------------

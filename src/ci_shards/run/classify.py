@@ -285,7 +285,8 @@ def decide(
     # else unverified: no reported test belongs to a planned item; the judge fails the shard below and
     # every item is not run (no case is written in for them: that would make the results look matched)
     ended_early = next((e for e in map(_ended_early, first) if e), "")
-    all_cases += _unreported_cases(not_run, stopped, ended_early, {t for r in first for t in r.report.in_flight})
+    in_flight = {t for r in first for t in r.report.in_flight}
+    all_cases += _unreported_cases(not_run, stopped, ended_early, in_flight, {c.test_id for c in collect_errors})
     status = stopped.status if stopped is not None else None
     if status is None:
         status = _failed_or_passed(
@@ -315,15 +316,22 @@ def decide(
 
 
 def _unreported_cases(
-    not_run: Sequence[str], stopped: _Stopped | None, ended_early: str, in_flight: set[str]
+    not_run: Sequence[str], stopped: _Stopped | None, ended_early: str, in_flight: set[str], errored: set[str]
 ) -> list[CaseResult]:
-    """A case for each planned item no run reported, saying why when that is known: the shard's own stop,
-    or pytest ending its session early (the test it ended in is named: it started and never finished)."""
+    """A case for each planned item no run reported, saying why when that is known: the shard's own stop, its
+    file's collection error (``errored``: the files that failed to collect; a file the plan cut into parts), or
+    pytest ending its session early (the test it ended in is named: it started and never finished)."""
     if stopped is not None:
         return [_not_run_case(i, stopped.not_run) for i in not_run]
-    if not ended_early:
-        return [_not_run_case(i, _NEVER_REPORTED) for i in not_run]
-    return [_not_run_case(i, f"{'was running' if i in in_flight else 'not run'}: {ended_early}") for i in not_run]
+    cases = []
+    for item in not_run:
+        if item_file(item) in errored:
+            cases.append(_not_run_case(item, f"not collected: {item_file(item)} failed to collect"))
+        elif ended_early:
+            cases.append(_not_run_case(item, f"{'was running' if item in in_flight else 'not run'}: {ended_early}"))
+        else:
+            cases.append(_not_run_case(item, _NEVER_REPORTED))
+    return cases
 
 
 def _signal_name(number: int) -> str:

@@ -153,6 +153,27 @@ def test_a_file_balance_cuts_runs_every_test_once_the_unnamed_ones_by_its_owner(
     assert sorted(ran) == sorted(collected)  # each once: test_conditional and test_rebound by the file's owner
 
 
+def test_a_cut_file_that_fails_to_collect_is_its_parts_not_run_and_no_test_run_twice(tmp_path: Path) -> None:
+    # the plan cut the file; then it broke (a yield in a test is a collection error of the module): each shard
+    # holding a part collects it and reports the error, which the verdict read as one test run twice, and as a
+    # test no item planned
+    tests = "".join(f"def test_{n}(): pass\n" for n in range(6)) + "def test_yield():\n    yield 1\n"
+    _write(tmp_path, {"test_broken.py": tests})
+    timings = tmp_path / "timings.json"
+    timings.write_text(json.dumps({f"tests/test_broken.py::test_{n}": 1.0 for n in range(6)}))
+    out = tmp_path / "results"
+    argv = [sys.executable, "-m", "ci_shards", "local", "--discover", "--shards", "2", "--durations", str(timings)]
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+    argv += ["--out", str(out), "--pytest", "--", "tests"]
+    proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    shards = [s["items"] for s in json.loads((out / "plan.json").read_text())["shards"]]
+    assert all(i.startswith("tests/test_broken.py::") for s in shards for i in s) and all(shards), shards
+    assert "more than once" not in proc.stdout and "not planned" not in proc.stdout, proc.stdout
+    cause = "not collected: tests/test_broken.py failed to collect"
+    assert f"planned tests that never ran ({sum(map(len, shards))}) — {cause}" in proc.stdout, proc.stdout
+
+
 # generated test files: functions and classes in the shapes above, drawn at random
 _name = st.text("abcxyz", min_size=1, max_size=4)
 _values = st.lists(st.integers(0, 9), max_size=4).map(repr)
