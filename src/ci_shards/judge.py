@@ -20,7 +20,7 @@ from ci_shards.common.console import plural
 from ci_shards.common.errors import TestsFailed
 from ci_shards.model.failures import FailureKind
 from ci_shards.model.matching import owning_item
-from ci_shards.model.outcome import CaseOutcome, CaseResult, ShardStatus
+from ci_shards.model.outcome import COLLECTION_ERROR_TYPE, CaseOutcome, CaseResult, ShardStatus
 from ci_shards.model.plan import Plan
 
 # the runner's shard-level pseudo test (no report, a crash): a failure, but neither planned nor unplanned
@@ -29,7 +29,6 @@ SHARD_CASE_CLASSNAME: Final = "ci-shards"
 NOT_RUN_TYPE: Final = "not-run"
 TIMEOUT_TYPE: Final = "timed-out"
 NO_REPORT_TYPE: Final = "no test report"
-COLLECTION_ERROR_TYPE: Final = "collection error"  # a module that failed to import: not a test
 SYNTHESISED_TYPES: Final = frozenset({NOT_RUN_TYPE, TIMEOUT_TYPE, NO_REPORT_TYPE})
 
 NO_TESTS_RAN: Final = "no tests ran"

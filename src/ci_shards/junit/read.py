@@ -28,6 +28,7 @@ from ci_shards.common.errors import InputError
 from ci_shards.junit.safe_xml import EntityDeclared, parse_xml
 from ci_shards.model.matching import collector_files, item_file
 from ci_shards.model.outcome import (
+    COLLECTION_ERROR_TYPE,
     COLLECTOR_SKIPPED_TYPE,
     JUNIT_IDENTITY_ATTRS,
     MAX_TEST_SECONDS,
@@ -311,7 +312,8 @@ def collectors_by_file(cases: Sequence[CaseResult], planned: Sequence[str]) -> l
     module that skipped (``pytest.importorskip``) or failed at collection as ``classname=""`` with the module's
     dotted name (``tests.test_np``), which no planned file (``tests/test_np.py``) covers, so a shard whose
     command wrote the report said the file was "planned but never reported" where plain pytest skipped it. A
-    skipped one becomes the collector's skipped test (``COLLECTOR_SKIPPED_TYPE``), as pytest counts it."""
+    skipped one becomes the collector's skipped test (``COLLECTOR_SKIPPED_TYPE``), as pytest counts it; a failed one
+    the file's collection error (``COLLECTION_ERROR_TYPE``), as the plugin reports it."""
     files = collector_files((c.test_id for c in cases if not c.classname), (item_file(p) for p in planned))
     named: list[CaseResult] = []
     for case in cases:
@@ -320,6 +322,7 @@ def collectors_by_file(cases: Sequence[CaseResult], planned: Sequence[str]) -> l
             named.append(case)
             continue
         skipped = case.outcome is CaseOutcome.SKIPPED and not case.type
-        kind = COLLECTOR_SKIPPED_TYPE if skipped else case.type
+        errored = case.outcome is CaseOutcome.ERROR and not case.type
+        kind = COLLECTOR_SKIPPED_TYPE if skipped else COLLECTION_ERROR_TYPE if errored else case.type
         named.append(dataclasses.replace(case, test_id=file, file=file, type=kind))
     return named

@@ -88,6 +88,8 @@ LEFT_OUT_TYPE: Final = "ci-shards.left-out"
 # a collector pytest skipped (a module's pytest.importorskip or pytest.skip(allow_module_level=True), a conftest.py
 # that skips its folder): one skipped test, as pytest's summary line and its --junitxml count it
 COLLECTOR_SKIPPED_TYPE: Final = "ci-shards.collector-skipped"
+# a module that failed to collect (an import or syntax error): one error, as pytest counts it, but not a test
+COLLECTION_ERROR_TYPE: Final = "collection error"
 # why a planned item was left out, in the words ci-shards adds (a left-out item under a skipped folder carries
 # pytest's own reason instead); the case's type, not these words, tells a left-out item from a test
 IGNORED_REASON: Final = (

@@ -30,7 +30,6 @@ from pathlib import Path
 
 from ci_shards.common.console import count_failures, plural
 from ci_shards.judge import (
-    COLLECTION_ERROR_TYPE,
     SHARD_CASE_CLASSNAME,
     SYNTHESISED_TYPES,
     FlakyResult,
@@ -42,7 +41,7 @@ from ci_shards.judge import (
 )
 from ci_shards.model.failures import FailureKind, FailureRecord
 from ci_shards.model.matching import item_file, owning_item
-from ci_shards.model.outcome import LEFT_OUT, CaseOutcome, CaseResult, ShardStatus, Totals
+from ci_shards.model.outcome import COLLECTION_ERROR_TYPE, LEFT_OUT, CaseOutcome, CaseResult, ShardStatus, Totals
 from ci_shards.model.plan import Granularity, Plan, ShardPlan
 from ci_shards.report.artifacts import ShardArtifact, read_shard_folders
 from ci_shards.report.verdict import UNMEASURED, Accounting, ShardResult, Verdict

@@ -18,7 +18,6 @@ from typing import Any
 
 from ci_shards.common.console import count_failures, fmt_duration, plural
 from ci_shards.judge import (
-    COLLECTION_ERROR_TYPE,
     NO_REPORT_TYPE,
     NOT_RUN_TYPE,
     SHARD_CASE_CLASSNAME,
@@ -31,6 +30,7 @@ from ci_shards.judge import (
 from ci_shards.model.failures import FailureKind, FailureRecord
 from ci_shards.model.matching import item_file, owning_item
 from ci_shards.model.outcome import (
+    COLLECTION_ERROR_TYPE,
     COLLECTOR_SKIPPED_TYPE,
     DESELECTED_MESSAGE,
     JUNIT_IDENTITY_ATTRS,
@@ -286,7 +286,8 @@ def decide(
     # every item is not run (no case is written in for them: that would make the results look matched)
     ended_early = next((e for e in map(_ended_early, first) if e), "")
     in_flight = {t for r in first for t in r.report.in_flight}
-    all_cases += _unreported_cases(not_run, stopped, ended_early, in_flight, {c.test_id for c in collect_errors})
+    errored = {c.test_id for c in all_cases if c.type == COLLECTION_ERROR_TYPE}
+    all_cases += _unreported_cases(not_run, stopped, ended_early, in_flight, errored)
     status = stopped.status if stopped is not None else None
     if status is None:
         status = _failed_or_passed(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ci_shards.junit import parse_junit_bytes
 from ci_shards.junit.read import collectors_by_file
 from ci_shards.model.matching import collector_files
-from ci_shards.model.outcome import COLLECTOR_SKIPPED_TYPE, CaseOutcome, Totals
+from ci_shards.model.outcome import COLLECTION_ERROR_TYPE, COLLECTOR_SKIPPED_TYPE, CaseOutcome, Totals
 
 # what pytest 9.2 writes for tests/test_np.py (a module-level importorskip), tests/test_bad.py (an import error at
 # collection) and one test of tests/test_ok.py (``pytest --junitxml``, xunit2: no file attribute)
@@ -24,7 +24,7 @@ def test_a_collector_of_a_pytest_report_is_named_by_its_planned_file() -> None:
     named = collectors_by_file(cases, planned)
     assert [(c.test_id, c.outcome, c.type) for c in named] == [
         ("tests/test_np.py", CaseOutcome.SKIPPED, COLLECTOR_SKIPPED_TYPE),
-        ("tests/test_bad.py", CaseOutcome.ERROR, ""),
+        ("tests/test_bad.py", CaseOutcome.ERROR, COLLECTION_ERROR_TYPE),
         ("tests/test_ok.py::test_a", CaseOutcome.PASSED, ""),
     ]
     totals = Totals.of(named)
