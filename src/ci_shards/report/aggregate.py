@@ -41,7 +41,15 @@ from ci_shards.judge import (
 )
 from ci_shards.model.failures import FailureKind, FailureRecord
 from ci_shards.model.matching import item_file, owning_item
-from ci_shards.model.outcome import COLLECTION_ERROR_TYPE, LEFT_OUT, CaseOutcome, CaseResult, ShardStatus, Totals
+from ci_shards.model.outcome import (
+    COLLECTION_ERROR_TYPE,
+    COLLECTOR_SKIPPED_TYPE,
+    LEFT_OUT,
+    CaseOutcome,
+    CaseResult,
+    ShardStatus,
+    Totals,
+)
 from ci_shards.model.plan import Granularity, Plan, ShardPlan
 from ci_shards.report.artifacts import ShardArtifact, read_shard_folders
 from ci_shards.report.verdict import UNMEASURED, Accounting, ShardResult, Verdict
@@ -172,7 +180,7 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
     for result in results:
         # the runner writes a shard-level problem (no report, crash) as a case of class "ci-shards":
         # it is reported as a failure, but it is not a test, so it is neither planned nor unplanned
-        cases = [c for c in result.cases if not is_shard_case(c) and not _collects_parts(c, plan, result.index)]
+        cases = [c for c in result.cases if not is_shard_case(c) and not _collector_of_parts(c, plan, result.index)]
         owners = [owning_item(c.test_id, planned) for c in cases]
         for case, owner in zip(cases, owners, strict=True):
             test_shards[case.test_id].add(result.index)
@@ -201,11 +209,12 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
     return accounting, unverified
 
 
-def _collects_parts(case: CaseResult, plan: Plan, shard: int) -> bool:
-    """Whether ``case`` is the collection error of a file this shard planned parts of (the plan cut it): each shard
-    holding a part collects the file and reports its error, which is neither a test no item planned nor one run
-    twice. Its parts are missing, each saying that its file failed to collect (``run.classify``)."""
-    if case.type != COLLECTION_ERROR_TYPE or "::" in case.test_id:
+def _collector_of_parts(case: CaseResult, plan: Plan, shard: int) -> bool:
+    """Whether ``case`` is the collector of a file this shard planned parts of (the plan cut it) that failed to
+    collect or skipped: each shard holding a part collects the file and reports it, which is neither a test no item
+    planned nor one run twice. A failed one's parts are missing, each saying that its file failed to collect
+    (``run.classify``); a skipped one's are left out, as the plugin says of them."""
+    if case.type not in (COLLECTION_ERROR_TYPE, COLLECTOR_SKIPPED_TYPE) or "::" in case.test_id:
         return False
     return any(item_file(i) == case.test_id and i != case.test_id for i in plan.shard(shard).items)
 

@@ -174,6 +174,26 @@ def test_a_cut_file_that_fails_to_collect_is_its_parts_not_run_and_no_test_run_t
     assert f"planned tests that never ran ({sum(map(len, shards))}) — {cause}" in proc.stdout, proc.stdout
 
 
+def test_a_cut_file_that_skips_at_collection_is_one_skipped_test_and_no_unplanned_one(tmp_path: Path) -> None:
+    # timings recorded where the module could be imported cut the file; here it skips at import (pytest: "1 passed,
+    # 1 skipped"), and the owner's collector skip was listed as a test no item planned
+    skips = 'import pytest\npytest.importorskip("no_such_module_here")\n'
+    tests = "".join(f"def test_{n}(): pass\n" for n in range(6))
+    _write(tmp_path, {"test_skips.py": skips + tests, "test_ok.py": "def test_ok(): pass\n"})
+    timings = tmp_path / "timings.json"
+    timings.write_text(json.dumps({f"tests/test_skips.py::test_{n}": 1.0 for n in range(6)}))
+    out = tmp_path / "results"
+    argv = [sys.executable, "-m", "ci_shards", "local", "--discover", "--shards", "2", "--durations", str(timings)]
+    argv += ["--out", str(out), "--pytest", "--", "tests"]
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+    proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    shards = [s["items"] for s in json.loads((out / "plan.json").read_text())["shards"]]
+    assert sum(any(i.startswith("tests/test_skips.py::") for i in s) for s in shards) == 2, shards
+    assert "2 tests, 1 passed, 0 failed, 0 errors, 1 skipped" in proc.stdout, proc.stdout
+    assert "not planned" not in proc.stdout and "more than once" not in proc.stdout, proc.stdout
+
+
 # generated test files: functions and classes in the shapes above, drawn at random
 _name = st.text("abcxyz", min_size=1, max_size=4)
 _values = st.lists(st.integers(0, 9), max_size=4).map(repr)
