@@ -326,13 +326,19 @@ def _unreported_cases(
         return [_not_run_case(i, stopped.not_run) for i in not_run]
     cases = []
     for item in not_run:
-        if item_file(item) in errored:
-            cases.append(_not_run_case(item, f"not collected: {item_file(item)} failed to collect"))
+        collector = next((e for e in errored if _under_collector(item_file(item), e)), None)
+        if collector is not None:
+            cases.append(_not_run_case(item, f"not collected: {collector} failed to collect"))
         elif ended_early:
             cases.append(_not_run_case(item, f"{'was running' if item in in_flight else 'not run'}: {ended_early}"))
         else:
             cases.append(_not_run_case(item, _NEVER_REPORTED))
     return cases
+
+
+def _under_collector(file: str, collector: str) -> bool:
+    """Whether ``collector`` (a file, or a folder whose conftest.py failed to import) holds ``file``."""
+    return file == collector or file.startswith(collector.rstrip("/") + "/")
 
 
 def _signal_name(number: int) -> str:

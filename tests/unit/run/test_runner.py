@@ -11,6 +11,7 @@ from ci_shards.commands.run import parse_duration, parse_signal, parse_size
 from ci_shards.common.errors import UsageError
 from ci_shards.local import auto_jobs, available_memory
 from ci_shards.model.outcome import (
+    COLLECTION_ERROR_TYPE,
     LEFT_OUT,
     XFAILED_TYPE,
     XPASSED_TYPE,
@@ -345,6 +346,23 @@ def test_a_collection_error_alone_is_no_unverified_shard() -> None:
     assert verdict.reason.startswith("1 collection error:")
     assert "name none of" not in verdict.reason
     assert verdict.not_run == ("a.py::t1",)
+
+
+@pytest.mark.parametrize(
+    ("collector", "planned", "cause"),
+    [
+        ("a.py", ["a.py::t1", "a.py::t2"], "not collected: a.py failed to collect"),  # a file the plan cut
+        ("sub", ["sub/b.py", "sub/deeper/c.py::t"], "not collected: sub failed to collect"),  # a folder's conftest
+        ("sub", ["subway/b.py"], "planned but never reported"),  # not under it
+    ],
+)
+def test_a_planned_item_whose_collector_failed_says_so(collector: str, planned: list[str], cause: str) -> None:
+    error = CaseResult(test_id=collector, name=collector, outcome=CaseOutcome.ERROR, type=COLLECTION_ERROR_TYPE)
+    broken = Run(rerun=0, items=tuple(planned), exit_code=1, signal=None, report=Report(collect_errors=(error,)))
+    verdict = decide(shard_index=1, shard_name="s", planned=planned, runs=[broken], policy=Policy())
+    assert verdict.not_run == tuple(planned)
+    messages = {c.test_id: c.message for c in verdict.cases if c.test_id in planned}
+    assert all(m.startswith(cause) for m in messages.values()), messages
 
 
 def test_run_counts_every_reported_test_by_outcome_in_agreeing_words():
