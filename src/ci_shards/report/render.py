@@ -8,6 +8,7 @@ Pure: a ``Verdict`` in, a string out. Markdown comes from the jinja2 templates i
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -101,7 +102,10 @@ def render_terminal(verdict: Verdict, *, every_in: str = EVERY_FAILURE_IN) -> st
            if not s.status.is_success and len(s.reason) > NOTE_CHARS]  # fmt: skip
     reasons = _listing("why the shards failed, in full", cut, every_in, limit=400)
     lines += ["", *reasons] if reasons else []
-    failed = [f"{r.test_id} — {r.message}" for r in failure_lines(verdict)]
+    records = failure_lines(verdict)
+    # a file that failed to collect in each shard holding a part of it is one line per shard: say which
+    repeated = {t for t, n in Counter(r.test_id for r in records).items() if n > 1}
+    failed = [f"{r.test_id}{f' (shard {r.shard})' if r.test_id in repeated else ''} — {r.message}" for r in records]
     flaky = [case.test_id for _index, case in verdict.flaky]
     for block in (
         _listing("failed tests", failed, every_in),

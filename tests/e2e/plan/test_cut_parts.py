@@ -172,6 +172,9 @@ def test_a_cut_file_that_fails_to_collect_is_its_parts_not_run_and_no_test_run_t
     assert "more than once" not in proc.stdout and "not planned" not in proc.stdout, proc.stdout
     cause = "not collected: tests/test_broken.py failed to collect"
     assert f"planned tests that never ran ({sum(map(len, shards))}) — {cause}" in proc.stdout, proc.stdout
+    # the error itself, once per shard that collected the file, each line saying which
+    assert "tests/test_broken.py (shard 1) — collection failure" in proc.stdout, proc.stdout
+    assert "tests/test_broken.py (shard 2) — collection failure" in proc.stdout, proc.stdout
 
 
 def test_a_cut_file_that_skips_at_collection_is_one_skipped_test_and_no_unplanned_one(tmp_path: Path) -> None:
