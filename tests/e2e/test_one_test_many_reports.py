@@ -28,6 +28,7 @@ import pytest
 
 pytestmark = [
     pytest.mark.e2e,
+    pytest.mark.slow,  # each runs plain pytest and real shards: 1.6-2.5 s
     pytest.mark.skipif(int(pytest.__version__.split(".")[0]) < 9, reason="the subtests fixture is pytest 9's"),
 ]
 
@@ -83,7 +84,7 @@ def _plain_pytest(root: Path) -> tuple[dict[str, set[str]], dict[str, float]]:
     return verdicts, seconds
 
 
-@pytest.mark.parametrize("workers", ["1", pytest.param("2", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_test_with_subtests_is_one_test_with_pytests_verdict_and_time_and_every_failure(
     tmp_path: Path, workers: str
 ) -> None:
