@@ -26,7 +26,7 @@ from typing import Final
 from ci_shards.common.console import strip_ansi
 from ci_shards.common.errors import InputError
 from ci_shards.junit.safe_xml import EntityDeclared, parse_xml
-from ci_shards.model.matching import collector_files, item_file
+from ci_shards.model.matching import collector_files, dotted_module, item_file
 from ci_shards.model.outcome import (
     COLLECTION_ERROR_TYPE,
     COLLECTOR_SKIPPED_TYPE,
@@ -139,11 +139,6 @@ def _message(elem: ET.Element | None, text: str) -> str:
     return clean_text(first, 4096)
 
 
-def _module_of(file: str) -> str:
-    """``tests/test_a.py`` → ``tests.test_a`` (how pytest spells the module in ``classname``)."""
-    return file.removesuffix(".py").replace("/", ".") if file.endswith(".py") else ""
-
-
 # --------------------------------------------------------------------------------------------
 # the walk over the element tree
 
@@ -250,7 +245,7 @@ def _test_id(
     stated_id = case.get(TEST_ID_ATTR)
     if stated_id:  # a report ci-shards wrote: the id it accounted the test under
         return stated_id
-    module = _module_of(file) if file else ""
+    module = dotted_module(file) if file else ""
     if pytest_ids or (module and classname.startswith(module)):
         # pytest's layout (also what write_junit produces from pytest ids, so ids survive a round trip)
         return pytest_nodeid(classname, name, file)

@@ -48,5 +48,16 @@ def collector_files(ids: Iterable[str], files: Iterable[str]) -> dict[str, str]:
     by_module: dict[str, list[str]] = {}
     for file in dict.fromkeys(files):
         if file.endswith(".py"):
-            by_module.setdefault(file.removesuffix(".py").replace("/", "."), []).append(file)
+            by_module.setdefault(dotted_module(file), []).append(file)
     return {i: by_module[i][0] for i in ids if "::" not in i and len(by_module.get(i, ())) == 1}
+
+
+def dotted_module(file: str) -> str:
+    """``tests/test_a.py`` → ``tests.test_a``: how pytest's --junitxml spells a module (its ``classname``, and the
+    name of a module collector); "" for a file that is no Python module."""
+    return file.removesuffix(".py").replace("/", ".") if file.endswith(".py") else ""
+
+
+def file_under(file: str, folder: str) -> bool:
+    """Whether ``file`` (a POSIX path) is ``folder`` or below it."""
+    return file == folder or file.startswith(folder.rstrip("/") + "/")

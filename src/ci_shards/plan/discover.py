@@ -623,7 +623,8 @@ def _collectors_as_files(timings: Mapping[str, float], files: Sequence[str]) -> 
         return timings
     renamed: dict[str, float] = {}
     for key, seconds in timings.items():
-        renamed[named.get(key, key)] = renamed.get(named.get(key, key), 0.0) + seconds
+        file = named.get(key, key)
+        renamed[file] = renamed.get(file, 0.0) + seconds
     return renamed
 
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_shards.model.matching import item_candidates, item_file
+from ci_shards.model.matching import file_under, item_candidates, item_file
 
 
 @dataclass(frozen=True)
@@ -70,4 +70,4 @@ def _under(file: str, folder: str) -> bool:
     holds what is below it, not ``../x.py``)."""
     if not folder:
         return not file.startswith("../")
-    return file == folder or file.startswith(f"{folder}/")
+    return file_under(file, folder)

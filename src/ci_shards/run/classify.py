@@ -28,7 +28,7 @@ from ci_shards.judge import (
     verified,
 )
 from ci_shards.model.failures import FailureKind, FailureRecord
-from ci_shards.model.matching import item_file, owning_item
+from ci_shards.model.matching import file_under, item_file, owning_item
 from ci_shards.model.outcome import (
     COLLECTION_ERROR_TYPE,
     COLLECTOR_SKIPPED_TYPE,
@@ -326,7 +326,8 @@ def _unreported_cases(
         return [_not_run_case(i, stopped.not_run) for i in not_run]
     cases = []
     for item in not_run:
-        collector = next((e for e in errored if _under_collector(item_file(item), e)), None)
+        # a file that failed to collect, or a folder whose conftest.py failed to import
+        collector = next((e for e in errored if file_under(item_file(item), e)), None)
         if collector is not None:
             cases.append(_not_run_case(item, f"not collected: {collector} failed to collect"))
         elif ended_early:
@@ -334,11 +335,6 @@ def _unreported_cases(
         else:
             cases.append(_not_run_case(item, _NEVER_REPORTED))
     return cases
-
-
-def _under_collector(file: str, collector: str) -> bool:
-    """Whether ``collector`` (a file, or a folder whose conftest.py failed to import) holds ``file``."""
-    return file == collector or file.startswith(collector.rstrip("/") + "/")
 
 
 def _signal_name(number: int) -> str:
