@@ -105,13 +105,14 @@ def pytest_configure(config: pytest.Config) -> None:
 _RECORDING: dict[str, dict[str, float]] = {}
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """What ``-n auto`` means for ``pytest -m slow``: one worker more than the cores. Its tests wait on the
     processes they start (act's jobs, shards' deadlines, the demo's sleeps): measured on 2 cores, their workers
     were idle 12 % of the time, and the set took 251 s with 3 workers against 272-279 s with 2 and 266 s with 4,
     the same CPU (docs/benchmarks.md, the suite's speed). The fast set gains nothing (59 s either way): xdist's
-    own count there, as for any other -m, and whenever PYTEST_XDIST_AUTO_NUM_WORKERS says."""
+    own count there, as for any other -m, and whenever PYTEST_XDIST_AUTO_NUM_WORKERS says. Optional: xdist's
+    hook, which `pytest -p no:xdist` does not load (without the flag, pytest refuses the unknown hook)."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.markexpr.strip() != "slow":
         return None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

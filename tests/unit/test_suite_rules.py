@@ -6,7 +6,10 @@ import ast
 import re
 from pathlib import Path
 
+import _pytest.hookspec
 from hypothesis import settings
+
+from tests import conftest
 
 TESTS = Path(__file__).resolve().parents[1]
 TEST_FILES = sorted(
@@ -68,3 +71,16 @@ def test_every_thorough_property_twin_is_slow_and_checks_its_fast_test_on_more_e
             assert (_max_examples(fast) or 100) < (_max_examples(twin) or 0), f"{path.name}: {name} checks no more"
             assert f"{fast.name}.hypothesis.inner_test(" in ast.unparse(twin), f"{path.name}: {name} checks other code"
     assert len(twins) >= 3, twins
+
+
+def test_the_suites_hooks_from_plugins_are_optional():
+    """`pytest -p no:xdist` runs the suite in one process (tests/README.md): a conftest hook that only a plugin
+    specifies (xdist's ``pytest_xdist_auto_num_workers``) must be optional, or pytest refuses it as unknown."""
+    plugin_hooks = [
+        name
+        for name in dir(conftest)
+        if name.startswith("pytest_") and not hasattr(_pytest.hookspec, name) and callable(getattr(conftest, name))
+    ]
+    assert plugin_hooks, "the suite's conftest answers xdist's worker-count hook"
+    required = [name for name in plugin_hooks if not getattr(conftest, name).pytest_impl.get("optionalhook")]
+    assert required == []
