@@ -38,7 +38,7 @@ from ci_shards.report.groups import group_failures
 from ci_shards.report.render import complete_in, failure_lines, render_summary, render_terminal
 from ci_shards.report.verdict import Verdict
 from ci_shards.run import workers
-from ci_shards.run.process import CancelToken, become_subreaper, kill_tree
+from ci_shards.run.process import CancelToken, become_subreaper, kill_tree, path_not_command
 from ci_shards.run.runner import cancel_on_signals
 from ci_shards.run.settings import RunSettings
 
@@ -367,6 +367,10 @@ def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int
         options = _with_python(options, env)
     if not options.run.pytest and not raw:
         msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
+        raise UsageError(msg)
+    if not options.run.pytest and (not_a_command := path_not_command(raw[0])):
+        # every shard would fail to start it: say so once, before planning (run says it per shard, in its artifact)
+        msg = f"cannot run {raw[0]!r}: {not_a_command}"
         raise UsageError(msg)
     if (options.fail_under is not None or options.coverage_base is not None) and not options.run.coverage:
         msg = "--fail-under and --coverage-base need --coverage (or the config key coverage: true)"

@@ -13,6 +13,7 @@ from ci_shards.cli import main
 from ci_shards.common.errors import UsageError
 from ci_shards.plan.choose import choose_shards
 from ci_shards.plan.pytest_args import check_pytest_words
+from ci_shards.run.process import path_not_command
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -208,3 +209,28 @@ def test_no_test_options_are_exit_2_before_any_shard(capsys, items: Path, argv: 
     assert code == 2, err
     assert "and run no test" in err and "Traceback" not in err
     assert not (items.parent / "ci-shards-results").exists()
+
+
+@pytest.mark.parametrize("path", ["tests", "tests/test_a.py"])
+def test_local_given_a_test_path_as_its_command_is_exit_2_before_any_shard(capsys, items: Path, path: str) -> None:
+    # `local --discover -- tests` (pytest-split's habit): each shard failed to start "tests", and the verdict
+    # listed every planned file as never run, exit 1, where one line says what to change
+    (items.parent / "tests").mkdir()
+    (items.parent / "tests" / "test_a.py").write_text("def test_a(): pass\n")
+    code, out, err = run(capsys, "local", "--items", "items.txt", "--shards", "2", "--", path)
+    assert code == 2
+    assert err == f"ci-shards: cannot run {path!r}: {path_not_command(path)}\n"
+    assert "give --pytest to run pytest with the words after --" in err
+    assert out == ""
+    assert not (items.parent / "ci-shards-results").exists()
+
+
+def test_a_script_that_can_start_is_a_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "check.py"
+    script.write_text("#!/usr/bin/env python3\n")
+    assert path_not_command("check.py").startswith("a file, not a command")
+    script.chmod(0o755)
+    assert path_not_command("check.py") == ""  # `-- ./check.py {items}` starts it
+    assert path_not_command("check.py", startable=True).startswith("a file")  # it did not start after all
+    assert path_not_command("missing.py") == ""  # "command not found" says that one

@@ -204,14 +204,24 @@ class Limits:
     leak_timeout: float = 0.5  # nextest's 100 ms gives false positives under load (executor.md §1.4)
 
 
+def path_not_command(word: str, *, startable: bool = False) -> str:
+    """Why ``word``, a test path, is not the command it stands as, or "": ``local --discover -- tests``, where the
+    words after -- are a command unless --pytest says they are pytest's. A script that can start (executable,
+    with its ``#!``) is a command; ``startable`` says the caller already knows it could not."""
+    if os.path.isdir(word):
+        kind = "a folder"
+    elif word.endswith(".py") and os.path.isfile(word) and (startable or not os.access(word, os.X_OK)):
+        kind = "a file"
+    else:
+        return ""
+    return f"{kind}, not a command: give --pytest to run pytest with the words after --"
+
+
 def start_error_message(argv: Sequence[str], err: OSError) -> str:
     reason = err.strerror or str(err)
     if isinstance(err, FileNotFoundError):
         reason = "command not found"
-    if os.path.isdir(argv[0]) or (argv[0].endswith(".py") and os.path.isfile(argv[0])):
-        # `local --discover -- tests`: the words after -- are a command unless --pytest says they are pytest's
-        kind = "a folder" if os.path.isdir(argv[0]) else "a file"
-        reason = f"{kind}, not a command: give --pytest to run pytest with the words after --"
+    reason = path_not_command(argv[0], startable=True) or reason
     return f"cannot start {argv[0]!r}: {reason}"
 
 
