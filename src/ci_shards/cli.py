@@ -130,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CiShardsError as err:
         if debug:
             traceback.print_exc()
-        print(f"ci-shards: {err}", file=sys.stderr)
+        print(f"ci-shards: {one_line(str(err))}", file=sys.stderr)
         return err.exit_code
     except SystemExit as exit_:  # --help / --version
         return _flush_stdout(exit_.code if isinstance(exit_.code, int) else 0)
@@ -143,10 +143,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         print(
-            f"ci-shards: internal error: {type(err).__name__}: {err} (a bug; rerun with --debug for a traceback)",
+            f"ci-shards: internal error: {type(err).__name__}: {one_line(str(err))} (a bug; rerun with --debug for a "
+            "traceback)",
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+# every character that ends a line or controls the terminal (C0, DEL, C1, the Unicode line and paragraph
+# separators), each as Python writes its escape: "\\n", "\\x1b", "\\u2028"
+_LINE_BREAKERS: Final = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029)}
+
+
+def one_line(message: str) -> str:
+    """``message`` as the one line an error is: a value it quotes (a path given as ``$'a\\nb'``, a word read from
+    a file) may hold a newline, which would split the line exit 2 promises and could start the next with a
+    workflow command (``::error::``), or an escape sequence that rewrites the terminal. Each is shown escaped."""
+    return message.translate(_LINE_BREAKERS)
 
 
 def _flush_stdout(code: int) -> int:

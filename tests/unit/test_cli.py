@@ -21,3 +21,14 @@ def test_python_dash_m_entry_point():
     done = subprocess.run([sys.executable, "-m", "ci_shards", "--version"], capture_output=True, text=True, check=False)
     assert done.returncode == 0
     assert done.stdout.strip() == f"ci-shards {__version__}"
+
+
+def test_an_error_naming_a_value_with_a_newline_stays_one_line(tmp_path, monkeypatch, capsys):
+    # found by tests/unit/test_cli_fuzz.py: `plan --items $'a\nb'` split the error over two lines, the second
+    # free to start with a workflow command (`::error::`) or an escape sequence
+    monkeypatch.chdir(tmp_path)
+    assert main(["plan", "--items", "a\n::error::x\x1b[2J", "--shards", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "ci-shards: a\\n::error::x\\x1b[2J: cannot read the items list: No such file or directory"
+    ]
