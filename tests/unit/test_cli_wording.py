@@ -110,3 +110,18 @@ def test_a_shards_reason_counts_failed_and_errors_as_the_headline_does(outcomes,
         first=[], merged=cases, collect_errors=[], report_problems=[], not_run=[], problems=problems, policy=Policy()
     )
     assert status is ShardStatus.FAILED and problems == [said]
+
+
+def test_an_aggregate_output_it_cannot_write_is_the_last_line_of_its_exit_2(here: Path, capsys) -> None:
+    # found by tests/unit/test_cli_fuzz.py: the error was said first, then the verdict, so exit 2 seemed to be
+    # about a verdict that read as a plain test failure
+    plan = make_plan([["a.py::t"]])
+    (here / "plan.json").write_text(plan.dumps())
+    write_shard(here / "shards", plan, 1)
+    (here / "taken").mkdir()
+    code, err = _err(capsys, "aggregate", "--plan", "plan.json", "shards", "--summary", "taken")
+    assert code == 2
+    assert err[0] == "error: taken: cannot write: Is a directory"
+    assert err[-1] == "ci-shards: taken: cannot write: Is a directory"
+    code, err = _err(capsys, "aggregate", "--plan", "plan.json", "shards", "--summary", "taken", "--junit-out", "taken")
+    assert (code, err[-1]) == (2, "ci-shards: taken: cannot write: Is a directory (and 1 more above)")
