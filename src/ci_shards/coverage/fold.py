@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import posixpath
 import re
 import subprocess
@@ -21,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ci_shards.common import json_text
 from ci_shards.common.console import plural, strip_control
 from ci_shards.common.errors import InputError
 from ci_shards.coverage.artifact import (
@@ -98,7 +98,7 @@ class FoldedShard:
 
 def _read_outcome(folder: Path) -> tuple[Outcome | None, str]:
     try:
-        return Outcome.from_json(json.loads((folder / OUTCOME_FILE).read_text(encoding="utf-8"))), ""
+        return Outcome.from_json(json_text.loads((folder / OUTCOME_FILE).read_text(encoding="utf-8"))), ""
     except FileNotFoundError:
         return None, f"no {OUTCOME_FILE}"
     except (OSError, ValueError, TypeError, KeyError) as err:
@@ -310,7 +310,7 @@ def _json_report(cov: Any) -> dict[str, Any]:
             # every measured file, and with the project's `source` setting its never-imported files too
             # (0 %, as a serial `coverage report` counts them); files outside the root are dropped below
             cov.json_report(outfile=str(out), ignore_errors=True)
-            return dict(json.loads(out.read_text(encoding="utf-8"))["files"])
+            return dict(json_text.loads(out.read_text(encoding="utf-8"))["files"])
     except OSError as err:  # a full disk, `ulimit -f`: the fold fails with the reason (exit 2), other outputs stay
         why = f"cannot write coverage.py's report: {err.strerror or err}"
         raise InputError(Path(tempfile.gettempdir()), why) from None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards.common.errors import ConfigError, as_written, kind_of
+from ci_shards.common.errors import ConfigError, as_written, kind_of, why_unreadable
 from ci_shards.model.plan import Granularity
 from ci_shards.options.declared import CONFIG_CHOICES, CONFIG_KEYS
 from ci_shards.options.spec import ConfigKey, ConfigKind
@@ -197,8 +197,8 @@ def _read_pyproject(path: Path) -> Any:
     tomllib = importlib.import_module("tomllib")  # 3.11+ only, and no tomli dependency
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        msg = f"{path}: not valid TOML: {err}"
+    except (ValueError, RecursionError) as err:  # TOMLDecodeError is a ValueError; so is a too long integer
+        msg = f"{path}: not valid TOML: {why_unreadable(err)}"
         raise ConfigError(msg) from None
     tool = data.get("tool")  # `tool = "ci-shards"` is TOML too: only a table holds our settings
     return tool.get("ci-shards") if isinstance(tool, dict) else None
@@ -233,5 +233,8 @@ def load_config(cwd: Path, explicit: str | None = None) -> Config:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         msg = f"{path.name}: not valid YAML{where}"
+        raise ConfigError(msg) from None
+    except (ValueError, RecursionError) as err:  # built from valid YAML: an impossible date, a too long integer
+        msg = f"{path.name}: not valid YAML: {why_unreadable(err)}"
         raise ConfigError(msg) from None
     return parse_config(data, path.name)
