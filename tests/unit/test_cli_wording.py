@@ -132,7 +132,7 @@ LONG_NUMBER = '{"a": ' + "9" * 5_000 + "}"
 
 
 @pytest.mark.parametrize(
-    ("name", "text", "argv", "said"),
+    "case",
     [
         ("plan.json", DEEP, ["aggregate", "--plan", "plan.json", "shards"], "plan.json: not valid JSON at line 1"),
         ("plan.json", LONG_NUMBER, ["matrix", "--plan", "plan.json"], "plan.json: not valid JSON at line 1, column 7"),
@@ -146,8 +146,9 @@ LONG_NUMBER = '{"a": ' + "9" * 5_000 + "}"
         ("pyproject.toml", "[project]\nname = " + DEEP, ["init", "--dry-run"], "pyproject.toml: cannot read"),
     ],
 )
-def test_a_document_too_deep_or_with_a_too_long_number_is_named(here: Path, capsys, name, text, argv, said) -> None:
+def test_a_document_too_deep_or_with_a_too_long_number_is_named(here: Path, capsys, case) -> None:
     # found by tests/unit/test_cli_fuzz.py: each was an internal error (RecursionError, ValueError: exit 3)
+    name, text, argv, said = case
     (here / name).write_text(text)
     code, err = _err(capsys, *argv)
     assert code == 2, err
