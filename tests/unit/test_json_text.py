@@ -90,3 +90,13 @@ def test_loads_refuses_what_json_loads_cannot_read_with_a_decode_error(text: str
         loads(text)
     assert (caught.value.msg, caught.value.lineno, caught.value.colno) == (message, 1, column)
     assert loads('{"a": [1]}', object_pairs_hook=list) == [("a", [1])]
+
+
+def test_loads_refuses_a_lone_surrogate_and_keeps_a_pair() -> None:
+    # found by tests/unit/test_cli_fuzz.py: "\ud800" in a plan or outcome failed later, writing or printing it
+    with pytest.raises(json.JSONDecodeError) as caught:
+        loads('{"items": ["x\\ud800"]}')
+    assert (caught.value.msg, caught.value.colno) == ("\\ud800, half a UTF-16 pair that no UTF-8 text can hold", 14)
+    with pytest.raises(json.JSONDecodeError):
+        loads('{"\\uDC00": 1}')
+    assert loads('["\\ud83d\\ude00", "\\\\ud800"]') == ["😀", "\\ud800"]

@@ -45,7 +45,7 @@ def _load(path: Path) -> CoverageArtifact:
         raise InputError(path, "no such coverage artifact (--artifact)") from None
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(path, f"cannot read: {err}") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as err:
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as err:  # Overflow: int() of Infinity
         raise InputError(path, f"not a ci-shards coverage artifact: {err}") from None
 
 

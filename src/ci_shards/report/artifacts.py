@@ -106,7 +106,7 @@ def _read_outcome(path: Path) -> tuple[Outcome | None, str]:
         return None, f"{OUTCOME_FILE} is not a JSON object"
     try:
         return Outcome.from_json(data), ""
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, OverflowError) as err:  # OverflowError: a field's int() of a JSON Infinity
         return None, f"{OUTCOME_FILE} is invalid: {err}"
 
 

@@ -124,3 +124,19 @@ def test_a_damaged_compact_map_is_one_line_and_exit_2(
     assert main(["coverage", "query", "pkg/a.py:1"]) == 2
     err = capsys.readouterr().err
     assert "coverage.json" in err and message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("key", "value"), [("total", "Infinity"), ("created_at", '"\\ud800"')])
+def test_an_infinite_count_or_a_lone_surrogate_is_one_line_and_exit_2(
+    repo: Path, key: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # found by tests/unit/test_cli_fuzz.py: int() of Infinity raised OverflowError, and "\ud800" failed on the
+    # strict UTF-8 stdout: both internal errors (exit 3)
+    data = json.loads((repo / "coverage.json").read_text(encoding="utf-8"))
+    data["completeness"]["total"] = "@" if key == "total" else data["completeness"]["total"]
+    data["created_at"] = "@" if key == "created_at" else data["created_at"]
+    text = json.dumps(data).replace('"@"', value)
+    (repo / "coverage.json").write_text(text, encoding="utf-8")
+    assert main(["coverage", "status"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ci-shards: coverage.json: not a ci-shards coverage artifact: ") and err.count("\n") == 1
