@@ -22,7 +22,7 @@ from typing import Any
 
 from ci_shards.common import json_text
 from ci_shards.common.console import plural, strip_control
-from ci_shards.common.errors import InputError
+from ci_shards.common.errors import InputError, why_unreadable
 from ci_shards.coverage.artifact import (
     Completeness,
     CoverageArtifact,
@@ -316,6 +316,17 @@ def _json_report(cov: Any) -> dict[str, Any]:
         raise InputError(Path(tempfile.gettempdir()), why) from None
 
 
+def _configured_coverage(root: Path) -> Any:
+    """coverage.py as the project configures it, or an InputError: a broken .coveragerc, setup.cfg, tox.ini or
+    pyproject.toml (coverage.py's message names which) is the project's input, not a bug of the fold."""
+    import coverage  # noqa: PLC0415 (only the fold of Python coverage needs it)
+
+    try:
+        return coverage.Coverage(data_file=None, config_file=True)
+    except (coverage.CoverageException, ValueError, RecursionError) as err:  # ValueError: a file not UTF-8
+        raise InputError(root, f"coverage.py cannot read its configuration: {why_unreadable(err)}") from None
+
+
 def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, created_at: str) -> CoverageArtifact:
     """The folded coverage.py data of every shard under ``dirs``, analysed against the source in ``root``.
 
@@ -323,7 +334,7 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
     import coverage  # noqa: PLC0415
 
     states, folded = shard_states(plan, dirs)
-    cov = coverage.Coverage(data_file=None, config_file=True)
+    cov = _configured_coverage(root)
     cov.set_option("run:relative_files", True)
     combined = cov.get_data()
     mapped = any(((s.outcome and s.outcome.coverage) or {}).get("map") for s in folded)

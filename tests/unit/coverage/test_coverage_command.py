@@ -140,3 +140,26 @@ def test_an_infinite_count_or_a_lone_surrogate_is_one_line_and_exit_2(
     assert main(["coverage", "status"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ci-shards: coverage.json: not a ci-shards coverage artifact: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [
+        ("pyproject.toml", b'[tool.coverage.run]\nbranch = "x\n', "Couldn't read config file pyproject.toml"),
+        (".coveragerc", b"[run\nbranch = 1\n", "Couldn't read config file .coveragerc"),
+        ("setup.cfg", b"[coverage:run]\nbranch = \xff\n", "'utf-8' codec can't decode byte 0xff"),
+    ],
+)
+def test_a_coverage_config_coverage_py_cannot_read_is_exit_2_naming_it(
+    repo: Path, name: str, content: bytes, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # found by tests/unit/test_cli_fuzz.py: coverage.Coverage() raised its ConfigError (or UnicodeDecodeError) out of
+    # the fold, an internal error (exit 3) that cost the verdict its summary
+    plan = make_plan([["t.py::a"]])
+    (repo / "p.json").write_text(plan.dumps(), encoding="utf-8")
+    write_all(repo / "shards", plan)
+    (repo / name).write_bytes(content)
+    assert main(["aggregate", "--plan", "p.json", "shards", "--coverage-out", "cov", "--summary", "s.md"]) == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("ci-shards: coverage: ") and "coverage.py cannot read its configuration: " in last
+    assert said in last and (repo / "s.md").is_file()
