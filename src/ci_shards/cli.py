@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from ci_shards import __version__
 from ci_shards.commands import COMMANDS, Command
+from ci_shards.common.console import one_line
 from ci_shards.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CiShardsError, UsageError
 
 DEBUG_HELP: Final = "show tracebacks on errors; anywhere before -- (default: off)"
@@ -177,18 +178,6 @@ def _require_utf8(args: Sequence[str]) -> None:
             shown = word.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             msg = f"argument '{shown}' is not UTF-8 text (ci-shards reads and writes UTF-8 only)"
             raise UsageError(msg) from None
-
-
-# every character that ends a line or controls the terminal (C0, DEL, C1, the Unicode line and paragraph
-# separators), each as Python writes its escape: "\\n", "\\x1b", "\\u2028"
-_LINE_BREAKERS: Final = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029)}
-
-
-def one_line(message: str) -> str:
-    """``message`` as the one line an error is: a value it quotes (a path given as ``$'a\\nb'``, a word read from
-    a file) may hold a newline, which would split the line exit 2 promises and could start the next with a
-    workflow command (``::error::``), or an escape sequence that rewrites the terminal. Each is shown escaped."""
-    return message.translate(_LINE_BREAKERS)
 
 
 def _flush_stdout(code: int) -> int:

@@ -163,3 +163,20 @@ def test_a_coverage_config_coverage_py_cannot_read_is_exit_2_naming_it(
     last = capsys.readouterr().err.splitlines()[-1]
     assert last.startswith("ci-shards: coverage: ") and "coverage.py cannot read its configuration: " in last
     assert said in last and (repo / "s.md").is_file()
+
+
+@pytest.mark.parametrize("command", ["query", "status"])
+def test_values_of_the_artifact_never_start_a_line_of_the_answer(
+    repo: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # found by tests/unit/test_cli_fuzz.py: coverage.json is another run's artifact, and a created_at (or a path) of
+    # "a\n::error::x" printed `::error::x` at a line's start on stdout, a workflow command to a CI runner
+    data = json.loads((repo / "coverage.json").read_text(encoding="utf-8"))
+    data["created_at"] = "a\n::error::x\r::add-mask::y"
+    data["files"]["pkg/a.py"]["sha256"] = "0" * 64  # changed since measured: the answer says since when
+    (repo / "coverage.json").write_text(json.dumps(data), encoding="utf-8")
+    argv = ["coverage", "query", "pkg/a.py:1"] if command == "query" else ["coverage", "status"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert [line for line in out.replace("\r", "\n").splitlines() if line.lstrip().startswith("::")] == []
+    assert "a\\n::error::x\\r::add-mask::y" in out
