@@ -163,7 +163,7 @@ WORDS = st.sampled_from(PATH_WORDS + NUMBER_WORDS + TEXT_WORDS)
 
 JSON_VALUES: list[Any] = [
     None, True, False, 0, -1, 1.5, 1e308, float("nan"), float("inf"), -float("inf"), 10**30, "", "x",
-    "::error::PWNED", "\x00\x1b", "\ud800", [], {}, [1], {"a": 1},
+    "::error::PWNED", "a\n::error::PWNED\r::add-mask::PWNED", "\x00\x1b", "\ud800", [], {}, [1], {"a": 1},
 ]  # fmt: skip
 BOMB = (
     b'<?xml version="1.0"?><!DOCTYPE b [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
@@ -178,6 +178,8 @@ GARBAGE: list[bytes] = [
     b"[tool.ci-shards]\n[tool.pytest.ini_options]\nx = " + b"[" * 50_000 + b"]" * 50_000, b"tool = 'ci-shards'\n",
     b"[tool.ci-shards]\nshards = " + b"9" * 5_000, b"shards: 2001-13-45\n", b"shards: &a [*a]\nweights: &b {x: *b}\n",
     b"\xef\xbb\xbf{}", b'{"a": 1, "a": [2]}', b"\xff\xfe{\x00}\x00",
+    b'<testsuite><testcase classname="t" name="a&#10;::error::PWNED"><failure message="&#13;::add-mask::PWNED"/>'
+    b"</testcase></testsuite>",
 ]  # fmt: skip
 
 
