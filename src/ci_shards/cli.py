@@ -16,7 +16,8 @@ from typing import Any, Final
 
 from ci_shards import __version__
 from ci_shards.commands import COMMANDS, Command
-from ci_shards.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CiShardsError
+from ci_shards.common.console import one_line
+from ci_shards.common.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CiShardsError, UsageError
 
 DEBUG_HELP: Final = "show tracebacks on errors; anywhere before -- (default: off)"
 
@@ -120,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_requested(args_list, os.environ)
     try:
+        _require_utf8(args_list)
         parser = build_parser(args_list)
         args = parser.parse_args(args_list)
         handler = getattr(args, "handler", None)
@@ -130,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CiShardsError as err:
         if debug:
             traceback.print_exc()
-        print(f"ci-shards: {err}", file=sys.stderr)
+        print(f"ci-shards: {one_line(str(err))}", file=sys.stderr)
         return err.exit_code
     except SystemExit as exit_:  # --help / --version
         return _flush_stdout(exit_.code if isinstance(exit_.code, int) else 0)
@@ -139,14 +141,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return _stdout_gone()
-    except Exception as err:  # the one place that turns a bug into exit 3
+    except OSError as err:
+        if err.filename is None:  # not about a file: a bug's, or the system's, and exit 3 below says so
+            return _internal_error(err, debug)
+        # a path the file system refuses (a name too long, a loop of links, a permission, a full disk): an input
+        # or environment fault, named like every other (most readers say it in their own words; this is the net
+        # for a check such as Path.exists(), which raises on ENAMETOOLONG before any reader runs)
         if debug:
             traceback.print_exc()
-        print(
-            f"ci-shards: internal error: {type(err).__name__}: {err} (a bug; rerun with --debug for a traceback)",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL
+        print(f"ci-shards: {one_line(f'{err.filename}: {err.strerror or err}')}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as err:  # the one place that turns a bug into exit 3
+        return _internal_error(err, debug)
+
+
+def _internal_error(err: Exception, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    print(
+        f"ci-shards: internal error: {type(err).__name__}: {one_line(str(err))} (a bug; rerun with --debug for a "
+        "traceback)",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL
+
+
+def _require_utf8(args: Sequence[str]) -> None:
+    """ci-shards' own words (those before ``--``) as UTF-8 text. A byte that is not UTF-8 in one (a path from a
+    Latin-1 file system) reaches Python as a lone surrogate, which no plan, JUnit or CI file can hold: refused here
+    rather than failing half way through a write. The test command's words after ``--`` pass as given."""
+    own = args[: args.index("--")] if "--" in args else args
+    for word in own:
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = word.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            msg = f"argument '{shown}' is not UTF-8 text (ci-shards reads and writes UTF-8 only)"
+            raise UsageError(msg) from None
 
 
 def _flush_stdout(code: int) -> int:

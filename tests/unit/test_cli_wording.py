@@ -110,3 +110,53 @@ def test_a_shards_reason_counts_failed_and_errors_as_the_headline_does(outcomes,
         first=[], merged=cases, collect_errors=[], report_problems=[], not_run=[], problems=problems, policy=Policy()
     )
     assert status is ShardStatus.FAILED and problems == [said]
+
+
+def test_an_aggregate_output_it_cannot_write_is_the_last_line_of_its_exit_2(here: Path, capsys) -> None:
+    # found by tests/unit/test_cli_fuzz.py: the error was said first, then the verdict, so exit 2 seemed to be
+    # about a verdict that read as a plain test failure
+    plan = make_plan([["a.py::t"]])
+    (here / "plan.json").write_text(plan.dumps())
+    write_shard(here / "shards", plan, 1)
+    (here / "taken").mkdir()
+    code, err = _err(capsys, "aggregate", "--plan", "plan.json", "shards", "--summary", "taken")
+    assert code == 2
+    assert err[0] == "error: taken: cannot write: Is a directory"
+    assert err[-1] == "ci-shards: taken: cannot write: Is a directory"
+    code, err = _err(capsys, "aggregate", "--plan", "plan.json", "shards", "--summary", "taken", "--junit-out", "taken")
+    assert (code, err[-1]) == (2, "ci-shards: taken: cannot write: Is a directory (and 1 more above)")
+
+
+DEEP = "[" * 50_000 + "]" * 50_000
+LONG_NUMBER = '{"a": ' + "9" * 5_000 + "}"
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("plan.json", DEEP, ["aggregate", "--plan", "plan.json", "shards"], "plan.json: not valid JSON at line 1"),
+        ("plan.json", LONG_NUMBER, ["matrix", "--plan", "plan.json"], "plan.json: not valid JSON at line 1, column 7"),
+        ("d.json", DEEP, ["timings", "merge", "d.json", "-o", "-"], "d.json: not valid JSON at line 1, column 50000"),
+        ("d.json", LONG_NUMBER, ["plan", "--items", "items.txt", "--durations", "d.json"], "a number of more than"),
+        ("coverage.json", DEEP, ["coverage", "status"], "coverage.json: "),
+        ("ci-shards.yml", "a: " + DEEP, ["plan", "--items", "items.txt"], "ci-shards.yml: not valid YAML: nested too"),
+        ("ci-shards.yml", "shards: 2001-13-45\n", ["plan", "--items", "items.txt"], "month must be in 1..12"),
+        ("pyproject.toml", "[tool.ci-shards]\nx = " + DEEP, ["plan", "--items", "items.txt"], "not valid TOML: nested"),
+        ("pyproject.toml", "[tool.pytest.ini_options]\nx = " + "9" * 5_000, ["plan", "--discover"], "pytest settings"),
+        ("pyproject.toml", "[project]\nname = " + DEEP, ["init", "--dry-run"], "pyproject.toml: cannot read"),
+    ],
+)
+def test_a_document_too_deep_or_with_a_too_long_number_is_named(here: Path, capsys, case) -> None:
+    # found by tests/unit/test_cli_fuzz.py: each was an internal error (RecursionError, ValueError: exit 3)
+    name, text, argv, said = case
+    (here / name).write_text(text)
+    code, err = _err(capsys, *argv)
+    assert code == 2, err
+    assert err[-1].startswith("ci-shards: ") and said in err[-1], err[-1]
+
+
+def test_a_pyproject_whose_tool_is_no_table_is_no_pytest_settings(here: Path, capsys) -> None:
+    (here / "pyproject.toml").write_text('tool = "x"\n[project]\nname = "p"\n')
+    (here / "test_a.py").write_text("def test_a():\n    pass\n")
+    code, err = _err(capsys, "plan", "--discover", "--shards", "1")
+    assert code == 0, err

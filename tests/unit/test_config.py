@@ -87,6 +87,20 @@ def test_invalid_yaml_names_the_position(tmp_path):
         load_config(tmp_path)
 
 
+@pytest.mark.parametrize("name", ["ci-shards.yml", "pyproject.toml"])
+def test_a_config_that_is_not_utf8_is_named(tmp_path, name):
+    # found by tests/unit/test_cli_fuzz.py: a ci-shards.yml of b"\xff{" was an internal error (exit 3)
+    (tmp_path / name).write_bytes(b"[tool.ci-shards]\nshards = 2\n\xff{")
+    with pytest.raises(ConfigError, match=f"^{name}: not UTF-8 text \\(byte 28\\)$"):
+        load_config(tmp_path)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="[tool.ci-shards] needs tomllib")
+def test_a_pyproject_whose_tool_is_no_table_has_no_config(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('tool = "ci-shards"\n')
+    assert load_config(tmp_path).shards is None
+
+
 def test_allow_empty_is_a_boolean(tmp_path):
     assert parse_config({"allow-empty": True}, "x").allow_empty is True
     with pytest.raises(ConfigError, match="'allow-empty' must be true or false"):

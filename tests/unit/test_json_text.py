@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_shards.common.json_text import indented
+from ci_shards.common.json_text import indented, loads
 
 SCALARS = (
     st.none()
@@ -73,3 +73,30 @@ def test_the_values_the_files_hold_and_the_odd_ones(data: Any) -> None:
 def test_a_value_json_cannot_write_fails_as_json_dumps_fails() -> None:
     with pytest.raises(TypeError, match="not JSON serializable"):
         indented({"when": object()}, 2)
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "column"),
+    [
+        ("[" * 50_000 + "]" * 50_000, "nested too deeply to read", 50_000),
+        ('{"a": "[[", "b": ' + "[" * 50_000 + "]" * 50_000 + "}", "nested too deeply to read", 50_017),
+        ('{"a": ' + "9" * 5_000 + "}", "a number of more than 4300 digits", 7),
+    ],
+)
+def test_loads_refuses_what_json_loads_cannot_read_with_a_decode_error(text: str, message: str, column: int) -> None:
+    # found by tests/unit/test_cli_fuzz.py: json.loads raised RecursionError and a plain ValueError, which every
+    # reader let through as an internal error (exit 3)
+    with pytest.raises(json.JSONDecodeError) as caught:
+        loads(text)
+    assert (caught.value.msg, caught.value.lineno, caught.value.colno) == (message, 1, column)
+    assert loads('{"a": [1]}', object_pairs_hook=list) == [("a", [1])]
+
+
+def test_loads_refuses_a_lone_surrogate_and_keeps_a_pair() -> None:
+    # found by tests/unit/test_cli_fuzz.py: "\ud800" in a plan or outcome failed later, writing or printing it
+    with pytest.raises(json.JSONDecodeError) as caught:
+        loads('{"items": ["x\\ud800"]}')
+    assert (caught.value.msg, caught.value.colno) == ("\\ud800, half a UTF-16 pair that no UTF-8 text can hold", 14)
+    with pytest.raises(json.JSONDecodeError):
+        loads('{"\\uDC00": 1}')
+    assert loads('["\\ud83d\\ude00", "\\\\ud800"]') == ["😀", "\\ud800"]

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from ci_shards.common.errors import EXIT_OK
+from ci_shards.common.errors import EXIT_OK, EXIT_USAGE, CiShardsError
 from ci_shards.options.config import load_config
 from ci_shards.options.typed import aggregate_options
 from ci_shards.options.values import CommentMode
@@ -28,6 +28,10 @@ def aggregate_handler(args: argparse.Namespace) -> int:
     result = aggregate(options, env=os.environ)
     if options.output_format == "json":
         sys.stdout.write(json.dumps(result.to_json(), sort_keys=True, indent=2) + "\n")
+    if result.exit_code == EXIT_USAGE and result.problems:
+        # said as it happened, and again as the last line: exit 2 is about this, not the verdict printed since
+        more = f" (and {len(result.problems) - 1} more above)" if len(result.problems) > 1 else ""
+        raise CiShardsError(result.problems[0] + more)
     return result.exit_code
 
 

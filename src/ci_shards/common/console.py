@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Final, TextIO
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -25,6 +25,19 @@ def strip_ansi(text: str) -> str:
 def strip_control(text: str) -> str:
     """ANSI sequences and control characters (but not tab/newline) removed."""
     return _CONTROL.sub("", strip_ansi(text))
+
+
+# every character that ends a line or controls the terminal (C0, DEL, C1, the Unicode line and paragraph
+# separators), each as Python writes its escape: "\\n", "\\x1b", "\\u2028"
+_LINE_BREAKERS: Final = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029)}
+
+
+def one_line(text: str) -> str:
+    """``text`` as part of one line, its line breaks and control characters shown escaped: an error message quoting a
+    value (a path given as ``$'a\\nb'``, a word read from a file) or a value from an input file printed in an
+    answer. A raw newline would split the line a reader expects, and could start the next with a workflow command
+    (``::error::``) a CI runner obeys; an escape sequence would rewrite the terminal."""
+    return text.translate(_LINE_BREAKERS)
 
 
 def escape_data(value: str) -> str:

@@ -43,6 +43,15 @@ def kind_of(value: object) -> str:
     return "a value of another kind"
 
 
+def why_unreadable(err: Exception) -> str:
+    """What a parser's refusal says, in a reader's words: a ``RecursionError`` (a document nested deeper than the
+    parser's recursion allows: YAML, TOML) as that, a ``ValueError`` (a TOML/YAML syntax error, an integer of more
+    digits than Python converts, an impossible date) by its own first clause."""
+    if isinstance(err, RecursionError):
+        return "nested too deeply to read"
+    return str(err).split(";")[0]
+
+
 class CiShardsError(Exception):
     """An expected failure: ``cli.main`` prints ``str(err)`` on one line and exits with ``exit_code``."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import posixpath
 import re
 import subprocess
@@ -21,8 +20,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ci_shards.common import json_text
 from ci_shards.common.console import plural, strip_control
-from ci_shards.common.errors import InputError
+from ci_shards.common.errors import InputError, why_unreadable
 from ci_shards.coverage.artifact import (
     Completeness,
     CoverageArtifact,
@@ -98,7 +98,7 @@ class FoldedShard:
 
 def _read_outcome(folder: Path) -> tuple[Outcome | None, str]:
     try:
-        return Outcome.from_json(json.loads((folder / OUTCOME_FILE).read_text(encoding="utf-8"))), ""
+        return Outcome.from_json(json_text.loads((folder / OUTCOME_FILE).read_text(encoding="utf-8"))), ""
     except FileNotFoundError:
         return None, f"no {OUTCOME_FILE}"
     except (OSError, ValueError, TypeError, KeyError) as err:
@@ -310,10 +310,21 @@ def _json_report(cov: Any) -> dict[str, Any]:
             # every measured file, and with the project's `source` setting its never-imported files too
             # (0 %, as a serial `coverage report` counts them); files outside the root are dropped below
             cov.json_report(outfile=str(out), ignore_errors=True)
-            return dict(json.loads(out.read_text(encoding="utf-8"))["files"])
+            return dict(json_text.loads(out.read_text(encoding="utf-8"))["files"])
     except OSError as err:  # a full disk, `ulimit -f`: the fold fails with the reason (exit 2), other outputs stay
         why = f"cannot write coverage.py's report: {err.strerror or err}"
         raise InputError(Path(tempfile.gettempdir()), why) from None
+
+
+def _configured_coverage(root: Path) -> Any:
+    """coverage.py as the project configures it, or an InputError: a broken .coveragerc, setup.cfg, tox.ini or
+    pyproject.toml (coverage.py's message names which) is the project's input, not a bug of the fold."""
+    import coverage  # noqa: PLC0415 (only the fold of Python coverage needs it)
+
+    try:
+        return coverage.Coverage(data_file=None, config_file=True)
+    except (coverage.CoverageException, ValueError, RecursionError) as err:  # ValueError: a file not UTF-8
+        raise InputError(root, f"coverage.py cannot read its configuration: {why_unreadable(err)}") from None
 
 
 def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, created_at: str) -> CoverageArtifact:
@@ -323,7 +334,7 @@ def fold_python(plan: Plan, dirs: Sequence[Path], *, root: Path, commit: str, cr
     import coverage  # noqa: PLC0415
 
     states, folded = shard_states(plan, dirs)
-    cov = coverage.Coverage(data_file=None, config_file=True)
+    cov = _configured_coverage(root)
     cov.set_option("run:relative_files", True)
     combined = cov.get_data()
     mapped = any(((s.outcome and s.outcome.coverage) or {}).get("map") for s in folded)

@@ -9,13 +9,13 @@ the test files a process loaded (of its shard's planned items) executed what tha
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlparse
 
+from ci_shards.common import json_text
 from ci_shards.coverage.artifact import Completeness, CoverageArtifact, FileCoverage, Function
 from ci_shards.coverage.fold import (
     FoldedShard,
@@ -84,7 +84,7 @@ def _scripts(dump: Mapping[str, Any], shard_root: str) -> list[tuple[str, Sequen
 def _read_dumps(shard: FoldedShard) -> list[dict[str, Any]]:
     dumps = []
     for path in shard.files:
-        dump = json.loads(path.read_text(encoding="utf-8"))
+        dump = json_text.loads(path.read_text(encoding="utf-8"))
         if not isinstance(dump, dict) or not isinstance(dump.get("result"), list):
             msg = f"{path.name}: no V8 coverage result"
             raise ValueError(msg)

@@ -8,11 +8,11 @@ coverage.py (the artifact is plain JSON), so it answers anywhere the repository 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import posixpath
 from pathlib import Path
 
+from ci_shards.common import json_text
 from ci_shards.common.errors import InputError, UsageError
 from ci_shards.coverage.artifact import CoverageArtifact
 from ci_shards.coverage.query import Freshness, LineAnswer, freshness, query_line, recorded_digests
@@ -39,13 +39,13 @@ def status(*, artifact: Path, root: Path) -> Freshness:
 
 def _load(path: Path) -> CoverageArtifact:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_text.loads(path.read_text(encoding="utf-8"))
         return CoverageArtifact.from_json(data)
     except FileNotFoundError:
         raise InputError(path, "no such coverage artifact (--artifact)") from None
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(path, f"cannot read: {err}") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as err:
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as err:  # Overflow: int() of Infinity
         raise InputError(path, f"not a ci-shards coverage artifact: {err}") from None
 
 

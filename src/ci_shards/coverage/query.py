@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from ci_shards.common.console import one_line
 from ci_shards.coverage.artifact import RECOLLECT, CoverageArtifact
 
 
@@ -35,12 +36,14 @@ class LineAnswer:
     test_files: tuple[str, ...] = ()
 
     def text(self) -> str:
-        head = f"{self.answer.value}  {self.path}:{self.line}"
-        lines = [head, f"  {self.detail}"]
+        # one_line: the path, the detail (the artifact's dates), the function and the test files come from
+        # coverage.json, another run's artifact, so none may start a line of stdout (``\n::error::``)
+        head = f"{self.answer.value}  {one_line(self.path)}:{self.line}"
+        lines = [head, f"  {one_line(self.detail)}"]
         if self.function:
-            lines.append(f"  in function: {self.function}")
+            lines.append(f"  in function: {one_line(self.function)}")
         if self.test_files:
-            lines.append(f"  executed by: {', '.join(self.test_files)}")
+            lines.append(f"  executed by: {one_line(', '.join(self.test_files))}")
         if not self.actionable:
             lines.append(f"  {RECOLLECT}")
         return "\n".join(lines) + "\n"
@@ -130,9 +133,10 @@ class Freshness:
     def text(self) -> str:
         if self.fresh:
             return "FRESH\n"
-        listed = "".join(f"  {'gone' if p in self.gone else 'changed'}: {p}\n" for p in self.changed[:50])
+        listed = "".join(f"  {'gone' if p in self.gone else 'changed'}: {one_line(p)}\n" for p in self.changed[:50])
+        since = one_line(self.since)  # the artifact's, as the paths: never the start of a line
         return (
-            f"STALE: {len(self.changed)} of {self.files} files changed since {self.since} ({len(self.gone)} gone)\n"
+            f"STALE: {len(self.changed)} of {self.files} files changed since {since} ({len(self.gone)} gone)\n"
             f"{listed}  {RECOLLECT}\n"
         )
 

@@ -16,6 +16,7 @@ from enum import Enum
 from pathlib import PurePath
 from typing import Final
 
+from ci_shards.common import json_text
 from ci_shards.common.errors import EXIT_FAILED, EXIT_OK, UsageError
 
 INPUTS_ENV: Final = "CI_SHARDS_INPUTS"
@@ -55,7 +56,7 @@ class Folders:
 def parse_inputs(text: str) -> dict[str, str]:
     """``toJSON(inputs)`` → {input name: text}; a boolean or number (a runner may type one) reads as YAML wrote it."""
     try:
-        data = json.loads(text or "{}")
+        data = json_text.loads(text or "{}")
     except json.JSONDecodeError as err:
         msg = f"{INPUTS_ENV} is not JSON ({err.msg}); action.yml must pass ${{{{ toJSON(inputs) }}}}"
         raise UsageError(msg) from None

@@ -12,7 +12,6 @@ edge, which never fails a run: a store it cannot read is a warning and an empty 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -20,6 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Final
 
+from ci_shards.common import json_text
 from ci_shards.judge import is_shard_case
 from ci_shards.model.outcome import CaseOutcome, CaseResult
 
@@ -188,7 +188,7 @@ def read_history(path: Path | None) -> tuple[History, list[str]]:
     if path is None or not path.is_file():
         return History(), []
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json_text.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, ValueError) as err:
         return History(), [f"{path}: cannot read the test history ({err}); treating it as empty"]
     return from_json(data.get(SECTION) if isinstance(data, dict) else None, str(path))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import configparser
 import importlib
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -17,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards.common.errors import InputError
+from ci_shards.common import json_text
+from ci_shards.common.errors import InputError, why_unreadable
 from ci_shards.plan.discover import settings_in
 
 LOCKFILES: Final = ("package-lock.json", "npm-shrinkwrap.json")  # what `npm ci` installs from
@@ -54,8 +54,8 @@ def _pyproject(path: Path) -> Mapping[str, Any]:
         raise InputError(path, "reading pyproject.toml needs Python 3.11 (tomllib)") from None
     try:
         data: Mapping[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise InputError(path, f"cannot read it: {err}") from None
+    except (OSError, ValueError, RecursionError) as err:  # ValueError: TOMLDecodeError, UnicodeDecodeError
+        raise InputError(path, f"cannot read it: {why_unreadable(err)}") from None
     return data
 
 
@@ -63,7 +63,7 @@ def _package_json(path: Path) -> Mapping[str, Any]:
     if not path.is_file():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_text.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as err:
         raise InputError(path, f"cannot read it: {err}") from None
     if not isinstance(data, dict):

@@ -279,6 +279,10 @@ def parse_junit_bytes(data: bytes, source: str) -> list[CaseResult]:
         line, column = err.position
         reason = str(err).split(":", 1)[0]
         raise JUnitError(source, f"not valid XML at line {line}, column {column + 1} ({reason})") from None
+    except (LookupError, ValueError) as err:
+        # expat asks Python's codecs for the encoding the XML declaration names: an unknown one ("NaN"), one that
+        # is no text encoding ("hex"), a multi-byte one expat cannot take ("utf-32"), or bytes it cannot decode
+        raise JUnitError(source, f"cannot be read in the encoding its XML declaration names: {err}") from None
     if root.tag not in _SUITE_TAGS:
         raise JUnitError(source, f"not a JUnit report (root element <{root.tag}>)")
     pytest_ids = _is_pytest(root)

@@ -14,7 +14,7 @@ from ci_shards.common.console import plural
 from ci_shards.common.errors import as_written
 from ci_shards.common.facts import RunnerFacts
 from ci_shards.common.json_text import indented
-from ci_shards.model.fields import require, round_seconds
+from ci_shards.model.fields import require, round_seconds, whole
 
 OUTCOME_SCHEMA: Final = "ci-shards/outcome@1"
 RESULTS_DIR: Final = "ci-shards-results"
@@ -326,8 +326,8 @@ class Outcome:
             elapsed = 0.0
         return cls(
             plan_digest=str(require(data, "plan_digest")),
-            shard_index=int(require(data, "shard_index")),
-            shard_total=int(require(data, "shard_total")),
+            shard_index=whole(data, "shard_index"),
+            shard_total=whole(data, "shard_total"),
             status=ShardStatus(require(data, "status")),
             reason=str(data.get("reason", "")),
             exit_code=data.get("exit_code"),
@@ -335,14 +335,14 @@ class Outcome:
             started_at=str(data.get("started_at", "")),
             finished_at=str(data.get("finished_at", "")),
             elapsed_seconds=elapsed,
-            planned_items=int(data.get("planned_items", 0)),
-            executed_tests=int(data.get("executed_tests", 0)),
-            passed=int(data.get("passed", 0)),
-            failed=int(data.get("failed", 0)),
-            errors=int(data.get("errors", 0)),
-            skipped=int(data.get("skipped", 0)),
-            xfailed=int(data.get("xfailed", 0)),
-            xpassed=int(data.get("xpassed", 0)),
+            planned_items=whole(data, "planned_items", 0),  # whole: int() of a JSON Infinity raised OverflowError
+            executed_tests=whole(data, "executed_tests", 0),
+            passed=whole(data, "passed", 0),
+            failed=whole(data, "failed", 0),
+            errors=whole(data, "errors", 0),
+            skipped=whole(data, "skipped", 0),
+            xfailed=whole(data, "xfailed", 0),
+            xpassed=whole(data, "xpassed", 0),
             attempts=tuple(data.get("attempts", ())),
             flaky_tests=tuple(data.get("flaky_tests", ())),
             not_run=tuple(data.get("not_run", ())),

@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ci_shards.common import json_text
 from ci_shards.common.errors import InputError
 from ci_shards.model.plan import Plan
 
 
 def load_plan(path: str | Path) -> Plan:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json_text.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(path, "no such plan file") from None
     except OSError as err:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards.common.errors import ConfigError, as_written, kind_of
+from ci_shards.common.errors import ConfigError, as_written, kind_of, why_unreadable
 from ci_shards.model.plan import Granularity
 from ci_shards.options.declared import CONFIG_CHOICES, CONFIG_KEYS
 from ci_shards.options.spec import ConfigKey, ConfigKind
@@ -174,8 +174,21 @@ def parse_config(data: Any, source: str) -> Config:
     return Config(**values)
 
 
+def _config_text(path: Path) -> str:
+    """The text of a config file, or a ConfigError naming it: a file that is no UTF-8 text (or unreadable) is
+    bad input, never a crash."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        msg = f"{path.name}: not UTF-8 text (byte {err.start})"
+        raise ConfigError(msg) from None
+    except OSError as err:
+        msg = f"{path.name}: cannot read: {err.strerror or err}"
+        raise ConfigError(msg) from None
+
+
 def _read_pyproject(path: Path) -> Any:
-    text = path.read_text(encoding="utf-8")
+    text = _config_text(path)
     if "tool.ci-shards" not in text and '"ci-shards"' not in text:
         return None
     if sys.version_info < (3, 11):
@@ -184,10 +197,11 @@ def _read_pyproject(path: Path) -> Any:
     tomllib = importlib.import_module("tomllib")  # 3.11+ only, and no tomli dependency
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        msg = f"{path}: not valid TOML: {err}"
+    except (ValueError, RecursionError) as err:  # TOMLDecodeError is a ValueError; so is a too long integer
+        msg = f"{path}: not valid TOML: {why_unreadable(err)}"
         raise ConfigError(msg) from None
-    return data.get("tool", {}).get("ci-shards")
+    tool = data.get("tool")  # `tool = "ci-shards"` is TOML too: only a table holds our settings
+    return tool.get("ci-shards") if isinstance(tool, dict) else None
 
 
 def load_config(cwd: Path, explicit: str | None = None) -> Config:
@@ -212,14 +226,15 @@ def load_config(cwd: Path, explicit: str | None = None) -> Config:
     # (PyYAML is a tenth of ci-shards' start-up imports; issue 21)
     import yaml  # noqa: PLC0415
 
+    text = _config_text(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         msg = f"{path.name}: not valid YAML{where}"
         raise ConfigError(msg) from None
-    except OSError as err:
-        msg = f"{path.name}: cannot read: {err.strerror or err}"
+    except (ValueError, RecursionError) as err:  # built from valid YAML: an impossible date, a too long integer
+        msg = f"{path.name}: not valid YAML: {why_unreadable(err)}"
         raise ConfigError(msg) from None
     return parse_config(data, path.name)

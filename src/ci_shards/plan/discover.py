@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ci_shards.common.console import listed, plural
-from ci_shards.common.errors import InputError
+from ci_shards.common.errors import InputError, why_unreadable
 from ci_shards.model.matching import collector_files, item_candidates, item_file
 from ci_shards.model.plan import Plan, ShardPlan
 from ci_shards.plan.collect import glob_items
@@ -138,9 +138,10 @@ def _pyproject(path: Path) -> dict[str, Any] | None:
         raise InputError(path, "reading pytest settings from pyproject.toml needs Python 3.11 (tomllib)") from None
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise InputError(path, f"cannot read pytest settings: {err}") from None
-    tool = data.get("tool", {}).get("pytest")
+    except (OSError, ValueError, RecursionError) as err:  # ValueError: TOMLDecodeError, UnicodeDecodeError
+        raise InputError(path, f"cannot read pytest settings: {why_unreadable(err)}") from None
+    tool = data.get("tool")  # `tool = "x"` is TOML too: only a table holds pytest's settings
+    tool = tool.get("pytest") if isinstance(tool, dict) else None
     if not isinstance(tool, dict):
         return None
     options = tool.get("ini_options")

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_shards.common import json_text
 from ci_shards.common.errors import InputError
 from ci_shards.junit import JUnitError, parse_junit
 from ci_shards.model.failures import FailureRecord
@@ -96,7 +97,7 @@ def _read_outcome(path: Path) -> tuple[Outcome | None, str]:
     if not path.is_file():
         return None, f"no {OUTCOME_FILE} (the shard did not finish writing its results)"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_text.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as err:
         return None, f"{OUTCOME_FILE} is unreadable: not UTF-8 text (byte {err.start})"
     except (OSError, json.JSONDecodeError) as err:
@@ -105,7 +106,7 @@ def _read_outcome(path: Path) -> tuple[Outcome | None, str]:
         return None, f"{OUTCOME_FILE} is not a JSON object"
     try:
         return Outcome.from_json(data), ""
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, OverflowError) as err:  # OverflowError: a field's int() of a JSON Infinity
         return None, f"{OUTCOME_FILE} is invalid: {err}"
 
 
@@ -120,7 +121,7 @@ def _read_failures(path: Path) -> tuple[tuple[FailureRecord, ...] | None, str]:
                     return tuple(records), f"{FAILURES_FILE}: more than {MAX_FAILURE_LINES} lines, the rest ignored"
                 if not line.strip():
                     continue
-                data = json.loads(line)
+                data = json_text.loads(line)
                 if not isinstance(data, dict):
                     return tuple(records), f"{FAILURES_FILE} line {number}: not a JSON object"
                 records.append(FailureRecord.from_json(data))

@@ -114,12 +114,14 @@ def _job_links(verdict: Verdict, ctx: github.GitHubContext) -> dict[int, str]:
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Aggregated:
     """What ``aggregate`` decided, every output it writes already written: the verdict (with the history's
-    excuses), the triage, the folded coverage (None without ``--coverage-out``) and the exit code."""
+    excuses), the triage, the folded coverage (None without ``--coverage-out``) and the exit code; ``problems``:
+    why it is 2, each output that could not be written and the coverage's problem, one line each naming the file."""
 
     verdict: Verdict
     triage: Triage
     coverage: Reported | None
     exit_code: int
+    problems: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """``aggregate --format json``'s object: the verdict, the triage and the coverage figures."""
@@ -173,7 +175,10 @@ def aggregate(options: AggregateOptions, *, env: Mapping[str, str]) -> Aggregate
         _write_timings(verdict, options.timings_out, options.timings_variant, console, history)
     coverage_code = covered.exit_code if covered is not None else EXIT_OK
     code = max(EXIT_USAGE if write.unwritten else verdict.exit_code, coverage_code)
-    return Aggregated(verdict=verdict, triage=triage, coverage=covered, exit_code=code)
+    problems = tuple(str(err) for err in write.unwritten)
+    if covered is not None and coverage_code == EXIT_USAGE:
+        problems += (f"coverage: {covered.figures.get('error')}",)
+    return Aggregated(verdict=verdict, triage=triage, coverage=covered, exit_code=code, problems=problems)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -9,13 +9,13 @@ get a read-only token, docs.github.com/en/actions/reference/github_token-referen
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
+from ci_shards.common import json_text
 from ci_shards.common.console import escape_data, escape_property, plural, strip_control
 from ci_shards.common.errors import InputError
 from ci_shards.model.failures import FailureKind, FailureRecord
@@ -102,7 +102,7 @@ def load_event(path: str | Path | None) -> dict[str, Any]:
     if not path:
         return {}
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json_text.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as err:

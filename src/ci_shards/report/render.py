@@ -33,7 +33,9 @@ TERMINAL_LIST_LIMIT = 10
 
 
 def _one_line(text: str, limit: int = 160) -> str:
-    line = strip_control(text).strip().splitlines()[0] if text.strip() else ""
+    # cleaned before the test: a text of control characters alone (a reason of "\x00\x1b") is empty once cleaned
+    lines = strip_control(text).strip().splitlines()
+    line = lines[0] if lines else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 

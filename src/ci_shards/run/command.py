@@ -60,14 +60,20 @@ def os_arg_limit() -> int:
     return value if value > 0 else 131_072  # POSIX's minimum guarantee is far lower; this is Linux's old value
 
 
+def _size(word: str) -> int:
+    """The bytes ``word`` is to the kernel: a byte of the command line that is not UTF-8 reaches Python as a lone
+    surrogate (``-- mytool $'\\xff'``), which ``str.encode()`` refuses and ``os.fsencode`` turns back into it."""
+    return len(os.fsencode(word))
+
+
 def env_size(env: Mapping[str, str]) -> int:
-    return sum(len(k.encode()) + len(v.encode()) + 2 + _POINTER for k, v in env.items())
+    return sum(_size(k) + _size(v) + 2 + _POINTER for k, v in env.items())
 
 
 def _arg_cost(arg: str) -> int:
     if sys.platform == "win32":
         return len(arg) + 3  # a separating space and possible quotes
-    return len(arg.encode()) + 1 + _POINTER
+    return _size(arg) + 1 + _POINTER
 
 
 def batches(template: Sequence[str], items: Sequence[str], *, limit: int, environment_bytes: int) -> list[list[str]]:
@@ -105,16 +111,16 @@ def _check_arg_lengths(template: Sequence[str], items: Sequence[str]) -> None:
     if not sys.platform.startswith("linux"):
         return
     for arg in template:
-        if arg != ITEMS and len(arg.encode()) >= MAX_ARG_STRLEN:
+        if arg != ITEMS and _size(arg) >= MAX_ARG_STRLEN:
             msg = (
-                f"command argument {arg[:80]!r}... is {len(arg.encode())} bytes, over Linux's per-argument limit"
+                f"command argument {arg[:80]!r}... is {_size(arg)} bytes, over Linux's per-argument limit"
                 f" (MAX_ARG_STRLEN, {MAX_ARG_STRLEN} bytes)"
             )
             raise UsageError(msg)
     for item in items:
-        if len(item.encode()) >= MAX_ARG_STRLEN:
+        if _size(item) >= MAX_ARG_STRLEN:
             msg = (
-                f"item {item[:80]!r}... is {len(item.encode())} bytes, over Linux's per-argument limit"
+                f"item {item[:80]!r}... is {_size(item)} bytes, over Linux's per-argument limit"
                 f" (MAX_ARG_STRLEN, {MAX_ARG_STRLEN} bytes): pass the items in a file with {ITEMS_FILE}"
                 " (e.g. @{items_file} for pytest >= 8.2) or use --pytest"
             )

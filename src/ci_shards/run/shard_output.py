@@ -7,6 +7,7 @@ the output tail folded in a ``::group::`` and fenced against workflow commands (
 
 from __future__ import annotations
 
+import os
 import platform
 import shlex
 from collections.abc import Mapping, Sequence
@@ -33,6 +34,12 @@ def now_rfc3339() -> str:
     return rfc3339(datetime.now(timezone.utc))
 
 
+def _as_text(command_line: str) -> str:
+    """The command line as UTF-8 text can hold it: a byte that is not UTF-8 (``-- mytool $'\\xff'``) reaches Python
+    as a lone surrogate, which outcome.json cannot be written with; it is recorded as ``\\xff``."""
+    return os.fsencode(command_line).decode("utf-8", "backslashreplace")
+
+
 def attempt_entry(
     *, argv: Sequence[str], result: ProcessResult, rerun: int, batch: tuple[int, int], items: int, tests: int
 ) -> dict[str, Any]:
@@ -42,7 +49,7 @@ def attempt_entry(
         "batches": batch[1],
         "items": items,
         "tests_reported": tests,
-        "argv": shlex.join(argv)[:1000],
+        "argv": _as_text(shlex.join(argv))[:1000],
         "exit_code": result.exit_code,
         "signal": result.signal,
         "start_error": result.start_error,

@@ -7,7 +7,6 @@ run everything, never an error: selection only ever removes work when it is sure
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import posixpath
 import sys
@@ -15,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ci_shards.common import json_text
 from ci_shards.model.matching import item_file, owning_item
 from ci_shards.select import ci, git
 from ci_shards.select.decide import AlwaysRun, Selection, decide, run_everything
@@ -40,7 +40,7 @@ def _event(env: Mapping[str, str]) -> Mapping[str, Any]:
     if not path:
         return {}
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json_text.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, Mapping) else {}
@@ -60,9 +60,11 @@ def _pytest_plugins(top: Path) -> list[str]:
     tomllib = importlib.import_module("tomllib")  # 3.11+ only, and no tomli dependency
     try:
         data = tomllib.loads((top / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return []
-    entries = data.get("project", {}).get("entry-points", {}).get("pytest11", {})
+    project = data.get("project")
+    points = project.get("entry-points") if isinstance(project, Mapping) else None
+    entries = points.get("pytest11") if isinstance(points, Mapping) else None
     return [str(v).split(":")[0].strip() for v in entries.values()] if isinstance(entries, Mapping) else []
 
 
@@ -90,7 +92,7 @@ def _coverage_map(
         lines.append(f"coverage map: {path} not found, not used")
         return None
     try:
-        data = json.loads((cwd / path).read_text(encoding="utf-8"))
+        data = json_text.loads((cwd / path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         msg = f"{path}: unreadable ({err.__class__.__name__})"
         raise MapError(msg) from None
@@ -144,7 +146,7 @@ def _failed_items(cwd: Path, path: str | None, items: Sequence[str], lines: list
         line = raw.strip()
         if line.startswith("{"):
             try:
-                record = json.loads(line)
+                record = json_text.loads(line)
             except ValueError:
                 continue
             if isinstance(record, Mapping) and isinstance(record.get("test_id"), str):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards.common import outfile
+from ci_shards.common import json_text, outfile
 from ci_shards.common.errors import InputError, kind_of
 from ci_shards.common.json_text import indented
 from ci_shards.junit import parse_junit_bytes
@@ -391,7 +391,7 @@ def parse_timings_text(data: bytes, source: str, *, junit: bool = False) -> Timi
     except UnicodeDecodeError as err:
         raise InputError(source, f"not UTF-8 text (byte {err.start})") from None
     try:
-        parsed = json.loads(text, object_pairs_hook=_keep_pairs)
+        parsed = json_text.loads(text, object_pairs_hook=_keep_pairs)
     except json.JSONDecodeError as err:
         raise InputError(source, f"not valid JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
     if isinstance(parsed, _PairList):

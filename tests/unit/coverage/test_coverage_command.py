@@ -124,3 +124,59 @@ def test_a_damaged_compact_map_is_one_line_and_exit_2(
     assert main(["coverage", "query", "pkg/a.py:1"]) == 2
     err = capsys.readouterr().err
     assert "coverage.json" in err and message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("key", "value"), [("total", "Infinity"), ("created_at", '"\\ud800"')])
+def test_an_infinite_count_or_a_lone_surrogate_is_one_line_and_exit_2(
+    repo: Path, key: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # found by tests/unit/test_cli_fuzz.py: int() of Infinity raised OverflowError, and "\ud800" failed on the
+    # strict UTF-8 stdout: both internal errors (exit 3)
+    data = json.loads((repo / "coverage.json").read_text(encoding="utf-8"))
+    data["completeness"]["total"] = "@" if key == "total" else data["completeness"]["total"]
+    data["created_at"] = "@" if key == "created_at" else data["created_at"]
+    text = json.dumps(data).replace('"@"', value)
+    (repo / "coverage.json").write_text(text, encoding="utf-8")
+    assert main(["coverage", "status"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ci-shards: coverage.json: not a ci-shards coverage artifact: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [
+        ("pyproject.toml", b'[tool.coverage.run]\nbranch = "x\n', "Couldn't read config file pyproject.toml"),
+        (".coveragerc", b"[run\nbranch = 1\n", "Couldn't read config file .coveragerc"),
+        ("setup.cfg", b"[coverage:run]\nbranch = \xff\n", "'utf-8' codec can't decode byte 0xff"),
+    ],
+)
+def test_a_coverage_config_coverage_py_cannot_read_is_exit_2_naming_it(
+    repo: Path, name: str, content: bytes, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # found by tests/unit/test_cli_fuzz.py: coverage.Coverage() raised its ConfigError (or UnicodeDecodeError) out of
+    # the fold, an internal error (exit 3) that cost the verdict its summary
+    plan = make_plan([["t.py::a"]])
+    (repo / "p.json").write_text(plan.dumps(), encoding="utf-8")
+    write_all(repo / "shards", plan)
+    (repo / name).write_bytes(content)
+    assert main(["aggregate", "--plan", "p.json", "shards", "--coverage-out", "cov", "--summary", "s.md"]) == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("ci-shards: coverage: ") and "coverage.py cannot read its configuration: " in last
+    assert said in last and (repo / "s.md").is_file()
+
+
+@pytest.mark.parametrize("command", ["query", "status"])
+def test_values_of_the_artifact_never_start_a_line_of_the_answer(
+    repo: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # found by tests/unit/test_cli_fuzz.py: coverage.json is another run's artifact, and a created_at (or a path) of
+    # "a\n::error::x" printed `::error::x` at a line's start on stdout, a workflow command to a CI runner
+    data = json.loads((repo / "coverage.json").read_text(encoding="utf-8"))
+    data["created_at"] = "a\n::error::x\r::add-mask::y"
+    data["files"]["pkg/a.py"]["sha256"] = "0" * 64  # changed since measured: the answer says since when
+    (repo / "coverage.json").write_text(json.dumps(data), encoding="utf-8")
+    argv = ["coverage", "query", "pkg/a.py:1"] if command == "query" else ["coverage", "status"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert [line for line in out.replace("\r", "\n").splitlines() if line.lstrip().startswith("::")] == []
+    assert "a\\n::error::x\\r::add-mask::y" in out

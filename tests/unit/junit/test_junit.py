@@ -468,3 +468,20 @@ def test_an_attribute_is_written_as_the_full_escape_writes_it(value: str) -> Non
 )
 def test_an_attribute_reads_back_as_written_less_colour_and_invalid_characters(value: str, read_back: str) -> None:
     assert etree.fromstring(f'<t a="{junit_writer._attr(value)}"/>'.encode()).get("a") == read_back
+
+
+def test_test_output_never_starts_a_line_of_the_report_with_a_workflow_command(tmp_path) -> None:
+    # found by tests/unit/test_cli_fuzz.py: `junit merge -o -` printed a failure's `\n::error::PWNED` at a line's
+    # start on stdout, where a GitHub runner reads it as a workflow command (`::add-mask::` too)
+    text = "boom\n::error::PWNED\r\n  ::add-mask::x\r::set-output name=a::b\nplain::text\n"
+    case = CaseResult(
+        test_id="t.py::test_x", name="test_x", classname="t", outcome=CaseOutcome.FAILED, message=text, text=text
+    )
+    path = tmp_path / "j.xml"
+    write_junit([case], path)
+    lines = path.read_bytes().replace(b"\r", b"\n").decode().splitlines()
+    assert [line for line in lines if line.lstrip().startswith("::")] == []
+    assert "\nplain::text" in path.read_text()  # "::" inside a line is left as it is
+    (read,) = parse_junit(path)
+    as_xml_reads_it = text.replace("\r\n", "\n").replace("\r", "\n")  # XML's end-of-line handling, as before
+    assert (read.message, read.text) == (text, as_xml_reads_it)

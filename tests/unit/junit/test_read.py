@@ -247,3 +247,11 @@ Received: 2
     assert case.test_id == "src/b/three.test.ts::three breaks::three breaks"
     assert case.message == "Error: expect(received).toBe(expected)"
     assert case.text.startswith("Error: expect(received)")
+
+
+@pytest.mark.parametrize("encoding", ["NaN", "hex", "utf-32", "idna", "punycode"])
+def test_an_encoding_the_declaration_names_but_python_cannot_read_is_a_junit_error(encoding: str) -> None:
+    # found by tests/unit/test_cli_fuzz.py: `encoding="NaN"` was an internal error (LookupError, exit 3)
+    data = f'<?xml version="1.0" encoding="{encoding}"?><testsuite><testcase classname="a" name="té"/></testsuite>'
+    with pytest.raises(JUnitError, match=r"^r\.xml: cannot be read in the encoding its XML declaration names: "):
+        parse_junit_bytes(data.encode(), "r.xml")

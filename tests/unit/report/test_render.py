@@ -337,3 +337,20 @@ def test_golden_real_junit_from_producers(producer):
     groups = re.findall(r"<b>× (\d+) tests</b>", summary)
     assert groups == {"pytest": ["3", "2"], "jest": ["3"], "go": ["3"], "surefire": []}[producer]
     assert ("pytest \\\n" in summary) == (producer == "pytest")
+
+
+@pytest.mark.parametrize(("field", "value"), [("errors", "Infinity"), ("reason", '"\\u0000\\u001b"')])
+def test_an_outcome_with_an_infinite_count_or_a_reason_of_control_characters_is_a_row(tmp_path, field, value):
+    # found by tests/unit/test_cli_fuzz.py: int() of Infinity raised OverflowError, and a reason that is empty once
+    # its control characters are removed raised IndexError: both internal errors of aggregate (exit 3)
+    plan = make_plan([["a.py::t"]])
+    folder = write_shard(tmp_path, plan, 1, [case_for("a.py::t", CaseOutcome.FAILED)])  # a failed row shows its reason
+    text = (folder / "outcome.json").read_text()
+    damaged = re.sub(rf'"{field}": [^,\n]*', lambda _m: f'"{field}": {value}', text, count=1)
+    (folder / "outcome.json").write_text(damaged)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    table = render_terminal(verdict)
+    if field == "errors":
+        assert "outcome.json is invalid: 'errors' must be a whole number, not Infinity" in table
+    else:
+        assert "1/1" in table

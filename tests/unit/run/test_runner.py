@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -31,8 +33,8 @@ from ci_shards.run.classify import (
     merge_attempts,
     report_from_events,
 )
-from ci_shards.run.process import start_error_message
-from ci_shards.run.shard_output import tally
+from ci_shards.run.process import ProcessResult, start_error_message
+from ci_shards.run.shard_output import attempt_entry, tally
 from ci_shards.run.spool import read_tail
 
 
@@ -83,6 +85,17 @@ def test_batches_without_items_placeholder_is_one_batch() -> None:
 def test_an_item_too_long_for_the_os_limit_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="items_file"):
         cmd.batches(["x", "{items}"], ["y" * 10_000], limit=8000, environment_bytes=0)
+
+
+def test_a_command_word_that_is_not_utf8_is_measured_and_recorded_as_its_bytes() -> None:
+    # found by tests/unit/test_cli_fuzz.py: `run ... -- mytool $'\xff'` was an internal error (exit 3), twice: the
+    # per-argument check encoded the word as UTF-8, then outcome.json could not hold it
+    word = os.fsdecode(b"\xff")  # a lone surrogate, as Python reads that byte of argv
+    assert cmd.batches(["mytool", word, "{items}"], ["a"], limit=8000, environment_bytes=0) == [["a"]]
+    assert cmd.env_size({"X": word}) == cmd.env_size({"X": "y"})
+    entry = attempt_entry(argv=["mytool", word], result=ProcessResult(), rerun=0, batch=(1, 1), items=1, tests=0)
+    assert entry["argv"] == "mytool '\\xff'"
+    json.dumps(entry, ensure_ascii=False).encode("utf-8")
 
 
 # ---- classification
