@@ -205,7 +205,11 @@ class _ShardState:
             self.report.flush()
 
     def key(self, nodeid: str, path: Path | None) -> str:
-        if nodeid in self.keys:
+        # pytest names a module that is itself a collection argument outside the rootdir "" (``--pyargs
+        # pkg.tests.test_a pkg.tests.test_b``): two such files' tests may share an id (``::test_x``), so only the
+        # path tells them apart, and such an id is never looked up by itself
+        unnamed_file = nodeid.startswith("::")
+        if nodeid in self.keys and not unnamed_file:
             return self.keys[nodeid]
         key = nodeid
         if path is not None:
@@ -214,7 +218,8 @@ class _ShardState:
             # ``LexerInlineTestItem.from_parent(self, name="")``: node id ``x.txt::``), as the plan collected it
             _, sep, suffix = nodeid.partition("::")
             key = f"{rel}{sep}{suffix}"
-        self.keys[nodeid] = key
+        if not unnamed_file:
+            self.keys[nodeid] = key
         return key
 
     def path_id(self, path: Path) -> str:
@@ -231,9 +236,12 @@ class _ShardState:
                     return path.relative_to(parent).as_posix()
         return Path(os.path.relpath(path, self.ids_root)).as_posix()
 
-    def id_of(self, nodeid: str) -> str:
+    def id_of(self, nodeid: str, location: str | None = None) -> str:
         """The plan-style id of a test this process may not have collected itself (pytest-xdist's
-        controller only sees node ids, which are relative to rootdir)."""
+        controller only sees node ids, which are relative to rootdir); ``location``: the test's file as its
+        report gives it (relative to rootdir), which names the file of an id pytest left without one."""
+        if nodeid.startswith("::") and location is not None:
+            return self.key(nodeid, Path(os.path.normpath(self.config.rootpath / location)))
         if nodeid in self.keys:
             return self.keys[nodeid]
         return self.key(nodeid, self.config.rootpath / nodeid.split("::", 1)[0])
@@ -391,8 +399,8 @@ class _ShardState:
                 return _why_left_out(path, self.session)
         return ""
 
-    def pytest_runtest_logstart(self, nodeid: str) -> None:
-        self.emit({"event": "start", "id": self.id_of(nodeid)})
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
+        self.emit({"event": "start", "id": self.id_of(nodeid, location[0])})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = self.phases.setdefault(
@@ -437,7 +445,7 @@ class _ShardState:
             self.emit(
                 {
                     "event": "result",
-                    "id": self.id_of(report.nodeid),
+                    "id": self.id_of(report.nodeid, report.location[0]),
                     "outcome": record["outcome"],
                     "duration": round(record["duration"], 6),
                     "message": record["message"],

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
@@ -155,6 +156,33 @@ def test_local_runs_the_pyargs_suite_from_another_folder_to_pytests_counts(neutr
         assert done.returncode == 0, done.stderr
         assert "PASSED: 12 tests, 12 passed, 0 failed, 0 errors, 0 skipped" in done.stdout + done.stderr, done.stderr
         assert junit_cases(*_shard_junits(work / "ci-shards-results")) == reference
+
+
+SAME_NAME = "import pytest\n\n@pytest.mark.parametrize('n', range(3))\ndef test_same(n):\n    assert n != {fails}\n"
+
+
+@pytest.mark.parametrize("plan", [[], ["--discover"]])
+def test_test_modules_named_by_pyargs_from_another_folder_run_as_plain_pytest_runs_them(
+    neutral_folder: Path, plan: list[str]
+) -> None:
+    # --pyargs of two test modules (mpmath 1.4.1's shape): pytest names each module "" as a collection argument
+    # outside its rootdir, so both files' tests are ``::test_same[0]`` ...; a --pytest plan refused them and a shard
+    # named the second file's tests by the first file's path
+    site = neutral_folder.parent / "site/mypkg"
+    _write(site, {"alpha/tests/test_same_a.py": SAME_NAME.format(fails=-1)})
+    _write(site, {"beta/tests/test_same_b.py": SAME_NAME.format(fails=1)})
+    args = ["--pyargs", "mypkg.alpha.tests.test_same_a", "mypkg.beta.tests.test_same_b", "-p", "no:cacheprovider"]
+    reference = plain_run(neutral_folder, args, neutral_folder)
+    assert Counter(outcome for _, _, outcome in reference.elements()) == {"passed": 5, "failure": 1}
+
+    done = ci_shards("local", *plan, "--shards", "2", "--pytest", "--", *args, cwd=neutral_folder)
+    assert "FAILED: 1 test failed" in done.stderr + done.stdout, done.stderr
+    assert "5 passed, 1 failed, 0 errors" in done.stderr + done.stdout, done.stderr
+    ids = Counter()
+    for junit in _shard_junits(neutral_folder / "ci-shards-results"):
+        ids.update(case.get("ci-shards-id") for case in ET.parse(junit).iter("testcase"))
+    files = ("../site/mypkg/alpha/tests/test_same_a.py", "../site/mypkg/beta/tests/test_same_b.py")
+    assert ids == Counter(f"{file}::test_same[{n}]" for file in files for n in range(3))
 
 
 def test_the_shard_for_unowned_files_walks_only_the_packages_the_arguments_name(tmp_path: Path) -> None:
