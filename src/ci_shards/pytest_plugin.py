@@ -195,6 +195,7 @@ class _ShardState:
         self.ids_root = Path(config.getoption("ci_shards_ids_root") or config.invocation_params.dir)
         self.session: pytest.Session | None = None
         self.collector_paths: dict[str, Path] = {}  # a collector's node id -> its path
+        self.unnamed_files: dict[int, Path] = {}  # id() of a file's collect report whose node id is "" -> the file
         self.initial_paths: list[Path] = []  # the collection arguments' paths, as pytest resolved them
         self.collect_seconds: dict[str, float] = {}  # plan-style file id -> seconds its collectors took
         self.interrupted = ""  # what ended the session early (pytest_keyboard_interrupt), "" when nothing did
@@ -208,7 +209,7 @@ class _ShardState:
         # pytest names a module that is itself a collection argument outside the rootdir "" (``--pyargs
         # pkg.tests.test_a pkg.tests.test_b``): two such files' tests may share an id (``::test_x``), so only the
         # path tells them apart, and such an id is never looked up by itself
-        unnamed_file = nodeid.startswith("::")
+        unnamed_file = nodeid.startswith("::") or not nodeid
         if nodeid in self.keys and not unnamed_file:
             return self.keys[nodeid]
         key = nodeid
@@ -284,10 +285,14 @@ class _ShardState:
     ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
         """Each test file's collection seconds (importing it, its classes, its parametrized tests): the
         shard pays them once per file it holds part of, and with pytest-xdist once on every worker before
-        its first test, which the tests' own times leave out (report/overhead.py learns them per file)."""
+        its first test, which the tests' own times leave out (report/overhead.py learns them per file).
+        A file's report without a node id (a module pytest names "", see ``key``) is remembered with its path."""
         start = time.perf_counter()
         try:
-            return (yield)
+            report = yield
+            if not report.nodeid and not isinstance(collector, _FOLDERS):
+                self.unnamed_files[id(report)] = collector.path
+            return report
         finally:
             if not isinstance(collector, _FOLDERS):  # a folder's report is its conftest.py and its walk
                 file = self.path_id(collector.path)
@@ -305,9 +310,13 @@ class _ShardState:
         # need not be the directory pytest ran in; a collector inside a file is named by its file's path, not its
         # own (pyyaml 6.0.4's legacy tests point theirs at the test function's source module)
         file_part = item_file(report.nodeid)
-        path = self.collector_paths.get(file_part) or self.config.rootpath / file_part
-        key = self.key(report.nodeid, path) if report.nodeid else "<collection>"
-        if report.failed:
+        unnamed_file = self.unnamed_files.pop(id(report), None)
+        path = unnamed_file or self.collector_paths.get(file_part) or self.config.rootpath / file_part
+        key = self.key(report.nodeid, path) if report.nodeid or unnamed_file else "<collection>"
+        if report.failed and self.runs_nothing_of(key, path):
+            # another shard's error, which also explains this process's exit code
+            self.emit({"event": "collect-error", "id": key, "elsewhere": True})
+        elif report.failed:
             self.emit(
                 {
                     "event": "collect-error",
@@ -316,9 +325,9 @@ class _ShardState:
                     "text": _text(report.longreprtext),
                 }
             )
-        elif report.skipped and report.nodeid:
+        elif report.skipped and key != "<collection>":
             self.skipped_collectors[key] = _reason(report.longrepr)
-        elif report.nodeid and "::" not in report.nodeid:
+        elif key != "<collection>" and "::" not in report.nodeid:
             self.collected_files.add(key)
 
     @pytest.hookimpl(tryfirst=True)
@@ -355,6 +364,13 @@ class _ShardState:
         if self.collected_to:
             _append_line(self.collected_to, event)
         self.emit(event)
+
+    def runs_nothing_of(self, key: str, path: Path) -> bool:
+        """Whether a collector is in a file this process would not have collected had pytest asked
+        (``_Selection.skips``): pytest collects a file named as an argument without asking ``pytest_ignore_collect``,
+        so every shard imports it, and a failure to collect it is the one shard's that runs its tests, told once,
+        as plain pytest tells it."""
+        return self.selection is not None and path.is_file() and self.selection.skips(item_file(key), is_dir=False)
 
     def own_skipped_collectors(self) -> dict[str, str]:
         """The skipped collectors this shard answers for (``ShardOwnership.shard_of`` their id: a file's
