@@ -22,9 +22,9 @@ six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in d
 pyparsing,pyyaml,pyyaml_sub,natsort,starlette,aiofiles,coverage --work /tmp/conf5``; pyyaml_sub is pyyaml's
 suite run from its tests/ folder, in pyyaml's venv), run 6 six more (``--only sqlparse,sqlparse_sub,tomlkit,
 dateutil,dateutil_above,markdown,wrapt,wrapt_sub,execnet,execnet_doc,execnet_doc_k --work /tmp/conf6``; the
-``_sub``, ``_above`` and ``_doc`` entries run a project's suite from another folder, in its venv), run 7 six
-more (``--only humanize,astroid,mpmath,black,anyio,jedi,zope_interface
---work /tmp/conf7``).
+``_sub``, ``_above`` and ``_doc`` entries run a project's suite from another folder, in its venv), run 7 seven
+more (``--only humanize,astroid,mpmath,mpmath_mods,black,anyio,jedi,
+zope_interface --work /tmp/conf7``; mpmath_mods is a second --pyargs run of mpmath's modules, in its venv).
 """
 
 from __future__ import annotations
@@ -385,6 +385,18 @@ PROJECTS = (
             "--pyargs",
             *(f"mpmath.tests.test_{name}" for name in ("bitwise", "convert", "matrices", "interval", "levin")),
         ),
+    ),
+    Project(
+        "mpmath_mods",
+        "--pyargs of six of its test modules from a neutral folder, ones whose outcomes do not depend on the tests "
+        "run before them without the sdist's root conftest (its autouse fixture resets mpmath's precision)",
+        "",
+        (),
+        pyargs=(
+            "--pyargs",
+            *(f"mpmath.tests.test_{name}" for name in ("pickle", "str", "identify", "division", "trig", "matrices")),
+        ),
+        venv="mpmath",
     ),
     Project(
         "black",
