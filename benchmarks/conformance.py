@@ -22,7 +22,9 @@ six projects (``--only pygments,click,babel,parso,marshmallow,pint``; setup in d
 pyparsing,pyyaml,pyyaml_sub,natsort,starlette,aiofiles,coverage --work /tmp/conf5``; pyyaml_sub is pyyaml's
 suite run from its tests/ folder, in pyyaml's venv), run 6 six more (``--only sqlparse,sqlparse_sub,tomlkit,
 dateutil,dateutil_above,markdown,wrapt,wrapt_sub,execnet,execnet_doc,execnet_doc_k --work /tmp/conf6``; the
-``_sub``, ``_above`` and ``_doc`` entries run a project's suite from another folder, in its venv).
+``_sub``, ``_above`` and ``_doc`` entries run a project's suite from another folder, in its venv), run 7 seven
+more (``--only humanize,astroid,mpmath,mpmath_mods,black,anyio,jedi,
+zope_interface --work /tmp/conf7``; mpmath_mods is a second --pyargs run of mpmath's modules, in its venv).
 """
 
 from __future__ import annotations
@@ -332,6 +334,101 @@ PROJECTS = (
         "execnet-2.1.2/doc",
         ("../testing", "-k", "basics or serializer or threadpool or rsync"),
         venv="execnet",
+    ),
+    # run 7
+    Project(
+        "humanize",
+        "[tool.pytest] (pytest 9's table) with minversion 9.0, addopts --doctest-modules over testpaths src and "
+        "tests (doctests of a src-layout package), filterwarnings=error; pytest-benchmark installed",
+        "humanize-4.17.0",
+        (),
+    ),
+    Project(
+        "astroid",
+        "[tool.pytest] with dotted keys (ini_options.addopts = -m 'not acceptance', ini_options.python_files = "
+        "*test_*.py), testpaths, filterwarnings=error, xfail_strict; subTest; optional dependencies absent (skips)",
+        "astroid-4.4.0",
+        (),
+    ),
+    Project(
+        "mpmath",
+        "tests inside the package; a root conftest's collect_ignore of package modules; addopts --doctest-modules "
+        "--doctest-glob='*.rst' (quotes inside addopts) and --durations; .rst files and package modules named as "
+        "doctests; also --pyargs of test modules from a neutral folder",
+        "mpmath-1.4.1",
+        (
+            *(
+                f"mpmath/tests/test_{name}.py"
+                for name in [
+                    "basic_ops",
+                    "bitwise",
+                    "convert",
+                    "division",
+                    "pickle",
+                    "power",
+                    "str",
+                    "trig",
+                    "matrices",
+                    "interval",
+                    "identify",
+                    "module",
+                    "levin",
+                ]
+            ),
+            "docs/basics.rst",
+            "docs/matrices.rst",
+            "docs/general.rst",
+            "mpmath/ctx_mp.py",
+            "mpmath/identification.py",
+        ),
+        pyargs=(
+            "--pyargs",
+            *(f"mpmath.tests.test_{name}" for name in ("bitwise", "convert", "matrices", "interval", "levin")),
+        ),
+    ),
+    Project(
+        "mpmath_mods",
+        "--pyargs of six of its test modules from a neutral folder, ones whose outcomes do not depend on the tests "
+        "run before them without the sdist's root conftest (its autouse fixture resets mpmath's precision)",
+        "",
+        (),
+        pyargs=(
+            "--pyargs",
+            *(f"mpmath.tests.test_{name}" for name in ("pickle", "str", "identify", "division", "trig", "matrices")),
+        ),
+        venv="mpmath",
+    ),
+    Project(
+        "black",
+        "data files under tests/data read by parametrize (ids of their names), a plugin module tests/optional.py "
+        "with an ini list optional-tests and a --run-optional option, filterwarnings=error (its config.inicfg use "
+        "needs -W ignore::pytest.PytestRemovedIn10Warning under pytest 9.2), subTest",
+        "black-26.10.1",
+        ("-W", "ignore::pytest.PytestRemovedIn10Warning"),
+    ),
+    Project(
+        "anyio",
+        "[tool.pytest] addopts -p anyio (its own plugin, by entry point) -p pytest_mock -p timeout -p no:asyncio, "
+        "every async test parametrized by the anyio_backend fixture ([asyncio], [asyncio+uvloop], [trio]), "
+        "anyio_mode=auto, pytester; testpaths with only --ignore given (its socket tests need IPv6 and a network)",
+        "anyio-4.16.0",
+        ("--ignore=tests/test_sockets.py",),
+    ),
+    Project(
+        "jedi",
+        "pytest.ini with testpaths jedi and test, addopts --doctest-modules, usefixtures, norecursedirs of paths; a "
+        "root conftest's pytest_generate_tests over integration files (test/completion/*.py cases as parameters) "
+        "and its own options",
+        "jedi-0.20.1",
+        (),
+    ),
+    Project(
+        "zope_interface",
+        "unittest TestCases inside a package of a namespace package (zope/, no __init__.py) in a src layout, no "
+        "pytest settings, a C extension; src/ from the root, --pyargs zope.interface from a neutral folder",
+        "zope_interface-8.7",
+        ("src",),
+        pyargs=("--pyargs", "zope.interface"),
     ),
 )
 

@@ -195,6 +195,7 @@ class _ShardState:
         self.ids_root = Path(config.getoption("ci_shards_ids_root") or config.invocation_params.dir)
         self.session: pytest.Session | None = None
         self.collector_paths: dict[str, Path] = {}  # a collector's node id -> its path
+        self.unnamed_files: dict[int, Path] = {}  # id() of a file's collect report whose node id is "" -> the file
         self.initial_paths: list[Path] = []  # the collection arguments' paths, as pytest resolved them
         self.collect_seconds: dict[str, float] = {}  # plan-style file id -> seconds its collectors took
         self.interrupted = ""  # what ended the session early (pytest_keyboard_interrupt), "" when nothing did
@@ -205,7 +206,11 @@ class _ShardState:
             self.report.flush()
 
     def key(self, nodeid: str, path: Path | None) -> str:
-        if nodeid in self.keys:
+        # pytest names a module that is itself a collection argument outside the rootdir "" (``--pyargs
+        # pkg.tests.test_a pkg.tests.test_b``): two such files' tests may share an id (``::test_x``), so only the
+        # path tells them apart, and such an id is never looked up by itself
+        unnamed_file = nodeid.startswith("::") or not nodeid
+        if nodeid in self.keys and not unnamed_file:
             return self.keys[nodeid]
         key = nodeid
         if path is not None:
@@ -214,7 +219,8 @@ class _ShardState:
             # ``LexerInlineTestItem.from_parent(self, name="")``: node id ``x.txt::``), as the plan collected it
             _, sep, suffix = nodeid.partition("::")
             key = f"{rel}{sep}{suffix}"
-        self.keys[nodeid] = key
+        if not unnamed_file:
+            self.keys[nodeid] = key
         return key
 
     def path_id(self, path: Path) -> str:
@@ -231,9 +237,12 @@ class _ShardState:
                     return path.relative_to(parent).as_posix()
         return Path(os.path.relpath(path, self.ids_root)).as_posix()
 
-    def id_of(self, nodeid: str) -> str:
+    def id_of(self, nodeid: str, location: str | None = None) -> str:
         """The plan-style id of a test this process may not have collected itself (pytest-xdist's
-        controller only sees node ids, which are relative to rootdir)."""
+        controller only sees node ids, which are relative to rootdir); ``location``: the test's file as its
+        report gives it (relative to rootdir), which names the file of an id pytest left without one."""
+        if nodeid.startswith("::") and location is not None:
+            return self.key(nodeid, Path(os.path.normpath(self.config.rootpath / location)))
         if nodeid in self.keys:
             return self.keys[nodeid]
         return self.key(nodeid, self.config.rootpath / nodeid.split("::", 1)[0])
@@ -276,10 +285,14 @@ class _ShardState:
     ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
         """Each test file's collection seconds (importing it, its classes, its parametrized tests): the
         shard pays them once per file it holds part of, and with pytest-xdist once on every worker before
-        its first test, which the tests' own times leave out (report/overhead.py learns them per file)."""
+        its first test, which the tests' own times leave out (report/overhead.py learns them per file).
+        A file's report without a node id (a module pytest names "", see ``key``) is remembered with its path."""
         start = time.perf_counter()
         try:
-            return (yield)
+            report = yield
+            if not report.nodeid and not isinstance(collector, _FOLDERS):
+                self.unnamed_files[id(report)] = collector.path
+            return report
         finally:
             if not isinstance(collector, _FOLDERS):  # a folder's report is its conftest.py and its walk
                 file = self.path_id(collector.path)
@@ -297,9 +310,13 @@ class _ShardState:
         # need not be the directory pytest ran in; a collector inside a file is named by its file's path, not its
         # own (pyyaml 6.0.4's legacy tests point theirs at the test function's source module)
         file_part = item_file(report.nodeid)
-        path = self.collector_paths.get(file_part) or self.config.rootpath / file_part
-        key = self.key(report.nodeid, path) if report.nodeid else "<collection>"
-        if report.failed:
+        unnamed_file = self.unnamed_files.pop(id(report), None)
+        path = unnamed_file or self.collector_paths.get(file_part) or self.config.rootpath / file_part
+        key = self.key(report.nodeid, path) if report.nodeid or unnamed_file else "<collection>"
+        if report.failed and self.runs_nothing_of(key, path):
+            # another shard's error, which also explains this process's exit code
+            self.emit({"event": "collect-error", "id": key, "elsewhere": True})
+        elif report.failed:
             self.emit(
                 {
                     "event": "collect-error",
@@ -308,9 +325,9 @@ class _ShardState:
                     "text": _text(report.longreprtext),
                 }
             )
-        elif report.skipped and report.nodeid:
+        elif report.skipped and key != "<collection>":
             self.skipped_collectors[key] = _reason(report.longrepr)
-        elif report.nodeid and "::" not in report.nodeid:
+        elif key != "<collection>" and "::" not in report.nodeid:
             self.collected_files.add(key)
 
     @pytest.hookimpl(tryfirst=True)
@@ -347,6 +364,13 @@ class _ShardState:
         if self.collected_to:
             _append_line(self.collected_to, event)
         self.emit(event)
+
+    def runs_nothing_of(self, key: str, path: Path) -> bool:
+        """Whether a collector is in a file this process would not have collected had pytest asked
+        (``_Selection.skips``): pytest collects a file named as an argument without asking ``pytest_ignore_collect``,
+        so every shard imports it, and a failure to collect it is the one shard's that runs its tests, told once,
+        as plain pytest tells it."""
+        return self.selection is not None and path.is_file() and self.selection.skips(item_file(key), is_dir=False)
 
     def own_skipped_collectors(self) -> dict[str, str]:
         """The skipped collectors this shard answers for (``ShardOwnership.shard_of`` their id: a file's
@@ -391,8 +415,8 @@ class _ShardState:
                 return _why_left_out(path, self.session)
         return ""
 
-    def pytest_runtest_logstart(self, nodeid: str) -> None:
-        self.emit({"event": "start", "id": self.id_of(nodeid)})
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
+        self.emit({"event": "start", "id": self.id_of(nodeid, location[0])})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = self.phases.setdefault(
@@ -437,7 +461,7 @@ class _ShardState:
             self.emit(
                 {
                     "event": "result",
-                    "id": self.id_of(report.nodeid),
+                    "id": self.id_of(report.nodeid, report.location[0]),
                     "outcome": record["outcome"],
                     "duration": round(record["duration"], 6),
                     "message": record["message"],

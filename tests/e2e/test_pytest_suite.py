@@ -11,13 +11,16 @@ compared with one plain ``python -m pytest`` of the same arguments:
   from another folder, planned by ``plan --pytest`` and ``plan --discover`` from pytest-split-style
   timings and run through ``local`` (26.2);
 - the shard that runs files no shard owns walks what the arguments select, never the common
-  folder of the planned files (26.3).
+  folder of the planned files (26.3);
+- ``--pyargs`` of test modules (mpmath 1.4.1's), which pytest names "" (``::test_x``), and a file named as an
+  argument that fails to collect, which every shard imports (conformance run 7).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
@@ -155,6 +158,54 @@ def test_local_runs_the_pyargs_suite_from_another_folder_to_pytests_counts(neutr
         assert done.returncode == 0, done.stderr
         assert "PASSED: 12 tests, 12 passed, 0 failed, 0 errors, 0 skipped" in done.stdout + done.stderr, done.stderr
         assert junit_cases(*_shard_junits(work / "ci-shards-results")) == reference
+
+
+SAME_NAME = "import pytest\n\n@pytest.mark.parametrize('n', range(3))\ndef test_same(n):\n    assert n != {fails}\n"
+
+
+@pytest.mark.parametrize("plan", [[], ["--discover"]])
+def test_test_modules_named_by_pyargs_from_another_folder_run_as_plain_pytest_runs_them(
+    neutral_folder: Path, plan: list[str]
+) -> None:
+    # --pyargs of two test modules (mpmath 1.4.1's shape): pytest names each module "" as a collection argument
+    # outside its rootdir, so both files' tests are ``::test_same[0]`` ...; a --pytest plan refused them and a shard
+    # named the second file's tests by the first file's path
+    site = neutral_folder.parent / "site/mypkg"
+    _write(site, {"alpha/tests/test_same_a.py": SAME_NAME.format(fails=-1)})
+    _write(site, {"beta/tests/test_same_b.py": SAME_NAME.format(fails=1)})
+    _write(site, {"beta/tests/test_skips.py": "import pytest\n\npytest.importorskip('no_such_module_anywhere')\n"})
+    modules = ["mypkg.alpha.tests.test_same_a", "mypkg.beta.tests.test_same_b", "mypkg.beta.tests.test_skips"]
+    args = ["--pyargs", *modules, "-p", "no:cacheprovider"]
+    reference = plain_run(neutral_folder, args, neutral_folder)
+    assert Counter(outcome for _, _, outcome in reference.elements()) == {"passed": 5, "failure": 1, "skipped": 1}
+
+    done = ci_shards("local", *plan, "--shards", "2", "--pytest", "--", *args, cwd=neutral_folder)
+    assert "FAILED: 1 test failed" in done.stderr + done.stdout, done.stderr
+    assert "5 passed, 1 failed, 0 errors, 1 skipped" in done.stderr + done.stdout, done.stderr
+    ids: Counter[str | None] = Counter()
+    for junit in _shard_junits(neutral_folder / "ci-shards-results"):
+        ids.update(case.get("ci-shards-id") for case in ET.parse(junit).iter("testcase"))
+    files = ("../site/mypkg/alpha/tests/test_same_a.py", "../site/mypkg/beta/tests/test_same_b.py")
+    skipped = "../site/mypkg/beta/tests/test_skips.py"  # the module's skip, one skipped test as pytest counts it
+    assert ids == Counter([f"{file}::test_same[{n}]" for file in files for n in range(3)] + [skipped])
+
+
+def test_a_file_named_as_an_argument_that_fails_to_collect_is_one_error_as_plain_pytest_counts_it(
+    tmp_path: Path,
+) -> None:
+    # pytest collects every file named on its command line without asking pytest_ignore_collect, so each shard of a
+    # discovery plan imported it and reported its error: 2 errors and "1 test ran more than once" against 1 error
+    files = {"t/test_a.py": PARAMETRIZED.format(name="a"), "t/test_b.py": PARAMETRIZED.format(name="b")}
+    _write(tmp_path, {**files, "t/test_d.py": REFUSES_IMPORT})
+    args = ["--continue-on-collection-errors", "t/test_a.py", "t/test_b.py", "t/test_d.py", "-p", "no:cacheprovider"]
+    reference = plain_run(tmp_path, args, tmp_path)
+    assert Counter(outcome for _, _, outcome in reference.elements()) == {"passed": 6, "error": 1}
+
+    done = ci_shards("local", "--discover", "--shards", "2", "--pytest", "--", *args, cwd=tmp_path)
+    said = done.stderr + done.stdout
+    assert "FAILED: 1 error; 1 of 2 shards did not pass" in said, said  # the other shard's exit 1 is explained
+    assert "7 tests, 6 passed, 0 failed, 1 error, 0 skipped" in said, said
+    assert "more than once" not in said
 
 
 def test_the_shard_for_unowned_files_walks_only_the_packages_the_arguments_name(tmp_path: Path) -> None:

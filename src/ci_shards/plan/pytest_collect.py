@@ -6,7 +6,8 @@ item's node id and file, pytest's rootdir and each failed collector to FILE. Wha
 
 The ids are pytest's node ids as they are (as in ``.test_durations`` and JUnit reports): relative to
 pytest's rootdir, or for a file outside it (a package run with ``--pyargs`` from another folder)
-relative to the collection argument that holds it. The plan records that rootdir relative to the
+relative to the collection argument that holds it; a module that is itself such an argument, which pytest names
+"" (``::test_a``), by its path from the rootdir, as the shards name it. The plan records that rootdir relative to the
 working directory, so a shard job with its checkout elsewhere finds the same files.
 ``read_collection`` (pure) refuses a collection that could not be run again by id: a failed collector,
 an id whose file part does not name its file (an id collected more than once is planned once).
@@ -70,7 +71,8 @@ def read_collection(record: Mapping[str, Any], *, exit_code: int, output: str = 
     paths: dict[str, str] = {}
     seen: set[str] = set()
     for item in record.get("items", ()):
-        node_id, path = str(item["id"]), str(item["path"])
+        path = str(item["path"])
+        node_id = with_file_named(str(item["id"]), path, rootdir)
         if node_id in seen:  # items sharing a node id: planned once, the shard that runs it runs them all
             continue
         seen.add(node_id)
@@ -84,6 +86,16 @@ def read_collection(record: Mapping[str, Any], *, exit_code: int, output: str = 
         paths.setdefault(item_file(node_id), path)
     deselected = {str(f): int(n) for f, n in (record.get("deselected") or {}).items()}
     return Collection(ids=ids, rootdir=rootdir, paths=paths, deselected=deselected)
+
+
+def with_file_named(node_id: str, path: str, rootdir: str) -> str:
+    """``node_id`` with its file named when pytest left it unnamed: a module that is itself a collection argument
+    outside the rootdir is named "" (``--pyargs pkg.tests.test_x`` from another folder: ``::test_a``, the same id
+    for the tests of two such modules), and no shard could select it again by that. The shards' plugin names such
+    a file by its path from the rootdir (``pytest_plugin._ShardState.path_id``), so the plan does too."""
+    if not node_id.startswith("::"):
+        return node_id
+    return Path(os.path.relpath(path, rootdir)).as_posix() + node_id
 
 
 def names_its_file(file_part: str, path: str, rootdir: str) -> bool:

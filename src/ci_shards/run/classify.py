@@ -55,6 +55,9 @@ class Report:
     cases: tuple[CaseResult, ...] = ()
     problem: str = ""  # "no test report", "unparseable: ...", "stale"
     collect_errors: tuple[CaseResult, ...] = ()
+    # files named as arguments that failed to collect here too, each told by the shard that runs its tests: no error
+    # of this shard, but the reason for its pytest's exit code 1
+    collect_errors_elsewhere: tuple[str, ...] = ()
     in_flight: tuple[str, ...] = ()  # started, never finished (killed)
     not_collected: tuple[str, ...] = ()
     deselected: tuple[str, ...] = ()
@@ -132,6 +135,7 @@ def report_from_events(lines: Iterable[str]) -> Report:
     repeated: list[CaseResult] = []  # items that share a node id, each run by pytest: a test each
     started: list[str] = []
     collect_errors: list[CaseResult] = []
+    elsewhere: list[str] = []
     collected: dict[str, object] = {}
     ended_early, finished = "", False
     for line in lines:
@@ -147,6 +151,8 @@ def report_from_events(lines: Iterable[str]) -> Report:
             if case.test_id in results:  # pyyaml 6.0.4's three tests/legacy_tests/test_yaml.py::test_yaml.py
                 repeated.append(results[case.test_id])
             results[case.test_id] = case
+        elif kind == "collect-error" and event.get("elsewhere"):
+            elsewhere.append(str(event.get("id", "")))
         elif kind == "collect-error":
             test_id = str(event.get("id", "<collection>"))
             collect_errors.append(
@@ -170,6 +176,7 @@ def report_from_events(lines: Iterable[str]) -> Report:
     return Report(
         cases=(*repeated, *results.values()),
         collect_errors=tuple(collect_errors),
+        collect_errors_elsewhere=tuple(elsewhere),
         in_flight=in_flight,
         not_collected=tuple(str(i) for i in collected.get("not_collected", []) or []),  # type: ignore[attr-defined]
         deselected=tuple(str(i) for i in collected.get("deselected", []) or []),  # type: ignore[attr-defined]
@@ -543,7 +550,8 @@ def _failed_or_passed(
     if usable and not merged and not collect_errors and not policy.accept_exit_code and not all_left_out and not halted:
         problems.append("zero tests executed")
     if not (flaky and not bad) and not halted:  # re-runs that resolved every failure explain a bad exit
-        explained = bool(bad or collect_errors or (report_problems and not policy.accept_exit_code))
+        elsewhere = any(r.report.collect_errors_elsewhere for r in first)
+        explained = bool(bad or collect_errors or elsewhere or (report_problems and not policy.accept_exit_code))
         exit_code_only = policy.accept_exit_code and bool(report_problems)
         problems += _exit_problem(first, explained=explained, exit_code_only=exit_code_only)
     if not_run and not halted:

@@ -60,6 +60,23 @@ def test_a_file_outside_rootdir_is_named_relative_to_its_collection_argument() -
     assert read_collection(record, exit_code=0).ids == ["tests/test_x.py::b"]
 
 
+def test_a_module_given_as_a_collection_argument_outside_rootdir_is_named_by_its_path_from_rootdir() -> None:
+    # --pyargs pkg.a.tests.test_a pkg.b.tests.test_b from another folder (mpmath 1.4.1's test modules): pytest names
+    # each module "" and so both files' tests ``::test_same[0]``; the shards name the file by its path from rootdir
+    record = _record(
+        ("::test_same[0]", "/site/pkg/a/tests/test_a.py"),
+        ("::test_a", "/site/pkg/a/tests/test_a.py"),
+        ("::test_same[0]", "/site/pkg/b/tests/test_b.py"),
+    )
+    collection = read_collection(record, exit_code=0)
+    assert collection.ids == [
+        "../site/pkg/a/tests/test_a.py::test_same[0]",
+        "../site/pkg/a/tests/test_a.py::test_a",
+        "../site/pkg/b/tests/test_b.py::test_same[0]",
+    ]
+    assert collection.paths["../site/pkg/b/tests/test_b.py"] == "/site/pkg/b/tests/test_b.py"
+
+
 def test_portable_rootdir_is_relative_to_the_working_directory(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     assert portable_rootdir(str(tmp_path), tmp_path) == "."

@@ -361,6 +361,22 @@ def test_a_collection_error_alone_is_no_unverified_shard() -> None:
     assert verdict.not_run == ("a.py::t1",)
 
 
+def test_a_collection_error_another_shard_tells_is_no_error_here_but_explains_the_exit_code() -> None:
+    # a file named as an argument (``-- --continue-on-collection-errors t/test_a.py t/test_d.py``) is collected by
+    # every shard, whatever ``pytest_ignore_collect`` says; its error is the one of the shard that runs its tests
+    lines = [
+        '{"event": "collect-error", "id": "t/test_d.py", "elsewhere": true}',
+        '{"event": "collected", "ids": ["t/test_a.py::t1"], "deselected": [], "not_collected": []}',
+        '{"event": "result", "id": "t/test_a.py::t1", "outcome": "passed", "duration": 0.5}',
+    ]
+    report = report_from_events(lines)
+    assert (report.collect_errors, report.collect_errors_elsewhere) == ((), ("t/test_d.py",))
+    ran = run(rc=1, report=report)
+    verdict = decide(shard_index=2, shard_name="s", planned=["t/test_a.py::t1"], runs=[ran], policy=Policy())
+    assert verdict.status is ShardStatus.PASSED, verdict.reason
+    assert [(c.test_id, c.outcome) for c in verdict.cases] == [("t/test_a.py::t1", CaseOutcome.PASSED)]
+
+
 @pytest.mark.parametrize(
     ("collector", "planned", "cause"),
     [
