@@ -482,8 +482,11 @@ def test_every_command_answers_bad_input_clearly(seed: Path, scratch: Path, case
     check(case, code, out, err)
 
 
+# 400 examples, about 7 CPU s: 1,000 took 18.7 CPU s, a twentieth of the slow set's budget (issue 21). The deep
+# search was by hand (57,300 examples, docs/benchmarks.md); hypothesis draws new examples on every run, so CI's
+# runs keep adding to it.
 @pytest.mark.slow
-@settings(max_examples=1000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=cases(SEED_FILES))
 def test_every_command_answers_bad_input_clearly_thorough(seed: Path, scratch: Path, case: Case) -> None:
     test_every_command_answers_bad_input_clearly.hypothesis.inner_test(seed, scratch, case)
