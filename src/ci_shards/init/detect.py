@@ -28,6 +28,7 @@ from pathlib import PurePosixPath
 from typing import Any, Final
 
 from ci_shards.common.errors import UsageError
+from ci_shards.common.tables import table_at
 from ci_shards.init.facts import LOCKFILES, NODE_TEST_FILE, ProjectFacts
 from ci_shards.init.pyversion import allowed_pythons, from_poetry, minor_of
 from ci_shards.plan.pytest_args import last_value, maxfail_in, xdist_workers_in
@@ -138,12 +139,8 @@ def _requirements(files: frozenset[str]) -> list[str]:
 
 
 def _table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
-    for key in keys:
-        value = data.get(key)
-        if not isinstance(value, dict):
-            return {}
-        data = value
-    return data
+    """The table at ``keys``; a missing one (or a value of another kind) reads as empty: nothing detected there."""
+    return table_at(data, *keys) or {}
 
 
 def _installable(facts: ProjectFacts) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ci_shards.common.errors import ConfigError, as_written, kind_of, why_unreadable
+from ci_shards.common.tables import table_at
 from ci_shards.model.plan import Granularity
 from ci_shards.options.declared import CONFIG_CHOICES, CONFIG_KEYS
 from ci_shards.options.spec import ConfigKey, ConfigKind
@@ -200,8 +201,8 @@ def _read_pyproject(path: Path) -> Any:
     except (ValueError, RecursionError) as err:  # TOMLDecodeError is a ValueError; so is a too long integer
         msg = f"{path}: not valid TOML: {why_unreadable(err)}"
         raise ConfigError(msg) from None
-    tool = data.get("tool")  # `tool = "ci-shards"` is TOML too: only a table holds our settings
-    return tool.get("ci-shards") if isinstance(tool, dict) else None
+    tool = table_at(data, "tool")  # `tool = "ci-shards"` is TOML too: only a table holds our settings
+    return tool.get("ci-shards") if tool is not None else None
 
 
 def load_config(cwd: Path, explicit: str | None = None) -> Config:

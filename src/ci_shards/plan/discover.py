@@ -38,6 +38,7 @@ from typing import Any, Final
 
 from ci_shards.common.console import listed, plural
 from ci_shards.common.errors import InputError, why_unreadable
+from ci_shards.common.tables import table_at
 from ci_shards.model.matching import collector_files, item_candidates, item_file
 from ci_shards.model.plan import Plan, ShardPlan
 from ci_shards.plan.collect import glob_items
@@ -131,7 +132,7 @@ def _ini(path: Path, section: str) -> dict[str, str] | None:
     return dict(parser[section]) if parser.has_section(section) else None
 
 
-def _pyproject(path: Path) -> dict[str, Any] | None:
+def _pyproject(path: Path) -> Mapping[str, Any] | None:
     try:
         tomllib = importlib.import_module("tomllib")  # 3.11+; the action's Python has it
     except ModuleNotFoundError:
@@ -140,12 +141,11 @@ def _pyproject(path: Path) -> dict[str, Any] | None:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as err:  # ValueError: TOMLDecodeError, UnicodeDecodeError
         raise InputError(path, f"cannot read pytest settings: {why_unreadable(err)}") from None
-    tool = data.get("tool")  # `tool = "x"` is TOML too: only a table holds pytest's settings
-    tool = tool.get("pytest") if isinstance(tool, dict) else None
-    if not isinstance(tool, dict):
+    tool = table_at(data, "tool", "pytest")  # `tool = "x"` is TOML too: only a table holds pytest's settings
+    if tool is None:
         return None
-    options = tool.get("ini_options")
-    return options if isinstance(options, dict) else tool  # pytest 9 also reads [tool.pytest] natively
+    options = table_at(tool, "ini_options")
+    return options if options is not None else tool  # pytest 9 also reads [tool.pytest] natively
 
 
 def settings_in(directory: Path) -> PytestSettings | None:

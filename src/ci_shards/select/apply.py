@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_shards.common import json_text
+from ci_shards.common.tables import table_at
 from ci_shards.model.matching import item_file, owning_item
 from ci_shards.select import ci, git
 from ci_shards.select.decide import AlwaysRun, Selection, decide, run_everything
@@ -62,10 +63,8 @@ def _pytest_plugins(top: Path) -> list[str]:
         data = tomllib.loads((top / "pyproject.toml").read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return []
-    project = data.get("project")
-    points = project.get("entry-points") if isinstance(project, Mapping) else None
-    entries = points.get("pytest11") if isinstance(points, Mapping) else None
-    return [str(v).split(":")[0].strip() for v in entries.values()] if isinstance(entries, Mapping) else []
+    entries = table_at(data, "project", "entry-points", "pytest11")
+    return [str(v).split(":")[0].strip() for v in entries.values()] if entries is not None else []
 
 
 def _base(top: Path, flag: str | None, env: Mapping[str, str], event: Mapping[str, Any], default: str | None) -> str:
