@@ -6,6 +6,7 @@ Every choice comes with a ``Finding``: what was chosen and why (the file it came
 - runner: ``--runner``; else pytest settings (pytest.ini, tox.ini, setup.cfg, pyproject.toml) mean pytest; else
   package.json with jest (a dependency, or its test script) means jest, with ``node --test`` in the test script
   node; else go.mod means go; else a Python project (pyproject.toml, setup.cfg, setup.py, requirements*.txt) pytest;
+  else a file pytest's default names collect (``test_*.py``, ``*_test.py``) pytest;
 - install (pytest): ``--install``; else the first of the ``test``, ``tests``, ``dev`` extras (pyproject.toml or
   setup.cfg), else of those PEP 735 dependency groups, else of Poetry's groups (or its ``dev-dependencies``),
   installed by Poetry into the job's Python, else the requirements files named for tests or dev (and
@@ -127,6 +128,8 @@ def detect_runner(facts: ProjectFacts) -> Finding | None:
     python = [name for name in PYTHON_PROJECT_FILES if name in facts.files] + _requirements(facts.files)
     if python:
         return Finding("runner", "pytest", f"a Python project ({python[0]})")
+    if facts.pytest_test_file:  # a folder of tests and no project file: what plain `pytest` would run here
+        return Finding("runner", "pytest", f"pytest's test files ({facts.pytest_test_file})")
     return None
 
 
@@ -319,8 +322,8 @@ def decide(facts: ProjectFacts, request: InitRequest) -> Setup:
     """The choices for ``facts`` under ``request``; a request that cannot be met is a ``UsageError``."""
     found = Finding("runner", request.runner.value, "--runner") if request.runner else detect_runner(facts)
     if found is None:
-        msg = "cannot tell the test runner: no pytest settings, package.json, go.mod or Python project here; give "
-        msg += "--runner"
+        msg = "cannot tell the test runner: no pytest settings, package.json, go.mod, Python project or test_*.py "
+        msg += "here; give --runner"
         raise UsageError(msg)
     runner = Runner(found.value)
     check_request(request, runner)

@@ -2,7 +2,8 @@
 
 Nothing here decides anything: ``init.detect`` turns these facts into choices. Only the root is read, plus one
 walk for the test files of a Node project (jest and ``node --test`` name their files by convention, not in a
-settings file); nothing is imported or run.
+settings file) and, in a folder with no project file at all, one for a file pytest collects by its default
+names; nothing is imported or run.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ LOCKFILES: Final = ("package-lock.json", "npm-shrinkwrap.json")  # what `npm ci`
 SKIPPED_DIRS: Final = frozenset({"node_modules", "dist", "build", "coverage", "vendor", "out"})
 NODE_TEST_FILE: Final = re.compile(r"(^|[._-])(test|spec)\.[cm]?[jt]sx?$|^test[._-].*\.[cm]?[jt]sx?$")
 MAX_NODE_TEST_FILES: Final = 10_000  # enough to see which folders hold them
+# pytest's default python_files (test_*.py, *_test.py) and the folders its default norecursedirs never enters
+PYTEST_TEST_FILE: Final = re.compile(r"^test_.*\.py$|^.+_test\.py$")
+PYTEST_SKIPPED_DIRS: Final = frozenset({"node_modules", "build", "dist", "venv", "CVS", "_darcs", "{arch}"})
+MAX_PYTEST_WALK_DIRS: Final = 2_000  # a folder of tests shows one within its first folders; stop looking after
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +47,7 @@ class ProjectFacts:
     package_json: Mapping[str, Any] = field(default_factory=dict)
     node_test_files: tuple[str, ...] = ()  # jest's / node --test's conventional test files, sorted
     has_go_mod: bool = False
+    pytest_test_file: str = ""  # the first file pytest's default names collect, when no project file says more
     repository_root: str = ""  # the git repository's root when it is above this folder ("" when here or none)
 
 
@@ -107,6 +113,34 @@ def _node_test_files(root: Path) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def _pytest_test_file(root: Path) -> str:
+    """The first file, walking ``root`` in sorted order, that pytest's defaults collect (``test_*.py``,
+    ``*_test.py``), in no folder pytest's default ``norecursedirs`` or a virtualenv (``pyvenv.cfg``) keeps it out
+    of; "" for none within ``MAX_PYTEST_WALK_DIRS`` folders."""
+    for seen, (directory, dirs, files) in enumerate(os.walk(root)):
+        if seen >= MAX_PYTEST_WALK_DIRS:
+            break
+        here = Path(directory)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in PYTEST_SKIPPED_DIRS
+            and not d.startswith(".")
+            and not d.endswith(".egg")
+            and not (here / d / "pyvenv.cfg").exists()
+        )
+        name = next((n for n in sorted(files) if PYTEST_TEST_FILE.match(n)), None)
+        if name is not None:
+            return (here.relative_to(root) / name).as_posix()
+    return ""
+
+
+def _has_project_file(files: frozenset[str]) -> bool:
+    """Whether the root names its runner or its kind of project without a look at its test files."""
+    markers = ("package.json", "go.mod", "pyproject.toml", "setup.cfg", "setup.py", "pytest.ini", "tox.ini")
+    return any(m in files for m in markers) or any(re.fullmatch(r"[\w.-]*requirements[\w.-]*\.txt", f) for f in files)
+
+
 def _repository_root_above(root: Path) -> str:
     """The nearest parent holding ``.git``: CI reads its configuration there, not in this folder."""
     if (root / ".git").exists():
@@ -131,5 +165,6 @@ def read_facts(root: Path) -> ProjectFacts:
         package_json=package_json,
         node_test_files=_node_test_files(root) if package_json else (),
         has_go_mod="go.mod" in files,
+        pytest_test_file="" if _has_project_file(files) else _pytest_test_file(root),
         repository_root=_repository_root_above(root),
     )

@@ -36,6 +36,14 @@ def test_pytest_settings_win_over_package_json() -> None:
     assert decide(facts(), InitRequest(runner=Runner.GO)).runner is Runner.GO
 
 
+def test_a_folder_of_test_files_alone_is_pytest_named_by_its_first_file() -> None:
+    found = finding(facts(pytest_test_file="tests/test_a.py"), "runner")
+    assert found == ("pytest", "pytest's test files (tests/test_a.py)")
+    # any project file speaks first: a package.json with jest is jest even beside a test_*.py
+    jest = facts(pytest_test_file="test_a.py", package_json={"devDependencies": {"jest": "1"}})
+    assert decide(jest, InitRequest()).runner is Runner.JEST
+
+
 @pytest.mark.parametrize(
     ("given_facts", "install"),
     [
