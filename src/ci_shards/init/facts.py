@@ -27,7 +27,7 @@ SKIPPED_DIRS: Final = frozenset({"node_modules", "dist", "build", "coverage", "v
 NODE_TEST_FILE: Final = re.compile(r"(^|[._-])(test|spec)\.[cm]?[jt]sx?$|^test[._-].*\.[cm]?[jt]sx?$")
 MAX_NODE_TEST_FILES: Final = 10_000  # enough to see which folders hold them
 # pytest's default python_files (test_*.py, *_test.py) and the folders its default norecursedirs never enters
-PYTEST_TEST_FILE: Final = re.compile(r"^test_.*\.py$|^.+_test\.py$")
+PYTEST_TEST_FILE: Final = re.compile(r"^test_.*\.py$|^.*_test\.py$")
 PYTEST_SKIPPED_DIRS: Final = frozenset({"node_modules", "build", "dist", "venv", "CVS", "_darcs", "{arch}"})
 MAX_PYTEST_WALK_DIRS: Final = 2_000  # a folder of tests shows one within its first folders; stop looking after
 

@@ -21,8 +21,9 @@ def _files(root: Path, *paths: str) -> Path:
     [
         (["tests/test_a.py", "tests/unit/test_b.py"], "tests/test_a.py"),
         (["check_test.py"], "check_test.py"),
+        (["_test.py"], "_test.py"),  # fnmatch's * matches nothing too
         (["a/helpers.py", "b/sub/test_x.py"], "b/sub/test_x.py"),
-        (["tests/conftest.py", "tests/helpers.py", "test.py", "_test.py", "test_a.txt"], ""),
+        (["tests/conftest.py", "tests/helpers.py", "test.py", "test_a.txt"], ""),
         # pytest's default norecursedirs and a virtualenv keep these out of its collection, so out of init's look
         ([".tox/py/test_a.py", "node_modules/x/test_a.py", "venv/test_a.py", "build/test_a.py", "x.egg/test_a.py"], ""),
         (["env/pyvenv.cfg", "env/lib/test_a.py"], ""),
