@@ -553,6 +553,11 @@ def _file_path(item: pytest.Item) -> Path:
     return item.path
 
 
+def _from_rootdir(path: Path, config: pytest.Config) -> str:
+    """A file's path from the rootdir, as the plan names a file pytest left unnamed."""
+    return Path(os.path.relpath(path.resolve(), config.rootpath.resolve())).as_posix()
+
+
 def _named_only_module(path: Path, config: pytest.Config) -> bool:
     """A ``.py`` file a folder's walk does not collect as a test module (its name does not match)."""
     return not path_matches_patterns(path, [*config.getini("python_files"), "__init__.py"])
@@ -568,14 +573,23 @@ class _CollectRecorder:
         self.errors: list[dict[str, str]] = []
         self.deselected: dict[str, int] = {}  # file part of the node id → tests -m/-k/plugins took away
 
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+        """Each failed collector by its id; a module pytest left unnamed ("") by its path, as the plan names its
+        tests (``plan.pytest_collect.with_file_named``), so the refusal says which file failed."""
+        report = yield
         if report.failed:
-            self.errors.append({"id": report.nodeid, "message": _last_error_line(report.longreprtext)})
+            named = report.nodeid or isinstance(collector, _FOLDERS)
+            where = report.nodeid if named else _from_rootdir(collector.path, collector.config)
+            self.errors.append({"id": where, "message": _last_error_line(report.longreprtext)})
+        return report
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         # collected, never run: their collection is still paid by the shard that runs their file
         for item in items:
-            file = item.nodeid.split("::", 1)[0]
+            file = item_file(item.nodeid) or _from_rootdir(_file_path(item), item.config)
             self.deselected[file] = self.deselected.get(file, 0) + 1
 
     @pytest.hookimpl(trylast=True)  # after every plugin's own -k/-m/deselection

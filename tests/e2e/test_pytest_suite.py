@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
@@ -188,6 +190,28 @@ def test_test_modules_named_by_pyargs_from_another_folder_run_as_plain_pytest_ru
     files = ("../site/mypkg/alpha/tests/test_same_a.py", "../site/mypkg/beta/tests/test_same_b.py")
     skipped = "../site/mypkg/beta/tests/test_skips.py"  # the module's skip, one skipped test as pytest counts it
     assert ids == Counter([f"{file}::test_same[{n}]" for file in files for n in range(3)] + [skipped])
+
+
+def test_a_pytest_plan_names_the_unnamed_module_that_fails_to_collect_and_files_its_deselected_tests_by_path(
+    neutral_folder: Path,
+) -> None:
+    # a module pytest names "" (--pyargs of a test module from another folder): the refusal said "in the session",
+    # and the tests -k took away from such a module were counted under the file "" (the plan's estimates)
+    site = neutral_folder.parent / "site/mypkg"
+    _write(site, {"alpha/tests/test_same_a.py": SAME_NAME.format(fails=-1)})
+    _write(site, {"beta/tests/test_broken.py": REFUSES_IMPORT})
+    argv = ["plan", "--pytest", "--shards", "2", "-o", "plan.json", "--", "--pyargs", "-p", "no:cacheprovider"]
+    refused = ci_shards(*argv, "mypkg.alpha.tests.test_same_a", "mypkg.beta.tests.test_broken", cwd=neutral_folder)
+    assert refused.returncode == 2, refused.stderr
+    assert "in ../site/mypkg/beta/tests/test_broken.py: " in refused.stderr, refused.stderr
+
+    # what the plan's collection records (its weights count a deselected test as collected in its file)
+    record = neutral_folder / "collection.json"
+    collect = ["--collect-only", "-p", "ci_shards", f"--ci-shards-collect-to={record}", "-p", "no:cacheprovider"]
+    args = [*collect, "--pyargs", "mypkg.alpha.tests.test_same_a", "-k", "not same[1]"]
+    done = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=neutral_folder, capture_output=True, check=False)
+    assert done.returncode == 0, done.stdout
+    assert json.loads(record.read_text())["deselected"] == {"../site/mypkg/alpha/tests/test_same_a.py": 1}
 
 
 def test_a_file_named_as_an_argument_that_fails_to_collect_is_one_error_as_plain_pytest_counts_it(
