@@ -211,6 +211,22 @@ def test_no_test_options_are_exit_2_before_any_shard(capsys, items: Path, argv: 
     assert not (items.parent / "ci-shards-results").exists()
 
 
+@pytest.mark.parametrize(
+    "words",
+    [["-p", "no:ci_shards"], ["-pno:ci_shards"], ["tests", "-p", "no:ci_shards.pytest_plugin"]],
+)
+def test_blocking_the_plugin_is_refused_naming_it(capsys, items: Path, words: list[str]) -> None:
+    # `-- -p no:ci_shards tests`: the plan's collection failed with "exit 0 before the ci-shards plugin recorded
+    # anything: === 1 test collected ===", and a discovery plan's every shard failed with no test report
+    with pytest.raises(UsageError, match="stops pytest from loading the ci-shards plugin"):
+        check_pytest_words(words)
+    check_pytest_words(["-p", "no:randomly", "-k", "no:ci_shards", "-pxdist"])  # other plugins, or a -k value
+    _one_shard_plan(items.parent)
+    code, _, err = run(capsys, "run", "--plan", "plan.json", "--shard", "1/1", "--pytest", "--", *words)
+    assert code == 2 and err.count("\n") == 1 and "-p no:ci_shards" in err, err
+    assert not (items.parent / "ci-shards-results").exists()
+
+
 @pytest.mark.parametrize("path", ["tests", "tests/test_a.py"])
 def test_local_given_a_test_path_as_its_command_is_exit_2_before_any_shard(capsys, items: Path, path: str) -> None:
     # `local --discover -- tests` (pytest-split's habit): each shard failed to start "tests", and the verdict

@@ -190,18 +190,35 @@ NO_TEST_OPTIONS: Final = {
 }
 
 
+# `-p no:NAME` for the plugin's entry-point name (pyproject's pytest11) or its module: pytest then never loads it
+PLUGIN_BLOCKS: Final = ("no:ci_shards", "no:ci_shards.pytest_plugin")
+
+
+def _blocks_the_plugin(word: str, following: str | None) -> bool:
+    """``-p no:ci_shards`` (also ``-pno:ci_shards``), as pytest's own parser reads ``-p``."""
+    value = following if word == "-p" else word[2:] if word.startswith("-p") and not word.startswith("--") else None
+    return value is not None and value.strip() in PLUGIN_BLOCKS
+
+
 def check_pytest_words(words: Sequence[str], cwd: Path | None = None) -> None:
     """Refuse ``--pytest -- pytest tests/``: pytest would take ``pytest`` for a path and fail, or worse.
     A folder of that name in ``cwd`` (a suite under ``pytest/``) is a path, and fine. Refuse an option
-    after which pytest runs no test (``NO_TEST_OPTIONS``): every shard would pass, none having run."""
+    after which pytest runs no test (``NO_TEST_OPTIONS``): every shard would pass, none having run; and
+    ``-p no:ci_shards``, without which no shard can select its tests."""
     if words and _RUNNER_WORD.fullmatch(Path(words[0]).name) and not (cwd is not None and (cwd / words[0]).is_dir()):
         msg = (
             f"--pytest runs pytest itself; the words after -- are pytest options and paths, so {words[0]!r} is"
             " misuse: drop it (e.g. `--pytest -- tests/ -x`), or leave out --pytest to run a command of your own"
         )
         raise UsageError(msg)
-    for word, _following in _unvalued(words):
+    for word, following in _unvalued(words):
         name = word.partition("=")[0] if word.startswith("--") else word
+        if _blocks_the_plugin(word, following):
+            msg = (
+                f"'-p {PLUGIN_BLOCKS[0]}' stops pytest from loading the ci-shards plugin, which selects each"
+                " shard's tests and reports them: drop it"
+            )
+            raise UsageError(msg)
         if name in NO_TEST_OPTIONS:
             msg = (
                 f"{word!r} makes pytest {NO_TEST_OPTIONS[name]} and run no test, so every shard would pass having"
