@@ -199,6 +199,7 @@ class _ShardState:
         self.initial_paths: list[Path] = []  # the collection arguments' paths, as pytest resolved them
         self.collect_seconds: dict[str, float] = {}  # plan-style file id -> seconds its collectors took
         self.interrupted = ""  # what ended the session early (pytest_keyboard_interrupt), "" when nothing did
+        self.exited = False  # whether that was pytest.exit()
 
     def emit(self, event: dict[str, Any]) -> None:
         if self.report is not None:
@@ -458,25 +459,45 @@ class _ShardState:
         # (xdist/dsession.py, handle_crashitem): it is the test's result, not a phase of it
         if report.when == "teardown" or report.when not in ("setup", "call"):
             self.phases.pop(report.nodeid, None)
-            self.emit(
-                {
-                    "event": "result",
-                    "id": self.id_of(report.nodeid, report.location[0]),
-                    "outcome": record["outcome"],
-                    "duration": round(record["duration"], 6),
-                    "message": record["message"],
-                    "text": record["text"],
-                    # pytest's locations are 0-based; CaseResult.line and annotations are 1-based
-                    "line": None if report.location[1] is None else report.location[1] + 1,
-                    "xfail": record.get("xfail", ""),
-                    "junit": _junit_identity(report),
-                }
-            )
+            self._emit_result(report, record)
+        elif report.when == "call" or not report.passed:
+            record["counted"] = report  # pytest's summary counts the test from here on, teardown or not
+
+    def _emit_result(self, report: pytest.TestReport, record: dict[str, Any]) -> None:
+        self.emit(
+            {
+                "event": "result",
+                "id": self.id_of(report.nodeid, report.location[0]),
+                "outcome": record["outcome"],
+                "duration": round(record["duration"], 6),
+                "message": record["message"],
+                "text": record["text"],
+                # pytest's locations are 0-based; CaseResult.line and annotations are 1-based
+                "line": None if report.location[1] is None else report.location[1] + 1,
+                "xfail": record.get("xfail", ""),
+                "junit": _junit_identity(report),
+            }
+        )
+
+    def _emit_unfinished(self) -> str:
+        """After ``pytest.exit()`` (a fixture's teardown, or ``--pdb``'s quit after a failure): each test whose
+        call (or failed setup) was reported but whose teardown never was, counted as pytest's summary counts it
+        ("1 passed", "1 failed"), not as never run; the words for the stop that name where it came."""
+        where = ""
+        for record in self.phases.values():
+            report = record.get("counted")
+            if isinstance(report, pytest.TestReport):
+                self._emit_result(report, record)
+                where = (
+                    f" after {self.id_of(report.nodeid, report.location[0])}'s {report.when}, before its teardown ended"
+                )
+        return where
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         # pytest calls this for pytest.exit() and for pytest-xdist's Interrupted("stopping after N failures")
         # too (_pytest/main.py wrap_session): the planned tests after it never run, and the shard says why
         self.interrupted = _interruption(excinfo, self.config)
+        self.exited = isinstance(excinfo.value, pytest.exit.Exception)
 
     def pytest_internalerror(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         # a plugin's or conftest's hook raised: pytest prints INTERNALERROR> lines and ends the session (exit 3)
@@ -484,6 +505,8 @@ class _ShardState:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         event: dict[str, Any] = {"event": "finish", "exitstatus": int(exitstatus)}
+        if self.exited:  # not a KeyboardInterrupt: ci-shards' deadline names the test it stopped in its teardown
+            self.interrupted += self._emit_unfinished()
         stopped = self.interrupted or _stopped_early(session)
         if stopped:
             event["stopped"] = stopped

@@ -139,3 +139,42 @@ def test_xdist_stopping_at_maxfail_is_named_too(tmp_path: Path) -> None:
     assert never, messages  # two workers both take a test before the controller stops: which ones is theirs
     assert all("stopping after 1 failures, by -x/--maxfail=1 from addopts in pytest.ini" in m for m in never)
     assert len(messages) == 4  # every planned test once: run, or not run with the cause
+
+
+EXITS_IN_TEARDOWN = """import pytest
+
+
+@pytest.fixture
+def bye():
+    yield
+    pytest.exit('bye from teardown')
+
+
+def test_a(bye):
+    pass
+
+
+def test_b():
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("first", "pytest_args", "counted", "after"),
+    [
+        # a fixture's teardown calls pytest.exit(): plain pytest says "1 passed" (test_a's call), exit 2
+        (EXITS_IN_TEARDOWN, (), {"test_a": ""}, "pytest.exit('bye from teardown') was called after "),
+        # --pdb quits its post-mortem (stdin closed) after test_a failed: plain pytest says "1 failed"
+        (FAILS_FIRST, ("--pdb",), {"test_a": "assert False"}, "pytest.exit('Quitting debugger') was called after "),
+    ],
+    ids=["exit-in-teardown", "pdb-quits"],
+)
+@pytest.mark.slow  # 1.3-1.5 s each
+def test_pytest_exit_after_a_tests_call_counts_that_test_as_pytest_does(
+    tmp_path: Path, first: str, pytest_args: tuple[str, ...], counted: dict[str, str], after: str
+) -> None:
+    # before: the test whose call had reported was "was running" and an error, where pytest counts its call
+    root = _project(tmp_path / "p", first)
+    messages = _plan_and_run(root, *pytest_args)
+    ended = f"pytest ended the session early ({after}tests/test_one.py::test_a's call, before its teardown ended)"
+    assert messages == {**counted, "test_b": f"not run: {ended}", "test_c": f"not run: {ended}"}
