@@ -12,7 +12,7 @@ import pytest
 from ci_shards.cli import main
 from ci_shards.common.errors import UsageError
 from ci_shards.plan.choose import choose_shards
-from ci_shards.plan.pytest_args import check_pytest_words
+from ci_shards.plan.pytest_args import check_no_cache_selection, check_pytest_words
 from ci_shards.run.process import path_not_command
 
 
@@ -225,6 +225,22 @@ def test_blocking_the_plugin_is_refused_naming_it(capsys, items: Path, words: li
     code, _, err = run(capsys, "run", "--plan", "plan.json", "--shard", "1/1", "--pytest", "--", *words)
     assert code == 2 and err.count("\n") == 1 and "-p no:ci_shards" in err, err
     assert not (items.parent / "ci-shards-results").exists()
+
+
+@pytest.mark.parametrize("word", ["--lf", "--last-failed", "--sw", "--stepwise", "--sw-skip"])
+def test_a_discovery_plan_refuses_what_chooses_tests_by_pytests_cache(capsys, items: Path, word: str) -> None:
+    # `local --discover -- tests --lf`: plain pytest ran the 1 recorded failure, the shards 3 tests, since a shard
+    # whose files hold no recorded failure runs all of them (pytest's rule for a subset of the collection)
+    (items.parent / "tests").mkdir()
+    (items.parent / "tests" / "test_a.py").write_text("def test_a(): pass\n")
+    with pytest.raises(UsageError, match=f"{word!r} chooses tests by pytest's cache of the last run"):
+        check_no_cache_selection(["tests", "-k", "x", word])
+    check_no_cache_selection(["tests", "--ff", "--nf", "-k", "--lf", "--cache-clear"])  # order only, or a -k value
+    code, out, err = run(capsys, "plan", "--discover", "--shards", "2", "--", "tests", word)
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "--pytest without --discover" in err, err
+    (items.parent / "pytest.ini").write_text(f"[pytest]\naddopts = {word}\n")  # the project's own addopts too
+    code, _, err = run(capsys, "plan", "--discover", "--shards", "2", "--", "tests")
+    assert code == 2 and f"{word!r} chooses tests" in err, err
 
 
 @pytest.mark.parametrize("path", ["tests", "tests/test_a.py"])

@@ -17,7 +17,7 @@ import pytest
 
 from ci_shards.cli import build_parser
 from ci_shards.options.aliases import DeprecatedAlias
-from ci_shards.plan.pytest_args import NO_TEST_OPTIONS  # pytest's own, which docs/run.md says are refused
+from ci_shards.plan.pytest_args import CACHE_SELECTIONS, NO_TEST_OPTIONS  # pytest's, which the docs say are refused
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS: Final = [
@@ -147,7 +147,7 @@ def test_every_flag_named_in_the_docs_is_a_flag():
             continue
         for number, span, _whole in _segments(path):
             match = re.fullmatch(r"(--[a-z][a-z0-9-]*)(?:[ =].*)?", span)
-            allowed = every | FOREIGN | PLUGIN_FLAGS | NO_TEST_OPTIONS.keys()
+            allowed = every | FOREIGN | PLUGIN_FLAGS | NO_TEST_OPTIONS.keys() | set(CACHE_SELECTIONS)
             allowed |= aliases if path == OLD_NAMES_PAGE else set()
             if match and match.group(1) not in allowed:
                 wrong.append(f"{path.relative_to(REPO)}:{number}: `{span}`")

@@ -54,7 +54,15 @@ from ci_shards.plan.hypothesis_profiles import ProfileReader
 from ci_shards.plan.importable import module_finder
 from ci_shards.plan.new_files import CountOf, estimate_new_files, not_counted
 from ci_shards.plan.pyargs import module_location
-from ci_shards.plan.pytest_args import NO_IGNORES, Ignores, ignores_in, last_value, path_words, positional_words
+from ci_shards.plan.pytest_args import (
+    NO_IGNORES,
+    Ignores,
+    check_no_cache_selection,
+    ignores_in,
+    last_value,
+    path_words,
+    positional_words,
+)
 from ci_shards.plan.scope import Scope, scope_of
 from ci_shards.plan.static_count import (
     DEFAULT_CLASSES,
@@ -557,6 +565,7 @@ def _discover_items(
         paths, where = _collection_roots(pytest_args, settings, cwd.absolute(), search_path)
         # a folder argument outside the working directory (a --pyargs package, ../tests) names its files from itself
         on_disk += [r for r in _outermost([cwd.absolute() / p for p in paths]) if cwd.absolute() not in r.parents]
+        check_no_cache_selection([*settings.addopts, *pytest_args])
         ignores = ignores_in([*settings.addopts, *pytest_args], cwd.absolute())
         conftest = ConftestIgnores(settings.rootdir.absolute())
         files += discover_pytest_files(cwd, settings, paths, ignores, conftest)

@@ -190,6 +190,25 @@ NO_TEST_OPTIONS: Final = {
 }
 
 
+# pytest's options that choose tests by its cache of the last run (cacheprovider.py, stepwise.py): a subset
+# of the collection, and, where the subset holds no recorded failure, every test of it
+CACHE_SELECTIONS: Final = ("--lf", "--last-failed", "--sw", "--stepwise", "--sw-skip", "--stepwise-skip")
+
+
+def check_no_cache_selection(words: Sequence[str]) -> None:
+    """Refuse ``--lf``/``--sw`` for a discovery plan: it does not read pytest's cache, and each shard's pytest,
+    applying them to its own files alone, runs every test of a shard whose files hold no recorded failure,
+    where plain pytest runs the failures only. A ``--pytest`` collection asks pytest, which applies them."""
+    for word, _following in _unvalued(words):
+        if word in CACHE_SELECTIONS:
+            msg = (
+                f"{word!r} chooses tests by pytest's cache of the last run, which a discovery plan does not read"
+                " (each shard would run every test of its files where none failed): plan by pytest's own"
+                " collection instead (--pytest without --discover; the action's discover: false)"
+            )
+            raise UsageError(msg)
+
+
 # `-p no:NAME` for the plugin's entry-point name (pyproject's pytest11) or its module: pytest then never loads it
 PLUGIN_BLOCKS: Final = ("no:ci_shards", "no:ci_shards.pytest_plugin")
 
