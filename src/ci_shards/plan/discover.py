@@ -58,6 +58,7 @@ from ci_shards.plan.pytest_args import (
     NO_IGNORES,
     Ignores,
     check_no_cache_selection,
+    every_value,
     ignores_in,
     last_value,
     path_words,
@@ -173,6 +174,50 @@ def settings_in(directory: Path) -> PytestSettings | None:
             if values is not None:
                 return _settings(directory, str(path), values)
     return None
+
+
+def settings_given(settings: PytestSettings, words: Sequence[str], cwd: Path) -> PytestSettings:
+    """``settings`` as pytest reads them with the user's ``words`` (its addopts' own words included): ``-c FILE``
+    (``--config-file``, ``--inifile``) is the settings file instead of the one found, its folder the rootdir
+    (``_pytest.config.findpaths.determine_setup``), and each ``-o KEY=VALUE`` (``--override-ini``) replaces that
+    setting, the last of a key winning. Before, discovery read the file it found and none of these: ``-o
+    python_files=check_*.py`` planned files pytest does not collect, ``-o testpaths=other`` the wrong folder."""
+    config_file = last_value(words, "-c", "--config-file", "--inifile")
+    if config_file:
+        settings = _settings_of_file(cwd / config_file, _common_ancestor(cwd.absolute(), path_words(words, cwd)))
+    words = [*settings.addopts, *words]
+    overrides = dict(o.split("=", 1) for o in every_value(words, "-o", "--override-ini") if "=" in o)
+    if not overrides:
+        return settings
+    values = {key: value for key, value in overrides.items() if key in _OVERRIDABLE}
+    replaced = _settings(settings.rootdir, settings.source, values)
+    return dataclasses.replace(settings, **{_OVERRIDABLE[key]: getattr(replaced, _OVERRIDABLE[key]) for key in values})
+
+
+# the settings discovery reads, by their ini names (pytest's own aliases: none of these has one)
+_OVERRIDABLE: Final = {
+    "testpaths": "testpaths",
+    "python_files": "python_files",
+    "norecursedirs": "norecursedirs",
+    "python_functions": "python_functions",
+    "python_classes": "python_classes",
+    "addopts": "addopts",
+    "pythonpath": "pythonpath",
+}
+
+
+def _settings_of_file(path: Path, arguments_root: Path) -> PytestSettings:
+    """The settings of the file ``-c`` names, read as pytest's loader for its suffix reads it: ``.toml`` its
+    ``[tool.pytest]`` tables, ``.cfg`` ``[tool:pytest]``, any other ``[pytest]``; a file without them pytest's
+    defaults. A path that is no file (``-c /dev/null``: no settings at all) roots at the arguments' common
+    folder (``arguments_root``), as pytest 9.2 does (its issue #11502), not at the path's folder."""
+    if not path.is_file():
+        return PytestSettings(rootdir=arguments_root)
+    if path.suffix == ".toml":
+        values = _pyproject(path)
+    else:
+        values = _ini(path, "tool:pytest" if path.suffix == ".cfg" else "pytest")
+    return _settings(path.parent.absolute(), str(path), values or {})
 
 
 def find_settings(cwd: Path, default_root: Path | None = None) -> PytestSettings:
@@ -493,6 +538,7 @@ def discover_items(
     settings = None
     if pytest_files:
         settings = find_settings(_common_ancestor(cwd.absolute(), path_words(pytest_args, cwd)), default_root=cwd)
+        settings = settings_given(settings, pytest_args, cwd)
     root = rootdir_ids(settings, pytest_args, cwd)
     if root is not None:  # a file outside the working directory as ../x.py: outside what pytest walks from it
         timings = rebase_ids(timings, cwd=root, ids_root=cwd, within=False)

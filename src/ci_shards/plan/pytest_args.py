@@ -141,6 +141,18 @@ def last_value(words: Sequence[str], *names: str) -> str:
     return value
 
 
+def every_value(words: Sequence[str], *names: str) -> list[str]:
+    """The values of every one of the options ``names`` among ``words``, in order (``-o``, which pytest keeps
+    each of: ``-o python_files=x -o testpaths=y``)."""
+    values = []
+    for word, following in _unvalued(words):
+        for name in names:
+            found = _value_of(word, following, name)
+            if found is not None:
+                values.append(found)
+    return values
+
+
 # -x among pytest's short flags run together (-xvs), as argparse reads them (in -rx or -px, x is -r's or -p's value)
 _SHORT_FLAGS_WITH_X: Final = re.compile(r"-[vqslx]*x[vqslx]*")
 

@@ -10,6 +10,7 @@ import pytest
 
 from ci_shards.cli import main
 from ci_shards.common.errors import InputError
+from ci_shards.model.matching import item_file
 from ci_shards.model.plan import Granularity, Plan, ShardPlan
 from ci_shards.plan.discover import (
     DEFAULT_PYTHON_FILES,
@@ -18,6 +19,7 @@ from ci_shards.plan.discover import (
     files_under,
     find_settings,
     merge_with_timings,
+    settings_given,
     whole_files_as_items,
 )
 from ci_shards.plan.pytest_args import ignores_in, path_words
@@ -624,3 +626,44 @@ def test_timings_of_files_above_the_working_directory_are_not_planned_from_it(tm
     assert found.items == ("tests/test_a.py::t",)
     assert any(n.startswith("not planned: the timings of 1 item in 1 file") for n in notes), notes
     assert not [n for n in notes if "dropped" in n]
+
+
+OVERRIDDEN = {
+    "pytest.ini": "[pytest]\ntestpaths = tests\naddopts = -o python_classes=Check\n",
+    "tests/test_a.py": "def test_a(): pass\n",
+    "tests/check_c.py": "def test_c(): pass\n",
+    "other/test_o.py": "def test_o(): pass\n",
+    "alt.ini": "[pytest]\npython_files = check_*.py\n",
+    "alt.toml": "[tool.pytest.ini_options]\ntestpaths = ['other']\n",
+    "alt.cfg": "[tool:pytest]\npython_files = check_*.py\ntestpaths = tests\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("words", "files"),
+    [
+        # -o replaces a setting, the last of a key winning, as pytest's parse_override_ini keeps it
+        (["-o", "python_files=check_*.py"], {"tests/check_c.py"}),
+        (["--override-ini=testpaths=other"], {"other/test_o.py"}),
+        (["-opython_files=x_*.py", "-o", "python_files=check_*.py test_*.py"], {"tests/check_c.py", "tests/test_a.py"}),
+        # -c is the settings file, instead of pytest.ini (whose testpaths no longer apply), by its suffix's loader
+        (["-c", "alt.ini"], {"tests/check_c.py"}),
+        (["--config-file=alt.toml"], {"other/test_o.py"}),
+        (["--inifile", "alt.cfg"], {"tests/check_c.py"}),
+        (["-c", "/dev/null", "other"], {"other/test_o.py"}),  # a path that is no file: pytest's defaults
+    ],
+)
+def test_the_command_lines_config_file_and_overrides_decide_what_is_discovered(tmp_path, words, files):
+    # before: discovery read pytest.ini only; `-o python_files=check_*.py` planned tests/test_a.py, which the shard
+    # then collected as a planned file while plain pytest did not, and `-o testpaths=other` the wrong folder
+    _write(tmp_path, OVERRIDDEN)
+    items, _ = _discover(tmp_path, words, {})
+    assert {item_file(i) for i in items} == files
+
+
+def test_an_override_in_the_addopts_applies_and_a_later_one_wins(tmp_path):
+    _write(tmp_path, OVERRIDDEN)
+    settings = settings_given(find_settings(tmp_path), ["-o", "testpaths=other"], tmp_path)
+    assert (settings.python_classes, settings.testpaths) == (("Check",), ("other",))
+    assert settings_given(settings, ["-o", "python_classes=Mine"], tmp_path).python_classes == ("Mine",)
+    assert settings_given(settings, ["-o", "not_a_setting_of_ours=1", "-o", "novalue"], tmp_path) == settings
