@@ -25,7 +25,7 @@ from ci_shards.plan.collect import glob_items, read_items
 from ci_shards.plan.dependencies import DependentFiles, dependent_files
 from ci_shards.plan.estimates import match_timings, measured_ratio, rebase_keys
 from ci_shards.plan.planner import plan_items
-from ci_shards.plan.pytest_args import check_pytest_words, last_value
+from ci_shards.plan.pytest_args import check_pytest_words, env_addopts, last_value
 from ci_shards.plan.units import literal_rule
 from ci_shards.plan.workers import overhead_variant, planned_workers
 from ci_shards.run.workers import MachineFiles, WorkerChoice, parse_workers, read_machine
@@ -364,7 +364,7 @@ def _find_items(
     discovery: Discovery | None = None
     discovery_notes: list[str] = []
     if discovering or (options.globs and options.from_timings):
-        discovery, discovery_notes = _discovered(options, extra, estimates, cwd=cwd)
+        discovery, discovery_notes = _discovered(options, [*env_addopts(env), *extra], estimates, cwd=cwd)
         items += discovery.items
         estimates = dict(discovery.estimates)
         rootdir = discovery.rootdir or rootdir
@@ -399,7 +399,7 @@ def _discovered(
     options: PlanOptions, words: Sequence[str], estimates: Mapping[str, float], *, cwd: Path
 ) -> tuple[Discovery, list[str]]:
     """Discovery's items (``--discover``, or ``--glob`` beside ``--from-timings``) merged with the timings, and
-    its notes."""
+    its notes; ``words``: ``PYTEST_ADDOPTS``'s, then pytest's words after ``--``, as pytest reads them."""
     from ci_shards.plan.discover import discover_items  # noqa: PLC0415
 
     return discover_items(

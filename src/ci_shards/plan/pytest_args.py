@@ -14,7 +14,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Iterator, Sequence
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -151,6 +152,16 @@ def every_value(words: Sequence[str], *names: str) -> list[str]:
             if found is not None:
                 values.append(found)
     return values
+
+
+def env_addopts(env: Mapping[str, str]) -> list[str]:
+    """The words of ``PYTEST_ADDOPTS``, which pytest puts between its ini file's addopts and the command line's
+    words; a value shlex cannot split (an open quote) is a ``UsageError`` naming it."""
+    try:
+        return shlex.split(env.get("PYTEST_ADDOPTS", ""))
+    except ValueError as err:
+        msg = f"PYTEST_ADDOPTS: cannot split it into words as pytest does ({err})"
+        raise UsageError(msg) from None
 
 
 # -x among pytest's short flags run together (-xvs), as argparse reads them (in -rx or -px, x is -r's or -p's value)

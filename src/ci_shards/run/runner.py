@@ -32,7 +32,7 @@ from ci_shards.junit.read import collectors_by_file
 from ci_shards.model.matching import item_file
 from ci_shards.model.outcome import CaseOutcome, Outcome, shard_dir_name
 from ci_shards.model.plan import Plan
-from ci_shards.plan.pytest_args import xdist_workers_in
+from ci_shards.plan.pytest_args import env_addopts, xdist_workers_in
 from ci_shards.run import command as cmd
 from ci_shards.run.classify import Policy, Report, Run, decide, report_from_events
 from ci_shards.run.exit_causes import exit_cause
@@ -509,7 +509,10 @@ def _warn_project_xdist(console: Console) -> None:
     from ci_shards.plan.discover import find_settings  # noqa: PLC0415 (the plan stage's reader: not on every run's start-up)
 
     settings = find_settings(Path.cwd())
-    given = xdist_workers_in([*settings.addopts, *shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))])
+    try:
+        given = xdist_workers_in([*settings.addopts, *env_addopts(os.environ)])
+    except UsageError:  # pytest itself fails on it, in the shard's output: no warning to add
+        return
     if given:
         where = f"addopts in {Path(settings.source).name}" if settings.source else "PYTEST_ADDOPTS"
         console.warning(

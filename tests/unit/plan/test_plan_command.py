@@ -402,3 +402,32 @@ def test_a_good_cached_store_wins_over_durations(capsys, monkeypatch, tmp_path):
     code, out, _ = run(capsys, "plan", *args, "--format", "json")
     assert code == 0
     assert json.loads(out)["shards"][0]["estimated_seconds"] == 7.0
+
+
+@pytest.mark.parametrize(
+    ("addopts", "files"),
+    [
+        ("-o python_files=check_*.py", ["tests/check_c.py"]),
+        ("-o testpaths=other", ["other/test_o.py"]),
+        ("--ignore=tests/check_c.py -o python_files=*.py", ["tests/test_a.py"]),
+    ],
+)
+def test_a_discovery_plan_reads_pytest_addopts_as_pytest_does(capsys, monkeypatch, tmp_path, addopts, files):
+    # pytest puts PYTEST_ADDOPTS between the ini file's addopts and the command line: discovery read neither its
+    # -o nor its --ignore, and planned tests/test_a.py where plain pytest, in the same environment, ran check_c.py
+    for path, text in {
+        "pytest.ini": "[pytest]\ntestpaths = tests\n",
+        "tests/test_a.py": "def test_a(): pass\n",
+        "tests/check_c.py": "def test_c(): pass\n",
+        "other/test_o.py": "def test_o(): pass\n",
+    }.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTEST_ADDOPTS", addopts)
+    code, out, err = run(capsys, "plan", "--discover", "--shards", "2", "--format", "json")
+    assert code == 0, err
+    assert sorted(i for s in json.loads(out)["shards"] for i in s["items"]) == files
+    monkeypatch.setenv("PYTEST_ADDOPTS", "'unclosed")
+    code, out, err = run(capsys, "plan", "--discover", "--shards", "2", "--format", "json")
+    assert (code, out) == (2, "") and err.startswith("ci-shards: PYTEST_ADDOPTS: cannot split it"), err
