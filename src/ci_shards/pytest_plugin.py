@@ -48,7 +48,7 @@ from _pytest.python import path_matches_patterns  # pytest's own python_files ma
 
 from ci_shards.common import outfile
 from ci_shards.model.matching import item_file, owning_item
-from ci_shards.model.outcome import IGNORED_REASON, NO_TESTS_REASON
+from ci_shards.model.outcome import IGNORED_REASON, NO_TESTS_REASON, NOT_IN_FILE_REASON
 from ci_shards.model.plan import Plan, ShardOwnership, parse_shard_spec
 from ci_shards.plan.pytest_args import maxfail_in
 from ci_shards.run.xdist_hooks import PLUGIN_NAME as XDIST_PLUGIN_NAME
@@ -191,6 +191,7 @@ class _ShardState:
         self.selected: list[str] = []
         self.skipped_collectors: dict[str, str] = {}  # plan-style prefix -> reason
         self.collected_files: set[str] = set()  # plan-style paths of modules collected without error
+        self.failed_collectors: set[str] = set()  # plan-style ids of this process's collectors that failed
         self.phases: dict[str, dict[str, Any]] = {}
         self.ids_root = Path(config.getoption("ci_shards_ids_root") or config.invocation_params.dir)
         self.session: pytest.Session | None = None
@@ -318,6 +319,7 @@ class _ShardState:
             # another shard's error, which also explains this process's exit code
             self.emit({"event": "collect-error", "id": key, "elsewhere": True})
         elif report.failed:
+            self.failed_collectors.add(key)
             self.emit(
                 {
                     "event": "collect-error",
@@ -396,7 +398,17 @@ class _ShardState:
             # a planned file (a discovery plan names files found on disk) that pytest
             # collected without error and that holds no test: nothing to run, nothing lost
             return NO_TESTS_REASON
+        if not reason and item_file(planned_id) in self.collected_files and not self.failed_under(planned_id):
+            # a test id from the timings a discovery plan cut its file by, which the file, collected whole and
+            # without error, no longer holds: plain pytest runs no such test (deleted or renamed since the timings;
+            # a parametrized case whose id changed runs under its new id, unplanned)
+            return NOT_IN_FILE_REASON
         return reason
+
+    def failed_under(self, planned_id: str) -> bool:
+        """Whether a collector inside the planned test's file failed (a class's collection error): its tests are
+        lost, and said so, not "no such test"."""
+        return any(planned_id == key or planned_id.startswith(key + "::") for key in self.failed_collectors)
 
     def rounded_collect_seconds(self) -> dict[str, float]:
         return {file: round(seconds, 4) for file, seconds in sorted(self.collect_seconds.items())}  # perf_counter sums

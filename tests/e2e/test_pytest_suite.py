@@ -260,3 +260,62 @@ def test_the_shard_for_unowned_files_walks_only_the_packages_the_arguments_name(
     assert aggregated.returncode == 0, aggregated.stderr
     accounting = json.loads(aggregated.stdout)["accounting"]
     assert len(accounting["unplanned"]) == 3 and accounting["missing"] == []
+
+
+STALE = """
+import pytest
+
+
+@pytest.mark.parametrize("n", range(5))
+def test_x(n):
+    pass
+
+
+def test_renamed():
+    pass
+
+
+class TestK:
+    def test_m(self):
+        pass
+
+
+class TestBroken:
+    @pytest.mark.parametrize("nope", [1])
+    def test_b(self):
+        pass
+"""
+
+
+def test_timings_of_tests_since_deleted_or_renamed_cut_a_file_and_the_run_counts_as_plain_pytest(
+    tmp_path: Path,
+) -> None:
+    # timings recorded before a change (a PR renames and deletes tests, adds cases): discovery cut the file by the
+    # timings' ids, and the shard holding the gone ones failed "2 planned tests never ran" where pytest passes
+    _write(tmp_path, {"tests/test_a.py": STALE, "tests/test_b.py": "def test_b():\n    pass\n"})
+    timings = {f"tests/test_a.py::test_x[{n}]": 5.0 for n in range(3)}
+    timings |= {
+        "tests/test_a.py::test_gone": 5.0,
+        "tests/test_a.py::TestK::test_old": 5.0,
+        "tests/test_b.py::test_b": 1,
+    }
+    timings["tests/test_a.py::TestBroken::test_b"] = 5.0  # its class fails to collect: lost, and said so
+    (tmp_path / "d.json").write_text(json.dumps(timings))
+    reference = plain_run(tmp_path, ["tests", "--continue-on-collection-errors"], tmp_path)
+    assert Counter(outcome for _, _, outcome in reference.elements()) == {"passed": 8, "error": 1}
+
+    argv = ["local", "--discover", "--durations", "d.json", "--shards", "3", "--pytest", "--"]
+    done = ci_shards(*argv, "tests", "-p", "no:cacheprovider", cwd=tmp_path)
+    said = done.stdout + done.stderr
+    plan = json.loads((tmp_path / "ci-shards-results/plan.json").read_text())
+    assert "tests/test_a.py::test_gone" in {i for s in plan["shards"] for i in s["items"]}, plan  # the file was cut
+    # every test plain pytest ran passed once; the gone ids are notes, not tests that never ran
+    assert "8 passed, 0 failed" in said and "planned tests that never ran (1) — not collected: tests/test_a.py" in said
+    assert "not a test: tests/test_a.py::test_gone — skipped at collection: its file, collected without" in said
+    assert "not a test: tests/test_a.py::TestK::test_old — " in said
+    # the class that fails to collect, in a file cut over every shard: each reports it, as a cut file's own
+    # collection error (docs/rules.md), and none is a test run twice; its planned test says why it never ran
+    assert (
+        "— not collected: tests/test_a.py::TestBroken failed to collect:\n  tests/test_a.py::TestBroken::test_b" in said
+    )
+    assert "more than once" not in said

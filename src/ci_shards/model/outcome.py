@@ -96,6 +96,8 @@ IGNORED_REASON: Final = (
     "left out by the project's collect_ignore, --ignore or norecursedirs (its own run does not collect it)"
 )
 NO_TESTS_REASON: Final = "the file holds no tests"
+# a planned test id (a discovery plan's, from timings) that its file, collected without error, no longer holds
+NOT_IN_FILE_REASON: Final = "its file, collected without error, holds no such test now (deleted or renamed)"
 SKIPPED_AT_COLLECTION: Final = "skipped at collection: "
 DESELECTED_MESSAGE: Final = "deselected by the command's own filters"
 

@@ -210,13 +210,18 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
 
 
 def _collector_of_parts(case: CaseResult, plan: Plan, shard: int) -> bool:
-    """Whether ``case`` is the collector of a file this shard planned parts of (the plan cut it) that failed to
-    collect or skipped: each shard holding a part collects the file and reports it, which is neither a test no item
-    planned nor one run twice. A failed one's parts are missing, each saying that its file failed to collect
-    (``run.classify``); a skipped one's are left out, as the plugin says of them."""
-    if case.type not in (COLLECTION_ERROR_TYPE, COLLECTOR_SKIPPED_TYPE) or "::" in case.test_id:
+    """Whether ``case`` is a collector that failed to collect or skipped, in a file this shard planned parts of (the
+    plan cut it), none of which is the collector or covers it: the file itself, or a class in it. Each shard holding a
+    part collects the whole file and reports it, which is neither a test no item planned nor one run twice. A failed
+    one's parts are missing, each saying what failed to collect (``run.classify``); a skipped one's are left out,
+    as the plugin says of them."""
+    if case.type not in (COLLECTION_ERROR_TYPE, COLLECTOR_SKIPPED_TYPE):
         return False
-    return any(item_file(i) == case.test_id and i != case.test_id for i in plan.shard(shard).items)
+    items = plan.shard(shard).items
+    if owning_item(case.test_id, frozenset(items)) is not None:
+        return False
+    file = item_file(case.test_id)
+    return any(item_file(i) == file and i != file for i in items)
 
 
 # --------------------------------------------------------------------------------------------

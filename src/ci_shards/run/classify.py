@@ -334,7 +334,7 @@ def _unreported_cases(
     cases = []
     for item in not_run:
         # a file that failed to collect, or a folder whose conftest.py failed to import
-        collector = next((e for e in errored if file_under(item_file(item), e)), None)
+        collector = next((e for e in errored if file_under(item_file(item), e) or item.startswith(e + "::")), None)
         if collector is not None:
             cases.append(_not_run_case(item, f"not collected: {collector} failed to collect"))
         elif ended_early:
