@@ -93,7 +93,8 @@ COLLECTION_ERROR_TYPE: Final = "collection error"
 # why a planned item was left out, in the words ci-shards adds (a left-out item under a skipped folder carries
 # pytest's own reason instead); the case's type, not these words, tells a left-out item from a test
 IGNORED_REASON: Final = (
-    "left out by the project's collect_ignore, --ignore or norecursedirs (its own run does not collect it)"
+    "left out by the project's collect_ignore, --ignore, norecursedirs or pytest_ignore_collect (its own run does"
+    " not collect it)"
 )
 NO_TESTS_REASON: Final = "the file holds no tests"
 # a planned test id (a discovery plan's, from timings) that its file, collected without error, no longer holds
