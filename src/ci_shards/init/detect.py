@@ -3,8 +3,8 @@
 Every choice comes with a ``Finding``: what was chosen and why (the file it came from, or the flag), which
 ``ci-shards init`` prints and the written file repeats in its header. The rules, in order:
 
-- runner: ``--runner``; else pytest settings (pytest.ini, tox.ini, setup.cfg, pyproject.toml) mean pytest; else
-  package.json with jest (a dependency, or its test script) means jest, with ``node --test`` in the test script
+- runner: ``--runner``; else pytest settings (pytest.toml, pytest.ini, tox.ini, setup.cfg, pyproject.toml) mean pytest;
+  else package.json with jest (a dependency, or its test script) means jest, with ``node --test`` in the test script
   node; else go.mod means go; else a Python project (pyproject.toml, setup.cfg, setup.py, requirements*.txt) pytest;
   else a file pytest's default names collect (``test_*.py``, ``*_test.py``) pytest;
 - install (pytest): ``--install``; else the first of the ``test``, ``tests``, ``dev`` extras (pyproject.toml or

@@ -141,15 +141,25 @@ def _ini(path: Path, section: str) -> dict[str, str] | None:
     return dict(parser[section]) if parser.has_section(section) else None
 
 
-def _pyproject(path: Path) -> Mapping[str, Any] | None:
+def _toml(path: Path) -> Mapping[str, Any]:
     try:
         tomllib = importlib.import_module("tomllib")  # 3.11+; the action's Python has it
     except ModuleNotFoundError:
-        raise InputError(path, "reading pytest settings from pyproject.toml needs Python 3.11 (tomllib)") from None
+        raise InputError(path, f"reading pytest settings from {path.name} needs Python 3.11 (tomllib)") from None
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data: Mapping[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as err:  # ValueError: TOMLDecodeError, UnicodeDecodeError
         raise InputError(path, f"cannot read pytest settings: {why_unreadable(err)}") from None
+    return data
+
+
+def _pytest_toml(path: Path) -> Mapping[str, Any]:
+    """pytest 9's own ``pytest.toml``/``.pytest.toml``: its ``[pytest]`` table, the settings even when empty."""
+    return table_at(_toml(path), "pytest") or {}
+
+
+def _pyproject(path: Path) -> Mapping[str, Any] | None:
+    data = _toml(path)
     tool = table_at(data, "tool", "pytest")  # `tool = "x"` is TOML too: only a table holds pytest's settings
     if tool is None:
         return None
@@ -158,7 +168,12 @@ def _pyproject(path: Path) -> Mapping[str, Any] | None:
 
 
 def settings_in(directory: Path) -> PytestSettings | None:
-    """The pytest settings of ``directory`` itself, the first source pytest would take."""
+    """The pytest settings of ``directory`` itself, the first source pytest would take (pytest 9.2's
+    ``CONFIG_LOADERS_BY_NAME``, in its order)."""
+    for name in ("pytest.toml", ".pytest.toml"):
+        path = directory / name
+        if path.is_file():  # pytest 9's own file counts even without a [pytest] table
+            return _settings(directory, str(path), _pytest_toml(path))
     for name, section in INI_SOURCES[:2]:
         path = directory / name
         if path.is_file():  # pytest.ini counts even without a [pytest] section
@@ -207,14 +222,20 @@ _OVERRIDABLE: Final = {
 
 
 def _settings_of_file(path: Path, arguments_root: Path) -> PytestSettings:
-    """The settings of the file ``-c`` names, read as pytest's loader for its suffix reads it: ``.toml`` its
-    ``[tool.pytest]`` tables, ``.cfg`` ``[tool:pytest]``, any other ``[pytest]``; a file without them pytest's
-    defaults. A path that is no file (``-c /dev/null``: no settings at all) roots at the arguments' common
-    folder (``arguments_root``), as pytest 9.2 does (its issue #11502), not at the path's folder."""
+    """The settings of the file ``-c`` names, read as pytest 9.2's loader for its name, else its suffix, reads it:
+    ``pytest.toml`` its ``[pytest]`` table, ``pyproject.toml`` its ``[tool.pytest]`` tables, another ``.toml``
+    either, ``.cfg`` ``[tool:pytest]``, any other ``[pytest]``; a file without them pytest's defaults. A path that
+    is no file (``-c /dev/null``: no settings at all) roots at the arguments' common folder (``arguments_root``),
+    as pytest 9.2 does (its issue #11502), not at the path's folder."""
     if not path.is_file():
         return PytestSettings(rootdir=arguments_root)
-    if path.suffix == ".toml":
+    values: Mapping[str, Any] | None
+    if path.name in ("pytest.toml", ".pytest.toml"):
+        values = _pytest_toml(path)
+    elif path.name == "pyproject.toml":
         values = _pyproject(path)
+    elif path.suffix == ".toml":  # [pytest], as pytest's own files (its #14705), else pyproject's tables
+        values = table_at(_toml(path), "pytest") or _pyproject(path)
     else:
         values = _ini(path, "tool:pytest" if path.suffix == ".cfg" else "pytest")
     return _settings(path.parent.absolute(), str(path), values or {})

@@ -667,3 +667,36 @@ def test_an_override_in_the_addopts_applies_and_a_later_one_wins(tmp_path):
     assert (settings.python_classes, settings.testpaths) == (("Check",), ("other",))
     assert settings_given(settings, ["-o", "python_classes=Mine"], tmp_path).python_classes == ("Mine",)
     assert settings_given(settings, ["-o", "not_a_setting_of_ours=1", "-o", "novalue"], tmp_path) == settings
+
+
+@pytest.mark.parametrize(
+    ("files", "python_files"),
+    [
+        # pytest 9's own files come first, before pytest.ini, and count even without a [pytest] table
+        ({"pytest.toml": "[pytest]\npython_files = ['check_*.py']\n", "pytest.ini": "[pytest]\n"}, ("check_*.py",)),
+        ({".pytest.toml": "[pytest]\npython_files = 'x_*.py'\n", "tox.ini": "[pytest]\n"}, ("x_*.py",)),
+        ({"pytest.toml": "", "pyproject.toml": "[tool.pytest.ini_options]\npython_files = 'no.py'\n"}, None),
+    ],
+)
+def test_pytests_own_toml_files_are_read_first(tmp_path, files, python_files):
+    _write(tmp_path, files)
+    settings = find_settings(tmp_path)
+    assert settings.source == str(tmp_path / next(iter(files)))
+    assert settings.python_files == (python_files or DEFAULT_PYTHON_FILES)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("alt.toml", "[pytest]\npython_files = ['check_*.py']\n"),  # pytest 9.2 reads [pytest] from any .toml
+        ("alt.toml", "[tool.pytest.ini_options]\npython_files = 'check_*.py'\n"),
+        ("pyproject.toml", "[tool.pytest.ini_options]\npython_files = 'check_*.py'\n"),
+        ("custom.toml", "[tool.pytest]\npython_files = ['check_*.py']\n"),
+    ],
+)
+def test_a_toml_file_named_by_c_is_read_by_its_name_then_its_suffix(tmp_path, name, text):
+    _write(
+        tmp_path, {name: text, "tests/check_c.py": "def test_c(): pass\n", "tests/test_a.py": "def test_a(): pass\n"}
+    )
+    items, _ = _discover(tmp_path, ["-c", name, "tests"], {})
+    assert {item_file(i) for i in items} == {"tests/check_c.py"}
