@@ -319,3 +319,26 @@ def test_timings_of_tests_since_deleted_or_renamed_cut_a_file_and_the_run_counts
         "— not collected: tests/test_a.py::TestBroken failed to collect:\n  tests/test_a.py::TestBroken::test_b" in said
     )
     assert "more than once" not in said
+
+
+@pytest.mark.parametrize("plan", [[], ["--discover"]])
+def test_arguments_in_two_projects_run_under_the_settings_plain_pytest_finds(tmp_path: Path, plan: list[str]) -> None:
+    # `pytest proj_a/tests proj_b/tests` from a monorepo's root reads proj_a's pytest.ini (nothing above both), and
+    # collects 2 tests; the shards' forced --rootdir made pytest skip that search, and 4 tests ran (discovery
+    # planned by the defaults, too)
+    _write(tmp_path, {"proj_a/pytest.ini": "[pytest]\npython_files = check_*.py\n"})
+    _write(
+        tmp_path,
+        {
+            f"proj_{p}/tests/{kind}_{p}.py": f"def test_{kind}_{p}():\n    pass\n"
+            for p in "ab"
+            for kind in ("check", "test")
+        },
+    )
+    args = ["proj_a/tests", "proj_b/tests", "-p", "no:cacheprovider"]
+    reference = plain_run(tmp_path, args, tmp_path)
+    assert sum(reference.values()) == 2
+
+    done = ci_shards("local", *plan, "--shards", "2", "--pytest", "--", *args, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 tests, 2 passed, 0 failed" in done.stdout + done.stderr, done.stdout + done.stderr

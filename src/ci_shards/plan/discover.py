@@ -241,25 +241,56 @@ def _settings_of_file(path: Path, arguments_root: Path) -> PytestSettings:
     return _settings(path.parent.absolute(), str(path), values or {})
 
 
-def find_settings(cwd: Path, default_root: Path | None = None) -> PytestSettings:
+def find_settings(cwd: Path, default_root: Path | None = None, arg_dirs: Sequence[Path] = ()) -> PytestSettings:
     """Settings from ``cwd`` or its nearest ancestor that has them (pytest's rootdir search for
     runs without path arguments; ``_common_ancestor`` where it starts with them), else the defaults of the
-    nearest pyproject.toml without a pytest table (pytest's configfile then), else pytest's defaults with
+    nearest pyproject.toml without a pytest table (pytest's configfile then); else, with no setup.py there either,
+    the first settings up from one of the path arguments' own folders (``arg_dirs``); else pytest's defaults with
     ``default_root`` (``cwd`` unless given) as the root."""
-    bare: Path | None = None
-    for directory in (cwd, *cwd.parents):
-        found = settings_in(directory)
-        if found is not None:
-            return found
-        if bare is None and (directory / "pyproject.toml").is_file():
-            bare = directory
-    if bare is not None:
-        # pytest 9.2's locate_config: with no settings anywhere, the nearest pyproject.toml is the configfile even
-        # without a pytest table, and its folder the rootdir (sqlparse 0.5.5 and wrapt 2.5.2 from their tests/)
-        return PytestSettings(rootdir=bare, source=str(bare / "pyproject.toml"))
+    found = _locate([cwd])
+    if found is not None:
+        return found
     # then determine_setup's next rule: the nearest folder with a setup.py is the rootdir, with no configfile
     setup = next((d for d in (cwd, *cwd.parents) if (d / "setup.py").is_file()), None)
-    return PytestSettings(rootdir=setup or (cwd if default_root is None else default_root))
+    if setup is not None:
+        return PytestSettings(rootdir=setup)
+    # then each argument's folder on its own (`pytest proj_a/tests proj_b/tests` from above both: proj_a's pytest.ini)
+    found = _locate(arg_dirs) if arg_dirs and list(arg_dirs) != [cwd] else None
+    return found or PytestSettings(rootdir=cwd if default_root is None else default_root)
+
+
+def config_only_by_arguments(words: Sequence[str], cwd: Path) -> str:
+    """The settings file pytest reads only through its path arguments' own folders (none up from their common
+    folder, and no setup.py there), "" for none: the file a forced ``--rootdir`` hides from pytest, which then
+    skips that search (``_pytest.config.findpaths.determine_setup``), so ``run`` names it with ``--config-file``."""
+    paths = path_words(words, cwd)
+    ancestor = _common_ancestor(cwd.absolute(), paths)
+    if _locate([ancestor]) is not None or any((d / "setup.py").is_file() for d in (ancestor, *ancestor.parents)):
+        return ""
+    dirs = _argument_dirs(paths, cwd)
+    found = _locate(dirs) if dirs and dirs != [ancestor] else None
+    return found.source if found is not None else ""
+
+
+def _argument_dirs(paths: Sequence[str], cwd: Path) -> list[Path]:
+    """Each path argument's folder (a file's parent), as pytest's ``get_dirs_from_args`` takes them."""
+    dirs = [Path(os.path.normpath(cwd.absolute() / word.split("::", 1)[0])) for word in paths]
+    return [d if d.is_dir() else d.parent for d in dirs]
+
+
+def _locate(bases: Sequence[Path]) -> PytestSettings | None:
+    """pytest 9.2's ``locate_config``: the first settings up from each of ``bases`` in turn, else the nearest
+    pyproject.toml without a pytest table (the configfile even so: sqlparse 0.5.5 and wrapt 2.5.2 from their
+    tests/), else None."""
+    bare: Path | None = None
+    for base in bases:
+        for directory in (base, *base.parents):
+            found = settings_in(directory)
+            if found is not None:
+                return found
+            if bare is None and (directory / "pyproject.toml").is_file():
+                bare = directory
+    return None if bare is None else PytestSettings(rootdir=bare, source=str(bare / "pyproject.toml"))
 
 
 def _common_ancestor(cwd: Path, words: Sequence[str]) -> Path:
@@ -558,7 +589,9 @@ def discover_items(
     Named as pytest names them: relative to its rootdir (``rootdir_ids``), which the discovery then records."""
     settings = None
     if pytest_files:
-        settings = find_settings(_common_ancestor(cwd.absolute(), path_words(pytest_args, cwd)), default_root=cwd)
+        paths = path_words(pytest_args, cwd)
+        ancestor = _common_ancestor(cwd.absolute(), paths)
+        settings = find_settings(ancestor, default_root=cwd, arg_dirs=_argument_dirs(paths, cwd))
         settings = settings_given(settings, pytest_args, cwd)
     root = rootdir_ids(settings, pytest_args, cwd)
     if root is not None:  # a file outside the working directory as ../x.py: outside what pytest walks from it
@@ -568,10 +601,12 @@ def discover_items(
     )
     if root is None:
         return found, notes
+    # pytest's initial paths, which name the files outside its rootdir
+    arguments = [Path(os.path.normpath(cwd.absolute() / w.split("::", 1)[0])) for w in path_words(pytest_args, cwd)]
     return dataclasses.replace(
         found,
-        items=tuple(rebase_ids(dict.fromkeys(found.items, 0.0), cwd=cwd, ids_root=root)),
-        estimates=rebase_ids(found.estimates, cwd=cwd, ids_root=root),
+        items=tuple(rebase_ids(dict.fromkeys(found.items, 0.0), cwd=cwd, ids_root=root, arguments=arguments)),
+        estimates=rebase_ids(found.estimates, cwd=cwd, ids_root=root, arguments=arguments),
         rootdir=Path(os.path.relpath(root, cwd.absolute())).as_posix(),
     ), notes
 
@@ -592,16 +627,24 @@ def rootdir_ids(settings: PytestSettings | None, words: Sequence[str], cwd: Path
     return settings.rootdir.absolute()
 
 
-def rebase_ids(ids: Mapping[str, float], *, cwd: Path, ids_root: Path, within: bool = True) -> dict[str, float]:
+def rebase_ids(
+    ids: Mapping[str, float], *, cwd: Path, ids_root: Path, within: bool = True, arguments: Sequence[Path] = ()
+) -> dict[str, float]:
     """``ids`` (relative to ``cwd``) renamed relative to ``ids_root``, each whose file or folder exists under it
-    (with ``within`` false, anywhere: ``../x.py``); the others as they are (a --pyargs package elsewhere names its
-    files from its own folder; a deleted file)."""
+    (with ``within`` false, anywhere: ``../x.py``); one outside it relative to the first of the path
+    ``arguments`` that holds it, as pytest names it (``_pytest.nodes._check_initialpaths_for_relpath``: from a
+    monorepo's root, ``proj_a/tests proj_b/tests`` under proj_a's settings name ``check_b.py``); the others as
+    they are (a --pyargs package elsewhere names its files from its own folder; a deleted file)."""
     root = ids_root.absolute()
 
     def renamed(file: str) -> str:
         path = Path(os.path.normpath(cwd.absolute() / file))
-        inside = path.exists() and (not within or path == root or root in path.parents)
-        return Path(os.path.relpath(path, root)).as_posix() if inside else file
+        if not path.exists():
+            return file
+        if not within or path == root or root in path.parents:
+            return Path(os.path.relpath(path, root)).as_posix()
+        holder = next((a for a in arguments if path == a or a in path.parents), None)
+        return file if holder is None else Path(os.path.relpath(path, holder)).as_posix()
 
     files: dict[str, str] = {}  # each file looked up on disk once, not once per test it holds
     rebased: dict[str, float] = {}

@@ -281,11 +281,27 @@ class _ShardRun:
         return [*args, f"--ci-shards-report={events}", *self._rootdir_args()]
 
     def _rootdir_args(self) -> list[str]:
-        """A pytest plan's rootdir, forced, so node ids come out as the plan wrote them."""
+        """A pytest plan's rootdir, forced, so node ids come out as the plan wrote them; and the settings file
+        pytest finds only through its arguments' own folders, which a forced rootdir hides from it."""
         if self.opts.plan.rootdir is None:
             return []
         root = (self.opts.cwd / self.opts.plan.rootdir).resolve()
-        return [f"--rootdir={root}", f"--ci-shards-ids-root={root}"]
+        return [f"--rootdir={root}", f"--ci-shards-ids-root={root}", *self._hidden_config_args()]
+
+    def _hidden_config_args(self) -> list[str]:
+        """``--config-file`` naming the settings that ``pytest proj_a/tests proj_b/tests`` reads from proj_a (no
+        settings above both): with ``--rootdir`` pytest skips that search and ran both folders by its defaults (4
+        tests where plain pytest, with proj_a's python_files, ran 2). Nothing when the user names them already."""
+        from ci_shards.plan.discover import config_only_by_arguments  # noqa: PLC0415 (a plan stage reader)
+
+        try:
+            words = [*env_addopts(os.environ), *self.opts.settings.command]  # pytest's rootdir search sees both
+        except UsageError:  # pytest itself fails on it, in the shard's output
+            return []
+        if any(word.startswith(("--rootdir", "-c", "--config-file", "--inifile")) for word in words):
+            return []
+        found = config_only_by_arguments(words, self.opts.cwd)
+        return [f"--config-file={found}"] if found else []
 
     def _report_mtimes(self) -> dict[str, float]:
         return {p: os.path.getmtime(p) for p in self._junit_files()}

@@ -14,6 +14,7 @@ from ci_shards.model.matching import item_file
 from ci_shards.model.plan import Granularity, Plan, ShardPlan
 from ci_shards.plan.discover import (
     DEFAULT_PYTHON_FILES,
+    config_only_by_arguments,
     discover_items,
     discover_pytest_files,
     files_under,
@@ -700,3 +701,39 @@ def test_a_toml_file_named_by_c_is_read_by_its_name_then_its_suffix(tmp_path, na
     )
     items, _ = _discover(tmp_path, ["-c", name, "tests"], {})
     assert {item_file(i) for i in items} == {"tests/check_c.py"}
+
+
+MONOREPO = {
+    "proj_a/pytest.ini": "[pytest]\npython_files = check_*.py\n",
+    "proj_a/tests/check_a.py": "def test_a(): pass\n",
+    "proj_a/tests/test_a2.py": "def test_a2(): pass\n",
+    "proj_b/tests/test_b.py": "def test_b(): pass\n",
+    "proj_b/tests/check_b.py": "def test_b(): pass\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("words", "b_id"),
+    [
+        (["proj_a/tests", "proj_b/tests"], "check_b.py"),
+        (["proj_b/tests", "proj_a/tests"], "check_b.py"),
+        (["proj_a/tests/check_a.py", "proj_b"], "tests/check_b.py"),
+    ],
+)
+def test_arguments_in_two_projects_read_the_first_projects_settings_as_pytest_does(tmp_path, words, b_id):
+    # pytest from a monorepo's root: no settings above both folders, so determine_setup looks up from each
+    # argument's own folder and takes proj_a's pytest.ini (python_files check_*.py) for both; discovery took the
+    # defaults and planned 4 files where pytest collects 2, naming proj_b's file from the argument that holds it
+    _write(tmp_path, MONOREPO)
+    found, _ = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=words, globs=(), timings={})
+    assert found.rootdir == "proj_a"
+    assert sorted(found.items) == sorted([b_id, "tests/check_a.py"])
+    assert config_only_by_arguments(words, tmp_path) == str(tmp_path / "proj_a/pytest.ini")
+
+
+def test_settings_above_the_arguments_or_a_setup_py_come_first(tmp_path):
+    _write(tmp_path, MONOREPO)
+    assert config_only_by_arguments(["proj_a/tests"], tmp_path) == ""  # found up from the arguments' common folder
+    (tmp_path / "setup.py").write_text("")
+    assert config_only_by_arguments(["proj_a/tests", "proj_b/tests"], tmp_path) == ""  # pytest stops at setup.py
+    assert find_settings(tmp_path, arg_dirs=[tmp_path / "proj_a/tests"]).rootdir == tmp_path
