@@ -15,6 +15,7 @@ from ci_shards.cli import build_parser, main
 from ci_shards.model.plan import Plan
 from ci_shards.options.typed import PlanOptions
 from ci_shards.plan.front import make_plan
+from tests.unit.plan.test_discover import OVERRIDDEN, _write
 
 DEMO_DURATIONS = Path(__file__).resolve().parents[3] / "examples" / "demo" / ".test_durations"
 REPO = Path(__file__).resolve().parents[3]
@@ -415,14 +416,7 @@ def test_a_good_cached_store_wins_over_durations(capsys, monkeypatch, tmp_path):
 def test_a_discovery_plan_reads_pytest_addopts_as_pytest_does(capsys, monkeypatch, tmp_path, addopts, files):
     # pytest puts PYTEST_ADDOPTS between the ini file's addopts and the command line: discovery read neither its
     # -o nor its --ignore, and planned tests/test_a.py where plain pytest, in the same environment, ran check_c.py
-    for path, text in {
-        "pytest.ini": "[pytest]\ntestpaths = tests\n",
-        "tests/test_a.py": "def test_a(): pass\n",
-        "tests/check_c.py": "def test_c(): pass\n",
-        "other/test_o.py": "def test_o(): pass\n",
-    }.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text)
+    _write(tmp_path, {**OVERRIDDEN, "pytest.ini": "[pytest]\ntestpaths = tests\n"})
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTEST_ADDOPTS", addopts)
     code, out, err = run(capsys, "plan", "--discover", "--shards", "2", "--format", "json")
