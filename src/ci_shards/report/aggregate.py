@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ci_shards.common.console import count_failures, plural
@@ -209,6 +209,19 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
     return accounting, unverified
 
 
+def _counted_cases(plan: Plan, results: Sequence[ShardResult]) -> Iterator[CaseResult]:
+    """Every shard's cases, with a collector of a cut file that each shard holding a part reported (its collection
+    error) counted once, as plain pytest counts it."""
+    told: set[str] = set()
+    for result in results:
+        for case in result.cases:
+            if _collector_of_parts(case, plan, result.index):
+                if case.test_id in told:
+                    continue
+                told.add(case.test_id)
+            yield case
+
+
 def _collector_of_parts(case: CaseResult, plan: Plan, shard: int) -> bool:
     """Whether ``case`` is a collector that failed to collect or skipped, in a file this shard planned parts of (the
     plan cut it), none of which is the collector or covers it: the file itself, or a class in it. Each shard holding a
@@ -306,7 +319,7 @@ def decide(
         failures.extend(_shard_failures(result, chosen.get(result.index), plan.total))
     owner_of = {item: shard.index for shard in plan.shards for item in shard.items}
     failures.extend(_missing_records(accounting.missing, owner_of, unverified, failures))
-    totals = Totals.of(c for r in results for c in r.cases)
+    totals = Totals.of(_counted_cases(plan, results))
     return Verdict(
         plan_digest=digest,
         total_shards=plan.total,

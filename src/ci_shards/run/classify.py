@@ -294,7 +294,9 @@ def decide(
     ended_early = next((e for e in map(_ended_early, first) if e), "")
     in_flight = {t for r in first for t in r.report.in_flight}
     errored = {c.test_id for c in all_cases if c.type == COLLECTION_ERROR_TYPE}
-    all_cases += _unreported_cases(not_run, stopped, ended_early, in_flight, errored)
+    under_errors = _under_collection_errors(not_run, errored) if stopped is None else []
+    not_run = [item for item in not_run if item not in {case.test_id for case in under_errors}]
+    all_cases += under_errors + _unreported_cases(not_run, stopped, ended_early, in_flight, errored)
     status = stopped.status if stopped is not None else None
     if status is None:
         status = _failed_or_passed(
@@ -323,11 +325,24 @@ def decide(
     )
 
 
+def _under_collection_errors(not_run: Sequence[str], errored: set[str]) -> list[CaseResult]:
+    """The planned parts of a file (or a class, or a folder's conftest.py) that failed to collect, each left out
+    with that cause: plain pytest counts the collector's error alone ("1 passed, 1 error" for a file the plan cut
+    into six parts, which a shard had counted as its error and six tests that never ran). The error fails the
+    shard, and the verdict names each part."""
+    cases = []
+    for item in not_run:
+        collector = next((e for e in errored if file_under(item_file(item), e) or item.startswith(e + "::")), None)
+        if collector is not None:
+            cases.append(_skipped_case(item, f"not collected: {collector} failed to collect", LEFT_OUT_TYPE))
+    return cases
+
+
 def _unreported_cases(
     not_run: Sequence[str], stopped: _Stopped | None, ended_early: str, in_flight: set[str], errored: set[str]
 ) -> list[CaseResult]:
-    """A case for each planned item no run reported, saying why when that is known: the shard's own stop, its
-    file's collection error (``errored``: the files that failed to collect; a file the plan cut into parts), or
+    """A case for each planned item no run reported, saying why when that is known: the shard's own stop, a
+    collection error (``errored``: under a shard's stop, the items of what failed to collect are told here), or
     pytest ending its session early (the test it ended in is named: it started and never finished)."""
     if stopped is not None:
         return [_not_run_case(i, stopped.not_run) for i in not_run]

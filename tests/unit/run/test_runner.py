@@ -358,7 +358,9 @@ def test_a_collection_error_alone_is_no_unverified_shard() -> None:
     assert verdict.status is ShardStatus.FAILED
     assert verdict.reason.startswith("1 collection error:")
     assert "name none of" not in verdict.reason
-    assert verdict.not_run == ("a.py::t1",)
+    # the error fails the shard; the planned test under it is left out, as pytest counts only the error
+    assert verdict.not_run == ()
+    assert [(c.test_id, c.counted_as) for c in verdict.cases if c.test_id == "a.py::t1"] == [("a.py::t1", LEFT_OUT)]
 
 
 def test_a_collection_error_another_shard_tells_is_no_error_here_but_explains_the_exit_code() -> None:
@@ -381,17 +383,22 @@ def test_a_collection_error_another_shard_tells_is_no_error_here_but_explains_th
     ("collector", "planned", "cause"),
     [
         ("a.py", ["a.py::t1", "a.py::t2"], "not collected: a.py failed to collect"),  # a file the plan cut
+        ("a.py::TestB", ["a.py::TestB::t1"], "not collected: a.py::TestB failed to collect"),  # a class in it
         ("sub", ["sub/b.py", "sub/deeper/c.py::t"], "not collected: sub failed to collect"),  # a folder's conftest
         ("sub", ["subway/b.py"], "planned but never reported"),  # not under it
     ],
 )
 def test_a_planned_item_whose_collector_failed_says_so(collector: str, planned: list[str], cause: str) -> None:
+    # under a collector that failed, a planned item is left out with that cause, as pytest counts the error alone;
+    # one under no failed collector is a test that never ran
     error = CaseResult(test_id=collector, name=collector, outcome=CaseOutcome.ERROR, type=COLLECTION_ERROR_TYPE)
     broken = Run(rerun=0, items=tuple(planned), exit_code=1, signal=None, report=Report(collect_errors=(error,)))
     verdict = decide(shard_index=1, shard_name="s", planned=planned, runs=[broken], policy=Policy())
-    assert verdict.not_run == tuple(planned)
-    messages = {c.test_id: c.message for c in verdict.cases if c.test_id in planned}
-    assert all(m.startswith(cause) for m in messages.values()), messages
+    under = cause.startswith("not collected")
+    assert verdict.not_run == (() if under else tuple(planned))
+    cases = {c.test_id: c for c in verdict.cases if c.test_id in planned}
+    assert all(c.message.startswith(cause) for c in cases.values()), cases
+    assert {c.counted_as for c in cases.values()} == ({LEFT_OUT} if under else {"error"})
 
 
 def test_run_counts_every_reported_test_by_outcome_in_agreeing_words():
