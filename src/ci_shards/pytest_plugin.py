@@ -10,9 +10,10 @@ or ``--ci-shards-report`` is given.
   happens inside pytest from plan.json (or an id file for re-runs), so there is no argument-length
   limit: ``pytest_ignore_collect`` keeps pytest from walking into folders and files this process runs
   nothing of (another shard's files are never imported), and ``pytest_collection_modifyitems``
-  keeps the shard's tests. Tests the plan does not know are never dropped: each runs in exactly one
-  shard (``model.plan.ShardOwnership``), the one that owns its file, or for a file no shard owns the
-  plan's ``unowned_shard``, whose walk is the user's own selection (never wider).
+  keeps the shard's tests, after every other plugin's hook saw those files whole. Tests the plan does not
+  know are never dropped: each runs in exactly one shard (``model.plan.ShardOwnership``), the one that
+  owns its file, or for a file no shard owns the plan's ``unowned_shard``, whose walk is the user's own
+  selection (never wider).
 - Every event is appended to the report as one JSON line and flushed at once, so a run killed at
   the deadline still tells which tests finished and which one was in flight.
 - Planned ids that were not collected are reported (a deleted or renamed test must not vanish);
