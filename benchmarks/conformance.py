@@ -495,6 +495,15 @@ PROJECTS = (
         "pytest_order-1.5.0",
         ("example",),
     ),
+    Project(
+        "bdd_demo",
+        "written for run 8 (no PyPI project found that ships pytest-bdd scenarios in its sdist; pytest-bdd's own suite "
+        "runs them inside pytester): pytest-bdd 9.0.1, scenarios() over two .feature files under "
+        "bdd_features_base_dir, a Background, a Scenario Outline's examples as parameters (test_x[12-5-7]), a title "
+        "with brackets, quotes and '::', a tag as a mark, @scenario by name, a step that skips, an undefined step",
+        "bdd-demo",
+        (),
+    ),
 )
 
 
