@@ -24,7 +24,11 @@ suite run from its tests/ folder, in pyyaml's venv), run 6 six more (``--only sq
 dateutil,dateutil_above,markdown,wrapt,wrapt_sub,execnet,execnet_doc,execnet_doc_k --work /tmp/conf6``; the
 ``_sub``, ``_above`` and ``_doc`` entries run a project's suite from another folder, in its venv), run 7 seven
 more (``--only humanize,astroid,mpmath,mpmath_mods,black,anyio,jedi,
-zope_interface --work /tmp/conf7``; mpmath_mods is a second --pyargs run of mpmath's modules, in its venv).
+zope_interface --work /tmp/conf7``; mpmath_mods is a second --pyargs run of mpmath's modules, in its venv), run 8
+seven more, suites made or steered by pytest plugins (``--only pytest_cases,syrupy,pyrsistent,pyrsistent_repeat,
+pytest_dependency,pytest_order,bdd_demo --work /tmp/conf8``; bdd_demo is benchmarks/bdd_demo copied to
+``sdists/bdd-demo``). Since run 8 the exit codes are compared too: a verdict that fails where plain pytest passes (or
+the reverse) is a mismatch even when every test's outcome is the same.
 """
 
 from __future__ import annotations
@@ -503,6 +507,7 @@ PROJECTS = (
         "with brackets, quotes and '::', a tag as a mark, @scenario by name, a step that skips, an undefined step",
         "bdd-demo",
         (),
+        venv="pytest_bdd",
     ),
 )
 
