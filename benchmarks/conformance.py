@@ -24,7 +24,11 @@ suite run from its tests/ folder, in pyyaml's venv), run 6 six more (``--only sq
 dateutil,dateutil_above,markdown,wrapt,wrapt_sub,execnet,execnet_doc,execnet_doc_k --work /tmp/conf6``; the
 ``_sub``, ``_above`` and ``_doc`` entries run a project's suite from another folder, in its venv), run 7 seven
 more (``--only humanize,astroid,mpmath,mpmath_mods,black,anyio,jedi,
-zope_interface --work /tmp/conf7``; mpmath_mods is a second --pyargs run of mpmath's modules, in its venv).
+zope_interface --work /tmp/conf7``; mpmath_mods is a second --pyargs run of mpmath's modules, in its venv), run 8
+seven more, suites made or steered by pytest plugins (``--only pytest_cases,syrupy,pyrsistent,pyrsistent_repeat,
+pytest_dependency,pytest_order,bdd_demo --work /tmp/conf8``; bdd_demo is benchmarks/bdd_demo copied to
+``sdists/bdd-demo``). Since run 8 the exit codes are compared too: a verdict that fails where plain pytest passes (or
+the reverse) is a mismatch even when every test's outcome is the same.
 """
 
 from __future__ import annotations
@@ -430,6 +434,81 @@ PROJECTS = (
         ("src",),
         pyargs=("--pyargs", "zope.interface"),
     ),
+    # run 8: tests made or steered by pytest plugins
+    Project(
+        "pytest_cases",
+        "pytest-cases' own suite under pytest 8.4 (its 3.10.1 fails to import under 9.2): parametrize_with_cases "
+        "from case modules and classes, fixture unions, fixture_ref parameters, ids made by the plugin "
+        "(test_x[a-fixture_union/b]), pytest-steps and pytest-harvest",
+        "pytest_cases-3.10.1",
+        ("tests",),
+    ),
+    Project(
+        "syrupy",
+        "syrupy's own snapshot tests (__snapshots__/*.ambr, custom extensions and snapshot folders), addopts -p "
+        "syrupy -p pytester --doctest-modules, xfail_strict; the unused-snapshot report at the session's end; its "
+        "tests/syrupy and tests/examples folders (tests/integration's pytester runs take minutes)",
+        "syrupy-7.0.1",
+        ("tests/syrupy", "tests/examples"),
+    ),
+    Project(
+        "pyrsistent",
+        "hypothesis stateful tests (RuleBasedStateMachine.TestCase), *_test.py files, a C extension",
+        "pyrsistent-0.20.0",
+        ("tests",),
+    ),
+    Project(
+        "pyrsistent_repeat",
+        "the same suite under pytest-repeat's --count 2 (ids test_x[1-2], test_y[a-2-2], each test twice)",
+        "pyrsistent-0.20.0",
+        ("tests", "--count", "2"),
+        venv="pyrsistent",
+    ),
+    Project(
+        "pytest_dependency",
+        "pytest-dependency's documented examples named as files (none matches python_files): dependencies by "
+        "name, class, parameter and node id, scope 'session' across two modules, tests that fail or skip on purpose",
+        "pytest-dependency-0.6.1",
+        tuple(
+            f"doc/examples/{name}.py"
+            for name in [
+                "all_params",
+                "basic",
+                "debugging",
+                "dyn-parametrized",
+                "group-fixture",
+                "group-fixture2",
+                "mark-class",
+                "named",
+                "nodeid",
+                "or_dependency",
+                "parametrized",
+                "runtime",
+                "scope_class",
+                "scope_module",
+                "scope_session_mod_01",
+                "scope_session_mod_02",
+                "testclass",
+            ]
+        ),
+    ),
+    Project(
+        "pytest_order",
+        "pytest-order's documented examples: order marks by number, first/last, before/after tests of other "
+        "modules and classes, with pytest-dependency installed",
+        "pytest_order-1.5.0",
+        ("example",),
+    ),
+    Project(
+        "bdd_demo",
+        "written for run 8 (no PyPI project found that ships pytest-bdd scenarios in its sdist; pytest-bdd's own suite "
+        "runs them inside pytester): pytest-bdd 9.0.1, scenarios() over two .feature files under "
+        "bdd_features_base_dir, a Background, a Scenario Outline's examples as parameters (test_x[12-5-7]), a title "
+        "with brackets, quotes and '::', a tag as a mark, @scenario by name, a step that skips, an undefined step",
+        "bdd-demo",
+        (),
+        venv="pytest_bdd",
+    ),
 )
 
 
@@ -441,6 +520,7 @@ class Seen:
     counts: dict[str, int]
     subtests: int = 0
     note: str = ""
+    exit_code: int = 0  # the command's: a verdict that fails where plain pytest passes (or passes where it fails)
 
 
 def _env() -> dict[str, str]:
@@ -506,8 +586,8 @@ def plain(
     lines = [json.loads(x) for x in reports.read_text(encoding="utf-8").splitlines() if x.strip()]
     tail = (work / "plain.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()
     summary = re.sub(r"\s*in [\d.]+s.*$", "", tail[-1].strip("= ")) if tail else ""
-    del rc
-    return _per_test(lines), summary, wall, cpu
+    seen = _per_test(lines)
+    return Seen(seen.ids, seen.counts, seen.subtests, exit_code=rc), summary, wall, cpu
 
 
 def sharded(mode: list[str], venv: Path, cwd: Path, out: Path, args: tuple[str, ...]) -> tuple[Seen, str, float, float]:
@@ -533,7 +613,8 @@ def sharded(mode: list[str], venv: Path, cwd: Path, out: Path, args: tuple[str, 
     note += f", {totals.left_out} left out" if totals.left_out else ""
     if not headline:
         note += ": " + (log.strip().splitlines() or [""])[-1][:160]
-    return Seen(ids=Counter(c.test_id for c in counted), counts=counts, note=note), headline, wall, cpu
+    seen = Seen(ids=Counter(c.test_id for c in counted), counts=counts, note=note, exit_code=rc)
+    return seen, headline, wall, cpu
 
 
 def compare(reference: Seen, seen: Seen) -> tuple[str, list[str]]:
@@ -542,6 +623,8 @@ def compare(reference: Seen, seen: Seen) -> tuple[str, list[str]]:
     diffs = [
         f"{k} {seen.counts[k]} vs {reference.counts[k]}" for k in OUTCOMES if seen.counts[k] != reference.counts[k]
     ]
+    if (seen.exit_code == 0) != (reference.exit_code == 0):  # since run 8: the verdict, not only the counts
+        diffs.append(f"exit {seen.exit_code} vs {reference.exit_code}")
     details = [f"missing {i}" for i in sorted(missing)[:5]] + [f"extra {i}" for i in sorted(extra)[:5]]
     if not (missing or extra or diffs):
         return "same", details
@@ -577,6 +660,7 @@ def _campaign(
     problems = []
     reference, summary, wall, cpu = plain(args, venv, folder, work, project.plain_flags)
     sub = f"; {reference.subtests} subtest reports" if reference.subtests else ""
+    sub += f" (exit {reference.exit_code})"
     print(f"| {project.name} | {project.shape} | plain `pytest {' '.join(args)}` from the {where} folder | "
           f"{sum(reference.ids.values())} | {summary}{sub} | (reference) | {wall:.0f} | {cpu:.0f} |")  # fmt: skip
     for n, (label, flags) in enumerate(modes(where, work)):

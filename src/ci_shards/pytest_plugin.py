@@ -10,9 +10,10 @@ or ``--ci-shards-report`` is given.
   happens inside pytest from plan.json (or an id file for re-runs), so there is no argument-length
   limit: ``pytest_ignore_collect`` keeps pytest from walking into folders and files this process runs
   nothing of (another shard's files are never imported), and ``pytest_collection_modifyitems``
-  keeps the shard's tests. Tests the plan does not know are never dropped: each runs in exactly one
-  shard (``model.plan.ShardOwnership``), the one that owns its file, or for a file no shard owns the
-  plan's ``unowned_shard``, whose walk is the user's own selection (never wider).
+  keeps the shard's tests, after every other plugin's hook saw those files whole. Tests the plan does not
+  know are never dropped: each runs in exactly one shard (``model.plan.ShardOwnership``), the one that
+  owns its file, or for a file no shard owns the plan's ``unowned_shard``, whose walk is the user's own
+  selection (never wider).
 - Every event is appended to the report as one JSON line and flushed at once, so a run killed at
   the deadline still tells which tests finished and which one was in flight.
 - Planned ids that were not collected are reported (a deleted or renamed test must not vanish);
@@ -333,20 +334,27 @@ class _ShardState:
         elif key != "<collection>" and "::" not in report.nodeid:
             self.collected_files.add(key)
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> Generator[None, None, None]:
+        """The shard's tests kept, after every other plugin's hook saw the whole collection of the shard's files,
+        as each sees it in a plain run that deselects with -k: syrupy records the collected tests there and counts
+        a snapshot of a test collected, not deselected and not run as unused (exit 1 on every shard of a cut file,
+        conformance run 8). What is ours is decided first, so -k/-m after it are told apart (``deselected``)."""
         if self.selection is None:
             for item in items:
                 self.key(item.nodeid, _file_path(item))
-            return
-        keep: list[pytest.Item] = []
-        drop: list[pytest.Item] = []
-        for item in items:
-            (keep if self.selection.keeps(self.key(item.nodeid, _file_path(item)), item.nodeid) else drop).append(item)
+            return (yield)
+        keeps = self.selection.keeps
+        ours = {id(item) for item in items if keeps(self.key(item.nodeid, _file_path(item)), item.nodeid)}
+        self.selected = [self.key(i.nodeid, _file_path(i)) for i in items if id(i) in ours]
+        result = yield
+        drop = [item for item in items if id(item) not in ours]
         if drop:
             config.hook.pytest_deselected(items=drop)
-        items[:] = keep
-        self.selected = [self.key(i.nodeid, _file_path(i)) for i in keep]
+        items[:] = [item for item in items if id(item) in ours]
+        return result
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         final = [self.key(i.nodeid, _file_path(i)) for i in session.items]

@@ -9,6 +9,11 @@ whole (a keep-together rule, as ``first_weights`` keeps a file whose collection 
 keeps every such dependency in its shard, in pytest's order. Scopes ``"session"`` and ``"package"`` name
 other files' tests: those files may still land apart, so the plan says so and names the flag that joins
 them. The files are read as text with ``ast``; nothing is imported.
+
+pytest-order's relative marks are the same kind of bond (``@pytest.mark.order(after="test_a")``): a shard keeps
+the order of the tests it holds, so a cut put ``test_b`` in a shard where ``test_a`` never runs before it (every
+plugin sees the shard's files collected whole, then the shard keeps its tests, so pytest-order does not even warn).
+A name with a file (``"test_other.py::test_a"``) may name another file: it counts as scope ``"session"``.
 """
 
 from __future__ import annotations
@@ -38,10 +43,25 @@ def _scope(call: ast.Call) -> str:
     return "module"
 
 
+def _order_scope(call: ast.Call) -> str:
+    """The scope of pytest-order's relative mark (``order(before=..., after=...)``): "module" for test names,
+    "session" for a name with a file or one that is no literal, "" for no relative mark (an ordinal alone)."""
+    names: list[ast.expr] = []
+    for keyword in call.keywords:
+        if keyword.arg in ("before", "after"):
+            value = keyword.value
+            names.extend(value.elts if isinstance(value, ast.List | ast.Tuple) else [value])
+    if not names:
+        return ""
+    literal = [n.value for n in names if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return "session" if len(literal) < len(names) or any(".py::" in n for n in literal) else "module"
+
+
 def dependency_scopes(source: bytes) -> frozenset[str]:
     """The scopes of the dependencies the tests of ``source`` declare: the ``dependency`` mark with
-    ``depends=``, or a ``depends(request, ...)`` call; empty when none does or the file does not parse."""
-    if b"depends" not in source:  # most files: no parse
+    ``depends=``, a ``depends(request, ...)`` call, or pytest-order's ``order`` mark with ``before=`` or
+    ``after=``; empty when none does or the file does not parse."""
+    if b"depends" not in source and b"before" not in source and b"after" not in source:  # most files: no parse
         return frozenset()
     try:
         tree = ast.parse(source)
@@ -54,6 +74,8 @@ def dependency_scopes(source: bytes) -> frozenset[str]:
         name = _called_name(node.func)
         if name == "depends" or (name == "dependency" and any(k.arg == "depends" for k in node.keywords)):
             scopes.add(_scope(node))
+        elif name == "order" and _order_scope(node):
+            scopes.add(_order_scope(node))
     return frozenset(scopes)
 
 
@@ -66,14 +88,16 @@ class DependentFiles:
         notes = []
         if self.whole:
             notes.append(
-                f"{plural(len(self.whole), 'file')} whose tests depend on one another (pytest-dependency) kept"
+                f"{plural(len(self.whole), 'file')} whose tests depend on one another (pytest-dependency,"
+                " pytest-order's before/after) kept"
                 f" whole, so each dependency runs in its shard: {listed(self.whole, 3)}"
             )
         if self.across:
             notes.append(
                 f"tests in {listed(self.across, 3)} depend on other files' tests (pytest-dependency's scope"
-                " 'session' or 'package'): in another shard a dependency does not run first and they are skipped;"
-                " join those files with --keep-together PATTERN"
+                " 'session' or 'package', pytest-order's before/after naming a file): in another shard a"
+                " dependency does not run first (pytest-dependency skips them, and the verdict fails naming"
+                " them); join those files with --keep-together PATTERN"
             )
         return notes
 

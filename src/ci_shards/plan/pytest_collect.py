@@ -10,7 +10,8 @@ relative to the collection argument that holds it; a module that is itself such 
 "" (``::test_a``), by its path from the rootdir, as the shards name it. The plan records that rootdir relative to the
 working directory, so a shard job with its checkout elsewhere finds the same files.
 ``read_collection`` (pure) refuses a collection that could not be run again by id: a failed collector,
-an id whose file part does not name its file (an id collected more than once is planned once).
+an id whose file part does not name its file (an id collected more than once is planned once), and a pytest
+that exited non-zero, unless a plugin's check at the session's end alone failed it after a clean collection.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def read_collection(record: Mapping[str, Any], *, exit_code: int, output: str = 
             f" {first.get('message', '')}{more}; no plan was made"
         )
         raise CollectionError(msg)
-    if exit_code not in (0, PYTEST_NO_TESTS):
+    if exit_code not in (0, PYTEST_NO_TESTS) and not _failed_after_collection(record, exit_code):
         said = f": {error_line(output)}" if error_line(output) else ""
         kind = _PYTEST_EXITS.get(exit_code, "error")
         msg = f"pytest collection failed (exit {exit_code}, {kind}){said}; no plan was made"
@@ -86,6 +87,14 @@ def read_collection(record: Mapping[str, Any], *, exit_code: int, output: str = 
         paths.setdefault(item_file(node_id), path)
     deselected = {str(f): int(n) for f, n in (record.get("deselected") or {}).items()}
     return Collection(ids=ids, rootdir=rootdir, paths=paths, deselected=deselected)
+
+
+def _failed_after_collection(record: Mapping[str, Any], exit_code: int) -> bool:
+    """Whether pytest collected cleanly and a plugin's session-end check alone made it exit 1: the record's
+    ``exitstatus`` is the one pytest handed ``pytest_sessionfinish``, before any plugin changed it. syrupy's
+    unused-snapshot check does so under ``--collect-only`` (no test ran, so every snapshot is unused: plain
+    ``pytest --collect-only`` exits 1 on syrupy 7.0.1's own suite), which says nothing about the collection."""
+    return exit_code == 1 and record.get("exitstatus") in (0, PYTEST_NO_TESTS)
 
 
 def with_file_named(node_id: str, path: str, rootdir: str) -> str:

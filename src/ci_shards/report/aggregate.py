@@ -52,6 +52,7 @@ from ci_shards.model.outcome import (
 )
 from ci_shards.model.plan import Granularity, Plan, ShardPlan
 from ci_shards.report.artifacts import ShardArtifact, read_shard_folders
+from ci_shards.report.split_dependencies import split_dependencies, split_notes, split_reason
 from ci_shards.report.verdict import UNMEASURED, Accounting, ShardResult, Verdict
 from ci_shards.select.report import selection_report
 
@@ -320,6 +321,7 @@ def decide(
     owner_of = {item: shard.index for shard in plan.shards for item in shard.items}
     failures.extend(_missing_records(accounting.missing, owner_of, unverified, failures))
     totals = Totals.of(_counted_cases(plan, results))
+    split = split_dependencies([(r.index, r.cases) for r in results])
     return Verdict(
         plan_digest=digest,
         total_shards=plan.total,
@@ -333,9 +335,10 @@ def decide(
         unknown_items=plan.unknown_items,
         estimated_makespan=plan.estimated_makespan + (plan.shard_overhead_seconds if plan.items else 0.0),
         flaky_result=flaky_result,
-        notes=(*stray, *_left_out_notes(c for r in results for c in r.cases)),
+        notes=(*stray, *_left_out_notes(c for r in results for c in r.cases), *split_notes(split)),
         reasons=tuple(
             _reasons(results, accounting, totals, flaky_result, _empty(plan, results, allow_empty), excused=excused)
+            + ([split_reason(split)] if split else [])
         ),
         item_seconds=_item_seconds(results, set(owner_of)),
         selection=selection_report(plan, (c for r in results if r.verified for c in r.cases)),

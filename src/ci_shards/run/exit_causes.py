@@ -25,6 +25,16 @@ _COV_FAIL_UNDER: Final = re.compile(
 _TIMEOUT_BANNER: Final = re.compile(r"\+{10,} Timeout \+{10,}")
 
 
+# syrupy's snapshot report (syrupy/report.py: "{n} snapshot(s) unused." closing its summary line, after the counts of
+# the others): a snapshot is unused when no test of the session used it. A shard runs part of the suite, and syrupy
+# owns a snapshot by the test module its file is named after: one a test writes elsewhere (a custom snapshot folder
+# or name: syrupy 7.0.1's own tests/examples) is unused on every shard without that test, as under `pytest --ignore`
+# of it (conformance run 8, docs/benchmarks.md)
+_SNAPSHOTS_UNUSED: Final = re.compile(
+    r"^(?:\d+ snapshots? [^.\n]+\. )*(?P<unused>\d+) snapshots? unused\.$", re.MULTILINE
+)
+
+
 def exit_cause(output: str) -> str:
     """The cause the run's ``output`` names for its non-zero exit, in one line ("" when none is known)."""
     if _TIMEOUT_BANNER.search(output):
@@ -38,5 +48,14 @@ def exit_cause(output: str) -> str:
             f"pytest-cov's --cov-fail-under={gate['required']} failed on this shard's {gate['total']}%: a shard"
             " covers only the code its own tests run; give the shards --cov-fail-under=0 and gate the merged"
             " coverage (run --coverage, aggregate --fail-under: docs/coverage.md)"
+        )
+    unused = _SNAPSHOTS_UNUSED.search(output)
+    if unused is not None:
+        return (
+            f"syrupy found {unused['unused']} unused {'snapshot' if unused['unused'] == '1' else 'snapshots'} on"
+            " this shard: a shard runs part of the suite, and a snapshot whose test ran on another shard is unused"
+            " here when syrupy cannot tell its test from its path (a custom snapshot folder or name); give the"
+            " shards --snapshot-warn-unused and check unused snapshots in one whole run, or keep the files that"
+            " share the folder together (--keep-together)"
         )
     return ""

@@ -58,3 +58,25 @@ def test_dependent_tests_all_run_in_every_plan_mode_with_timings_that_would_cut_
         tmp_path, "-m", "ci_shards", "local", mode, "--shards", "2", "--durations", "durations.json", "--pytest", "--"
     )
     assert "ci-shards: PASSED: 4 tests, 4 passed, 0 failed, 0 errors, 0 skipped" in verdict, verdict
+
+
+def test_a_dependency_on_another_files_test_that_ran_on_another_shard_fails_the_verdict_naming_it(
+    tmp_path: Path,
+) -> None:
+    # scope 'session' names another file's test; the plan may put the two files apart, and then the dependent test
+    # is skipped where plain pytest runs it: the run must not pass silently with a test that never ran
+    (tmp_path / "tests").mkdir()
+    marked_a = "import pytest\n\n@pytest.mark.dependency()\ndef test_a():\n    pass\n"
+    (tmp_path / "tests" / "test_a.py").write_text(marked_a)
+    (tmp_path / "tests" / "test_b.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.dependency(depends=['tests/test_a.py::test_a'], scope='session')\ndef test_b():\n    pass\n"
+    )
+    assert " 2 passed in " in _output(tmp_path, "-m", "pytest", "-p", "no:cacheprovider", "tests")
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+    argv = [sys.executable, "-m", "ci_shards", "local", "--discover", "--shards", "2", "--pytest", "--", "tests"]
+    proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=180, env=env, check=False)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 1, said
+    assert "1 test skipped by pytest-dependency because the test it depends on passed on another shard" in said
+    assert "tests/test_b.py::test_b (shard 2) — it depends on tests/test_a.py::test_a, which passed on shard 1" in said

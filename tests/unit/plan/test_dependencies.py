@@ -42,6 +42,12 @@ def test_b():
         (b"import pytest\n@pytest.mark.dependency()\ndef test_a(): pass\n# depends on nothing\n", set()),
         (b"def test_depends_on_nothing(): pass\n", set()),
         (b"def test_x(:\n    depends(request, ['t'])\n", set()),  # does not parse: pytest will say so
+        # pytest-order's relative marks (conformance run 8): a test name, a name with a file, a name not read
+        (b"import pytest\n@pytest.mark.order(after='test_a')\ndef test_b(): pass\n", {"module"}),
+        (b"from pytest import mark\n@mark.order(before=['T::t', 'test_c'])\ndef test_b(): pass\n", {"module"}),
+        (b"@pytest.mark.order(after='test_other.py::test_a')\ndef test_b(): pass\n", {"session"}),
+        (b"@pytest.mark.order(after=NAME)\ndef test_b(): pass\n", {"session"}),
+        (b"@pytest.mark.order(1)\ndef test_b(): pass\n# after lunch\n", set()),  # an ordinal: no bond to cut
     ],
 )
 def test_the_scopes_a_file_declares(source: bytes, scopes: set[str]) -> None:
@@ -59,7 +65,8 @@ def test_only_python_files_that_declare_dependencies_are_kept_whole_and_other_sc
     assert found.whole == ("tests/test_across.py", "tests/test_dep.py")
     assert found.across == ("tests/test_across.py",)
     first, second = found.notes()
-    assert "2 files whose tests depend on one another (pytest-dependency) kept whole" in first
+    assert "2 files whose tests depend on one another (pytest-dependency, pytest-order's before/after)" in first
+    assert "kept whole" in first
     assert "tests in tests/test_across.py depend on other files' tests" in second and "--keep-together" in second
     assert dependent_files(["tests/test_plain.py"], texts.get).notes() == []
 
@@ -80,4 +87,4 @@ def test_a_discovery_plan_never_cuts_a_file_whose_tests_depend_on_one_another(tm
     out, err = capsys.readouterr()
     shards = sorted(s.items for s in Plan.from_json(json.loads(out)).shards)
     assert shards == [("tests/test_dep.py",), ("tests/test_plain.py",)]
-    assert "1 file whose tests depend on one another (pytest-dependency) kept whole" in err
+    assert "1 file whose tests depend on one another (pytest-dependency, pytest-order's before/after) kept whole" in err

@@ -37,6 +37,17 @@ def test_a_failed_collector_is_named_with_its_one_line_reason() -> None:
     )
 
 
+def test_exit_1_set_by_a_plugin_after_a_clean_collection_still_plans() -> None:
+    # syrupy's unused-snapshot check fails `pytest --collect-only` (no test ran, every snapshot unused): the
+    # exit status pytest itself handed pytest_sessionfinish was 0 (conformance run 8)
+    record = _record(("t/test_a.py::x", "/r/t/test_a.py")) | {"exitstatus": 0}
+    assert read_collection(record, exit_code=1).ids == ["t/test_a.py::x"]
+    with pytest.raises(CollectionError, match=r"exit 1, error"):  # pytest's own exit 1: not ours to excuse
+        read_collection(_record(("t/test_a.py::x", "/r/t/test_a.py")) | {"exitstatus": 1}, exit_code=1)
+    with pytest.raises(CollectionError, match=r"exit 4, usage error"):  # only the exit 1 of a check
+        read_collection(record | {"exitstatus": 0}, exit_code=4)
+
+
 def test_a_failing_exit_without_a_failed_collector_is_an_error() -> None:
     with pytest.raises(CollectionError, match=r"exit 4, usage error"):
         read_collection(_record(("t.py::a", "/r/t.py")), exit_code=4)

@@ -52,3 +52,22 @@ def test_pytest_timeouts_thread_method_is_named_with_the_method_that_fails_the_t
     assert cause.startswith("pytest-timeout's thread method ended the process at the test's timeout")
     assert "timeout_method = signal" in cause
     assert exit_cause("E   assert 'Timeout' in text\n") == ""  # the word alone is no banner
+
+
+# syrupy 7.0.1's snapshot report closing a shard of its own suite that ran without test_custom_snapshot_directory_2.py
+SYRUPY_REPORT = (
+    "--------------------------- snapshot report summary ----------------------------\n"
+    "1 snapshot failed. 63 snapshots passed. 2 snapshots unused.\n"
+    "\n"
+    "Re-run pytest with --snapshot-update to delete unused snapshots.\n"
+    "============================== 91 passed in 1.06s ==============================\n"
+)
+
+
+def test_syrupys_unused_snapshots_are_named_with_the_way_to_check_them_across_shards() -> None:
+    cause = exit_cause(SYRUPY_REPORT)
+    assert cause.startswith("syrupy found 2 unused snapshots on this shard: ")
+    assert "--snapshot-warn-unused" in cause and "--keep-together" in cause
+    assert exit_cause("1 snapshot unused.\n").startswith("syrupy found 1 unused snapshot on this shard")
+    assert exit_cause("63 snapshots passed.\n") == ""
+    assert exit_cause("E   assert '2 snapshots unused.' == ''\n") == ""  # not syrupy's own line

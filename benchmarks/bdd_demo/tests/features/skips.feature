@@ -1,0 +1,6 @@
+Feature: Skips
+  Scenario: A skipped scenario
+    Given a step that skips
+
+  Scenario: An undefined step
+    Given a step nobody defined
