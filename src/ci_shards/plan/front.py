@@ -23,7 +23,7 @@ from ci_shards.plan import matrix as matrix_mod
 from ci_shards.plan.choose import MAX_SHARDS, choose_shards
 from ci_shards.plan.collect import glob_items, read_items
 from ci_shards.plan.dependencies import DependentFiles, dependent_files
-from ci_shards.plan.estimates import match_timings, measured_ratio, rebase_keys
+from ci_shards.plan.estimates import match_timings, measured_ratio, outermost_keys, rebase_keys
 from ci_shards.plan.planner import plan_items
 from ci_shards.plan.pytest_args import check_pytest_words, last_value
 from ci_shards.plan.units import literal_rule
@@ -300,6 +300,7 @@ def make_plan(
             *overhead_notes,
             *_collection_note(balance["collection"]),
             *((remap_note,) if remap_note else ()),
+            *(found.discovery_notes if found.discovery is None else ()),
         ),
         measured_ratio=measured_ratio([s.items for s in plan.shards], measured) if plan.unknown_items else None,
         skipped_by_diff=skipped if mode is SelectMode.CHANGED else {},
@@ -322,7 +323,8 @@ def _stores(options: PlanOptions, *, cwd: Path, env: Mapping[str, str]) -> list[
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class _Found:
     """The items every source gave, with their estimates so far; discovery's findings (None without it) and
-    ``--pytest``'s weights of tests without timings (None without collection)."""
+    ``--pytest``'s weights of tests without timings (None without collection). ``discovery_notes`` are discovery's,
+    or without discovery ``--from-timings``' (timings folded into the item that covers them)."""
 
     items: list[str]
     estimates: dict[str, float]
@@ -370,7 +372,10 @@ def _find_items(
         rootdir = discovery.rootdir or rootdir
         sources += 1
     elif options.from_timings:
-        items += sorted(estimates)
+        outermost, folded, fold_note = outermost_keys(estimates)
+        items += outermost
+        estimates = {**estimates, **folded}
+        discovery_notes = [fold_note] if fold_note else []
         sources += 1
     _check_sources(sources, rootdir)
     return _Found(

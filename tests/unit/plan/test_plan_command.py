@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from ci_shards.cli import build_parser, main
+from ci_shards.model.matching import item_candidates
 from ci_shards.model.plan import Plan
 from ci_shards.options.typed import PlanOptions
+from ci_shards.plan.estimates import outermost_keys
 from ci_shards.plan.front import make_plan
 
 DEMO_DURATIONS = Path(__file__).resolve().parents[3] / "examples" / "demo" / ".test_durations"
@@ -202,6 +204,36 @@ def test_first_durations_file_wins_per_item(capsys, monkeypatch, tmp_path):
     plan = json.loads(out)
     assert plan["shards"][0]["estimated_seconds"] == 7.0
     assert plan["unknown_items"] == 0
+
+
+def test_a_timing_covered_by_another_is_planned_under_it(capsys, monkeypatch, tmp_path, real_data):
+    """Swiss-Armed-Forces/Loom's .test_durations holds ``test_upload_file`` and ``test_upload_file[".zip-".zip]``
+    (the test became parametrized; pytest-split never drops an id). pytest runs the first with all of its cases,
+    so planned as two items in two shards, the 335 s case ran in both (corpus sweep, docs/benchmarks.md)."""
+    monkeypatch.chdir(tmp_path)
+    durations = real_data / "durations" / "Swiss-Armed-Forces__Loom__.test_durations"
+    argv = ["plan", "--from-timings", "--durations", str(durations), "--format", "json", "--granularity", "test"]
+    code, out, err = run(capsys, *argv, "--shards", "4")
+    assert code == 0, err
+    plan = json.loads(out)
+    where = {item: shard["index"] for shard in plan["shards"] for item in shard["items"]}
+    bare = "integrationtest/tests/crawler_test.py::TestCrawler::test_upload_file"
+    assert bare in where
+    assert f'{bare}[".zip-".zip]' not in where
+    timings = json.loads(durations.read_text())
+    assert len(where) == len(timings) - 1
+    for key in timings:  # every timing's test runs in exactly one shard: pytest's rule, model.matching's
+        assert len([c for c in item_candidates(key) if c in where]) == 1, key
+    assert "1 timing of ids another timing's id covers planned under it (1 item:" in " ".join(plan["notes"])
+
+
+def test_outermost_keys_fold_a_chain_into_its_outermost_key():
+    items, seconds, note = outermost_keys({"a.py": 1.0, "a.py::t": 2.0, "a.py::t[x]": 3.0, "b.py::u": 4.0})
+    assert items == ["a.py", "b.py::u"]
+    assert seconds == {"a.py": 5.0, "b.py::u": 4.0}
+    assert note.startswith("2 timings of ids")
+    assert outermost_keys({"a.py::t": 9.0, "a.py::t[x]": 3.0})[1] == {"a.py::t": 9.0}
+    assert outermost_keys({"a.py::t": 1.0})[2] == ""
 
 
 def _one_line_error(err: str) -> str:
