@@ -68,7 +68,9 @@ def estimate(
     return Estimates(seconds, unknown, note)
 
 
-def outermost_keys(timings: Mapping[str, float]) -> tuple[list[str], dict[str, float], str]:
+def outermost_keys(
+    timings: Mapping[str, float], untimed: Collection[str] = ()
+) -> tuple[list[str], dict[str, float], str]:
     """``--from-timings``' items: the keys no other key covers, each estimated at the larger of its own timing and
     the sum of the keys it covers, and a note of how many were folded.
 
@@ -76,7 +78,10 @@ def outermost_keys(timings: Mapping[str, float]) -> tuple[list[str], dict[str, f
     ``f.py::t`` beside ``f.py::t[a]`` (and a store may hold a file beside its tests). pytest runs ``f.py::t``
     with all of its cases: planned as two items in two shards, ``f.py::t[a]`` would run in both. The covered
     keys' seconds are what running the covering item costs now; its own timing may be the older reading, so
-    the larger of the two is kept (never an underestimate)."""
+    the larger of the two is kept (never an underestimate). ``untimed`` (ids read with no usable duration:
+    negative, NaN, over a day) are items too, without an estimate, so ``estimate`` says so: dropped, those tests
+    would run in no shard."""
+    timings = {**dict.fromkeys(untimed, 0.0), **timings}
     keys = set(timings)
     covered: dict[str, float] = {}
     folded = 0
@@ -86,7 +91,7 @@ def outermost_keys(timings: Mapping[str, float]) -> tuple[list[str], dict[str, f
             covered[outer[-1]] = covered.get(outer[-1], 0.0) + own
             folded += 1
     items = sorted(k for k in keys if not any(c in keys for c in item_candidates(k)[1:]))
-    seconds = {k: max(timings[k], covered.get(k, 0.0)) for k in items}
+    seconds = {k: max(timings[k], covered.get(k, 0.0)) for k in items if k not in untimed or k in covered}
     note = ""
     if folded:
         note = (

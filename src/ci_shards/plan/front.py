@@ -265,7 +265,7 @@ def make_plan(
     if options.shards not in (None, "auto"):
         checked_count(str(options.shards))  # before collecting: the count alone is already wrong
     stores = _stores(options, cwd=cwd, env=env)
-    found = _find_items(options, first_estimates(stores, options.variant), cwd=cwd, env=env, pytest_args=pytest_args)
+    found = _find_items(options, stores, cwd=cwd, env=env, pytest_args=pytest_args)
     estimates, remap_note = match_timings(found.items, found.estimates, allow_unmatched=options.allow_unmatched_timings)
     mode = options.select
     selection = _select(options, found.items, cwd=cwd, rootdir=found.rootdir, env=env)
@@ -336,7 +336,7 @@ class _Found:
 
 def _find_items(
     options: PlanOptions,
-    estimates: dict[str, float],
+    stores: Sequence[TimingsStore],
     *,
     cwd: Path,
     env: Mapping[str, str],
@@ -344,7 +344,8 @@ def _find_items(
 ) -> _Found:
     """Every item source the options name: ``--items``, ``--glob``, ``--pytest`` collection, discovery
     (files on disk merged with the timings: ``--discover``, or ``--glob`` beside ``--from-timings``) or
-    the timings' keys (``--from-timings``)."""
+    the timings' keys (``--from-timings``, with the ids the timings hold with no usable duration)."""
+    estimates = first_estimates(stores, options.variant)
     items: list[str] = []
     sources = 0
     for source in options.items:
@@ -372,7 +373,8 @@ def _find_items(
         rootdir = discovery.rootdir or rootdir
         sources += 1
     elif options.from_timings:
-        outermost, folded, fold_note = outermost_keys(estimates)
+        untimed = {item for store in stores for item in store.unusable}
+        outermost, folded, fold_note = outermost_keys(estimates, untimed)
         items += outermost
         estimates = {**estimates, **folded}
         discovery_notes = [fold_note] if fold_note else []

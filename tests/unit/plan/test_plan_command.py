@@ -227,6 +227,23 @@ def test_a_timing_covered_by_another_is_planned_under_it(capsys, monkeypatch, tm
     assert "1 timing of ids another timing's id covers planned under it (1 item:" in " ".join(plan["notes"])
 
 
+def test_a_test_whose_timing_is_unusable_is_still_planned(capsys, monkeypatch, tmp_path, real_data):
+    """container-structure-test writes time="999638317" (nanoseconds as seconds): over a day, so no usable timing.
+    ``--from-timings`` dropped the test from the plan, and so it ran in no shard; it is planned as an unknown item."""
+    monkeypatch.chdir(tmp_path)
+    junit = real_data / "junit" / "mikepenz__action-junit-report__test_results__container-structure__test.xml"
+    (tmp_path / "d.json").write_text('{"a.py::t": 1.0, "a.py::u": -3.0, "b.py::v": NaN, "b.py::w[1]": 2.0}')
+    for durations, want, unknown in ((junit, 3, 1), ("d.json", 4, 2)):
+        argv = ["plan", "--from-timings", "--durations", str(durations), "--shards", "2", "--format", "json"]
+        code, out, err = run(capsys, *argv)
+        assert code == 0, err
+        plan = json.loads(out)
+        assert len([item for shard in plan["shards"] for item in shard["items"]]) == want
+        assert plan["unknown_items"] == unknown
+        assert "unusable duration" in err
+        assert f"{unknown} of {want} items had no timing" in " ".join(plan["notes"])  # said to be a guess
+
+
 def test_outermost_keys_fold_a_chain_into_its_outermost_key():
     items, seconds, note = outermost_keys({"a.py": 1.0, "a.py::t": 2.0, "a.py::t[x]": 3.0, "b.py::u": 4.0})
     assert items == ["a.py", "b.py::u"]
