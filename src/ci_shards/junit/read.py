@@ -143,6 +143,12 @@ def _message(elem: ET.Element | None, text: str) -> str:
 # the walk over the element tree
 
 _FINAL: Final = {"failure": CaseOutcome.FAILED, "error": CaseOutcome.ERROR, "skipped": CaseOutcome.SKIPPED}
+# a case that did not run, said by its attributes instead of a <skipped> element: Bazel's and tst's
+# status="disabled", googletest's DISABLED_ tests (status="notrun" result="suppressed") and its GTEST_SKIP
+# before 1.11 (status="run" result="skipped"). Counted as passed, a suite of disabled tests passed with
+# nothing executed ("no tests ran" never fired) and every report showed passes that never happened.
+_NOT_RUN_STATUS: Final = frozenset({"disabled", "notrun"})
+_NOT_RUN_RESULT: Final = frozenset({"suppressed", "skipped"})
 # Surefire's interim results (a flaky or rerun attempt): kept as ``Attempt`` values
 _INTERIM: Final = {
     "flakyFailure": CaseOutcome.FAILED,
@@ -173,6 +179,10 @@ def _is_pytest(root: ET.Element) -> bool:
     if root.tag == "testsuite":
         return root.get("name") == "pytest"
     return root.get("name") == "pytest tests" or any(s.get("name") == "pytest" for s in root.iterfind("testsuite"))
+
+
+def _never_ran(case: ET.Element) -> bool:
+    return case.get("status") in _NOT_RUN_STATUS or case.get("result") in _NOT_RUN_RESULT
 
 
 def _attempt(elem: ET.Element, outcome: CaseOutcome) -> Attempt:
@@ -211,7 +221,7 @@ def _case_result(case: ET.Element, suite_file: str, suite_name: str, *, pytest_i
             system_out = child.text or ""
         elif tag == "system-err":
             system_err = child.text or ""
-    if case.get("status") == "disabled" and outcome is CaseOutcome.PASSED:  # Bazel
+    if outcome is CaseOutcome.PASSED and _never_ran(case):
         outcome = CaseOutcome.SKIPPED
     seconds = _seconds(case.get("time") or case.get("duration"))  # Bazel writes ``duration``
     text = clean_text(None if final is None else final.text)

@@ -16,8 +16,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from ci_shards.common.console import plural
 from ci_shards.common.errors import UsageError
-from ci_shards.model.matching import item_file, owning_item
+from ci_shards.model.matching import item_candidates, item_file, owning_item
 
 DEFAULT_UNKNOWN_SECONDS: Final = 1.0  # when nothing at all is known (pytest-split uses 1 as well)
 
@@ -65,6 +66,39 @@ def estimate(
             f" ({from_file}) or of {source} ({from_all})"
         )
     return Estimates(seconds, unknown, note)
+
+
+def outermost_keys(
+    timings: Mapping[str, float], untimed: Collection[str] = ()
+) -> tuple[list[str], dict[str, float], str]:
+    """``--from-timings``' items: the keys no other key covers, each estimated at the larger of its own timing and
+    the sum of the keys it covers, and a note of how many were folded.
+
+    A pytest-split file keeps every id it ever measured, so a test that became parametrized is there as
+    ``f.py::t`` beside ``f.py::t[a]`` (and a store may hold a file beside its tests). pytest runs ``f.py::t``
+    with all of its cases: planned as two items in two shards, ``f.py::t[a]`` would run in both. The covered
+    keys' seconds are what running the covering item costs now; its own timing may be the older reading, so
+    the larger of the two is kept (never an underestimate). ``untimed`` (ids read with no usable duration:
+    negative, NaN, over a day) are items too, without an estimate, so ``estimate`` says so: dropped, those tests
+    would run in no shard."""
+    timings = {**dict.fromkeys(untimed, 0.0), **timings}
+    keys = set(timings)
+    covered: dict[str, float] = {}
+    folded = 0
+    for key, own in timings.items():
+        outer = [c for c in item_candidates(key)[1:] if c in keys]
+        if outer:
+            covered[outer[-1]] = covered.get(outer[-1], 0.0) + own
+            folded += 1
+    items = sorted(k for k in keys if not any(c in keys for c in item_candidates(k)[1:]))
+    seconds = {k: max(timings[k], covered.get(k, 0.0)) for k in items if k not in untimed or k in covered}
+    note = ""
+    if folded:
+        note = (
+            f"{plural(folded, 'timing')} of ids another timing's id covers planned under it"
+            f" ({plural(len(covered), 'item')}: pytest runs `f.py::t` with every `f.py::t[…]`, so each runs once)"
+        )
+    return items, seconds, note
 
 
 def apply_weights(seconds: Mapping[str, float], weights: Mapping[str, float]) -> dict[str, float]:

@@ -23,7 +23,7 @@ from ci_shards.plan import matrix as matrix_mod
 from ci_shards.plan.choose import MAX_SHARDS, choose_shards
 from ci_shards.plan.collect import glob_items, read_items
 from ci_shards.plan.dependencies import DependentFiles, dependent_files
-from ci_shards.plan.estimates import match_timings, measured_ratio, rebase_keys
+from ci_shards.plan.estimates import match_timings, measured_ratio, outermost_keys, rebase_keys
 from ci_shards.plan.planner import plan_items
 from ci_shards.plan.pytest_args import check_pytest_words, env_addopts, last_value
 from ci_shards.plan.units import literal_rule
@@ -265,7 +265,7 @@ def make_plan(
     if options.shards not in (None, "auto"):
         checked_count(str(options.shards))  # before collecting: the count alone is already wrong
     stores = _stores(options, cwd=cwd, env=env)
-    found = _find_items(options, first_estimates(stores, options.variant), cwd=cwd, env=env, pytest_args=pytest_args)
+    found = _find_items(options, stores, cwd=cwd, env=env, pytest_args=pytest_args)
     estimates, remap_note = match_timings(found.items, found.estimates, allow_unmatched=options.allow_unmatched_timings)
     mode = options.select
     selection = _select(options, found.items, cwd=cwd, rootdir=found.rootdir, env=env)
@@ -300,6 +300,7 @@ def make_plan(
             *overhead_notes,
             *_collection_note(balance["collection"]),
             *((remap_note,) if remap_note else ()),
+            *(found.discovery_notes if found.discovery is None else ()),
         ),
         measured_ratio=measured_ratio([s.items for s in plan.shards], measured) if plan.unknown_items else None,
         skipped_by_diff=skipped if mode is SelectMode.CHANGED else {},
@@ -322,7 +323,8 @@ def _stores(options: PlanOptions, *, cwd: Path, env: Mapping[str, str]) -> list[
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class _Found:
     """The items every source gave, with their estimates so far; discovery's findings (None without it) and
-    ``--pytest``'s weights of tests without timings (None without collection)."""
+    ``--pytest``'s weights of tests without timings (None without collection). ``discovery_notes`` are discovery's,
+    or without discovery ``--from-timings``' (timings folded into the item that covers them)."""
 
     items: list[str]
     estimates: dict[str, float]
@@ -334,7 +336,7 @@ class _Found:
 
 def _find_items(
     options: PlanOptions,
-    estimates: dict[str, float],
+    stores: Sequence[TimingsStore],
     *,
     cwd: Path,
     env: Mapping[str, str],
@@ -342,7 +344,8 @@ def _find_items(
 ) -> _Found:
     """Every item source the options name: ``--items``, ``--glob``, ``--pytest`` collection, discovery
     (files on disk merged with the timings: ``--discover``, or ``--glob`` beside ``--from-timings``) or
-    the timings' keys (``--from-timings``)."""
+    the timings' keys (``--from-timings``, with the ids the timings hold with no usable duration)."""
+    estimates = first_estimates(stores, options.variant)
     items: list[str] = []
     sources = 0
     for source in options.items:
@@ -370,7 +373,11 @@ def _find_items(
         rootdir = discovery.rootdir or rootdir
         sources += 1
     elif options.from_timings:
-        items += sorted(estimates)
+        untimed = {item for store in stores for item in store.unusable}
+        outermost, folded, fold_note = outermost_keys(estimates, untimed)
+        items += outermost
+        estimates = {**estimates, **folded}
+        discovery_notes = [fold_note] if fold_note else []
         sources += 1
     _check_sources(sources, rootdir)
     return _Found(

@@ -51,6 +51,9 @@ class TimingsStore:
 
     variants: Mapping[str, Mapping[str, Samples]] = field(default_factory=dict)
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    # what reading found with no usable duration (negative, NaN, over a day): not stored, but ``plan
+    # --from-timings`` still plans them (estimated as unknown), or they would run in no shard
+    unusable: tuple[str, ...] = field(default=(), compare=False)
     # per variant, each recent run's per-shard fixed overhead (docs/timings-store.md), oldest first
     overhead: Mapping[str, Samples] = field(default_factory=dict)
     # per variant, each recent run's overhead per test (report/overhead.py), oldest first
@@ -101,20 +104,21 @@ class TimingsStore:
                 value = usable_seconds(known[item])
                 if item not in have and value is not None:
                     target[item] = (value,)
-        skipped = 0
+        skipped: list[str] = []
         for item in sorted(samples):
             value = usable_seconds(samples[item])
             if value is None:
-                skipped += 1
+                skipped.append(item)
                 continue
             target[item] = (*target.get(item, ()), value)[-HISTORY:]
         warnings = self.warnings
         if skipped:
             warnings = (
                 *warnings,
-                f"skipped {skipped} unusable duration(s) (negative, NaN, over a day or not a number)",
+                f"skipped {len(skipped)} unusable duration(s) (negative, NaN, over a day or not a number)",
             )
-        return dataclasses.replace(self, variants=variants, warnings=warnings)
+        unusable = (*self.unusable, *skipped)
+        return dataclasses.replace(self, variants=variants, warnings=warnings, unusable=unusable)
 
     def record_overhead(
         self, seconds: float, *, per_test: float | None = None, variant: str | None = None
@@ -270,12 +274,13 @@ def _learned(learned: Mapping[str, Samples], variant: str | None) -> tuple[float
 
 def _from_pairs(pairs: Iterable[tuple[str, object]], source: str, what: str) -> TimingsStore:
     values: dict[str, float] = {}
-    bad = duplicates = nested = 0
+    unusable: list[str] = []
+    duplicates = nested = 0
     for item, raw in pairs:
         # a plain float in range is usable as it is (NaN and infinities fail the comparison): no call per value
         value = raw if type(raw) is float and 0.0 <= raw <= MAX_TEST_SECONDS else usable_seconds(raw)
         if value is None:
-            bad += 1
+            unusable.append(item)
             nested += isinstance(raw, dict)  # a [1] stays a skipped value (issue 2); an object is a section
             continue
         if item in values:
@@ -286,15 +291,16 @@ def _from_pairs(pairs: Iterable[tuple[str, object]], source: str, what: str) -> 
         msg = f"not a {what}: {shape} (a ci-shards store without its 'schema'?)"
         raise InputError(source, msg)
     warnings = []
-    if bad:
+    if unusable:
         warnings.append(
-            f"{source}: skipped {bad} unusable duration(s) in the {what} (negative, NaN, over a day or not a number)"
+            f"{source}: skipped {len(unusable)} unusable duration(s) in the {what} (negative, NaN, over a day or not"
+            " a number)"
         )
     if duplicates:
         warnings.append(f"{source}: {duplicates} item(s) appear more than once; the last value is used")
     # what TimingsStore().record(values) holds, without checking every value a second time: one sample each
     variants = {DEFAULT_VARIANT: {item: (values[item],) for item in sorted(values)}}
-    return TimingsStore(variants=variants, warnings=tuple(warnings))
+    return TimingsStore(variants=variants, warnings=tuple(warnings), unusable=tuple(unusable))
 
 
 def _own_store(data: Mapping[str, Any], source: str) -> TimingsStore:

@@ -56,6 +56,22 @@ def _plain(case: object) -> object:
     return json.loads(json.dumps(dataclasses.asdict(case), default=str))  # type: ignore[call-overload]
 
 
+@pytest.mark.parametrize(
+    ("attributes", "outcome"),
+    [
+        ('status="notrun" result="suppressed"', CaseOutcome.SKIPPED),  # googletest's DISABLED_ tests
+        ('status="run" result="skipped"', CaseOutcome.SKIPPED),  # GTEST_SKIP() before googletest 1.11
+        ('status="disabled"', CaseOutcome.SKIPPED),  # Bazel, tst
+        ('status="run" result="completed"', CaseOutcome.PASSED),
+    ],
+)
+def test_a_case_whose_attributes_say_it_never_ran_is_skipped(attributes, outcome):
+    (case,) = _read(f'<testsuites><testsuite><testcase name="t" {attributes}/></testsuite></testsuites>'.encode())
+    assert case.outcome is outcome
+    (failed,) = _read(f'<testsuite><testcase name="t" {attributes}><failure/></testcase></testsuite>'.encode())
+    assert failed.outcome is CaseOutcome.FAILED  # a result element always wins
+
+
 def test_expat_reads_what_libxml2_refuses():
     deep = b"<testsuites>" + b"<testsuite>" * 3000 + b"<testcase/>" + b"</testsuite>" * 3000 + b"</testsuites>"
     assert safe_xml.parse_xml(deep).tag == "testsuites"  # libxml2 stops at 2048 levels

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from ci_shards.cli import build_parser, main
+from ci_shards.model.matching import item_candidates
 from ci_shards.model.plan import Plan
 from ci_shards.options.typed import PlanOptions
+from ci_shards.plan.estimates import outermost_keys
 from ci_shards.plan.front import make_plan
 from tests.unit.plan.test_discover import OVERRIDDEN, _write
 
@@ -203,6 +205,53 @@ def test_first_durations_file_wins_per_item(capsys, monkeypatch, tmp_path):
     plan = json.loads(out)
     assert plan["shards"][0]["estimated_seconds"] == 7.0
     assert plan["unknown_items"] == 0
+
+
+def test_a_timing_covered_by_another_is_planned_under_it(capsys, monkeypatch, tmp_path, real_data):
+    """Swiss-Armed-Forces/Loom's .test_durations holds ``test_upload_file`` and ``test_upload_file[".zip-".zip]``
+    (the test became parametrized; pytest-split never drops an id). pytest runs the first with all of its cases,
+    so planned as two items in two shards, the 335 s case ran in both (corpus sweep, docs/benchmarks.md)."""
+    monkeypatch.chdir(tmp_path)
+    durations = real_data / "durations" / "Swiss-Armed-Forces__Loom__.test_durations"
+    argv = ["plan", "--from-timings", "--durations", str(durations), "--format", "json", "--granularity", "test"]
+    code, out, err = run(capsys, *argv, "--shards", "4")
+    assert code == 0, err
+    plan = json.loads(out)
+    where = {item: shard["index"] for shard in plan["shards"] for item in shard["items"]}
+    bare = "integrationtest/tests/crawler_test.py::TestCrawler::test_upload_file"
+    assert bare in where
+    assert f'{bare}[".zip-".zip]' not in where
+    timings = json.loads(durations.read_text())
+    assert len(where) == len(timings) - 1
+    for key in timings:  # every timing's test runs in exactly one shard: pytest's rule, model.matching's
+        assert len([c for c in item_candidates(key) if c in where]) == 1, key
+    assert "1 timing of ids another timing's id covers planned under it (1 item:" in " ".join(plan["notes"])
+
+
+def test_a_test_whose_timing_is_unusable_is_still_planned(capsys, monkeypatch, tmp_path, real_data):
+    """container-structure-test writes time="999638317" (nanoseconds as seconds): over a day, so no usable timing.
+    ``--from-timings`` dropped the test from the plan, and so it ran in no shard; it is planned as an unknown item."""
+    monkeypatch.chdir(tmp_path)
+    junit = real_data / "junit" / "mikepenz__action-junit-report__test_results__container-structure__test.xml"
+    (tmp_path / "d.json").write_text('{"a.py::t": 1.0, "a.py::u": -3.0, "b.py::v": NaN, "b.py::w[1]": 2.0}')
+    for durations, want, unknown in ((junit, 3, 1), ("d.json", 4, 2)):
+        argv = ["plan", "--from-timings", "--durations", str(durations), "--shards", "2", "--format", "json"]
+        code, out, err = run(capsys, *argv)
+        assert code == 0, err
+        plan = json.loads(out)
+        assert len([item for shard in plan["shards"] for item in shard["items"]]) == want
+        assert plan["unknown_items"] == unknown
+        assert "unusable duration" in err
+        assert f"{unknown} of {want} items had no timing" in " ".join(plan["notes"])  # said to be a guess
+
+
+def test_outermost_keys_fold_a_chain_into_its_outermost_key():
+    items, seconds, note = outermost_keys({"a.py": 1.0, "a.py::t": 2.0, "a.py::t[x]": 3.0, "b.py::u": 4.0})
+    assert items == ["a.py", "b.py::u"]
+    assert seconds == {"a.py": 5.0, "b.py::u": 4.0}
+    assert note.startswith("2 timings of ids")
+    assert outermost_keys({"a.py::t": 9.0, "a.py::t[x]": 3.0})[1] == {"a.py::t": 9.0}
+    assert outermost_keys({"a.py::t": 1.0})[2] == ""
 
 
 def _one_line_error(err: str) -> str:

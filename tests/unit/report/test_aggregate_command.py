@@ -122,7 +122,7 @@ def test_junit_merge_and_summary(tmp_path, real_data, capsys):
     }
     assert merged["time"] == pytest.approx(direct["time"], abs=0.1)
     want = [v for name, v in EXPECTED.items() if not name.startswith("E")]
-    assert direct["files"] == len(want) == 13
+    assert direct["files"] == len(want) == 15
     assert [direct[k] for k in ("tests", "passed", "failed", "errors", "skipped", "flaky")] == [
         sum(v[i] for v in want) for i in range(6)
     ]
