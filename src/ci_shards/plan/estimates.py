@@ -8,6 +8,7 @@ package, a plan made at the repository root): ``rebase_keys`` for an explicit ``
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import math
 import posixpath
 import statistics
@@ -71,34 +72,47 @@ def estimate(
 def outermost_keys(
     timings: Mapping[str, float], untimed: Collection[str] = ()
 ) -> tuple[list[str], dict[str, float], str]:
-    """``--from-timings``' items: the keys no other key covers, each estimated at the larger of its own timing and
-    the sum of the keys it covers, and a note of how many were folded.
+    """``--from-timings``' items, sorted: the keys no other key covers; the estimates folding changed, each covering
+    key's at the larger of its own timing and the sum of the keys it covers; and a note of how many were folded.
 
     A pytest-split file keeps every id it ever measured, so a test that became parametrized is there as
     ``f.py::t`` beside ``f.py::t[a]`` (and a store may hold a file beside its tests). pytest runs ``f.py::t``
     with all of its cases: planned as two items in two shards, ``f.py::t[a]`` would run in both. The covered
     keys' seconds are what running the covering item costs now; its own timing may be the older reading, so
     the larger of the two is kept (never an underestimate). ``untimed`` (ids read with no usable duration:
-    negative, NaN, over a day) are items too, without an estimate, so ``estimate`` says so: dropped, those tests
-    would run in no shard."""
-    timings = {**dict.fromkeys(untimed, 0.0), **timings}
-    keys = set(timings)
+    negative, NaN, over a day) are items too, without an estimate unless they cover others, so ``estimate``
+    says so: dropped, those tests would run in no shard."""
+    keys = sorted({*timings, *untimed}) if untimed else sorted(timings)
+    outer_of = _outermost_covers(keys)
+    if not outer_of:  # the common case, 100,000 timings on the plan path: nothing copied
+        return keys, {}, ""
     covered: dict[str, float] = {}
-    folded = 0
-    for key, own in timings.items():
-        outer = [c for c in item_candidates(key)[1:] if c in keys]
-        if outer:
-            covered[outer[-1]] = covered.get(outer[-1], 0.0) + own
-            folded += 1
-    items = sorted(k for k in keys if not any(c in keys for c in item_candidates(k)[1:]))
-    seconds = {k: max(timings[k], covered.get(k, 0.0)) for k in items if k not in untimed or k in covered}
-    note = ""
-    if folded:
-        note = (
-            f"{plural(folded, 'timing')} of ids another timing's id covers planned under it"
-            f" ({plural(len(covered), 'item')}: pytest runs `f.py::t` with every `f.py::t[…]`, so each runs once)"
-        )
-    return items, seconds, note
+    for key, outer in outer_of.items():
+        covered[outer] = covered.get(outer, 0.0) + timings.get(key, 0.0)
+    items = [k for k in keys if k not in outer_of]
+    note = (
+        f"{plural(len(outer_of), 'timing')} of ids another timing's id covers planned under it"
+        f" ({plural(len(covered), 'item')}: pytest runs `f.py::t` with every `f.py::t[…]`, so each runs once)"
+    )
+    return items, {k: max(timings.get(k, 0.0), inner) for k, inner in covered.items()}, note
+
+
+def _outermost_covers(keys: Sequence[str]) -> dict[str, str]:
+    """{key: the outermost other key that covers it (``model.matching.item_candidates``)} for ``keys`` sorted.
+
+    Not a candidates list per key (100,000 timings: the plan path's budget, issue 21): a key that covers others
+    is a prefix of them, and every key that starts with it sorts in one run right after it, so only a key that is
+    a prefix of the next one is looked at, over its run; a shorter prefix sorts first and claims a key first."""
+    outer_of: dict[str, str] = {}
+    starts = [index for index, (key, after) in enumerate(itertools.pairwise(keys)) if after.startswith(key)]
+    for index in starts:
+        key, run = keys[index], index + 1
+        while run < len(keys) and keys[run].startswith(key):
+            inner = keys[run]
+            if inner[len(key)] in ":[" and inner not in outer_of and key in item_candidates(inner):
+                outer_of[inner] = key
+            run += 1
+    return outer_of
 
 
 def apply_weights(seconds: Mapping[str, float], weights: Mapping[str, float]) -> dict[str, float]:

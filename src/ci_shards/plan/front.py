@@ -376,7 +376,8 @@ def _find_items(
         untimed = {item for store in stores for item in store.unusable}
         outermost, folded, fold_note = outermost_keys(estimates, untimed)
         items += outermost
-        estimates = {**estimates, **folded}
+        if folded:
+            estimates = {**estimates, **folded}
         discovery_notes = [fold_note] if fold_note else []
         sources += 1
     _check_sources(sources, rootdir)

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ci_shards.cli import build_parser, main
 from ci_shards.model.matching import item_candidates
@@ -248,10 +250,32 @@ def test_a_test_whose_timing_is_unusable_is_still_planned(capsys, monkeypatch, t
 def test_outermost_keys_fold_a_chain_into_its_outermost_key():
     items, seconds, note = outermost_keys({"a.py": 1.0, "a.py::t": 2.0, "a.py::t[x]": 3.0, "b.py::u": 4.0})
     assert items == ["a.py", "b.py::u"]
-    assert seconds == {"a.py": 5.0, "b.py::u": 4.0}
+    assert seconds == {"a.py": 5.0}  # the estimates folding changed; b.py::u keeps its own
     assert note.startswith("2 timings of ids")
     assert outermost_keys({"a.py::t": 9.0, "a.py::t[x]": 3.0})[1] == {"a.py::t": 9.0}
     assert outermost_keys({"a.py::t": 1.0})[2] == ""
+
+
+_PARTS = st.sampled_from(["a.py", "b.py", "::", "t", "T", "[", "]", "x", "::t", "[x]", "[a::b]", "s/"])
+
+
+# chains the fold must walk to their outermost key, beside free-form ids that may cover nothing or something
+_CHAINS = st.sampled_from(
+    ["a.py", "a.py::t", "a.py::t[x]", "a.py::t[a::b]", "a.py::T", "a.py::T::t", "a.py::T::t[x]", "a.py::t2", "s/"]
+)
+_KEYS = _CHAINS | st.lists(_PARTS, min_size=1, max_size=6).map("".join)
+
+
+@given(st.dictionaries(_KEYS, st.floats(0, 9), max_size=25))
+@settings(max_examples=300, deadline=None)
+def test_outermost_keys_is_the_matchers_rule(timings):
+    # the one-pass fold against its definition: each key's covering keys by item_candidates, the outermost kept
+    items, seconds, _ = outermost_keys(timings)
+    outer = {k: [c for c in item_candidates(k)[1:] if c in timings] for k in timings}
+    assert items == sorted(k for k in timings if not outer[k])
+    for item in items:
+        inner = sum(timings[k] for k in timings if outer[k] and outer[k][-1] == item)
+        assert seconds.get(item, timings[item]) == pytest.approx(max(timings[item], inner))
 
 
 def _one_line_error(err: str) -> str:
