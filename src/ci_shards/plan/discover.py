@@ -122,14 +122,19 @@ def _settings(rootdir: Path, source: str, values: Mapping[str, Any]) -> PytestSe
         rootdir=rootdir,
         source=source,
         testpaths=words("testpaths") or (),
-        python_files=words("python_files") or DEFAULT_PYTHON_FILES,
-        norecursedirs=words("norecursedirs") or DEFAULT_NORECURSE,
-        python_functions=words("python_functions") or DEFAULT_FUNCTIONS,
-        python_classes=words("python_classes") or DEFAULT_CLASSES,
+        # given empty, these are empty, not pytest's defaults (`-o python_files=`: no file collects by name)
+        python_files=_given_or(words("python_files"), DEFAULT_PYTHON_FILES),
+        norecursedirs=_given_or(words("norecursedirs"), DEFAULT_NORECURSE),
+        python_functions=_given_or(words("python_functions"), DEFAULT_FUNCTIONS),
+        python_classes=_given_or(words("python_classes"), DEFAULT_CLASSES),
         addopts=words("addopts") or (),
         pythonpath=words("pythonpath") or (),
         keys=tuple(values),
     )
+
+
+def _given_or(given: tuple[str, ...] | None, default: tuple[str, ...]) -> tuple[str, ...]:
+    return default if given is None else given
 
 
 def _ini(path: Path, section: str) -> dict[str, str] | None:

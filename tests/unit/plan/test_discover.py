@@ -737,3 +737,16 @@ def test_settings_above_the_arguments_or_a_setup_py_come_first(tmp_path):
     (tmp_path / "setup.py").write_text("")
     assert config_only_by_arguments(["proj_a/tests", "proj_b/tests"], tmp_path) == ""  # pytest stops at setup.py
     assert find_settings(tmp_path, arg_dirs=[tmp_path / "proj_a/tests"]).rootdir == tmp_path
+
+
+def test_a_setting_given_empty_is_empty_not_pytests_default(tmp_path):
+    # pytest reads `python_files =` (or `-o python_files=`) as no pattern at all: no file collects by its name;
+    # discovery took the empty value for an absent one and planned test_a.py, which the shard then ran
+    _write(tmp_path, {"pytest.ini": "[pytest]\npython_files =\n", "tests/test_a.py": "def test_a(): pass\n"})
+    assert find_settings(tmp_path).python_files == ()
+    assert _discover(tmp_path, ["tests"], {})[0] == ()
+    settings = settings_given(
+        find_settings(tmp_path), ["-o", "norecursedirs=", "-o", "python_files=test_*.py"], tmp_path
+    )
+    assert (settings.norecursedirs, settings.python_files) == ((), ("test_*.py",))
+    assert find_settings(tmp_path / "tests").python_files == ()  # found above, the same file
