@@ -295,8 +295,9 @@ def decide(
     in_flight = {t for r in first for t in r.report.in_flight}
     errored = {c.test_id for c in all_cases if c.type == COLLECTION_ERROR_TYPE}
     under_errors = _under_collection_errors(not_run, errored) if stopped is None else []
-    not_run = [item for item in not_run if item not in {case.test_id for case in under_errors}]
-    all_cases += under_errors + _unreported_cases(not_run, stopped, ended_early, in_flight, errored)
+    left_out = {case.test_id for case in under_errors}
+    not_run = [item for item in not_run if item not in left_out]
+    all_cases += under_errors + _unreported_cases(not_run, stopped, ended_early, in_flight)
     status = stopped.status if stopped is not None else None
     if status is None:
         status = _failed_or_passed(
@@ -332,6 +333,7 @@ def _under_collection_errors(not_run: Sequence[str], errored: set[str]) -> list[
     shard, and the verdict names each part."""
     cases = []
     for item in not_run:
+        # a file or a class that failed to collect, or a folder whose conftest.py failed to import
         collector = next((e for e in errored if file_under(item_file(item), e) or item.startswith(e + "::")), None)
         if collector is not None:
             cases.append(_skipped_case(item, f"not collected: {collector} failed to collect", LEFT_OUT_TYPE))
@@ -339,20 +341,16 @@ def _under_collection_errors(not_run: Sequence[str], errored: set[str]) -> list[
 
 
 def _unreported_cases(
-    not_run: Sequence[str], stopped: _Stopped | None, ended_early: str, in_flight: set[str], errored: set[str]
+    not_run: Sequence[str], stopped: _Stopped | None, ended_early: str, in_flight: set[str]
 ) -> list[CaseResult]:
-    """A case for each planned item no run reported, saying why when that is known: the shard's own stop, a
-    collection error (``errored``: under a shard's stop, the items of what failed to collect are told here), or
-    pytest ending its session early (the test it ended in is named: it started and never finished)."""
+    """A case for each planned item no run reported (those under a collection error are left out before:
+    ``_under_collection_errors``), saying why when that is known: the shard's own stop, or pytest ending its
+    session early (the test it ended in is named: it started and never finished)."""
     if stopped is not None:
         return [_not_run_case(i, stopped.not_run) for i in not_run]
     cases = []
     for item in not_run:
-        # a file that failed to collect, or a folder whose conftest.py failed to import
-        collector = next((e for e in errored if file_under(item_file(item), e) or item.startswith(e + "::")), None)
-        if collector is not None:
-            cases.append(_not_run_case(item, f"not collected: {collector} failed to collect"))
-        elif ended_early:
+        if ended_early:
             cases.append(_not_run_case(item, f"{'was running' if item in in_flight else 'not run'}: {ended_early}"))
         else:
             cases.append(_not_run_case(item, _NEVER_REPORTED))
