@@ -61,6 +61,7 @@ from ci_shards.plan.pytest_args import (
     every_value,
     ignores_in,
     last_value,
+    names_rootdir_or_config,
     path_words,
     positional_words,
 )
@@ -627,7 +628,7 @@ def rootdir_ids(settings: PytestSettings | None, words: Sequence[str], cwd: Path
         return None
     if not settings.source and not (settings.rootdir / "setup.py").is_file():
         return None
-    if any(word.startswith(("--rootdir", "-c", "--config-file", "--inifile")) for word in words):
+    if names_rootdir_or_config(words):
         return None
     return settings.rootdir.absolute()
 

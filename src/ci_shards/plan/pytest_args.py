@@ -134,12 +134,8 @@ def last_value(words: Sequence[str], *names: str) -> str:
     """The value of the last of the options ``names`` among ``words`` (``-m``, ``-k``,
     ``--hypothesis-profile``; ``-n`` and ``--numprocesses`` together), as pytest's parser keeps the last;
     ``""`` when none (an option's value is not read as one)."""
-    value = ""
-    for word, following in _unvalued(words):
-        for name in names:
-            found = _value_of(word, following, name)
-            value = value if found is None else found
-    return value
+    values = every_value(words, *names)
+    return values[-1] if values else ""
 
 
 def every_value(words: Sequence[str], *names: str) -> list[str]:
@@ -152,6 +148,15 @@ def every_value(words: Sequence[str], *names: str) -> list[str]:
             if found is not None:
                 values.append(found)
     return values
+
+
+# the options by which the user decides pytest's rootdir or settings file (determine_setup's inputs) themselves
+ROOTDIR_OPTIONS: Final = ("--rootdir", "-c", "--config-file", "--inifile")
+
+
+def names_rootdir_or_config(words: Sequence[str]) -> bool:
+    """Whether ``words`` give pytest's rootdir or settings file (``ROOTDIR_OPTIONS``, ``--opt=value`` too)."""
+    return any(word.startswith(ROOTDIR_OPTIONS) for word in words)
 
 
 def env_addopts(env: Mapping[str, str]) -> list[str]:

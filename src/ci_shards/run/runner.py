@@ -32,7 +32,7 @@ from ci_shards.junit.read import collectors_by_file
 from ci_shards.model.matching import item_file
 from ci_shards.model.outcome import CaseOutcome, Outcome, shard_dir_name
 from ci_shards.model.plan import Plan
-from ci_shards.plan.pytest_args import env_addopts, xdist_workers_in
+from ci_shards.plan.pytest_args import env_addopts, names_rootdir_or_config, xdist_workers_in
 from ci_shards.run import command as cmd
 from ci_shards.run.classify import Policy, Report, Run, decide, report_from_events
 from ci_shards.run.exit_causes import exit_cause
@@ -298,7 +298,7 @@ class _ShardRun:
             words = [*env_addopts(os.environ), *self.opts.settings.command]  # pytest's rootdir search sees both
         except UsageError:  # pytest itself fails on it, in the shard's output
             return []
-        if any(word.startswith(("--rootdir", "-c", "--config-file", "--inifile")) for word in words):
+        if names_rootdir_or_config(words):
             return []
         found = config_only_by_arguments(words, self.opts.cwd)
         return [f"--config-file={found}"] if found else []
