@@ -271,17 +271,20 @@ def config_only_by_arguments(words: Sequence[str], cwd: Path) -> str:
     skips that search (``_pytest.config.findpaths.determine_setup``), so ``run`` names it with ``--config-file``."""
     paths = path_words(words, cwd)
     ancestor = _common_ancestor(cwd.absolute(), paths)
-    if _locate([ancestor]) is not None or any((d / "setup.py").is_file() for d in (ancestor, *ancestor.parents)):
+    if _locate([ancestor]) is not None:
         return ""
-    dirs = _argument_dirs(paths, cwd)
-    found = _locate(dirs) if dirs and dirs != [ancestor] else None
-    return found.source if found is not None else ""
+    # find_settings' later rules: a setup.py (no settings file) or the arguments' own folders, whose file is it
+    return find_settings(ancestor, arg_dirs=_argument_dirs(paths, cwd)).source
+
+
+def _argument_paths(paths: Sequence[str], cwd: Path) -> list[Path]:
+    """Each path argument, absolute: pytest's initial paths (``tests/test_a.py::t`` is its file)."""
+    return [Path(os.path.normpath(cwd.absolute() / word.split("::", 1)[0])) for word in paths]
 
 
 def _argument_dirs(paths: Sequence[str], cwd: Path) -> list[Path]:
     """Each path argument's folder (a file's parent), as pytest's ``get_dirs_from_args`` takes them."""
-    dirs = [Path(os.path.normpath(cwd.absolute() / word.split("::", 1)[0])) for word in paths]
-    return [d if d.is_dir() else d.parent for d in dirs]
+    return [d if d.is_dir() else d.parent for d in _argument_paths(paths, cwd)]
 
 
 def _locate(bases: Sequence[Path]) -> PytestSettings | None:
@@ -594,8 +597,8 @@ def discover_items(
     on ``search_path``: the target interpreter's ``sys.path``) and/or by ``globs``, merged with ``timings``.
     Named as pytest names them: relative to its rootdir (``rootdir_ids``), which the discovery then records."""
     settings = None
+    paths = path_words(pytest_args, cwd)
     if pytest_files:
-        paths = path_words(pytest_args, cwd)
         ancestor = _common_ancestor(cwd.absolute(), paths)
         settings = find_settings(ancestor, default_root=cwd, arg_dirs=_argument_dirs(paths, cwd))
         settings = settings_given(settings, pytest_args, cwd)
@@ -607,8 +610,7 @@ def discover_items(
     )
     if root is None:
         return found, notes
-    # pytest's initial paths, which name the files outside its rootdir
-    arguments = [Path(os.path.normpath(cwd.absolute() / w.split("::", 1)[0])) for w in path_words(pytest_args, cwd)]
+    arguments = _argument_paths(paths, cwd)  # pytest's initial paths, which name the files outside its rootdir
     return dataclasses.replace(
         found,
         items=tuple(rebase_ids(dict.fromkeys(found.items, 0.0), cwd=cwd, ids_root=root, arguments=arguments)),
