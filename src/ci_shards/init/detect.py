@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from ci_shards.common.errors import UsageError
 from ci_shards.common.tables import table_at
-from ci_shards.init.facts import LOCKFILES, NODE_TEST_FILE, ProjectFacts
+from ci_shards.init.facts import LOCKFILES, NODE_TEST_FILE, PYTHON_PROJECT_FILES, REQUIREMENTS_FILE, ProjectFacts
 from ci_shards.init.pyversion import allowed_pythons, from_poetry, minor_of
 from ci_shards.plan.pytest_args import last_value, maxfail_in, xdist_workers_in
 from ci_shards.run.workers import parse_workers
@@ -38,7 +38,6 @@ from ci_shards.run.workers import parse_workers
 DEFAULT_PYTHON: Final = "3.12"
 DEFAULT_NODE: Final = "22"
 TEST_EXTRAS: Final = ("test", "tests", "dev")
-PYTHON_PROJECT_FILES: Final = ("pyproject.toml", "setup.cfg", "setup.py")
 NODE_VERSION_FILES: Final = (".nvmrc", ".node-version")
 NODE_REPORTER: Final = "junit-reporter.mjs"  # the test command of --runner node names it (templates/ci/github.yml.j2)
 # pip learned --group (PEP 735 dependency groups) in 25.1
@@ -136,7 +135,7 @@ def detect_runner(facts: ProjectFacts) -> Finding | None:
 def _requirements(files: frozenset[str]) -> list[str]:
     """The root's requirements files a test job installs: those named for tests or dev, with requirements.txt
     first when it is there too; else requirements.txt alone."""
-    named = sorted(f for f in files if re.fullmatch(r"[\w.-]*requirements[\w.-]*\.txt", f) and re.search("test|dev", f))
+    named = sorted(f for f in files if REQUIREMENTS_FILE.fullmatch(f) and re.search("test|dev", f))
     base = ["requirements.txt"] if "requirements.txt" in files else []
     return base + named
 

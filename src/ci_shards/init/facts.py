@@ -30,6 +30,8 @@ MAX_NODE_TEST_FILES: Final = 10_000  # enough to see which folders hold them
 PYTEST_TEST_FILE: Final = re.compile(r"^test_.*\.py$|^.*_test\.py$")
 PYTEST_SKIPPED_DIRS: Final = frozenset({"node_modules", "build", "dist", "venv", "CVS", "_darcs", "{arch}"})
 MAX_PYTEST_WALK_DIRS: Final = 2_000  # a folder of tests shows one within its first folders; stop looking after
+PYTHON_PROJECT_FILES: Final = ("pyproject.toml", "setup.cfg", "setup.py")
+REQUIREMENTS_FILE: Final = re.compile(r"[\w.-]*requirements[\w.-]*\.txt")  # requirements.txt, dev-requirements.txt
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,8 +139,8 @@ def _pytest_test_file(root: Path) -> str:
 
 def _has_project_file(files: frozenset[str]) -> bool:
     """Whether the root names its runner or its kind of project without a look at its test files."""
-    markers = ("package.json", "go.mod", "pyproject.toml", "setup.cfg", "setup.py", "pytest.ini", "tox.ini")
-    return any(m in files for m in markers) or any(re.fullmatch(r"[\w.-]*requirements[\w.-]*\.txt", f) for f in files)
+    markers = ("package.json", "go.mod", *PYTHON_PROJECT_FILES, "pytest.ini", "tox.ini")
+    return any(m in files for m in markers) or any(REQUIREMENTS_FILE.fullmatch(f) for f in files)
 
 
 def _repository_root_above(root: Path) -> str:
