@@ -22,7 +22,7 @@ from typing import Final
 
 from ci_shards.plan.interpreter_facts import interpreter_fact
 from ci_shards.plan.pyargs import path_location
-from ci_shards.plan.pytest_args import NO_IGNORES, Ignores
+from ci_shards.plan.pytest_args import NO_IGNORES, Ignores, last_value
 
 NAMES: Final = ("collect_ignore", "collect_ignore_glob")
 # conftest hooks that make tests no reading of the test files sees: files of other kinds collected as
@@ -132,12 +132,24 @@ def _strings(node: ast.expr) -> list[str]:
     return []
 
 
+def conftests_loaded(words: Sequence[str], rootdir: Path, cwd: Path) -> ConftestIgnores:
+    """The conftest.py files pytest loads with the options ``words``: none with ``--noconftest``; with
+    ``--confcutdir DIR`` (relative to ``cwd``, where pytest runs) none in a folder above DIR, else none above the
+    rootdir (``_pytest.config.PytestPluginManager._is_in_confcutdir``, its default in ``Config._preparse``)."""
+    if "--noconftest" in words:
+        return ConftestIgnores(rootdir, loads=False)
+    cut = last_value(words, "--confcutdir")
+    return ConftestIgnores(Path(os.path.abspath(cwd / cut)) if cut else rootdir)
+
+
 @dataclass
 class ConftestIgnores:
     """What the conftest.py files between ``root`` and a folder make pytest leave out of it
-    (pytest loads no conftest above its rootdir's settings file, so none above ``root`` counts)."""
+    (pytest loads no conftest above its rootdir's settings file, so none above ``root`` counts);
+    ``loads=False``: pytest loads no conftest.py at all (``--noconftest``)."""
 
     root: Path
+    loads: bool = True
     left_out: dict[Path, None] = field(default_factory=dict)  # what ``leaves_out`` said yes to, in order
     # a conftest.py read, or a plugin module it loads → its unseen-test hooks
     hooks: dict[Path, tuple[str, ...]] = field(default_factory=dict)
@@ -171,6 +183,8 @@ class ConftestIgnores:
         return Ignores(paths or frozenset(), globs or ())
 
     def _chain(self, directory: Path) -> list[Path]:
+        if directory in self.root.parents:  # above the root (a --confcutdir below the rootdir): none loaded
+            return []
         if directory != self.root and self.root not in directory.parents:
             return [directory]
         chain = [directory]
@@ -179,6 +193,8 @@ class ConftestIgnores:
         return chain
 
     def _read(self, folder: Path) -> dict[str, list[str]]:
+        if not self.loads:
+            return {}
         if folder not in self._own:
             try:
                 text = (folder / "conftest.py").read_text(encoding="utf-8")

@@ -42,7 +42,7 @@ from ci_shards.common.tables import table_at
 from ci_shards.model.matching import collector_files, item_candidates, item_file
 from ci_shards.model.plan import Plan, ShardPlan
 from ci_shards.plan.collect import glob_items
-from ci_shards.plan.conftest_ignores import ConftestIgnores
+from ci_shards.plan.conftest_ignores import ConftestIgnores, conftests_loaded
 from ci_shards.plan.doctests import (
     collects_doctest_modules,
     count_doctests,
@@ -685,7 +685,7 @@ def _discover_items(
         on_disk += [r for r in _outermost([cwd.absolute() / p for p in paths]) if cwd.absolute() not in r.parents]
         check_no_cache_selection([*settings.addopts, *pytest_args])
         ignores = ignores_in([*settings.addopts, *pytest_args], cwd.absolute())
-        conftest = ConftestIgnores(settings.rootdir.absolute())
+        conftest = conftests_loaded([*settings.addopts, *pytest_args], settings.rootdir.absolute(), cwd.absolute())
         files += discover_pytest_files(cwd, settings, paths, ignores, conftest)
         roots = _roots(cwd.absolute(), settings, paths)
         testpaths = settings.testpaths if testpath_roots(cwd.absolute(), settings) else ()

@@ -87,6 +87,23 @@ def test_discovery_leaves_out_what_pytest_leaves_out(tmp_path):
     assert sorted({line.split("::")[0] for line in listed.splitlines() if "::" in line}) == found
 
 
+@pytest.mark.parametrize(
+    "options",
+    [[], ["--noconftest"], ["--confcutdir", "tests"], ["--confcutdir=tests/sub"], ["--confcutdir", ".."]],
+    ids=["loaded", "noconftest", "cut-at-tests", "cut-below-both", "cut-above-the-root"],
+)
+def test_discovery_reads_the_conftest_files_pytest_loads(tmp_path, options):
+    """``--noconftest`` loads none, ``--confcutdir DIR`` none in a folder above DIR (pytest's
+    _is_in_confcutdir): their collect_ignore rules then leave nothing out, as in pytest's own collection."""
+    _write(tmp_path, SUITE)
+    found, _notes = discover_items(
+        cwd=tmp_path, pytest_files=True, pytest_args=["tests", *options], globs=(), timings={}
+    )
+    collect = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests", *options]
+    listed = subprocess.run(collect, cwd=tmp_path, capture_output=True, text=True, check=False).stdout
+    assert sorted(found.items) == sorted({line.split("::")[0] for line in listed.splitlines() if "::" in line})
+
+
 def test_timings_of_left_out_files_are_dropped_and_the_plan_says_why(tmp_path):
     _write(tmp_path, SUITE)
     timings = {"tests/test_a.py::test_a": 1.0, "tests/legacy/test_old.py::test_old": 2.0, "tests/sub/test_skip.py": 1.0}
