@@ -313,10 +313,16 @@ def _common_ancestor(cwd: Path, words: Sequence[str]) -> Path:
     return common.parent if common.is_file() else common
 
 
-def _skip_dir(name: str, patterns: Sequence[str], path: Path) -> bool:
+def _skip_dir(name: str, patterns: Sequence[str], path: Path, *, venvs: bool) -> bool:
     if name in ALWAYS_SKIPPED or any(_matches_dir(p, name, path) for p in patterns):
         return True
-    return (path / "pyvenv.cfg").is_file()  # a virtualenv: pytest skips those too
+    return venvs and _in_venv(path)
+
+
+def _in_venv(path: Path) -> bool:
+    """A virtualenv's folder, or a conda environment's, which pytest leaves out unless --collect-in-virtualenv
+    (``_pytest.main._in_venv``: ``pyvenv.cfg``, or ``conda-meta/history`` for the conda environments without it)."""
+    return (path / "pyvenv.cfg").is_file() or (path / "conda-meta" / "history").is_file()
 
 
 def _matches_dir(pattern: str, name: str, path: Path) -> bool:
@@ -358,7 +364,7 @@ def _walk(
             d
             for d in dirs
             if not (
-                _skip_dir(d, settings.norecursedirs, here / d)
+                _skip_dir(d, settings.norecursedirs, here / d, venvs=ignores.venvs)
                 or ignores.ignores(here / d)
                 or (ruled and conftest.leaves_out(here / d))
             )

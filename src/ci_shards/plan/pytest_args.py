@@ -79,10 +79,12 @@ def path_words(words: Sequence[str], cwd: Path) -> list[str]:
 
 @dataclass(frozen=True)
 class Ignores:
-    """``--ignore`` paths and ``--ignore-glob`` patterns, absolute as pytest makes them."""
+    """``--ignore`` paths and ``--ignore-glob`` patterns, absolute as pytest makes them; ``venvs``: whether a
+    folder holding a virtualenv is left out too (pytest's default; ``--collect-in-virtualenv`` keeps it)."""
 
     paths: frozenset[str] = frozenset()
     globs: tuple[str, ...] = ()
+    venvs: bool = True
 
     def __bool__(self) -> bool:
         return bool(self.paths or self.globs)
@@ -99,7 +101,7 @@ NO_IGNORES: Final = Ignores()
 
 def ignores_in(words: Sequence[str], cwd: Path) -> Ignores:
     """The ``--ignore``/``--ignore-glob`` options among ``words`` (``--ignore=X`` or ``--ignore X``),
-    made absolute against ``cwd`` as pytest does."""
+    made absolute against ``cwd`` as pytest does, and whether ``--collect-in-virtualenv`` is not among them."""
     paths: set[str] = set()
     globs: list[str] = []
     for index, word in enumerate(words):
@@ -115,7 +117,7 @@ def ignores_in(words: Sequence[str], cwd: Path) -> Ignores:
             paths.add(absolute)
         else:
             globs.append(absolute)
-    return Ignores(frozenset(paths), tuple(globs))
+    return Ignores(frozenset(paths), tuple(globs), venvs="--collect-in-virtualenv" not in words)
 
 
 def _value_of(word: str, following: str | None, name: str) -> str | None:

@@ -4,6 +4,8 @@ merged with the timings: new files planned whole and counted, deleted files' tim
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -107,6 +109,24 @@ def test_files_found_as_pytest_would_find_them(tmp_path):
     ]
     words = ["-p", "no:randomly", "other", "tests/test_a.py::test_x", "missing", "-x", "--ignore", "tests"]
     assert path_words(words, tmp_path) == ["other", "tests/test_a.py::test_x"]
+
+
+@pytest.mark.parametrize("options", [[], ["--collect-in-virtualenv"]], ids=["default", "collect-in-virtualenv"])
+def test_virtualenvs_and_conda_environments_are_walked_as_pytest_walks_them(tmp_path, options):
+    """pytest leaves out a folder holding ``pyvenv.cfg`` or ``conda-meta/history`` unless
+    ``--collect-in-virtualenv`` (``_pytest.main._in_venv``): the same files as its own collection."""
+    files = {
+        "tests/test_a.py": "def test_a():\n    pass\n",
+        "tests/env/pyvenv.cfg": "",
+        "tests/conda/conda-meta/history": "",
+    }
+    files |= {f"tests/{env}/test_{env}.py": "def test_x():\n    pass\n" for env in ("env", "conda")}
+    _write(tmp_path, files)
+    found = discover_pytest_files(tmp_path, find_settings(tmp_path), ["tests"], ignores_in(options, tmp_path))
+    collect = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests", *options]
+    listed = subprocess.run(collect, cwd=tmp_path, capture_output=True, text=True, check=False).stdout
+    assert found == sorted({line.split("::")[0] for line in listed.splitlines() if "::" in line})
+    assert len(found) == (3 if options else 1)
 
 
 def test_ignore_options_from_the_arguments_and_addopts_leave_files_out(tmp_path):
