@@ -357,7 +357,9 @@ def _walk(
     root: Path, cwd: Path, settings: PytestSettings, ignores: Ignores, conftest: ConftestIgnores, *, wanted: FileRule
 ) -> set[str]:
     found: set[str] = set()
-    for directory, dirs, files in os.walk(root):
+    # pytest follows a symlinked folder and names its files by the link (tests/linked/test_r.py); a link to an
+    # ancestor repeats the tree until the system refuses the path (ELOOP), in both walks alike
+    for directory, dirs, files in os.walk(root, followlinks=True):
         here = Path(directory)
         ruled = bool(conftest.of(here))  # once per folder: most folders have no collect_ignore rule
         dirs[:] = sorted(

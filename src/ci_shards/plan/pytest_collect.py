@@ -110,11 +110,15 @@ def with_file_named(node_id: str, path: str, rootdir: str) -> str:
 def names_its_file(file_part: str, path: str, rootdir: str) -> bool:
     """Whether a node id's file part names ``path``: relative to ``rootdir``, or, for a file outside it,
     relative to the collection argument that holds it, as pytest names it (a ``--pyargs`` package
-    installed elsewhere: ``tests/test_x.py`` for ``site-packages/pkg/sub/tests/test_x.py``)."""
+    installed elsewhere: ``tests/test_x.py`` for ``site-packages/pkg/sub/tests/test_x.py``), or through a symlink."""
     if os.path.normpath(os.path.join(rootdir, file_part)) == os.path.normpath(path):
         return True
     part = Path(os.path.normpath(file_part)).parts
-    return bool(part) and ".." not in part and Path(os.path.normpath(path)).parts[-len(part) :] == part
+    if bool(part) and ".." not in part and Path(os.path.normpath(path)).parts[-len(part) :] == part:
+        return True
+    # a file reached through a symlinked folder (pytest follows those and names the file by the link,
+    # tests/linked/test_r.py); ``path`` is the file the recorder resolved, so the id's file resolved must be it
+    return os.path.realpath(os.path.join(rootdir, file_part)) == os.path.normpath(path)
 
 
 def portable_rootdir(rootdir: str, cwd: Path) -> str:

@@ -129,6 +129,20 @@ def test_virtualenvs_and_conda_environments_are_walked_as_pytest_walks_them(tmp_
     assert len(found) == (3 if options else 1)
 
 
+def test_symlinked_folders_and_files_are_walked_as_pytest_walks_them(tmp_path):
+    """pytest follows a symlinked folder and names its files by the link (``_pytest.pathlib.visit``)."""
+    _write(
+        tmp_path, {"real/sub/test_r.py": "def test_r():\n    pass\n", "tests/test_t.py": "def test_t():\n    pass\n"}
+    )
+    (tmp_path / "tests" / "linked").symlink_to(Path("..") / "real" / "sub")
+    (tmp_path / "tests" / "test_file_link.py").symlink_to(Path("..") / "real" / "sub" / "test_r.py")
+    found = discover_pytest_files(tmp_path, find_settings(tmp_path), ["tests"])
+    collect = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests"]
+    listed = subprocess.run(collect, cwd=tmp_path, capture_output=True, text=True, check=False).stdout
+    assert found == sorted({line.split("::")[0] for line in listed.splitlines() if "::" in line})
+    assert found == ["tests/linked/test_r.py", "tests/test_file_link.py", "tests/test_t.py"]
+
+
 def test_ignore_options_from_the_arguments_and_addopts_leave_files_out(tmp_path):
     _write(
         tmp_path,

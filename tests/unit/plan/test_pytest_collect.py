@@ -65,6 +65,19 @@ def test_an_id_that_does_not_name_its_file_is_refused_naming_the_first() -> None
         read_collection(record, exit_code=0)
 
 
+def test_a_file_reached_through_a_symlinked_folder_is_named_by_the_link(tmp_path: Path) -> None:
+    # pytest follows tests/linked -> ../real/sub and names the file by the link; the recorder resolves the path
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / "sub" / "test_r.py").write_text("")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "linked").symlink_to(Path("..") / "real" / "sub")
+    real = str(tmp_path / "real" / "sub" / "test_r.py")
+    record = _record(("tests/linked/test_r.py::test_r", real)) | {"rootdir": str(tmp_path)}
+    assert read_collection(record, exit_code=0).ids == ["tests/linked/test_r.py::test_r"]
+    with pytest.raises(CollectionError, match="does not name its file"):  # a link elsewhere names no such file
+        read_collection(_record(("tests/other/test_r.py::test_r", real)) | {"rootdir": str(tmp_path)}, exit_code=0)
+
+
 def test_a_file_outside_rootdir_is_named_relative_to_its_collection_argument() -> None:
     # --pyargs pkg.sub from another folder: pytest names the file relative to the package's folder
     record = _record(("tests/test_x.py::b", "/site/pkg/sub/tests/test_x.py"))
