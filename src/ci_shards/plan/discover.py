@@ -818,7 +818,28 @@ def _test_counter(
     profiles = ProfileReader(rootdir, last_value(words, "--hypothesis-profile"))
     pythonpath = [str(rootdir / p) for p in settings.pythonpath]
     has_module = module_finder([*pythonpath, str(cwd.absolute()), *search_path])
-    return _counter(on_disk, files, rules, rootdir, profiles, has_module=has_module)
+    count_of = _counter(on_disk, files, rules, rootdir, profiles, has_module=has_module)
+    return _with_own_doctests(count_of, on_disk) if collects_doctest_modules(words) else count_of
+
+
+def _with_own_doctests(count_of: CountOf, bases: Sequence[Path]) -> CountOf:
+    """``count_of`` under ``--doctest-modules``: a test file's docstring examples are items of it too
+    (``tests/test_a.py::test_a.helper``), which no reading of its test functions names, so a file holding them
+    is counted with them and never cut (its parts would leave them to run unplanned)."""
+
+    def counted(file: str) -> FileCount | str | None:
+        count = count_of(file)
+        if not isinstance(count, FileCount):
+            return count
+        path = next((b / file for b in bases if (b / file).is_file()), bases[0] / file)
+        try:
+            source = path.read_bytes()
+            doctests = count_doctests(source) if doctest_module(path.name, source) else 0
+        except (OSError, SyntaxError, ValueError, RecursionError):  # count_of said what it could of the file
+            return count
+        return dataclasses.replace(count, tests=count.tests + doctests, parts=()) if doctests else count
+
+    return counted
 
 
 def _doctests_notes(doctests: Mapping[str, int], globs: Sequence[str]) -> list[str]:

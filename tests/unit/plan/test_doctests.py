@@ -5,12 +5,15 @@ modules that hold them (issue 25: the first plan counts what pytest will run, do
 from __future__ import annotations
 
 import doctest
+import json
 import textwrap
 import types
 from pathlib import Path
 
 import pytest
 
+from ci_shards.cli import main
+from ci_shards.model.plan import Plan
 from ci_shards.plan.discover import discover_items
 from ci_shards.plan.doctests import collects_doctest_modules, count_doctests, doctest_globs, doctest_module
 
@@ -152,6 +155,23 @@ def test_discovery_plans_the_modules_holding_doctests_with_their_count(tmp_path:
     assert "planned 1 module for the doctests --doctest-modules collects from them (2 doctests counted" in " ".join(
         notes
     )
+
+
+def test_a_test_file_holding_doctests_is_never_cut_under_doctest_modules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # its docstring example is an item of the file (tests/test_a.py::test_a.helper) that no part names: cut into
+    # its 12 test functions, the example ran unplanned ("ran, not planned")
+    monkeypatch.chdir(tmp_path)
+    tests = [f"def test_{i}():\n    pass\n" for i in range(12)]
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text(DOCTESTED + "\n".join(tests))
+    (tmp_path / "tests" / "test_b.py").write_text("def test_b():\n    pass\n")
+    argv = ["plan", "--discover", "--shards", "3", "--format", "json", "--", "tests"]
+    for words, cut in (([], True), (["--doctest-modules"], False)):
+        assert main([*argv, *words]) == 0
+        items = [i for s in Plan.from_json(json.loads(capsys.readouterr().out)).shards for i in s.items]
+        assert ("tests/test_a.py" not in items) is cut, items
 
 
 def test_without_the_flag_no_module_is_planned(tmp_path: Path) -> None:
