@@ -611,14 +611,14 @@ def discover_items(
         settings = find_settings(ancestor, default_root=cwd, arg_dirs=_argument_dirs(paths, cwd))
         settings = settings_given(settings, pytest_args, cwd)
     root = rootdir_ids(settings, pytest_args, cwd)
+    arguments = _argument_paths(paths, cwd)  # pytest's initial paths, which name the files outside its rootdir
     if root is not None:  # a file outside the working directory as ../x.py: outside what pytest walks from it
-        timings = rebase_ids(timings, cwd=root, ids_root=cwd, within=False)
+        timings = rebase_ids(timings, cwd=root, ids_root=cwd, within=False, arguments=arguments)
     found, notes = _discover_items(
         cwd=cwd, settings=settings, pytest_args=pytest_args, globs=globs, timings=timings, search_path=search_path
     )
     if root is None:
         return found, notes
-    arguments = _argument_paths(paths, cwd)  # pytest's initial paths, which name the files outside its rootdir
     return dataclasses.replace(
         found,
         items=tuple(rebase_ids(dict.fromkeys(found.items, 0.0), cwd=cwd, ids_root=root, arguments=arguments)),
@@ -649,12 +649,16 @@ def rebase_ids(
     """``ids`` (relative to ``cwd``) renamed relative to ``ids_root``, each whose file or folder exists under it
     (with ``within`` false, anywhere: ``../x.py``); one outside it relative to the first of the path
     ``arguments`` that holds it, as pytest names it (``_pytest.nodes._check_initialpaths_for_relpath``: from a
-    monorepo's root, ``proj_a/tests proj_b/tests`` under proj_a's settings name ``check_b.py``); the others as
-    they are (a --pyargs package elsewhere names its files from its own folder; a deleted file)."""
+    monorepo's root, ``proj_a/tests proj_b/tests`` under proj_a's settings name ``check_b.py``). An id whose file
+    is not under ``cwd`` is such a name: found under the first argument holding it, it is renamed from there (the
+    timings a run wrote, read back); the others stay as they are (a --pyargs package elsewhere names its files
+    from its own folder; a deleted file)."""
     root = ids_root.absolute()
 
     def renamed(file: str) -> str:
         path = Path(os.path.normpath(cwd.absolute() / file))
+        if not path.exists():
+            path = next((p for a in arguments if (p := Path(os.path.normpath(a / file))).exists()), path)
         if not path.exists():
             return file
         if not within or path == root or root in path.parents:

@@ -765,6 +765,18 @@ def test_arguments_in_two_projects_read_the_first_projects_settings_as_pytest_do
     assert config_only_by_arguments(words, tmp_path) == str(tmp_path / "proj_a/pytest.ini")
 
 
+@pytest.mark.parametrize("words", [["proj_a/tests", "proj_b/tests"], ["proj_a/tests/check_a.py", "proj_b"]])
+def test_timings_of_a_file_outside_the_rootdir_are_read_back_under_the_name_pytest_gave_it(tmp_path, words):
+    # the timings a run wrote name proj_b's file as pytest does, from the argument that holds it (check_b.py);
+    # read back, that name was looked up under the rootdir only and the file planned as if it had no timing
+    _write(tmp_path, MONOREPO)
+    first, _ = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=words, globs=(), timings={})
+    timings = {f"{item}::test_{item[-4]}": 7.0 for item in first.items}
+    found, _ = discover_items(cwd=tmp_path, pytest_files=True, pytest_args=words, globs=(), timings=timings)
+    assert sorted(found.items) == sorted(timings)
+    assert found.new_files == () and found.dropped_items == 0 and sum(found.estimates.values()) == 14.0, found
+
+
 def test_settings_above_the_arguments_or_a_setup_py_come_first(tmp_path):
     _write(tmp_path, MONOREPO)
     assert config_only_by_arguments(["proj_a/tests"], tmp_path) == ""  # found up from the arguments' common folder
