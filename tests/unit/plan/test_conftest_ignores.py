@@ -89,9 +89,9 @@ def test_discovery_leaves_out_what_pytest_leaves_out(tmp_path):
 
 @pytest.mark.parametrize(
     "options",
-    [[], ["--noconftest"], ["--confcutdir", "tests"], ["--confcutdir=tests/sub"], ["--confcutdir", ".."]],
-    ids=["loaded", "noconftest", "cut-at-tests", "cut-below-both", "cut-above-the-root"],
-)
+    [["--noconftest"], ["--confcutdir", "tests"], ["--confcutdir=tests/sub"]],
+    ids=["noconftest", "cut-at-tests", "cut-below-both"],
+)  # all loaded: test_discovery_leaves_out_what_pytest_leaves_out
 def test_discovery_reads_the_conftest_files_pytest_loads(tmp_path, options):
     """``--noconftest`` loads none, ``--confcutdir DIR`` none in a folder above DIR (pytest's
     _is_in_confcutdir): their collect_ignore rules then leave nothing out, as in pytest's own collection."""
