@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ci_shards import __version__
 from ci_shards.common.errors import UsageError
 
 # prints the environment and version, exits 3 when pytest cannot be imported (find_spec: nothing is imported)
@@ -27,6 +28,7 @@ _PROBE: Final = (
     " print(int(u.find_spec('xdist') is not None)); sys.exit(0 if u.find_spec('pytest') else 3)"
 )
 _NO_PYTEST: Final = 3
+PLUGIN_ENTRY_POINT: Final = "ci_shards = ci_shards.pytest_plugin"  # pyproject.toml's [project.entry-points.pytest11]
 
 
 @dataclass(frozen=True)
@@ -97,5 +99,17 @@ def plugin_env(interpreter: Interpreter, env: Mapping[str, str], shim: Path) -> 
     link = shim / "ci_shards"
     if not link.exists():
         link.symlink_to(Path(__file__).resolve().parents[1], target_is_directory=True)  # common/'s parent
+    _plugin_entry_point(shim)
     before = env.get("PYTHONPATH", "")
     return {**env, "PYTHONPATH": os.pathsep.join(p for p in (str(shim), before) if p)}
+
+
+def _plugin_entry_point(shim: Path) -> None:
+    """``shim`` made a distribution that declares the plugin (``[pytest11] ci_shards``), as an installed ci-shards
+    does: ``-p ci_shards`` names that entry point, and in an environment without ci-shards pytest would otherwise
+    import the bare ``ci_shards`` package, which holds no hook ("unrecognized arguments: --ci-shards-..."). On
+    PYTHONPATH, it comes before an older ci-shards the environment may hold, so this version's plugin loads."""
+    info = shim / f"ci_shards-{__version__}.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: ci-shards\nVersion: {__version__}\n")
+    (info / "entry_points.txt").write_text(f"[pytest11]\n{PLUGIN_ENTRY_POINT}\n")

@@ -27,10 +27,14 @@ TESTS = {
 }
 
 
+# what this pytest imports, each a module or package of this venv's site-packages (some absent on newer Pythons)
+PYTEST_ONLY = ("pytest", "_pytest", "py.py", "pluggy", "iniconfig", "packaging", "pygments", "exceptiongroup", "tomli")
+
+
 def project_venv(where: Path, *, with_pytest: bool) -> Path:
     """A venv without pip holding ``projdep`` (only there) and, with ``with_pytest``, this pytest through a
-    .pth line (not ci_shards: ci-shards' editable install is not on that path, so the plugin must come
-    from ci-shards itself)."""
+    .pth line to a folder linking pytest's own packages and their metadata alone: no ci_shards nor its entry point
+    (an environment ci-shards was never installed in: the plugin must come from ci-shards itself)."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
     site = Path(
         subprocess.run(
@@ -40,7 +44,13 @@ def project_venv(where: Path, *, with_pytest: bool) -> Path:
     )  # fmt: skip
     (site / "projdep.py").write_text(f"WHERE = 'project'\nPREFIX = {str(where)!r}\n")
     if with_pytest:
-        (site / "borrowed_pytest.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+        ours, only = Path(sysconfig.get_paths()["purelib"]), where / "pytest-only"
+        only.mkdir()
+        for name in PYTEST_ONLY:  # each with its distribution's metadata, which pytest reads (pluggy's version)
+            for found in [ours / name, *ours.glob(f"{name.removesuffix('.py')}-*.dist-info")]:
+                if found.exists():
+                    (only / found.name).symlink_to(found)
+        (site / "borrowed_pytest.pth").write_text(f"{only}\n")
     return where / "bin" / "python"
 
 
