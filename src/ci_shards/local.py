@@ -427,9 +427,14 @@ def _guessed(plan: Plan) -> str:
 
 
 def _with_python(options: LocalOptions, env: Mapping[str, str]) -> LocalOptions:
-    """The one interpreter of the collection and every shard, checked once here (no pytest: exit 2 before
-    anything starts, not once per shard) and passed to each ``run`` as ``--python``."""
-    python = probe(default_python(options.run.python, env), env).path
+    """The one interpreter of the collection and every shard, checked once here (no pytest, or no coverage.py for
+    --coverage: exit 2 before anything starts, not once per shard) and passed to each ``run`` as ``--python``."""
+    interpreter = probe(default_python(options.run.python, env), env)
+    if options.run.coverage:
+        from ci_shards.coverage.collect import Tool, check_available  # noqa: PLC0415  (as _local_coverage's)
+
+        check_available(Tool.COVERAGE_PY, interpreter)
+    python = interpreter.path
     return dataclasses.replace(
         options,
         plan=dataclasses.replace(options.plan, python=python),

@@ -21,11 +21,12 @@ from typing import Final
 from ci_shards import __version__
 from ci_shards.common.errors import UsageError
 
-# prints the environment and version, exits 3 when pytest cannot be imported (find_spec: nothing is imported)
-# and, third, whether pytest-xdist is there (``--workers``)
+# prints the environment and version, exits 3 when pytest cannot be imported (find_spec: nothing is imported),
+# then whether pytest-xdist is there (``--workers``) and coverage.py (``--coverage``)
 _PROBE: Final = (
     "import sys, importlib.util as u; print(sys.prefix); print(sys.version.split()[0]);"
-    " print(int(u.find_spec('xdist') is not None)); sys.exit(0 if u.find_spec('pytest') else 3)"
+    " print(int(u.find_spec('xdist') is not None)); print(int(u.find_spec('coverage') is not None));"
+    " sys.exit(0 if u.find_spec('pytest') else 3)"
 )
 _NO_PYTEST: Final = 3
 PLUGIN_ENTRY_POINT: Final = "ci_shards = ci_shards.pytest_plugin"  # pyproject.toml's [project.entry-points.pytest11]
@@ -39,6 +40,7 @@ class Interpreter:
     prefix: str
     version: str
     has_xdist: bool = False  # pytest-xdist importable (run --workers K > 1 needs it)
+    has_coverage: bool = False  # coverage.py importable (run --coverage measures the tests in this Python)
 
     @property
     def is_ours(self) -> bool:
@@ -85,7 +87,9 @@ def probe(python: str, env: Mapping[str, str]) -> Interpreter:
         said = (done.stderr.strip().splitlines() or ["no output"])[-1]
         msg = f"--python {python}: not a working Python (exit {done.returncode}: {said})"
         raise UsageError(msg)
-    return Interpreter(path=python, prefix=lines[0], version=lines[1], has_xdist=lines[2:3] == ["1"])
+    return Interpreter(
+        path=python, prefix=lines[0], version=lines[1], has_xdist=lines[2:3] == ["1"], has_coverage=lines[3:4] == ["1"]
+    )
 
 
 def plugin_env(interpreter: Interpreter, env: Mapping[str, str], shim: Path) -> dict[str, str]:

@@ -25,6 +25,7 @@ from pathlib import Path, PurePath
 from typing import Any, Final
 
 from ci_shards.common.errors import UsageError
+from ci_shards.common.interpreter import Interpreter
 from ci_shards.coverage.launch import DATA_DIR_ENV, DATA_STEM, MAP_PER_ENV, SAVED_STEM
 
 COVERAGE_DIR: Final = "coverage"
@@ -63,8 +64,20 @@ def tool_for(command: Sequence[str], *, pytest: bool) -> Tool:
     raise UsageError(msg)
 
 
-def check_available(tool: Tool) -> None:
-    if tool is Tool.COVERAGE_PY and importlib.util.find_spec("coverage") is None:
+def check_available(tool: Tool, interpreter: Interpreter | None = None) -> None:
+    """coverage.py where the measured tests run: ``interpreter`` (``--pytest``'s, another environment's with
+    ``--python``), else this Python (a ``pytest`` or ``python -m`` command of ci-shards' own environment)."""
+    if tool is not Tool.COVERAGE_PY:
+        return
+    if interpreter is not None and not interpreter.is_ours:
+        if not interpreter.has_coverage:
+            msg = (
+                f"--coverage: {interpreter.describe()} has no coverage.py: install coverage>=7.10 into the"
+                " environment the tests run in"
+            )
+            raise UsageError(msg)
+        return
+    if importlib.util.find_spec("coverage") is None:
         msg = f"--coverage needs coverage.py in this Python: {INSTALL_HINT}"
         raise UsageError(msg)
 
@@ -216,13 +229,20 @@ class Collector:
 
 
 def start(
-    request: CoverageRequest | None, *, command: Sequence[str], pytest: bool, python: str, shard_dir: Path
+    request: CoverageRequest | None,
+    *,
+    command: Sequence[str],
+    pytest: bool,
+    python: str,
+    shard_dir: Path,
+    interpreter: Interpreter | None = None,
 ) -> Collector | None:
-    """The collector for ``--coverage`` (None without it), checked and given a fresh data folder."""
+    """The collector for ``--coverage`` (None without it), checked and given a fresh data folder; ``interpreter``:
+    the Python that runs ``--pytest``."""
     if request is None:
         return None
     tool = tool_for(command, pytest=pytest)
-    check_available(tool)
+    check_available(tool, interpreter)
     return Collector(tool=tool, request=request, data_dir=prepare(shard_dir), python=python)
 
 

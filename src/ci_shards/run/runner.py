@@ -378,7 +378,12 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     interpreter = probe(opts.python, opts.env) if settings.pytest else None
     workers = _workers(opts, interpreter, planned, console)
     coverage = coverage_collect.start(
-        opts.coverage, command=settings.command, pytest=settings.pytest, python=opts.python, shard_dir=shard_dir
+        opts.coverage,
+        command=settings.command,
+        pytest=settings.pytest,
+        python=opts.python,
+        shard_dir=shard_dir,
+        interpreter=interpreter,
     )
     subreaper = become_subreaper()
     started_at, t0 = now_rfc3339(), time.monotonic()

@@ -31,7 +31,7 @@ TESTS = {
 PYTEST_ONLY = ("pytest", "_pytest", "py.py", "pluggy", "iniconfig", "packaging", "pygments", "exceptiongroup", "tomli")
 
 
-def project_venv(where: Path, *, with_pytest: bool) -> Path:
+def project_venv(where: Path, *, with_pytest: bool, extra: tuple[str, ...] = ()) -> Path:
     """A venv without pip holding ``projdep`` (only there) and, with ``with_pytest``, this pytest through a
     .pth line to a folder linking pytest's own packages and their metadata alone: no ci_shards nor its entry point
     (an environment ci-shards was never installed in: the plugin must come from ci-shards itself)."""
@@ -46,7 +46,10 @@ def project_venv(where: Path, *, with_pytest: bool) -> Path:
     if with_pytest:
         ours, only = Path(sysconfig.get_paths()["purelib"]), where / "pytest-only"
         only.mkdir()
-        for name in PYTEST_ONLY:  # each with its distribution's metadata, which pytest reads (pluggy's version)
+        for name in (
+            *PYTEST_ONLY,
+            *extra,
+        ):  # each with its distribution's metadata, which pytest reads (pluggy's version)
             for found in [ours / name, *ours.glob(f"{name.removesuffix('.py')}-*.dist-info")]:
                 if found.exists():
                     (only / found.name).symlink_to(found)
@@ -103,3 +106,24 @@ def test_an_interpreter_without_pytest_is_one_line_and_exit_2(tmp_path: Path) ->
         " pytest into that environment, or give --python the interpreter of the environment your tests run in"
     ]
     assert not (tmp_path / "results").exists()  # nothing started
+
+
+@pytest.mark.slow
+def test_coverage_in_another_environment_is_measured_there_or_refused_up_front(tmp_path: Path) -> None:
+    # coverage.py must be where the tests run: without it there, every shard had failed its tests' start-up
+    # ("No module named 'coverage'", 4 errors, coverage partial); now one line before anything runs
+    for name, text in TESTS.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    without = project_venv(tmp_path / "without", with_pytest=True)
+    done = _local(tmp_path, "results", "--python", str(without), "--coverage", env=_env())
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        f"ci-shards: --coverage: python {without} ({sys.version.split()[0]}) has no coverage.py: install"
+        " coverage>=7.10 into the environment the tests run in"
+    )
+    assert not (tmp_path / "results").exists()
+    with_coverage = project_venv(tmp_path / "with", with_pytest=True, extra=("coverage",))
+    done = _local(tmp_path, "results", "--python", str(with_coverage), "--coverage", env=_env())
+    assert done.returncode == 0, done.stderr
+    assert "coverage complete (2/2 shards)" in done.stdout + done.stderr
