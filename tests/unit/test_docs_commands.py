@@ -41,7 +41,7 @@ PAGES: Final = {
 # flags of the tools the docs show ci-shards running (pytest, jest, node, git): not ci-shards' own
 FOREIGN: Final = {
     "--junitxml", "--tb", "--pyargs", "--ignore", "--ignore-glob", "--rootdir", "--doctest-glob", "--doctest-modules",
-    "--db-url", "--maxfail", "--pdb", "--config-file",
+    "--db-url", "--maxfail", "--pdb", "--config-file", "--noconftest", "--confcutdir", "--collect-in-virtualenv",
     "--reporters", "--experimental-test-coverage", "--unshallow",
     "--store-durations",  # pytest-split's
     "--dist", "--max-worker-restart", "--loadscope-reorder",  # pytest-xdist's (docs/run.md#workers)

@@ -121,37 +121,28 @@ def prepare(env: Mapping[str, str]) -> dict[str, str]:
     problem = refusal(inputs, env.get("RUNNER_OS", ""))
     if problem:
         raise CiShardsError(problem)
-    if inputs.get("python"):
-        return {}
     venv, key, _sources = _private_venv(env, inputs)
     return {"key": key, "venv": str(venv), "ready": str((venv / COMPLETE).is_file()).lower()}
 
 
 def install(env: Mapping[str, str]) -> dict[str, str]:
+    """ci-shards into its private venv (reused from the tool cache when complete), whatever the input python: that
+    interpreter runs the tests (``--python``), reached through the plugin's shim (``common.interpreter.plugin_env``),
+    and gets nothing of ci-shards' but coverage.py when a shard measures coverage there."""
     inputs = parse_inputs(env.get(INPUTS_ENV, ""))
     action = Path(env["GITHUB_ACTION_PATH"])
     coverage = is_true(inputs, "coverage")
-    if inputs.get("python"):
-        found = shutil.which(inputs["python"])
-        if found is None:
-            msg = f"input python: '{inputs['python']}' not found"
-            raise CiShardsError(msg)
-        python = found
-        wheel = shared_wheel(env, action, sources_digest(action))
-        if wheel is not None and _installed_from(python) not in (None, wheel.as_uri()):
-            # pip leaves an installed ci-shards of the wheel's version alone (a folder it would reinstall): replace
-            # one that came from elsewhere, an older action's (a self-hosted runner's Python keeps what jobs install)
-            subprocess.run([python, *PIP, "--no-deps", "--force-reinstall", str(wheel)], check=True)
-        subprocess.run([python, *PIP, _spec(wheel or action, coverage)], check=True)
-    else:
-        venv, _key, sources = _private_venv(env, inputs)
-        python = str(venv / "bin" / "python")
-        venv.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(venv.parent / f"{venv.name}.lock"):  # jobs running at once on one machine build it once
-            if not _complete(venv, python, coverage):  # none restored or left by an earlier job, or a broken one
-                wheel = shared_wheel(env, action, sources)
-                _fresh_venv(venv, python, _spec(wheel or action, coverage))
-                (venv / COMPLETE).write_text(f"{sources}\n")
+    tests_python = _tests_python(inputs)
+    venv, _key, sources = _private_venv(env, inputs)
+    python = str(venv / "bin" / "python")
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(venv.parent / f"{venv.name}.lock"):  # jobs running at once on one machine build it once
+        if not _complete(venv, python, coverage):  # none restored or left by an earlier job, or a broken one
+            wheel = shared_wheel(env, action, sources)
+            _fresh_venv(venv, python, _spec(wheel or action, coverage))
+            (venv / COMPLETE).write_text(f"{sources}\n")
+    if tests_python and coverage and inputs.get("command") == "run":
+        _with_coverage(tests_python)
     bin_dir = Path(env["RUNNER_TEMP"]) / "ci-shards-bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     wrapper = bin_dir / "ci-shards"
@@ -159,6 +150,30 @@ def install(env: Mapping[str, str]) -> dict[str, str]:
     wrapper.chmod(0o755)
     subprocess.run([str(wrapper), "--version"], check=True)
     return {"ci-shards": str(wrapper), "python": python}
+
+
+def _tests_python(inputs: Mapping[str, str]) -> str:
+    """The input python found on PATH ("" when not given); not found, the job stops here with one line."""
+    if not inputs.get("python"):
+        return ""
+    found = shutil.which(inputs["python"])
+    if found is None:
+        msg = f"input python: '{inputs['python']}' not found"
+        raise CiShardsError(msg)
+    return found
+
+
+# what `run --coverage` needs where the tests run (pyproject.toml's coverage extra; this file imports nothing else)
+COVERAGE_REQUIREMENT = "coverage>=7.10"
+
+
+def _with_coverage(python: str) -> None:
+    """coverage.py in the tests' Python, which measures them: installed when missing, the one package ci-shards
+    adds there (as pytest-cov would); one already there is left as the project pinned it."""
+    has = "import importlib.util, sys; sys.exit(importlib.util.find_spec('coverage') is None)"
+    if subprocess.run([python, "-c", has], check=False).returncode:
+        print(f"ci-shards: installing {COVERAGE_REQUIREMENT} into {python}: coverage: true measures the tests there")
+        subprocess.run([python, *PIP, COVERAGE_REQUIREMENT], check=True)
 
 
 def shared_wheel(env: Mapping[str, str], action: Path, sources: str) -> Path | None:
@@ -180,17 +195,6 @@ def shared_wheel(env: Mapping[str, str], action: Path, sources: str) -> Path | N
             subprocess.run([*build, str(action)], check=True)
             partial.rename(wheels)
     return min(wheels.glob("*.whl"))
-
-
-def _installed_from(python: str) -> str | None:
-    """Where the ci-shards installed in ``python`` came from: the URL pip recorded (PEP 610 direct_url.json; the
-    wheel's path names the sources digest), "" when unknown, None when it has no ci-shards."""
-    probe = (
-        "import importlib.metadata as m, json\n"
-        "print(json.loads(m.distribution('ci-shards').read_text('direct_url.json') or '{}').get('url', ''))"
-    )
-    done = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=False)
-    return None if done.returncode else done.stdout.strip()
 
 
 def _spec(source: Path, coverage: bool) -> str:

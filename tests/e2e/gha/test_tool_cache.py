@@ -2,9 +2,9 @@
 "Installation"), run for real: action.yml's "Check the inputs" and "Install ci-shards" steps with bash, pip
 installing from the act tests' wheelhouse.
 
-A second job on the same runner reuses the venv; an action whose sources changed, its version unchanged, gets a
-venv of its own and replaces the ci-shards an earlier job put into the user's Python (pip alone would keep a
-same-version install), so no job ever runs stale code.
+A second job on the same runner reuses the venv; a job with the input python uses the same venv and leaves that
+Python as the project installed it (coverage.py aside, added when a shard measures coverage there); an action
+whose sources changed, its version unchanged, gets a venv of its own, so no job ever runs stale code.
 """
 
 from __future__ import annotations
@@ -42,6 +42,14 @@ def stamp(python: str) -> str:
     return subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
 
 
+def importable(python: str) -> dict[str, bool]:
+    """Which of ci-shards' own package, two of its dependencies and coverage.py ``python`` can import."""
+    names = ("ci_shards", "yaml", "requests", "coverage")
+    probe = f"import importlib.util as u; print(' '.join(str(int(u.find_spec(n) is not None)) for n in {names!r}))"
+    found = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    return {name: flag == "1" for name, flag in zip(names, found, strict=True)}
+
+
 def users_python(folder: Path) -> str:
     """A Python that keeps what jobs install into it, as setup-python's does on a self-hosted runner: a venv with
     this interpreter's pip copied in (what the setup-python stand-in does; ensurepip would cost seconds)."""
@@ -77,18 +85,20 @@ def test_a_job_reuses_the_install_and_a_changed_action_never_does(wheels: Path, 
     assert second == {**first, "ready": "true"}
     assert step("Install ci-shards", tmp_path / "job2", plan, runner)["python"] == installed["python"]
     assert left.is_file()
-    # A job with the input python installs the wheel job 1 built (one wheel per sources digest).
-    assert step("Install ci-shards", tmp_path / "job3", run, runner)["python"] == python
-    assert stamp(python) == "none"
+    # A job with the input python runs ci-shards from the same venv; nothing of it enters the tests' Python.
+    assert step("Install ci-shards", tmp_path / "job3", run, runner)["python"] == installed["python"]
+    assert importable(python) == {"ci_shards": False, "yaml": False, "requests": False, "coverage": False}
     assert len(list((tmp_path / "tool-cache" / "ci-shards").glob("*/wheel/*.whl"))) == 1
+    # coverage: true measures the tests where they run: coverage.py alone goes there
+    measured = step("Install ci-shards", tmp_path / "job3c", {**run, "coverage": "true"}, runner)
+    assert measured["python"] != installed["python"]  # the venv with the coverage extra
+    assert importable(python) == {"ci_shards": False, "yaml": False, "requests": False, "coverage": True}
 
-    # The action changes, its version does not: a venv of its own with the new code, the old one as it was, and
-    # the user's Python gets the new code although pip keeps an installed ci-shards of the same version.
+    # The action changes, its version does not: a venv of its own with the new code, the old one as it was.
     init = action / "src" / "ci_shards" / "__init__.py"
     init.write_text(init.read_text() + 'STAMP = "changed"\n')
     changed = step("Check the inputs", tmp_path / "job4", plan, runner)
     assert changed["ready"] == "false" and changed["venv"] != first["venv"] and changed["key"] != first["key"]
     assert stamp(step("Install ci-shards", tmp_path / "job4", plan, runner)["python"]) == "changed"
     assert stamp(installed["python"]) == "none"
-    step("Install ci-shards", tmp_path / "job5", run, runner)
-    assert stamp(python) == "changed"
+    assert stamp(step("Install ci-shards", tmp_path / "job5", run, runner)["python"]) == "changed"
