@@ -377,14 +377,7 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     # before the folder has a log: an interpreter without pytest fails the command here (exit 2), clearly
     interpreter = probe(opts.python, opts.env) if settings.pytest else None
     workers = _workers(opts, interpreter, planned, console)
-    coverage = coverage_collect.start(
-        opts.coverage,
-        command=settings.command,
-        pytest=settings.pytest,
-        python=opts.python,
-        shard_dir=shard_dir,
-        interpreter=interpreter,
-    )
+    coverage = _coverage(opts, shard_dir, interpreter)
     subreaper = become_subreaper()
     started_at, t0 = now_rfc3339(), time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="ci-shards-work-"))
@@ -490,6 +483,19 @@ def _with_coverage(
     if entry["problem"]:
         console.warning(f"{state.name}: coverage: {entry['problem']} (the tests' verdict is unaffected)")
     return dataclasses.replace(outcome, coverage=entry)
+
+
+def _coverage(opts: RunOptions, shard_dir: Path, interpreter: Interpreter | None) -> coverage_collect.Collector | None:
+    """``--coverage``'s collector, checked where the tests run (``interpreter``: ``--pytest``'s Python)."""
+    settings = opts.settings
+    return coverage_collect.start(
+        opts.coverage,
+        command=settings.command,
+        pytest=settings.pytest,
+        python=opts.python,
+        shard_dir=shard_dir,
+        interpreter=interpreter,
+    )
 
 
 def _workers(
