@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from ci_shards.common.errors import ConfigError
@@ -39,7 +37,6 @@ def test_no_config_is_empty(tmp_path):
     assert load_config(tmp_path).source == ""
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is 3.11+")
 def test_pyproject_table(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.ci-shards]\nshards = 4\ntimings = "t.json"\n'
@@ -95,7 +92,6 @@ def test_a_config_that_is_not_utf8_is_named(tmp_path, name):
         load_config(tmp_path)
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="[tool.ci-shards] needs tomllib")
 def test_a_pyproject_whose_tool_is_no_table_has_no_config(tmp_path):
     (tmp_path / "pyproject.toml").write_text('tool = "ci-shards"\n')
     assert load_config(tmp_path).shards is None

@@ -4,15 +4,15 @@ template, and no template is left under src/ (tests/e2e/test_wheel.py installs a
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
+
+from ci_shards.common import toml_text
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _setuptools() -> dict[str, object]:
-    tomllib = importlib.import_module("tomllib")
-    config: dict[str, object] = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    config: dict[str, object] = toml_text.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
     return config
 
 

@@ -9,7 +9,6 @@ names; nothing is imported or run.
 from __future__ import annotations
 
 import configparser
-import importlib
 import os
 import re
 from collections.abc import Mapping
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ci_shards.common import json_text
+from ci_shards.common import json_text, toml_text
 from ci_shards.common.errors import InputError, why_unreadable
 from ci_shards.plan.discover import settings_in
 
@@ -57,11 +56,7 @@ def _pyproject(path: Path) -> Mapping[str, Any]:
     if not path.is_file():
         return {}
     try:
-        tomllib = importlib.import_module("tomllib")  # 3.11+, and no tomli dependency (as config.py)
-    except ModuleNotFoundError:
-        raise InputError(path, "reading pyproject.toml needs Python 3.11 (tomllib)") from None
-    try:
-        data: Mapping[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+        data: Mapping[str, Any] = toml_text.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as err:  # ValueError: TOMLDecodeError, UnicodeDecodeError
         raise InputError(path, f"cannot read it: {why_unreadable(err)}") from None
     return data

@@ -7,14 +7,13 @@ so a typo never silently changes nothing. The keys and how each is checked are d
 
 from __future__ import annotations
 
-import importlib
 import math
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ci_shards.common import toml_text
 from ci_shards.common.errors import ConfigError, as_written, kind_of, why_unreadable
 from ci_shards.common.tables import table_at
 from ci_shards.model.plan import Granularity
@@ -192,12 +191,8 @@ def _read_pyproject(path: Path) -> Any:
     text = _config_text(path)
     if "tool.ci-shards" not in text and '"ci-shards"' not in text:
         return None
-    if sys.version_info < (3, 11):
-        msg = f"{path}: reading [tool.ci-shards] needs Python 3.11 (tomllib); use {CONFIG_FILE} instead"
-        raise ConfigError(msg)
-    tomllib = importlib.import_module("tomllib")  # 3.11+ only, and no tomli dependency
     try:
-        data = tomllib.loads(text)
+        data = toml_text.loads(text)
     except (ValueError, RecursionError) as err:  # TOMLDecodeError is a ValueError; so is a too long integer
         msg = f"{path}: not valid TOML: {why_unreadable(err)}"
         raise ConfigError(msg) from None

@@ -27,7 +27,6 @@ import ast
 import configparser
 import dataclasses
 import fnmatch
-import importlib
 import os
 import shlex
 import statistics
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from ci_shards.common import toml_text
 from ci_shards.common.console import listed, plural
 from ci_shards.common.errors import InputError, why_unreadable
 from ci_shards.common.tables import table_at
@@ -149,11 +149,7 @@ def _ini(path: Path, section: str) -> dict[str, str] | None:
 
 def _toml(path: Path) -> Mapping[str, Any]:
     try:
-        tomllib = importlib.import_module("tomllib")  # 3.11+; the action's Python has it
-    except ModuleNotFoundError:
-        raise InputError(path, f"reading pytest settings from {path.name} needs Python 3.11 (tomllib)") from None
-    try:
-        data: Mapping[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+        data: Mapping[str, Any] = toml_text.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as err:  # ValueError: TOMLDecodeError, UnicodeDecodeError
         raise InputError(path, f"cannot read pytest settings: {why_unreadable(err)}") from None
     return data

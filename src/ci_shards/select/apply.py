@@ -6,15 +6,13 @@ run everything, never an error: selection only ever removes work when it is sure
 
 from __future__ import annotations
 
-import importlib
 import os
 import posixpath
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ci_shards.common import json_text
+from ci_shards.common import json_text, toml_text
 from ci_shards.common.tables import table_at
 from ci_shards.model.matching import item_file, owning_item
 from ci_shards.select import ci, git
@@ -56,11 +54,10 @@ def item_paths(items: Sequence[str], *, cwd: Path, top: Path, rootdir: str | Non
 
 def _pytest_plugins(top: Path) -> list[str]:
     """Module names of the project's own pytest plugins (``[project.entry-points.pytest11]``)."""
-    if sys.version_info < (3, 11) or not (top / "pyproject.toml").is_file():
+    if not (top / "pyproject.toml").is_file():
         return []
-    tomllib = importlib.import_module("tomllib")  # 3.11+ only, and no tomli dependency
     try:
-        data = tomllib.loads((top / "pyproject.toml").read_text(encoding="utf-8"))
+        data = toml_text.loads((top / "pyproject.toml").read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return []
     entries = table_at(data, "project", "entry-points", "pytest11")
