@@ -169,7 +169,8 @@ def empty_run_reason(*, planned_items: int, executed_tests: int, allow_empty: bo
         were = "was" if planned_items == 1 else "were"
         planned = f"{plural(planned_items, 'item')} {were} planned"
         if deselected:
-            return f"{NO_TESTS_RAN}: {planned}, but -k/-m deselected {plural(deselected, 'test')} and no other test ran"
+            tests = plural(deselected, "planned test")  # the plan's: a cut file's unplanned tests are not counted
+            return f"{NO_TESTS_RAN}: {planned}, but -k/-m deselected {tests} and no other test ran"
         return f"{NO_TESTS_RAN}: {planned}, but every test was skipped or none reported"
     return ""
 

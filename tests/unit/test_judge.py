@@ -101,7 +101,8 @@ def test_empty_run_reason() -> None:
 
 def test_an_empty_plan_or_run_made_by_deselection_says_so() -> None:
     deselected = empty_run_reason(planned_items=2, executed_tests=0, allow_empty=False, deselected=5)
-    assert deselected == "no tests ran: 2 items were planned, but -k/-m deselected 5 tests and no other test ran"
+    said = "no tests ran: 2 items were planned, but -k/-m deselected 5 planned tests and no other test ran"
+    assert deselected == said
     assert "nothing was collected" in empty_plan_message("the plan")
     assert '(pytest collected 3 tests and deselected every one: "3 deselected")' in empty_plan_message(
         "the plan", deselected=3
