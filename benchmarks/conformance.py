@@ -28,7 +28,10 @@ zope_interface --work /tmp/conf7``; mpmath_mods is a second --pyargs run of mpma
 seven more, suites made or steered by pytest plugins (``--only pytest_cases,syrupy,pyrsistent,pyrsistent_repeat,
 pytest_dependency,pytest_order,bdd_demo --work /tmp/conf8``; bdd_demo is benchmarks/bdd_demo copied to
 ``sdists/bdd-demo``). Since run 8 the exit codes are compared too: a verdict that fails where plain pytest passes (or
-the reverse) is a mismatch even when every test's outcome is the same.
+the reverse) is a mismatch even when every test's outcome is the same. Run 9 seven more, pytest-asyncio,
+pytest-rerunfailures, pytest-randomly, pytest-timeout, doctest globs, unittest, ``pytest_plugins`` and -k/-m
+(``--only asgiref,asgiref_k,asgiref_none,typing_extensions,pyhamcrest,parse,multidict,sphinx --work /tmp/conf9``;
+asgiref_k and asgiref_none are asgiref's suite under a -k, in its venv).
 """
 
 from __future__ import annotations
@@ -508,6 +511,105 @@ PROJECTS = (
         "bdd-demo",
         (),
         venv="pytest_bdd",
+    ),
+    # run 9: pytest-asyncio, rerunfailures, randomly, timeout, doctest globs, unittest, plugins by pytest_plugins
+    Project(
+        "asgiref",
+        "pytest-asyncio in strict mode (asyncio_mode = strict, a function loop scope) in setup.cfg's [tool:pytest], "
+        "testpaths; pytest-randomly installed (each run, each shard, its own seed); pytest-timeout's timeout ini value "
+        "given as -o timeout=60 (asgiref sets none); threads and event loops in sync_to_async/async_to_sync",
+        "asgiref-3.13.0",
+        ("-o", "timeout=60"),
+    ),
+    Project(
+        "asgiref_k",
+        "the same suite under -k 'wsgi or local' (the tests of three files and a few more: the discovery plan's other "
+        "files are deselected whole, a shard may run none) and --runxfail (its one xfail marker ignored)",
+        "asgiref-3.13.0",
+        ("-o", "timeout=60", "-k", "wsgi or local", "--runxfail"),
+        venv="asgiref",
+    ),
+    Project(
+        "asgiref_none",
+        "the same suite under a -k that deselects every test (plain pytest: 'N deselected', exit 5)",
+        "asgiref-3.13.0",
+        ("-k", "no_such_test_anywhere"),
+        venv="asgiref",
+    ),
+    Project(
+        "typing_extensions",
+        "a unittest suite in one 9,000-line module beside the package (src/test_typing_extensions.py): TestCase "
+        "classes with setUpClass, skipUnless by version, expectedFailure, subTest (1,444 subtest reports); no pytest "
+        "settings; pytest-randomly and pytest-rerunfailures installed",
+        "typing_extensions-4.16.0",
+        ("src",),
+    ),
+    Project(
+        "pyhamcrest",
+        "tox.ini [pytest] with testpaths, xfail_strict and filterwarnings; *_test.py files of unittest TestCases in a "
+        "src layout; two tests that fail here (numpy 2's types) rerun by pytest-rerunfailures' --reruns 1; "
+        "pytest-randomly installed; its tests/type-hinting (pytest-mypy-plugins' YAML cases, mypy per case) left out",
+        "pyhamcrest-2.1.0",
+        ("--ignore=tests/type-hinting", "--reruns", "1"),
+    ),
+    Project(
+        "parse",
+        "addopts --doctest-modules --doctest-glob=README.rst (the README at the root a doctest file beside the "
+        "package's modules) and pytest-cov's --cov=parse --cov-append --cov-branch with its report; no testpaths",
+        "parse-1.22.4",
+        (),
+    ),
+    Project(
+        "multidict",
+        "pytest.ini addopts -m 'not hypothesis' (two files deselected whole), --doctest-modules, --strict-markers, "
+        "pytest-cov with --cov-context=test, xfail_strict, faulthandler_timeout, filterwarnings=error; conftest "
+        "pytest_generate_tests over the implementations and its own --c-extensions option, whose "
+        "pytest_collection_modifyitems deselects the C variants (--no-c-extensions: no C extension built here); "
+        "-k 'not thread' (its threaded tests hang on 2 loaded cores); 13 of its files",
+        "multidict-7.2.1",
+        (
+            "-o",
+            "faulthandler_timeout=60",
+            "--no-c-extensions",
+            *(
+                f"tests/test_{name}.py"
+                for name in (
+                    "abc",
+                    "copy",
+                    "guard",
+                    "istr",
+                    "pickle",
+                    "to_dict",
+                    "types",
+                    "update_marks",
+                    "version",
+                    "mutable_multidict",
+                    "multidict",
+                    "hypothesis_views",
+                    "hypothesis_multidict",
+                )
+            ),
+            "-k",
+            "not thread",
+        ),
+    ),
+    Project(
+        "sphinx",
+        "pytest_plugins = ['sphinx.testing.fixtures'] in tests/conftest.py (the app, make_app and rootdir fixtures, "
+        "its sphinx marker and test roots), collect_ignore of the roots, tests importing tests.utils (a package "
+        "tests/); eight of its test folders and files (the whole suite takes over 10 minutes here)",
+        "sphinx-9.0.4",
+        (
+            "tests/test_util",
+            "tests/test_config",
+            "tests/test_markup",
+            "tests/test_pycode",
+            "tests/test_ext_napoleon",
+            "tests/test_roles.py",
+            "tests/test_events.py",
+            "tests/test_directives",
+            "tests/test_environment",
+        ),
     ),
 )
 

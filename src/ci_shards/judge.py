@@ -145,14 +145,22 @@ def _with(reason: str, problem: str) -> str:
     return reason if problem in reason else f"{reason}; {problem}"
 
 
-def empty_plan_message(what: str) -> str:
-    """The one line ``plan``, ``matrix``, ``run`` and ``local`` exit 1 with for a plan with no items."""
-    return f"no tests to run: {what} has no items (nothing was collected or listed); {ALLOW_EMPTY_HINT}"
+def empty_plan_message(what: str, *, deselected: int = 0) -> str:
+    """The one line ``plan``, ``matrix``, ``run`` and ``local`` exit 1 with for a plan with no items.
+    ``deselected``: the tests pytest collected and -k/-m deselected, every one of them (plain pytest exits 5 then
+    too, "N deselected"): named, since "nothing was collected" would send the user looking for a wrong path."""
+    why = _all_deselected(deselected) if deselected else "nothing was collected or listed"
+    return f"no tests to run: {what} has no items ({why}); {ALLOW_EMPTY_HINT}"
 
 
-def empty_run_reason(*, planned_items: int, executed_tests: int, allow_empty: bool) -> str:
+def _all_deselected(deselected: int) -> str:
+    return f'pytest collected {plural(deselected, "test")} and deselected every one: "{deselected} deselected"'
+
+
+def empty_run_reason(*, planned_items: int, executed_tests: int, allow_empty: bool, deselected: int = 0) -> str:
     """Why a whole run fails for having nothing in it ("" when it does not): a plan with no items, or
-    a run in which no test executed (every one skipped or deselected). ``--allow-empty`` accepts both."""
+    a run in which no test executed (every one skipped or deselected). ``--allow-empty`` accepts both.
+    ``deselected``: the planned tests the shards' own filters deselected (plain pytest's "N deselected", exit 5)."""
     if allow_empty:
         return ""
     if planned_items == 0:
@@ -160,6 +168,9 @@ def empty_run_reason(*, planned_items: int, executed_tests: int, allow_empty: bo
     if executed_tests == 0:
         were = "was" if planned_items == 1 else "were"
         planned = f"{plural(planned_items, 'item')} {were} planned"
+        if deselected:
+            tests = plural(deselected, "planned test")  # the plan's: a cut file's unplanned tests are not counted
+            return f"{NO_TESTS_RAN}: {planned}, but -k/-m deselected {tests} and no other test ran"
         return f"{NO_TESTS_RAN}: {planned}, but every test was skipped or none reported"
     return ""
 
@@ -168,4 +179,4 @@ def check_not_empty(plan: Plan, *, allowed: bool, what: str = "the plan") -> Non
     """Exit 1 (``TestsFailed``) with one line when the plan has no items, unless ``--allow-empty``:
     an empty suite must never pass silently (call it after every output was written)."""
     if not plan.items and not plan.skipped_by_diff and not allowed:
-        raise TestsFailed(empty_plan_message(what))
+        raise TestsFailed(empty_plan_message(what, deselected=plan.deselected))

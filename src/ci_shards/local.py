@@ -92,6 +92,16 @@ def run_argv(options: RunSettings, plan_path: Path, index: int, total: int, comm
     return [*argv, "--", *command]
 
 
+def shard_env(env: Mapping[str, str], shard_dir: Path) -> dict[str, str]:
+    """A local shard's environment: ``env`` with coverage.py's data file in the shard's own folder. The shards run at
+    once in one working folder, so pytest-cov's ``.coverage`` there would be every shard's: its SQLite file written
+    by several processes at once ("database disk image is malformed", "no such table: context" under
+    --cov-context=test: multidict 7.2.1's 222 errors in conformance run 9), and each shard's combine would take in
+    the others' ``.coverage.*`` files. ``COVERAGE_FILE`` outranks a configuration file's ``data_file``; on CI every
+    shard has a machine of its own, so ``run`` leaves it as the user set it."""
+    return {**env, "COVERAGE_FILE": str((shard_dir / ".coverage").resolve())}
+
+
 @dataclass
 class _Job:
     index: int
@@ -196,7 +206,12 @@ class _Pool:
             shard_dir.mkdir(parents=True, exist_ok=True)
             log = (shard_dir / "console.log").open("wb")
             proc = subprocess.Popen(
-                argv_for(index), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                argv_for(index),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=shard_env(os.environ, shard_dir),
             )
             self.running[index] = _Job(index, proc, time.monotonic(), log)
             self.say(f"shard {index}/{plan.total} started (estimated {fmt_seconds(self.estimates[index])})")

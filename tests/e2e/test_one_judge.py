@@ -141,6 +141,8 @@ def test_the_pytest_plugin_refuses_a_plan_with_an_item_in_two_shards(tmp_path: P
 
 @pytest.mark.slow
 def test_local_with_a_filter_that_selects_nothing_fails_with_one_line(tmp_path: Path) -> None:
+    """Plain pytest exits 5 with "1 deselected": the line says the test was collected and deselected (conformance
+    run 9: it said "nothing was collected or listed", which sends the user looking for a wrong path)."""
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_a.py").write_text("def test_a():\n    pass\n", encoding="utf-8")
     args = ["local", "--shards", "2", "--pytest", "--", "tests", "-k", "nonexistent_name"]
@@ -151,11 +153,25 @@ def test_local_with_a_filter_that_selects_nothing_fails_with_one_line(tmp_path: 
     assert "PASSED" not in proc.stdout
     errors = [line for line in proc.stderr.splitlines() if line.startswith("ci-shards: ")]
     assert errors == [
-        "ci-shards: no tests to run: the plan has no items (nothing was collected or listed); --allow-empty"
-        " (config allow-empty, action input allow-empty) accepts that"
+        "ci-shards: no tests to run: the plan has no items (pytest collected 1 test and deselected every one: "
+        '"1 deselected"); --allow-empty (config allow-empty, action input allow-empty) accepts that'
     ], proc.stderr
+    assert json.loads((tmp_path / "ci-shards-results" / "plan.json").read_text(encoding="utf-8"))["deselected"] == 1
     allowed = ci_shards(*args[:-4], "--allow-empty", *args[-4:], cwd=tmp_path)
     assert allowed.returncode == 0, allowed.stderr
+
+
+@pytest.mark.slow
+def test_a_discovery_plan_whose_every_test_is_deselected_says_so(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / "tests" / f"test_{name}.py").write_text("def test_x():\n    pass\n", encoding="utf-8")
+
+    proc = ci_shards("local", "--shards", "2", "--discover", "--pytest", "--", "tests", "-k", "nothing", cwd=tmp_path)
+
+    assert proc.returncode == 1, proc.stderr
+    said = "no tests ran: 2 items were planned, but -k/-m deselected 2 planned tests and no other test ran"
+    assert said in proc.stdout
 
 
 def test_allow_empty_in_the_config_file(tmp_path: Path) -> None:

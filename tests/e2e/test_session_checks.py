@@ -1,4 +1,5 @@
-"""Plugins that judge the whole session at its end, sharded for real (conformance run 8: syrupy 7.0.1).
+"""Plugins that judge the whole session at its end, sharded for real (conformance run 8: syrupy 7.0.1), and the
+file a plugin writes once per session in the working folder (run 9: pytest-cov's coverage data file).
 
 syrupy records the collected tests in its ``pytest_collection_modifyitems`` and the selected ones at
 ``pytest_collection_finish``; at the session's end a snapshot of a test that was collected, selected and did not
@@ -62,3 +63,37 @@ def test_a_file_cut_across_shards_leaves_no_snapshot_unused_as_a_deselection_lea
     said = done.stderr + done.stdout
     assert done.returncode == 0, said
     assert "PASSED: 6 tests, 6 passed" in said, said
+
+
+# pytest-cov's data file: coverage.py's ``.coverage`` in the working folder (conformance run 9, multidict 7.2.1)
+DATA_FILE = {
+    "tests/conftest.py": """
+        import os
+
+        import coverage
+        import pytest
+
+
+        @pytest.fixture(scope="session", autouse=True)
+        def data_file():
+            # the file pytest-cov's coverage.Coverage() writes (COVERAGE_FILE, else .coverage here): created once
+            # in a run, as a plain run creates it; a second process writing the same file fails here
+            path = os.path.abspath(coverage.Coverage().config.data_file)
+            with open(path, "x", encoding="utf-8"):
+                pass
+    """,
+    **{f"tests/test_{n}.py": "def test_x():\n    pass\n" for n in "abcd"},
+}
+
+
+def test_local_shards_each_write_their_own_coverage_data_file(tmp_path: Path) -> None:
+    """The shards of ``local`` run at once in one folder: a shared ``.coverage`` was written by four processes at
+    once (multidict's "database disk image is malformed" and 222 errors under --cov-context=test)."""
+    _write(tmp_path, DATA_FILE)
+
+    done = ci_shards("local", "--shards", "2", "--pytest", "--", "tests", "-p", "no:cacheprovider", cwd=tmp_path)
+
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "4 passed" in done.stdout
+    assert not (tmp_path / ".coverage").exists()
+    assert all((tmp_path / "ci-shards-results" / f"shard-{i}-of-2" / ".coverage").is_file() for i in (1, 2))

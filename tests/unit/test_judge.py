@@ -12,6 +12,7 @@ from ci_shards.common.facts import RunnerFacts
 from ci_shards.judge import (
     UNVERIFIED,
     FlakyResult,
+    empty_plan_message,
     empty_run_reason,
     failure_kind,
     judge_shard,
@@ -96,6 +97,16 @@ def test_empty_run_reason() -> None:
     assert empty_run_reason(planned_items=3, executed_tests=0, allow_empty=False).startswith("no tests ran")
     assert empty_run_reason(planned_items=3, executed_tests=1, allow_empty=False) == ""
     assert empty_run_reason(planned_items=0, executed_tests=0, allow_empty=True) == ""
+
+
+def test_an_empty_plan_or_run_made_by_deselection_says_so() -> None:
+    deselected = empty_run_reason(planned_items=2, executed_tests=0, allow_empty=False, deselected=5)
+    said = "no tests ran: 2 items were planned, but -k/-m deselected 5 planned tests and no other test ran"
+    assert deselected == said
+    assert "nothing was collected" in empty_plan_message("the plan")
+    assert '(pytest collected 3 tests and deselected every one: "3 deselected")' in empty_plan_message(
+        "the plan", deselected=3
+    )
 
 
 # ---- runner facts

@@ -106,6 +106,10 @@ class Plan:
     # pytest-xdist workers each shard was planned for (``--workers``): its ``estimated_seconds`` is the
     # makespan of its items over them (plan/workers.py); written only above 1, so older plans keep their digest
     workers: int = 1
+    # tests a --pytest collection found that -k, -m or a plugin deselected (pytest's "N deselected"): they
+    # are in no shard; written only when non-zero, so older plans keep their digest. It tells an empty plan
+    # made by deselection from one where nothing was collected
+    deselected: int = 0
 
     # change-based selection (docs/selection.md), each written only when non-empty so a plan from before
     # these fields keeps its digest: items left out by the diff → the rule that skipped each; in shadow
@@ -135,6 +139,8 @@ class Plan:
             data["shard_overhead_seconds"] = round_seconds(self.shard_overhead_seconds)
         if self.workers > 1:
             data["workers"] = self.workers
+        if self.deselected:
+            data["deselected"] = self.deselected
         for key, value in (("skipped_by_diff", self.skipped_by_diff), ("would_skip", self.would_skip)):
             if value:
                 data[key] = dict(sorted(value.items()))
@@ -207,6 +213,7 @@ class Plan:
             would_skip=_rules(data, "would_skip"),
             selection=tuple(str(line) for line in data.get("selection", ())),
             workers=whole(data, "workers", 1),
+            deselected=whole(data, "deselected", 0),
         )
         if plan.workers < 1:
             msg = f"'workers' is {plan.workers}, not a number of workers ≥ 1"

@@ -306,6 +306,7 @@ def make_plan(
         skipped_by_diff=skipped if mode is SelectMode.CHANGED else {},
         would_skip=skipped if mode is SelectMode.SHADOW else {},
         selection=(f"select: {mode.value}", *selection.lines) if selection is not None else (),
+        deselected=found.deselected,
     )
 
 
@@ -332,6 +333,7 @@ class _Found:
     discovery: Discovery | None
     discovery_notes: list[str]
     first_weights: Weights | None
+    deselected: int = 0  # the tests ``--pytest``'s collection found deselected (-k, -m, a plugin)
 
 
 def _find_items(
@@ -358,9 +360,11 @@ def _find_items(
     extra = _pytest_words(options, pytest_args)
     rootdir: str | None = None
     first_weights: Weights | None = None
+    deselected = 0
     if options.pytest and not discovering:
-        collected, rootdir, first_weights = _collected(options, extra, estimates, cwd=cwd, env=env)
-        items += collected
+        collection, rootdir, first_weights = _collected(options, extra, estimates, cwd=cwd, env=env)
+        items += collection.ids
+        deselected = sum(collection.deselected.values())
         sources += 1
     if options.durations_root:
         estimates = rebase_keys(estimates, durations_root=options.durations_root, ids_root=rootdir or ".")
@@ -388,19 +392,20 @@ def _find_items(
         discovery=discovery,
         discovery_notes=discovery_notes,
         first_weights=first_weights,
+        deselected=deselected,
     )
 
 
 def _collected(
     options: PlanOptions, words: Sequence[str], estimates: Mapping[str, float], *, cwd: Path, env: Mapping[str, str]
-) -> tuple[list[str], str, Weights]:
-    """``--pytest``'s items: the ids pytest collects with ``words``, its rootdir as the plan records it, and the
-    weights of the tests without timings."""
+) -> tuple[Collection, str, Weights]:
+    """``--pytest``'s collection with ``words`` (its ids are the items), its rootdir as the plan records it, and
+    the weights of the tests without timings."""
     from ci_shards.plan.pytest_collect import collect_pytest, portable_rootdir  # noqa: PLC0415
 
     check_pytest_words(words, cwd)
     collection = collect_pytest(words, cwd=cwd, env=env, python=options.python)
-    return list(collection.ids), portable_rootdir(collection.rootdir, cwd), _first_weights(collection, estimates, words)
+    return collection, portable_rootdir(collection.rootdir, cwd), _first_weights(collection, estimates, words)
 
 
 def _discovered(

@@ -44,6 +44,7 @@ from ci_shards.model.matching import item_file, owning_item
 from ci_shards.model.outcome import (
     COLLECTION_ERROR_TYPE,
     COLLECTOR_SKIPPED_TYPE,
+    DESELECTED_MESSAGE,
     LEFT_OUT,
     CaseOutcome,
     CaseResult,
@@ -434,7 +435,15 @@ def _empty(plan: Plan, results: Sequence[ShardResult], allow_empty: bool) -> str
         for case in result.cases
         if not is_shard_case(case) and case.outcome is not CaseOutcome.SKIPPED and case.type not in SYNTHESISED_TYPES
     )
-    return empty_run_reason(planned_items=len(plan.items), executed_tests=executed, allow_empty=allow_empty)
+    deselected = sum(
+        1
+        for result in results
+        for case in result.cases
+        if case.counted_as == LEFT_OUT and case.message == DESELECTED_MESSAGE
+    )
+    return empty_run_reason(
+        planned_items=len(plan.items), executed_tests=executed, allow_empty=allow_empty, deselected=deselected
+    )
 
 
 def _excused_only(result: ShardResult, excused: Collection[str]) -> bool:
