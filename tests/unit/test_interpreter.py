@@ -52,3 +52,13 @@ def test_another_environment_gets_a_shim_linking_this_ci_shards_package(tmp_path
     link = tmp_path / "shim" / "ci_shards"
     assert link.resolve() == Path(ci_shards.__file__).resolve().parent
     assert (link / "pytest_plugin.py").is_file()
+
+
+def test_a_python_older_than_ci_shards_supports_is_one_line(tmp_path: Path):
+    # the plugin is imported into the tests' interpreter, which ci-shards' requires-python never checked there
+    fake = tmp_path / "python3.9"
+    fake.write_text("#!/bin/sh\nprintf '/old\\n3.9.18\\n0\\n0\\n'\n")
+    fake.chmod(0o755)
+    with pytest.raises(UsageError) as raised:
+        probe(str(fake), {})
+    assert str(raised.value) == f"--python {fake} is Python 3.9.18: ci-shards' pytest plugin needs Python 3.10 or newer"

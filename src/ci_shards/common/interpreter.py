@@ -29,6 +29,7 @@ _PROBE: Final = (
     " sys.exit(0 if u.find_spec('pytest') else 3)"
 )
 _NO_PYTEST: Final = 3
+OLDEST_PYTHON: Final = (3, 10)  # pyproject.toml's requires-python
 PLUGIN_ENTRY_POINT: Final = "ci_shards = ci_shards.pytest_plugin"  # pyproject.toml's [project.entry-points.pytest11]
 
 
@@ -87,9 +88,22 @@ def probe(python: str, env: Mapping[str, str]) -> Interpreter:
         said = (done.stderr.strip().splitlines() or ["no output"])[-1]
         msg = f"--python {python}: not a working Python (exit {done.returncode}: {said})"
         raise UsageError(msg)
+    if _release(lines[1]) < OLDEST_PYTHON:
+        # the plugin runs in it (a foreign one imports it from this ci-shards): it would fail to import in each shard
+        msg = (
+            f"--python {python} is Python {lines[1]}: ci-shards' pytest plugin needs Python"
+            f" {'.'.join(map(str, OLDEST_PYTHON))} or newer"
+        )
+        raise UsageError(msg)
     return Interpreter(
         path=python, prefix=lines[0], version=lines[1], has_xdist=lines[2:3] == ["1"], has_coverage=lines[3:4] == ["1"]
     )
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``3.9.18`` → (3, 9); a version it cannot read counts as new (the probe printed sys.version's first word)."""
+    parts = version.split(".")[:2]
+    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) and len(parts) == 2 else (99,)
 
 
 def plugin_env(interpreter: Interpreter, env: Mapping[str, str], shim: Path) -> dict[str, str]:
