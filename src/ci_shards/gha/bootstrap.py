@@ -178,8 +178,8 @@ def _with_coverage(python: str) -> None:
 
 def shared_wheel(env: Mapping[str, str], action: Path, sources: str) -> Path | None:
     """The action built into a wheel once per runner and sources digest, in the tool folder; every later install
-    on this runner (a venv of another interpreter or with the coverage extra) installs that wheel instead of building the
-    sources again (a build is most of an install: setuptools in an isolated environment, docs/benchmarks.md).
+    on this runner (a venv of another interpreter or with the coverage extra) installs that wheel instead of building
+    the sources again (a build is most of an install: setuptools in an isolated environment, docs/benchmarks.md).
     None without a tool cache: then each install builds from the action's folder."""
     tools = tool_folder(env, sources)
     if tools is None:
