@@ -10,8 +10,10 @@ of pure builtins and ``itertools`` functions. Nothing of the user's code runs an
 imported: any other name or call is an opaque value, fine as an entry of a list (``operator.lt``,
 ``pytest.param(...)``, ``Version("1")``) but never iterated, compared, hashed or called; meeting
 one there makes the length unknown (None), and the count falls back to its guess. Work is bounded
-(``MAX_STEPS`` evaluations, ``MAX_ENTRIES`` per built collection, integers below ``MAX_INT``), so an
-adversarial file costs a plan job at most a fraction of a second.
+(``MAX_STEPS`` evaluations, ``MAX_ENTRIES`` per built collection, integers below ``MAX_INT``): an adversarial
+expression stops at ``MAX_STEPS``, about 2.7 CPU s here (``[[a, b] for a in range(500000) for b in
+range(500000)]``, tests/unit/plan/test_static_values.py), a few steps per entry of the largest lists it still
+counts (packaging's 52,670 pairs: 317,000 steps).
 """
 
 from __future__ import annotations
