@@ -818,28 +818,8 @@ def _test_counter(
     profiles = ProfileReader(rootdir, last_value(words, "--hypothesis-profile"))
     pythonpath = [str(rootdir / p) for p in settings.pythonpath]
     has_module = module_finder([*pythonpath, str(cwd.absolute()), *search_path])
-    count_of = _counter(on_disk, files, rules, rootdir, profiles, has_module=has_module)
-    return _with_own_doctests(count_of, on_disk) if collects_doctest_modules(words) else count_of
-
-
-def _with_own_doctests(count_of: CountOf, bases: Sequence[Path]) -> CountOf:
-    """``count_of`` under ``--doctest-modules``: a test file's docstring examples are items of it too
-    (``tests/test_a.py::test_a.helper``), which no reading of its test functions names, so a file holding them
-    is counted with them and never cut (its parts would leave them to run unplanned)."""
-
-    def counted(file: str) -> FileCount | str | None:
-        count = count_of(file)
-        if not isinstance(count, FileCount):
-            return count
-        path = next((b / file for b in bases if (b / file).is_file()), bases[0] / file)
-        try:
-            source = path.read_bytes()
-            doctests = count_doctests(source) if doctest_module(path.name, source) else 0
-        except (OSError, SyntaxError, ValueError, RecursionError):  # count_of said what it could of the file
-            return count
-        return dataclasses.replace(count, tests=count.tests + doctests, parts=()) if doctests else count
-
-    return counted
+    doctest_modules = collects_doctest_modules(words)
+    return _counter(on_disk, files, rules, rootdir, profiles, has_module=has_module, doctest_modules=doctest_modules)
 
 
 def _doctests_notes(doctests: Mapping[str, int], globs: Sequence[str]) -> list[str]:
@@ -876,9 +856,13 @@ def _counter(
     profiles: ProfileReader,
     *,
     has_module: Callable[[str, Sequence[Path]], bool] = lambda _name, _folders: True,
+    doctest_modules: bool = False,
 ) -> CountOf:
     """``count_of`` for ``new_files``: the tests a file pytest would collect defines, or why it
-    cannot be read as Python (one short reason: the file is still planned, never a crash)."""
+    cannot be read as Python (one short reason: the file is still planned, never a crash). With
+    ``doctest_modules`` (``--doctest-modules``) a test file's docstring examples are items of it too
+    (``tests/test_a.py::test_a.helper``), which no reading of its test functions names: a file holding them is
+    counted with them and never cut (its parts would leave them to run unplanned)."""
     by_folder: dict[Path, dict[str, Fixture]] = {}
     trees: dict[Path, ast.Module | None] = {}
 
@@ -902,8 +886,9 @@ def _counter(
         try:
             # bytes: Python's own encoding rules
             examples = profiles.examples(path.parent)  # a conftest's hypothesis profile
-            return count_tests(
-                path.read_bytes(),
+            source = path.read_bytes()
+            count = count_tests(
+                source,
                 rules if examples is None else dataclasses.replace(rules, examples=examples),
                 conftest_fixtures(path.parent),
                 path_names=_chain_names(path, rootdir),
@@ -912,6 +897,8 @@ def _counter(
                 has_module=lambda name: has_module(name, [path.parent, *_folders_up_to(path.parent, rootdir)]),
                 imports=_import_resolver(path, rootdir, trees),
             )
+            doctests = count_doctests(source) if doctest_modules and doctest_module(path.name, source) else 0
+            return dataclasses.replace(count, tests=count.tests + doctests, parts=()) if doctests else count
         except SyntaxError as err:  # a bad encoding is one too (unicode error)
             return f"{type(err).__name__} at line {err.lineno}: {err.msg}"
         except (OSError, ValueError, RecursionError) as err:  # null bytes; nesting deeper than the parser goes
