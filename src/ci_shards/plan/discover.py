@@ -691,9 +691,10 @@ def _discover_items(
         paths, where = _collection_roots(pytest_args, settings, cwd.absolute(), search_path)
         # a folder argument outside the working directory (a --pyargs package, ../tests) names its files from itself
         on_disk += [r for r in _outermost([cwd.absolute() / p for p in paths]) if cwd.absolute() not in r.parents]
-        check_no_cache_selection([*settings.addopts, *pytest_args])
-        ignores = ignores_in([*settings.addopts, *pytest_args], cwd.absolute())
-        conftest = conftests_loaded([*settings.addopts, *pytest_args], settings.rootdir.absolute(), cwd.absolute())
+        words = [*settings.addopts, *pytest_args]  # what pytest reads its options from, the settings' first
+        check_no_cache_selection(words)
+        ignores = ignores_in(words, cwd.absolute())
+        conftest = conftests_loaded(words, settings.rootdir.absolute(), cwd.absolute())
         files += discover_pytest_files(cwd, settings, paths, ignores, conftest)
         roots = _roots(cwd.absolute(), settings, paths)
         testpaths = settings.testpaths if testpath_roots(cwd.absolute(), settings) else ()
@@ -703,7 +704,6 @@ def _discover_items(
             f"discovered {plural(len(files), 'test file')} in {where}"
             f" ({source}, python_files {' '.join(settings.python_files)})"
         )
-        words = [*settings.addopts, *pytest_args]
         modules, doctest_patterns = collects_doctest_modules(words), doctest_globs(words)
         doctests = {}
         if modules or doctest_patterns:  # pytest's doctest plugin on: else no walk
