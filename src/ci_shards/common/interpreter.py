@@ -30,6 +30,8 @@ _PROBE: Final = (
 )
 _NO_PYTEST: Final = 3
 OLDEST_PYTHON: Final = (3, 10)  # pyproject.toml's requires-python
+# what `run --coverage` needs in the Python the tests run in (pyproject.toml's coverage extra)
+COVERAGE_REQUIREMENT: Final = "coverage>=7.10"
 PLUGIN_ENTRY_POINT: Final = "ci_shards = ci_shards.pytest_plugin"  # pyproject.toml's [project.entry-points.pytest11]
 
 

@@ -25,7 +25,7 @@ from pathlib import Path, PurePath
 from typing import Any, Final
 
 from ci_shards.common.errors import UsageError
-from ci_shards.common.interpreter import Interpreter
+from ci_shards.common.interpreter import COVERAGE_REQUIREMENT, Interpreter
 from ci_shards.coverage.launch import DATA_DIR_ENV, DATA_STEM, MAP_PER_ENV, SAVED_STEM
 
 COVERAGE_DIR: Final = "coverage"
@@ -72,7 +72,7 @@ def check_available(tool: Tool, interpreter: Interpreter | None = None) -> None:
     if interpreter is not None and not interpreter.is_ours:
         if not interpreter.has_coverage:
             msg = (
-                f"--coverage: {interpreter.describe()} has no coverage.py: install coverage>=7.10 into the"
+                f"--coverage: {interpreter.describe()} has no coverage.py: install {COVERAGE_REQUIREMENT} into the"
                 " environment the tests run in"
             )
             raise UsageError(msg)

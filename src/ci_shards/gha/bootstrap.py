@@ -1,7 +1,8 @@
 """The action's first steps, before ci-shards is installed: refuse what cannot work, key the venv cache, install.
 
 Run as a script by setup-python's interpreter (``python "$GITHUB_ACTION_PATH/src/ci_shards/gha/bootstrap.py" STEP``),
-so it imports nothing beyond the standard library and ``ci_shards.gha.inputs`` (itself standard library only).
+so it imports nothing beyond the standard library and ci-shards' modules that are standard library only
+(``gha.inputs``, ``common.errors``, ``common.interpreter``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ if __package__ in (None, ""):  # run as a file: the package's source folder is t
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from ci_shards.common.errors import EXIT_USAGE, CiShardsError
+from ci_shards.common.interpreter import COVERAGE_REQUIREMENT
 from ci_shards.gha.inputs import INPUTS_ENV, is_true, parse_inputs
 
 COMMANDS = ("plan", "run", "aggregate", "comment")
@@ -161,10 +163,6 @@ def _tests_python(inputs: Mapping[str, str]) -> str:
         msg = f"input python: '{inputs['python']}' not found"
         raise CiShardsError(msg)
     return found
-
-
-# what `run --coverage` needs where the tests run (pyproject.toml's coverage extra; this file imports nothing else)
-COVERAGE_REQUIREMENT = "coverage>=7.10"
 
 
 def _with_coverage(python: str) -> None:
