@@ -34,6 +34,8 @@ def item_candidates(test_id: str) -> list[str]:
 def owning_item(test_id: str, planned: Container[str]) -> str | None:
     """The most specific planned item that covers ``test_id``, or None: the one matcher that run,
     aggregate and the pytest plugin all use to decide that a reported test belongs to a planned item."""
+    if test_id in planned:  # the most specific candidate, and a plan by test's every case: no list to build
+        return test_id
     for candidate in item_candidates(test_id):
         if candidate in planned:
             return candidate

@@ -7,6 +7,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from enum import Enum
 from typing import Any, Final
 
@@ -152,11 +153,13 @@ class CaseResult:
     # empty for cases ci-shards made up (never run, killed), which are written from the fields above
     junit_attrs: tuple[tuple[str, str], ...] = ()
 
-    @property
+    # Both cached on the (frozen) instance: a report's every case is asked several times per stage (totals, the
+    # JUnit writer, the judge), 2.2 million calls for aggregate's 100,000-case tests, a tenth of their CPU.
+    @cached_property
     def flaky(self) -> bool:
         return self.outcome is CaseOutcome.PASSED and any(a.outcome.is_bad for a in self.attempts)
 
-    @property
+    @cached_property
     def counted_as(self) -> str:
         """The outcome as pytest's summary line counts it: ``passed``, ``failed``, ``error``, ``skipped``,
         ``xfailed``, ``xpassed`` (pytest's own words, each its own count), or ``left-out`` (no test)."""
