@@ -692,9 +692,12 @@ def plain(
     return Seen(seen.ids, seen.counts, seen.subtests, exit_code=rc), summary, wall, cpu
 
 
-def sharded(mode: list[str], venv: Path, cwd: Path, out: Path, args: tuple[str, ...]) -> tuple[Seen, str, float, float]:
+def sharded(
+    mode: list[str], venv: Path, cwd: Path, out: Path, args: tuple[str, ...], *, workers: int = 1
+) -> tuple[Seen, str, float, float]:
     shutil.rmtree(out, ignore_errors=True)
     argv = [str(venv / "bin" / "python"), "-m", "ci_shards", "local", "--shards", "4", "--out", str(out), *mode]
+    argv += ["--workers", str(workers)] if workers > 1 else []
     rc, wall, cpu = _run([*argv, "--pytest", "--", *args], cwd, _env(), out.with_suffix(".log"))
     cases = [c for path in sorted(out.glob("shard-*/junit.xml")) for c in parse_junit(path)]
     totals = Totals.of(cases)
@@ -756,7 +759,7 @@ def modes(where: str, work: Path) -> list[tuple[str, list[str]]]:
 
 
 def _campaign(
-    project: Project, venv: Path, *, where: str, folder: Path, args: tuple[str, ...], work: Path
+    project: Project, venv: Path, *, where: str, folder: Path, args: tuple[str, ...], work: Path, workers: int = 1
 ) -> list[str]:
     """Plain pytest from ``folder``, then every ci-shards mode from there; prints the rows, returns the mismatches."""
     problems = []
@@ -766,7 +769,7 @@ def _campaign(
     print(f"| {project.name} | {project.shape} | plain `pytest {' '.join(args)}` from the {where} folder | "
           f"{sum(reference.ids.values())} | {summary}{sub} | (reference) | {wall:.0f} | {cpu:.0f} |")  # fmt: skip
     for n, (label, flags) in enumerate(modes(where, work)):
-        seen, _headline, wall, cpu = sharded(flags, venv, folder, work / f"mode{n}", args)
+        seen, _headline, wall, cpu = sharded(flags, venv, folder, work / f"mode{n}", args, workers=workers)
         verdict, details = compare(reference, seen)
         words = ", ".join(f"{seen.counts[k]} {k}" for k in OUTCOMES if seen.counts[k])
         print(f"| {project.name} | | {label} | {sum(seen.ids.values())} | {words} ({seen.note}) | {verdict} | "
@@ -780,11 +783,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/conf26"))
     parser.add_argument("--only", default="", help="comma-separated project names (default: all)")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="each shard as K pytest-xdist workers (the venvs need pytest-xdist)"
+    )
     ns = parser.parse_args()
     wanted = {n for n in ns.only.split(",") if n}
     load = os.getloadavg()
     print(f"date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; machine: {' '.join(platform.uname())}; "
-          f"nproc {os.cpu_count()}; load at start {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")  # fmt: skip
+          f"nproc {os.cpu_count()}; load at start {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; "
+          f"--workers {ns.workers}")  # fmt: skip
     print("\n| project | shape | mode | tests | outcomes (pytest's words) | vs plain pytest | wall s | CPU s |")
     print("|---|---|---|---:|---|---|---:|---:|")
     problems: list[str] = []
@@ -797,7 +804,7 @@ def main() -> int:
             shutil.rmtree(work, ignore_errors=True)
             work.mkdir(parents=True)
             folder.mkdir(parents=True, exist_ok=True)
-            problems += _campaign(project, venv, where=where, folder=folder, args=args, work=work)
+            problems += _campaign(project, venv, where=where, folder=folder, args=args, work=work, workers=ns.workers)
     load = os.getloadavg()
     print(f"\nload at end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     for line in problems:
