@@ -379,7 +379,7 @@ def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int
     raw = list(options.run.command)
     if options.run.pytest:
         check_pytest_words(raw, cwd)
-        options = _with_python(options, env)
+        options = _with_python(options, env, cwd)
     if not options.run.pytest and not raw:
         msg = "no command given: add `-- CMD ARGS... {items}` or use --pytest"
         raise UsageError(msg)
@@ -441,10 +441,19 @@ def _guessed(plan: Plan) -> str:
     return f" ({plan.unknown_items} of {len(plan.items)} items guessed: no timing yet)"
 
 
-def _with_python(options: LocalOptions, env: Mapping[str, str]) -> LocalOptions:
-    """The one interpreter of the collection and every shard, checked once here (no pytest, or no coverage.py for
-    --coverage: exit 2 before anything starts, not once per shard) and passed to each ``run`` as ``--python``."""
+def _with_python(options: LocalOptions, env: Mapping[str, str], cwd: Path) -> LocalOptions:
+    """The one interpreter of the collection and every shard, checked once here (no pytest, no coverage.py for
+    --coverage, no pytest-xdist for --workers K: exit 2 before anything starts, not once per shard) and passed to
+    each ``run`` as ``--python``."""
     interpreter = probe(default_python(options.run.python, env), env)
+    requested = workers.parse_workers(options.run.workers if options.run.workers is not None else options.plan.workers)
+    if requested is not None and requested > 1:  # auto falls back to 1 in each shard, with a warning
+        off = workers.xdist_turned_off(cwd, env, options.run.command)
+        refusal = workers.xdist_refusal(
+            requested, has_xdist=interpreter.has_xdist, xdist_off=off, python=interpreter.path
+        )
+        if refusal:
+            raise UsageError(refusal)
     if options.run.coverage:
         from ci_shards.coverage.collect import Tool, check_available  # noqa: PLC0415  (as _local_coverage's)
 

@@ -243,3 +243,30 @@ def test_discovery_from_a_subfolder_runs_the_files_named_outside_it_as_plain_pyt
     outcomes = [json.loads(p.read_text()) for p in sorted(out.glob("shard-*/outcome.json"))]
     assert sum(o["passed"] for o in outcomes) == 5
     assert "never ran" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (["-p", "no:xdist"], "'-p no:xdist' among pytest's options turns pytest-xdist off"),
+        (["-p", "no:ci_shards"], "stops pytest from loading the ci-shards plugin"),
+    ],
+)
+def test_workers_pytest_cannot_start_are_refused_before_any_shard(tmp_path: Path, words: list[str], said: str) -> None:
+    # each shard had stopped with a usage error of its own, and the verdict read "no outcome.json" twice
+    pytest.importorskip("xdist")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("def test_a():\n    pass\n")
+    argv = [sys.executable, "-m", "ci_shards", "local", "--shards", "2", "--workers", "2", "--out", "out", "--pytest"]
+    proc = subprocess.run(
+        [*argv, "--", "tests", *words],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(),
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert said in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert not (tmp_path / "out").exists()

@@ -7,8 +7,8 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from enum import Enum
+from functools import cached_property
 from typing import Any, Final
 
 from ci_shards.common.console import plural

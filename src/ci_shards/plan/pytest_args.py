@@ -249,6 +249,17 @@ def _blocks_the_plugin(word: str, following: str | None) -> bool:
     return value is not None and value.strip() in PLUGIN_BLOCKS
 
 
+# `-p no:NAME` for pytest-xdist's entry-point name or its plugin module: `-n` is then an unknown option
+XDIST_BLOCKS: Final = ("no:xdist", "no:xdist.plugin")
+
+
+def xdist_blocked(words: Sequence[str]) -> str:
+    """``-p no:xdist`` as ``words`` (addopts, PYTEST_ADDOPTS, the arguments) give it, when pytest given them never
+    loads pytest-xdist; "" otherwise."""
+    blocks = [value.strip() for value in every_value(words, "-p") if value.strip() in XDIST_BLOCKS]
+    return f"-p {blocks[-1]}" if blocks else ""
+
+
 def check_pytest_words(words: Sequence[str], cwd: Path | None = None) -> None:
     """Refuse ``--pytest -- pytest tests/``: pytest would take ``pytest`` for a path and fail, or worse.
     A folder of that name in ``cwd`` (a suite under ``pytest/``) is a path, and fine. Refuse an option

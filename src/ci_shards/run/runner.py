@@ -48,7 +48,15 @@ from ci_shards.run.shard_output import (
     write_report,
 )
 from ci_shards.run.spool import LiveTail, read_tail
-from ci_shards.run.workers import AUTO, MachineFiles, WorkerChoice, parse_workers, read_machine, shard_workers
+from ci_shards.run.workers import (
+    AUTO,
+    MachineFiles,
+    WorkerChoice,
+    parse_workers,
+    read_machine,
+    shard_workers,
+    xdist_turned_off,
+)
 
 # how much of a failed run's last output is searched for its cause (run.exit_causes): a tool's closing lines
 EXIT_CAUSE_BYTES: Final = 8 * 1024
@@ -188,8 +196,9 @@ class _ShardRun:
             base = [self.opts.python, "-m", "pytest", "-p", "ci_shards", "--continue-on-collection-errors"]
             # loadfile: a file's tests go to one worker, so its module and class fixtures set up once, as
             # in the plan that kept it whole (xdist docs, "--dist loadfile"); before the user's arguments,
-            # so their own -n/--dist win
-            xdist = ["-n", str(self.workers), "--dist", "loadfile"] if self.workers > 1 else []
+            # so their own -n/--dist win; `-p xdist` (its entry point's name) loads it where pytest loads no
+            # plugin by itself (PYTEST_DISABLE_PLUGIN_AUTOLOAD, --disable-plugin-autoload), as xdist's docs say
+            xdist = ["-p", "xdist", "-n", str(self.workers), "--dist", "loadfile"] if self.workers > 1 else []
             template = [*base, *xdist, *self.opts.settings.command]
         return self.coverage.wrap(template) if self.coverage is not None else template
 
@@ -524,6 +533,7 @@ def _workers(
         worker_memory=opts.settings.worker_memory,
         scopes=len({item_file(i) for i in planned}),
         python=interpreter.path,
+        xdist_off=xdist_turned_off(Path.cwd(), os.environ, opts.settings.command),
     )
     for warning in warnings:
         console.warning(warning)

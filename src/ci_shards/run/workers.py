@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -192,6 +193,25 @@ def _read(path: Path) -> str | None:
         return None
 
 
+def xdist_refusal(requested: int, *, has_xdist: bool, xdist_off: str, python: str) -> str:
+    """Why ``requested`` workers cannot run (a usage error's words), "" when they can: one worker needs no
+    pytest-xdist; more need it installed in ``python`` and not turned off by pytest's words (``xdist_off``)."""
+    if requested <= 1 or (has_xdist and not xdist_off):
+        return ""
+    why = f"'{xdist_off}' among pytest's options turns {XDIST} off" if xdist_off else f"{python} has no {XDIST}"
+    remedy = "drop it" if xdist_off else f"install {XDIST} into the environment the tests run in"
+    asked = f"(the plan or the flag asks for {requested} workers)"
+    return f"--workers {requested}: {why} {asked}: {remedy}, or use --workers 1"
+
+
+def xdist_turned_off(cwd: Path, env: Mapping[str, str], arguments: Sequence[str]) -> str:
+    """``-p no:xdist`` when the project's addopts, PYTEST_ADDOPTS or the pytest ``arguments`` give it, else ""."""
+    from ci_shards.plan.discover import find_settings  # noqa: PLC0415 (the plan stage's reader: only for K > 1)
+    from ci_shards.plan.pytest_args import env_addopts, xdist_blocked  # noqa: PLC0415 (likewise)
+
+    return xdist_blocked([*find_settings(cwd).addopts, *env_addopts(env), *arguments])
+
+
 def shard_workers(
     given: str | None,
     *,
@@ -201,24 +221,23 @@ def shard_workers(
     worker_memory: int,
     scopes: int,
     python: str,
+    xdist_off: str = "",
 ) -> tuple[WorkerChoice, list[str]]:
     """The workers one ``run --pytest`` shard starts, and the warnings to say: ``given`` (``--workers``,
-    None: the plan's ``planned``). Without pytest-xdist, K > 1 is a usage error naming the package and
-    ``auto`` falls back to 1; another K than the plan's is a warning (its estimates assume ``planned``)."""
+    None: the plan's ``planned``). Without pytest-xdist, or with pytest's words turning it off (``xdist_off``:
+    ``-p no:xdist``), K > 1 is a usage error naming the package or the words, and ``auto`` falls back to 1;
+    another K than the plan's is a warning (its estimates assume ``planned``)."""
     requested = parse_workers(given) if given is not None else planned
     choice = choose_workers(requested, machine, worker_memory=worker_memory, scopes=scopes)
     if given is None and planned > 1:
         choice = WorkerChoice(planned, f"workers {planned} (the plan's)")
     warnings: list[str] = []
-    if choice.count > 1 and not has_xdist:
+    if choice.count > 1 and (xdist_off or not has_xdist):
         if requested is not None:
-            msg = (
-                f"--workers {requested}: {python} has no {XDIST} (the plan or the flag asks for {requested} workers):"
-                f" install {XDIST} into the environment the tests run in, or use --workers 1"
-            )
-            raise UsageError(msg)
-        warnings.append(f"--workers auto: {python} has no {XDIST}; running 1 worker")
-        choice = WorkerChoice(1, f"workers 1 (auto: no {XDIST})")
+            raise UsageError(xdist_refusal(requested, has_xdist=has_xdist, xdist_off=xdist_off, python=python))
+        why = f"'{xdist_off}' among pytest's options turns {XDIST} off" if xdist_off else f"{python} has no {XDIST}"
+        warnings.append(f"--workers auto: {why}; running 1 worker")
+        choice = WorkerChoice(1, f"workers 1 (auto: {XDIST} off)" if xdist_off else f"workers 1 (auto: no {XDIST})")
     if choice.count != planned:
         warnings.append(
             f"{choice.count} worker{'s' if choice.count > 1 else ''}, but the plan was made for {planned}:"

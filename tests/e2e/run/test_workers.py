@@ -250,3 +250,16 @@ def test_xdist_from_the_projects_addopts_under_a_one_worker_plan_is_a_warning(tm
         "warning: addopts in pytest.ini start pytest-xdist (-n 2) in every shard, but the plan was made for 1 worker"
     )
     assert sorted(_cases(root / "out" / "shard-1-of-1")) == [f"tests.test_many::test_many[{n}]" for n in range(6)]
+
+
+def test_workers_run_where_pytest_loads_no_plugin_by_itself(tmp_path: Path) -> None:
+    # PYTEST_DISABLE_PLUGIN_AUTOLOAD=1: pytest loads pytest-xdist only when named (`-p xdist`, xdist's docs); every
+    # shard's pytest had stopped at "unrecognized arguments: -n" and every test was counted never run
+    root = _project(tmp_path / "p", {"tests/test_many.py": MANY, "tests/test_other.py": "def test_o():\n    pass\n"})
+    env = {**_env(tmp_path), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    ran = _ci_shards(root, env, "local", "--shards", "1", "--workers", "2", "--pytest", "--out", "out", "--", "tests")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert sorted(_cases(root / "out" / "shard-1-of-1")) == [
+        *(f"tests.test_many::test_many[{n}]" for n in range(6)),
+        "tests.test_other::test_o",
+    ]

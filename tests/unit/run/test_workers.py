@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ci_shards.common.errors import UsageError
+from ci_shards.plan.pytest_args import xdist_blocked
 from ci_shards.run.workers import (
     MachineFiles,
     available_memory,
@@ -81,7 +82,9 @@ def test_parse_workers() -> None:
     assert parse_workers(None) == 1
 
 
-def _shard(given: str | None, *, planned: int = 1, has_xdist: bool = True) -> tuple[int, str, list[str]]:
+def _shard(
+    given: str | None, *, planned: int = 1, has_xdist: bool = True, xdist_off: str = ""
+) -> tuple[int, str, list[str]]:
     choice, warnings = shard_workers(
         given,
         planned=planned,
@@ -90,6 +93,7 @@ def _shard(given: str | None, *, planned: int = 1, has_xdist: bool = True) -> tu
         worker_memory=GIB,
         scopes=10,
         python="/venv/bin/python",
+        xdist_off=xdist_off,
     )
     return choice.count, choice.reason, warnings
 
@@ -105,6 +109,34 @@ def test_without_xdist_auto_falls_back_to_one_with_one_line() -> None:
     count, _reason, warnings = _shard("auto", has_xdist=False)
     assert count == 1
     assert warnings == ["--workers auto: /venv/bin/python has no pytest-xdist; running 1 worker"]
+
+
+def test_xdist_turned_off_by_pytests_words_is_named_as_a_missing_package_is() -> None:
+    # installed, but `-p no:xdist` in the arguments or addopts: every shard's pytest would stop at "-n" unknown
+    with pytest.raises(UsageError, match=r"--workers 2: '-p no:xdist' among pytest's options turns pytest-xdist off"):
+        _shard("2", xdist_off="-p no:xdist")
+    with pytest.raises(UsageError, match="drop it, or use --workers 1"):
+        _shard(None, planned=2, xdist_off="-p no:xdist")
+    count, reason, warnings = _shard("auto", xdist_off="-p no:xdist")
+    assert (count, reason) == (1, "workers 1 (auto: pytest-xdist off)")
+    assert warnings == ["--workers auto: '-p no:xdist' among pytest's options turns pytest-xdist off; running 1 worker"]
+    assert _shard("1", has_xdist=False, xdist_off="-p no:xdist")[0] == 1  # one worker needs no xdist
+
+
+@pytest.mark.parametrize(
+    ("words", "blocked"),
+    [
+        (["-p", "no:xdist"], "-p no:xdist"),
+        (["-pno:xdist", "tests"], "-p no:xdist"),
+        (["-p", "no:xdist.plugin"], "-p no:xdist.plugin"),
+        (["-p", "xdist"], ""),
+        (["-p", "no:randomly", "-n", "2"], ""),
+        (["-k", "-p no:xdist"], ""),  # an option's value, not pytest's -p
+        ([], ""),
+    ],
+)
+def test_xdist_blocked_reads_p_as_pytest_does(words: list[str], blocked: str) -> None:
+    assert xdist_blocked(words) == blocked
 
 
 def test_another_k_than_the_plans_is_a_warning() -> None:
