@@ -13,7 +13,9 @@ one there makes the length unknown (None), and the count falls back to its guess
 (``MAX_STEPS`` evaluations, ``MAX_ENTRIES`` per built collection, integers below ``MAX_INT``): an adversarial
 expression stops at ``MAX_STEPS``, about 2.7 CPU s here (``[[a, b] for a in range(500000) for b in
 range(500000)]``, tests/unit/plan/test_static_values.py), a few steps per entry of the largest lists it still
-counts (packaging's 52,670 pairs: 317,000 steps).
+counts (packaging's 52,670 pairs: 317,000 steps); a module's lengths together stop at ``MAX_MODULE_STEPS``
+(packaging's ``tests/test_version.py``, the largest real one seen, spends 258,000), so a file of many such
+expressions costs a few seconds at most, not 2.7 s each.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 MAX_STEPS: Final = 1_000_000  # nodes evaluated for one length
+# nodes evaluated for every length of one module together: a file of many adversarial expressions stops at this,
+# not at MAX_STEPS times their number; then its other lengths are unknown (their guess)
+MAX_MODULE_STEPS: Final = 3 * MAX_STEPS
 MAX_ENTRIES: Final = 500_000  # entries of one built collection (a parametrize larger than that is not planned by us)
 MAX_INT: Final = 10**12  # integers beyond it are unknown (no huge powers of repeated products)
 
@@ -148,9 +153,11 @@ class Values:
         self.foreign = foreign
         self.cache: dict[str, Any] = {}
         self.steps = 0
+        self.spent = 0  # every length's steps, MAX_MODULE_STEPS at most
 
     def length(self, node: ast.expr) -> int | None:
-        """How many entries ``node`` yields, or None when the text does not tell."""
+        """How many entries ``node`` yields, or None when the text does not tell (or the module's work is spent)."""
+        self.spent += self.steps
         self.steps = 0
         try:
             value = self.value(node, {})
@@ -161,7 +168,7 @@ class Values:
 
     def value(self, node: ast.expr, local: Mapping[str, Any]) -> Any:
         self.steps += 1
-        if self.steps > MAX_STEPS:
+        if self.steps > MAX_STEPS or self.spent + self.steps > MAX_MODULE_STEPS:
             raise Unknown
         handler = getattr(self, f"_{type(node).__name__}", None)
         return _sized(handler(node, local)) if handler is not None else Opaque()
@@ -223,6 +230,7 @@ class Values:
         try:
             return self.value(ast.Name(id=name, ctx=ast.Load()), {}) if name in self.bindings else Opaque()
         finally:
+            self.spent += self.steps
             self.steps = saved
 
     def _Attribute(self, node: ast.Attribute, local: Mapping[str, Any]) -> Any:

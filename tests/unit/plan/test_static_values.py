@@ -5,11 +5,14 @@ from __future__ import annotations
 import ast
 import textwrap
 import time
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ci_shards.plan import static_values
 from ci_shards.plan.static_values import MAX_ENTRIES, Values
 
 
@@ -98,6 +101,27 @@ def test_adversarial_sizes_end_quickly():
     assert _length("", "[x for x in 'ab' * 10**6]") is None
     assert _length("", "[2 ** 10 ** 10]") == 1  # ** is never computed: one opaque entry
     assert time.process_time() - started < 30  # a bound on work, not a speed goal: it must end
+
+
+def test_a_module_of_many_adversarial_expressions_stops_at_its_own_budget(monkeypatch: pytest.MonkeyPatch):
+    # each length stops at MAX_STEPS; a file holding many such parametrize lists had cost MAX_STEPS each (2.7 s
+    # apiece); the module's lengths together stop at MAX_MODULE_STEPS, and what is left is guessed
+    monkeypatch.setattr(static_values, "MAX_STEPS", 1_000)
+    monkeypatch.setattr(static_values, "MAX_MODULE_STEPS", 3_000, raising=False)
+    calls = 0
+
+    class Counted(Values):
+        def value(self, node: ast.expr, local: Mapping[str, Any]) -> Any:
+            nonlocal calls
+            calls += 1
+            return super().value(node, local)
+
+    values = Counted(ast.parse("").body)
+    adversarial = ast.parse("[[a, b] for a in range(100000) for b in range(100000)]", mode="eval").body
+    assert [values.length(adversarial) for _ in range(10)] == [None] * 10
+    assert calls <= 3_000 + 10  # not 10 x 1,000
+    assert values.length(ast.parse("[1, 2, 3]", mode="eval").body) is None  # spent: the count's guess
+    assert Counted(ast.parse("").body).length(ast.parse("[1, 2, 3]", mode="eval").body) == 3  # a module of its own
 
 
 # comprehensions over literal lists, built as text, against Python's own evaluation of the same text
