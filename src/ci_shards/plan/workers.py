@@ -165,10 +165,11 @@ def best_spread(
     ``files_of``: a memo of ``piece_files`` made with the same ``lumps`` (``improve_for_workers`` has one)."""
     files_of = files_of or _memo(functools.partial(piece_files, lumps=lumps))
     best = bin_seconds(pieces, workers, files_of, lumps=lumps)
+    bound = kept_on_one_worker(pieces)
     totals: dict[str, float] = {}
     for piece in pieces:
         for file, tests in files_of(piece).items():
-            if len(tests) > 1:
+            if len(tests) > 1 and file not in bound:
                 totals[file] = totals.get(file, 0.0) + sum(s for _, s in tests)
     spread: frozenset[str] = frozenset()
     for file in sorted(totals, key=lambda f: (-totals[f], f))[:SPREAD_CANDIDATES]:
@@ -176,6 +177,20 @@ def best_spread(
         if tried < best * (1 - SPREAD_GAIN):
             spread, best = spread | {file}, tried
     return spread, best
+
+
+def kept_on_one_worker(pieces: Sequence[Piece]) -> set[str]:
+    """The files no spread may split: those holding tests a keep-together rule joins across xdist's spread units
+    (a file whose tests depend on one another, plan/dependencies.py, is kept whole by a rule naming it). Spread,
+    pytest-dependency's ``test_b`` ran on one worker and ``test_a``, its dependency, on another: skipped, where
+    plain pytest runs both (conformance with --workers 2, pytest-dependency's examples). A rule joining a class
+    (``--keep-together class``) stays within one spread unit and leaves its file free to spread."""
+    bound: set[str] = set()
+    for piece in pieces:
+        for atom in piece.atoms:
+            if len(atom.items) > 1 and len({spread_scope(item) for item in atom.items}) > 1:
+                bound.update(item_file(item) for item in atom.items)
+    return bound
 
 
 PieceFiles = Callable[[Piece], Mapping[str, Sequence[tuple[str, float]]]]

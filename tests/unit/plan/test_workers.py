@@ -159,6 +159,18 @@ def test_a_file_that_outweighs_a_workers_share_is_spread_over_the_workers() -> N
     assert "spread" not in plain.content()["shards"][0]  # other plans keep their bytes and digest
 
 
+def test_a_file_a_rule_keeps_together_is_never_spread_but_a_class_rule_leaves_it_free() -> None:
+    # the same shape as above, its file kept whole by a rule (pytest-dependency's marks make front.py add one):
+    # spread, a dependent test ran on one worker and its dependency on the other, and was skipped
+    big = {f"big.py::Test{c}::test_{n}": 1.0 for c in "ABCD" for n in range(4)}
+    durations = big | {f"s{n}.py::test": 0.5 for n in range(3)}
+    (kept,) = plan_items(durations, durations, 1, workers=2, keep_together=["big.py"]).shards
+    assert kept.spread == ()
+    assert kept.estimated_seconds == pytest.approx(16.0)  # what it costs kept on one worker, said as it is
+    (classes,) = plan_items(durations, durations, 1, workers=2, keep_together=["class"]).shards
+    assert classes.spread == ("big.py",)  # each class is one spread unit: the rule still holds
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.dictionaries(
