@@ -37,8 +37,8 @@ import json
 import os
 import shlex
 import time
-from collections.abc import Generator, Sequence
-from dataclasses import dataclass
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
@@ -109,6 +109,7 @@ class _Selection:
     ownership: ShardOwnership | None = None
     index: int = 0
     spread: frozenset[str] = frozenset()  # files xdist schedules by class and function (ShardPlan.spread)
+    joined: Mapping[str, str] = field(default_factory=dict)  # file → its group's first file (ShardPlan.joined)
 
     def keeps(self, key: str, nodeid: str) -> bool:
         if self.ownership is None:
@@ -173,7 +174,10 @@ def _selection(config: pytest.Config) -> _Selection | None:
     if select:  # the runner re-runs failed tests by id, with the plan for nothing else
         return _Selection(_read_ids(select))
     shard = plan.shard(index)
-    return _Selection(list(shard.items), ownership=plan.ownership(), index=index, spread=frozenset(shard.spread))
+    joined = {file: group[0] for group in shard.joined for file in group}
+    return _Selection(
+        list(shard.items), ownership=plan.ownership(), index=index, spread=frozenset(shard.spread), joined=joined
+    )
 
 
 class _ShardState:
@@ -422,10 +426,14 @@ class _ShardState:
         return {file: round(seconds, 4) for file, seconds in sorted(self.collect_seconds.items())}  # perf_counter sums
 
     def xdist_scope(self, nodeid: str) -> str | None:
-        """pytest-xdist's work unit of a test in a file the plan spreads over the workers; None: xdist's own."""
-        if self.selection is None or not self.selection.spread:
+        """pytest-xdist's work unit of a test in a file the plan spreads over the workers, or joins with others (its
+        group's first file); None: xdist's own."""
+        if self.selection is None or not (self.selection.spread or self.selection.joined):
             return None
-        return spread_scope(nodeid) if item_file(self.id_of(nodeid)) in self.selection.spread else None
+        file = item_file(self.id_of(nodeid))
+        if file in self.selection.joined:
+            return self.selection.joined[file]
+        return spread_scope(nodeid) if file in self.selection.spread else None
 
     def left_out(self, file: str) -> str:
         """Why pytest's own walk of the user's selection does not collect this planned file, or "" (a

@@ -42,6 +42,9 @@ class ShardPlan:
     # test files pytest-xdist runs by class and function on every worker, not whole on one (plan/workers.py
     # best_spread); written only when there are some, so other plans keep their bytes and digest
     spread: tuple[str, ...] = ()
+    # groups of test files a keep-together rule joins, which pytest-xdist runs as one work unit on one worker, in
+    # pytest's order (plan/workers.py joined_files); written only when there are some, as ``spread``
+    joined: tuple[tuple[str, ...], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -51,6 +54,8 @@ class ShardPlan:
         }
         if self.spread:
             data["spread"] = list(self.spread)
+        if self.joined:
+            data["joined"] = [list(group) for group in self.joined]
         return data
 
     @classmethod
@@ -66,11 +71,18 @@ class ShardPlan:
         if not isinstance(spread, list) or not all(isinstance(f, str) for f in spread):
             msg = "shard 'spread' must be a list of test files"
             raise ValueError(msg)
+        joined = data.get("joined", [])
+        if not isinstance(joined, list) or not all(
+            isinstance(g, list) and all(isinstance(f, str) for f in g) for g in joined
+        ):
+            msg = "shard 'joined' must be a list of lists of test files"
+            raise ValueError(msg)
         return cls(
             index=whole(data, "index"),
             items=tuple(items),
             estimated_seconds=seconds(data, "estimated_seconds"),
             spread=tuple(spread),
+            joined=tuple(tuple(group) for group in joined),
         )
 
 

@@ -46,7 +46,14 @@ from ci_shards.plan.packing import (
 )
 from ci_shards.plan.shave import shave
 from ci_shards.plan.units import MICRO, build_atoms, build_units, unmatched_rules
-from ci_shards.plan.workers import Lumps, best_spread, bin_seconds, improve_for_workers, worker_lower_bound
+from ci_shards.plan.workers import (
+    Lumps,
+    best_spread,
+    bin_seconds,
+    improve_for_workers,
+    joined_files,
+    worker_lower_bound,
+)
 
 AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
@@ -271,7 +278,11 @@ def _shard_plans(bins: Bins, workers: int, lumps: Lumps) -> tuple[ShardPlan, ...
                 frozenset(),
                 sum(p.cost for p in b) / MICRO if not lumps else bin_seconds(b, 1, lumps=lumps),
             )
-        plans.append(ShardPlan(index=i + 1, items=items, estimated_seconds=seconds, spread=tuple(sorted(spread))))
+        joined = joined_files(b) if workers > 1 else ()
+        plan = ShardPlan(
+            index=i + 1, items=items, estimated_seconds=seconds, spread=tuple(sorted(spread)), joined=joined
+        )
+        plans.append(plan)
     return tuple(plans)
 
 

@@ -52,15 +52,18 @@ def collection_key(file: str) -> tuple[str, ...]:
 
 
 def work_units(
-    items: Sequence[str], seconds: Mapping[str, float], spread: frozenset[str] = frozenset()
+    items: Sequence[str],
+    seconds: Mapping[str, float],
+    spread: frozenset[str] = frozenset(),
+    joined: Sequence[Sequence[str]] = (),
 ) -> list[list[float]]:
     """The shard's items as xdist's queue holds them: one unit per file (per class or function in a file of
-    ``spread``), files in collection order, then by test count, most first (a stable sort: equal counts
-    keep collection order)."""
+    ``spread``, one for each group of ``joined`` files), files in collection order, then by test count, most
+    first (a stable sort: equal counts keep collection order)."""
     by_file: dict[str, list[tuple[str, float]]] = {}
     for item in items:  # grouped first: a path's parts once per file, not per item (the plan job's hot loop)
         by_file.setdefault(item_file(item), []).append((item, max(0.0, seconds.get(item, 0.0))))
-    return _queued(_spread_out(by_file, spread))
+    return _queued(_spread_out(_joined(by_file, joined), spread))
 
 
 def _spread_out(
@@ -122,12 +125,16 @@ def _next_decision(now: float, tests: deque[float], queue_left: bool) -> float:
 
 
 def shard_seconds(
-    items: Sequence[str], seconds: Mapping[str, float], workers: int, spread: frozenset[str] = frozenset()
+    items: Sequence[str],
+    seconds: Mapping[str, float],
+    workers: int,
+    spread: frozenset[str] = frozenset(),
+    joined: Sequence[Sequence[str]] = (),
 ) -> float:
     """A shard's items' time with ``workers`` xdist workers (their sum with one)."""
     if workers <= 1:
         return float(sum(seconds.get(i, 0.0) for i in items))
-    return xdist_makespan(work_units(items, seconds, spread), workers)
+    return xdist_makespan(work_units(items, seconds, spread, joined), workers)
 
 
 def bin_seconds(
@@ -152,7 +159,41 @@ def bin_seconds(
             merged.setdefault(file, []).extend(tests)
     # the files in the pieces' order, never a set's: the same float sum every run
     collecting = sum(lumps[file][1] for file in merged if file in lumps) if lumps else 0.0
-    return collecting + xdist_makespan(_queued(_spread_out(merged, spread)), workers)
+    return collecting + xdist_makespan(_queued(_spread_out(_joined(merged, joined_files(pieces)), spread)), workers)
+
+
+def joined_files(pieces: Sequence[Piece]) -> tuple[tuple[str, ...], ...]:
+    """The groups of two or more test files a keep-together rule joins in these pieces (two rules sharing a file
+    join their groups), each in collection order: xdist runs a group as one unit on one worker (ShardPlan.joined,
+    the plugin's ``xdist_scope``), so tests that need another file's test before them (pytest-dependency's scope
+    'session', the remedy the plan's note names) find it run, as in one pytest process."""
+    parent: dict[str, str] = {}
+
+    def root(file: str) -> str:
+        while parent.setdefault(file, file) != file:
+            file = parent[file]
+        return file
+
+    for atom in (atom for piece in pieces for atom in piece.atoms if len(atom.items) > 1):
+        first, *rest = sorted({item_file(item) for item in atom.items}, key=_collection_key)
+        for file in rest:
+            a, b = sorted((root(first), root(file)), key=_collection_key)
+            parent[b] = a
+    groups: dict[str, list[str]] = {}
+    for file in parent:
+        groups.setdefault(root(file), []).append(file)
+    joined = [sorted(g, key=_collection_key) for g in groups.values() if len(g) > 1]
+    return tuple(tuple(g) for g in sorted(joined, key=lambda g: _collection_key(g[0])))
+
+
+def _joined(
+    by_file: dict[str, list[tuple[str, float]]], joined: Sequence[Sequence[str]]
+) -> dict[str, list[tuple[str, float]]]:
+    """``by_file`` with each joined group's files as one unit, under its first file."""
+    for first, *rest in joined:
+        for file in rest:
+            by_file.setdefault(first, []).extend(by_file.pop(file, []))
+    return by_file
 
 
 def best_spread(

@@ -372,6 +372,7 @@ def _shard_result(
         cases=cases,
         collect_seconds=dict(outcome.collect_seconds) if counts and outcome is not None else {},
         spread=frozenset(shard.spread),
+        joined=shard.joined,
     )
     return result, (outcome.not_run if counts and outcome is not None else ())
 

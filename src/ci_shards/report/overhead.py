@@ -45,7 +45,7 @@ def shard_overheads(shards: Iterable[ShardResult], *, workers: int = 1) -> dict[
         if shard.status not in RAN_TO_THE_END or not shard.verified or not shard.cases or shard.elapsed_seconds <= 0:
             continue
         times = _test_seconds(shard)
-        in_tests = shard_seconds(list(times), times, workers, shard.spread)
+        in_tests = shard_seconds(list(times), times, workers, shard.spread, shard.joined)
         # each test file's collection is learned apart (timings/store.py's collection), and a plan adds it
         # to the shards that hold the file: every xdist worker collects the shard's files before its first test
         collecting = sum(shard.collect_seconds.values())
@@ -76,8 +76,8 @@ def critical_path_tests(shards: Iterable[ShardResult], *, workers: int = 1) -> d
     for shard in shards:
         times = _test_seconds(shard)
         longer = {test: seconds + PROBE for test, seconds in times.items()}
-        grown = shard_seconds(list(times), longer, workers, shard.spread) - shard_seconds(
-            list(times), times, workers, shard.spread
+        grown = shard_seconds(list(times), longer, workers, shard.spread, shard.joined) - shard_seconds(
+            list(times), times, workers, shard.spread, shard.joined
         )
         result[shard.index] = max(0.0, grown) / PROBE  # a longer test can shorten a list schedule (Graham)
     return result

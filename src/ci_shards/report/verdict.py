@@ -41,6 +41,7 @@ class ShardResult:
     cases: tuple[CaseResult, ...] = field(default=(), repr=False)
     collect_seconds: Mapping[str, float] = field(default_factory=dict, repr=False)  # outcome.json's, per test file
     spread: frozenset[str] = frozenset()  # the plan's files run by class and function on every worker
+    joined: tuple[tuple[str, ...], ...] = ()  # the plan's groups of files run as one unit on one worker
 
 
 @dataclass(frozen=True, kw_only=True)

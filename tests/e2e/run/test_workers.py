@@ -263,3 +263,32 @@ def test_workers_run_where_pytest_loads_no_plugin_by_itself(tmp_path: Path) -> N
         *(f"tests.test_many::test_many[{n}]" for n in range(6)),
         "tests.test_other::test_o",
     ]
+
+
+MARK = (
+    "import os\nfrom pathlib import Path\n\n\n"
+    "def test_{name}():\n"
+    "    Path(os.environ['WORKER_MARKS'], '{name}').write_text(os.environ.get('PYTEST_XDIST_WORKER', 'none'))\n"
+)
+
+
+def test_files_a_keep_together_rule_joins_run_on_one_worker(tmp_path: Path) -> None:
+    # the remedy the plan names for pytest-dependency's scope 'session' (--keep-together) held them in one shard,
+    # but under --dist loadfile each file went to a worker of its own: a dependency on the other worker is skipped
+    names = ["db_1", "db_2", "x_1", "x_2"]
+    root = _project(tmp_path / "p", {f"tests/test_{n}.py": MARK.format(name=n) for n in names})
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    env = {**_env(tmp_path), "WORKER_MARKS": str(marks)}
+    rule = ["--keep-together", "tests/test_db_*"]
+    planned = _ci_shards(root, env, "plan", "--pytest", "--shards", "1", "--workers", "2", *rule, "-o", "plan.json")
+    assert planned.returncode == 0, planned.stderr
+    assert json.loads((root / "plan.json").read_text())["shards"][0]["joined"] == [
+        ["tests/test_db_1.py", "tests/test_db_2.py"]
+    ]
+    ran = _ci_shards(root, env, "run", "--plan", "plan.json", "--shard", "1/1", "--pytest", "--no-live", "--out", "out")
+    assert ran.returncode == 0, ran.stderr
+    worker = {mark.name: mark.read_text() for mark in marks.iterdir()}
+    assert sorted(worker) == names
+    assert worker["db_1"] == worker["db_2"] != "none"
+    assert len(set(worker.values())) == 2  # the other files still go to the other worker

@@ -171,6 +171,28 @@ def test_a_file_a_rule_keeps_together_is_never_spread_but_a_class_rule_leaves_it
     assert classes.spread == ("big.py",)  # each class is one spread unit: the rule still holds
 
 
+def test_files_a_rule_joins_are_one_work_unit_recorded_in_the_plan() -> None:
+    # --keep-together tests/test_db_* (the remedy the plan names for pytest-dependency's scope 'session'): one
+    # shard holds both files, and with K workers one worker too, in pytest's order, as one pytest process would
+    durations = {
+        **{f"tests/test_db_{n}.py::test_{m}": 1.0 for n in (2, 1) for m in range(2)},
+        **{f"tests/test_x{n}.py::test": 1.0 for n in range(4)},
+    }
+    plan = plan_items(durations, durations, 1, workers=2, keep_together=["tests/test_db_*"])
+    (shard,) = plan.shards
+    assert shard.joined == (("tests/test_db_1.py", "tests/test_db_2.py"),)
+    assert shard.spread == ()  # a joined file is never spread either
+    # the estimate models the group as one unit (as aggregate's overhead fit does): longer than the same files
+    # each a unit of their own
+    assert shard.estimated_seconds == pytest.approx(shard_seconds(shard.items, durations, 2, joined=shard.joined))
+    assert shard.estimated_seconds > shard_seconds(shard.items, durations, 2)
+    assert plan.content()["shards"][0]["joined"] == [["tests/test_db_1.py", "tests/test_db_2.py"]]
+    assert Plan.from_json(json.loads(plan.dumps())) == plan
+    (one,) = plan_items(durations, durations, 1, keep_together=["tests/test_db_*"]).shards
+    assert one.joined == ()  # one worker: nothing to join
+    assert "joined" not in plan_items(durations, durations, 1, workers=2).content()["shards"][0]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.dictionaries(
