@@ -458,10 +458,14 @@ class _ShardState:
         record["duration"] += report.duration
         if str(report.outcome) == "rerun" or (record.get("rerun") and report.when == "teardown"):
             # pytest-rerunfailures (16.7): this attempt failed and another follows, after the attempt's teardown
-            # report when the setup or call failed; the result is the last attempt's, the time all of theirs
-            duration = record["duration"]
+            # report when the setup or call failed; the result is the last attempt's, the time all of theirs, and
+            # each failed attempt is kept: a test that passes on a re-run is flaky, listed as ci-shards' own
+            # re-runs list theirs (docs/rules.md), not hidden by the plugin that re-ran it
+            duration, reruns = record["duration"], record.get("reruns", [])
+            if str(report.outcome) == "rerun":
+                reruns = [*reruns, _failed_attempt(report)]
             record.clear()
-            record.update(duration=duration, outcome="passed", message="", text="", rerun=True)
+            record.update(duration=duration, outcome="passed", message="", text="", rerun=True, reruns=reruns)
             return
         record.pop("rerun", None)
         if report.failed:
@@ -504,6 +508,7 @@ class _ShardState:
                 "line": None if report.location[1] is None else report.location[1] + 1,
                 "xfail": record.get("xfail", ""),
                 "junit": _junit_identity(report),
+                **({"reruns": record["reruns"]} if record.get("reruns") else {}),
             }
         )
 
@@ -733,6 +738,20 @@ def _note_subtest(record: dict[str, Any], report: pytest.TestReport, description
         record["text"] = _text(f"{record['text']}\n\n{block}")
     else:
         record.update(outcome="failed", message=message[:4096], text=_text(block))
+
+
+def _failed_attempt(report: pytest.TestReport) -> dict[str, Any]:
+    """An attempt pytest-rerunfailures re-runs (its report's outcome is ``rerun``), as a result event lists it."""
+    outcome = "failed" if report.when == "call" else "error"
+    message = _crash_message(report)
+    if report.when != "call":
+        message = f"failed on {report.when}: {message}"
+    return {
+        "outcome": outcome,
+        "message": message[:4096],
+        "text": _text(report.longreprtext),
+        "duration": round(report.duration, 6),
+    }
 
 
 def _crash_message(report: pytest.TestReport) -> str:

@@ -124,6 +124,19 @@ def _case_from_event(event: Mapping[str, Any]) -> CaseResult:
         text=str(event.get("text", "")),
         type="pytest" if outcome.is_bad else xfail,
         junit_attrs=tuple((k, str(v)) for k, v in identity.items() if k in JUNIT_IDENTITY_ATTRS and v is not None),
+        attempts=tuple(_attempt_from_event(a) for a in event.get("reruns") or () if isinstance(a, Mapping)),
+    )
+
+
+def _attempt_from_event(attempt: Mapping[str, Any]) -> Attempt:
+    """A failed attempt pytest-rerunfailures re-ran, as the plugin's result event lists it (``reruns``)."""
+    outcome = CaseOutcome.ERROR if attempt.get("outcome") == "error" else CaseOutcome.FAILED
+    return Attempt(
+        outcome=outcome,
+        message=str(attempt.get("message", "")),
+        type="pytest",
+        text=str(attempt.get("text", "")),
+        time=float(attempt.get("duration", 0.0)),
     )
 
 
@@ -208,18 +221,20 @@ def merge_attempts(first: Sequence[CaseResult], reruns: Sequence[Sequence[CaseRe
                 history.setdefault(case.test_id, []).append(case)
     for test_id, later in history.items():
         original = merged[test_id]
-        attempts = [_attempt(original)]
+        # a case's own attempts (pytest-rerunfailures' within one run) come before its result, in run order
+        again: list[Attempt] = []
         final: CaseResult | None = None
         for case in later:
             if case.outcome.is_bad:
-                attempts.append(_attempt(case))
+                again += [*case.attempts, _attempt(case)]
             else:
                 final = case
                 break
         if final is not None:
-            merged[test_id] = replace(final, attempts=tuple(attempts))
+            attempts = (*original.attempts, _attempt(original), *again, *final.attempts)
+            merged[test_id] = replace(final, attempts=attempts)
         else:
-            merged[test_id] = replace(original, attempts=tuple(attempts[1:]))
+            merged[test_id] = replace(original, attempts=(*original.attempts, *again))
     return [*merged.values(), *repeated]
 
 

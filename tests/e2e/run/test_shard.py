@@ -338,6 +338,35 @@ def test_collection_error_is_failed_and_in_failures_jsonl(tmp_path: Path) -> Non
     assert result["passed"] == 2  # the healthy file still ran
 
 
+def test_a_test_pytest_rerunfailures_passes_on_a_rerun_is_listed_flaky_and_counted_once(tmp_path: Path) -> None:
+    # plain `pytest --reruns 1` passes it ("1 passed, 1 rerun"); the shard passes too, and names it flaky with the
+    # failed attempt, as its own --retries do: the plugin had dropped the attempt, so nothing showed the flake
+    pytest.importorskip("pytest_rerunfailures")
+    counter = tmp_path / "count"
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_f.py").write_text(
+        f"import pathlib\n\nCOUNTER = pathlib.Path({str(counter)!r})\n\n\n"
+        "def test_flaky():\n"
+        "    n = int(COUNTER.read_text()) if COUNTER.exists() else 0\n"
+        "    COUNTER.write_text(str(n + 1))\n"
+        "    assert n >= 1, 'fails the first time'\n\n\n"
+        "def test_stable():\n    pass\n"
+    )
+    write_plan(tmp_path / "plan.json", [["tests/test_f.py::test_flaky", "tests/test_f.py::test_stable"]])
+    argv = ["run", "--plan", "plan.json", "--shard", "1/1", "--out", "out", "--pytest", "--", "--reruns", "1"]
+    proc = ci_shards(*argv, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    result = outcome(tmp_path)
+    assert result["status"] == "passed"
+    assert result["flaky_tests"] == ["tests/test_f.py::test_flaky"]
+    assert result["executed_tests"] == 2
+    flaky = next(c for c in junit_cases(tmp_path) if c.get("name") == "test_flaky")
+    assert flaky.find("failure") is None
+    assert "fails the first time" in (flaky.find("flakyFailure").get("message") or "")
+    assert [f["kind"] for f in failures(tmp_path)] == ["flaky"]
+
+
 @pytest.mark.slow
 def test_flaky_test_with_retries_passes_and_is_marked(tmp_path: Path) -> None:
     counter = tmp_path / "count"
