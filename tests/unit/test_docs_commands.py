@@ -46,6 +46,7 @@ FOREIGN: Final = {
     "--store-durations",  # pytest-split's
     "--dist", "--max-worker-restart", "--loadscope-reorder",  # pytest-xdist's (docs/run.md#workers)
     "--cov-fail-under", "--cov",  # pytest-cov's (docs/coverage.md, a coverage gate in the project's addopts)
+    "--reruns",  # pytest-rerunfailures' (docs/rules.md: a pass on its re-run is flaky)
     "--snapshot-warn-unused",  # syrupy's (docs/rules.md: its unused-snapshot check on a shard)
     "--nomigrations",  # pytest-django's (docs/init.md: the plugins a project's pytest settings need)
     "--retr",  # README's example of a typo that is refused
