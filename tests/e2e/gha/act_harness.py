@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from packaging.requirements import Requirement
 
 from tests.e2e.built_once import built_in
 from tests.e2e.gitignore import write_gitignore
@@ -64,14 +65,21 @@ def pinned_actions(*files: Path) -> set[tuple[str, str]]:
 JOB_REQUIREMENTS = ("setuptools>=68", "wheel", "pytest>=8", f"pip=={importlib.metadata.version('pip')}")
 
 
-def job_requirements() -> list[str]:
+def job_requirements(*, seed: bool = False) -> list[str]:
     """Every requirement a job's pip resolves: ci-shards' dependencies and its coverage extra (the metadata of the
-    editable install, i.e. pyproject.toml), and JOB_REQUIREMENTS."""
+    editable install, i.e. pyproject.toml), and JOB_REQUIREMENTS. ``seed``: what the jobs' own Python holds
+    (``seed_site``): JOB_REQUIREMENTS and coverage.py, none of ci-shards' dependencies, which only its private
+    venv needs (the action installs nothing of them into the input ``python``: a job that imported one there
+    fails, as it would on a runner without them)."""
     found = []
-    for requirement in importlib.metadata.requires("ci-shards") or []:
-        name, _, marker = requirement.partition(";")
-        if not marker.strip() or marker.replace("'", '"').split() == ["extra", "==", '"coverage"']:
-            found.append(name.strip())
+    for text in importlib.metadata.requires("ci-shards") or []:
+        requirement = Requirement(text)
+        marker = requirement.marker
+        # a dependency of this interpreter (tomli's `python_version < '3.11'` too), or of the coverage extra
+        needed = marker is None or marker.evaluate({"extra": ""})
+        coverage = marker is not None and not needed and marker.evaluate({"extra": "coverage"})
+        if coverage or (needed and not seed):
+            found.append(f"{requirement.name}{requirement.specifier}")
     return [*found, *JOB_REQUIREMENTS]
 
 
@@ -99,7 +107,7 @@ def seed_site(wheels: Path) -> Path:
         wheels.parent,
         "seed-site",
         lambda dest: subprocess.run(
-            [*pip, "--find-links", str(wheels), "--target", str(dest), *job_requirements()],
+            [*pip, "--find-links", str(wheels), "--target", str(dest), *job_requirements(seed=True)],
             check=True,
             capture_output=True,
         ),
