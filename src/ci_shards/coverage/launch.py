@@ -38,7 +38,14 @@ def main(argv: Sequence[str]) -> int:
     data_dir = Path(os.environ.get(DATA_DIR_ENV) or ".")
     import coverage  # noqa: PLC0415  (before the measured code, after our own imports)
 
-    cov = coverage.Coverage(data_file=str(data_dir / DATA_STEM), data_suffix=True, config_file=True)
+    try:
+        cov = coverage.Coverage(data_file=str(data_dir / DATA_STEM), data_suffix=True, config_file=True)
+    except (coverage.exceptions.CoverageException, ValueError, OSError) as err:
+        # a settings file coverage.py cannot read (bytes that are no UTF-8 raise UnicodeDecodeError from inside
+        # it): one line, in the shard's output, not a traceback of this launcher's
+        where = os.environ.get("COVERAGE_RCFILE") or ".coveragerc, setup.cfg, tox.ini or pyproject.toml"
+        print(f"ci-shards: coverage.py cannot read the coverage settings ({where}): {err}", file=sys.stderr)
+        return 2
     cov.set_option("run:relative_files", True)
     cov.set_option("run:parallel", True)
     patch = list(cov.get_option("run:patch") or [])  # type: ignore[arg-type]

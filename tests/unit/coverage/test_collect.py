@@ -155,3 +155,26 @@ def test_config_key() -> None:
 def test_the_map_plugin_is_told_its_contexts(tmp_path: Path) -> None:
     assert environment(Tool.COVERAGE_PY, tmp_path)["CI_SHARDS_COVERAGE_MAP_PER"] == "test"
     assert environment(Tool.COVERAGE_PY, tmp_path, "file")["CI_SHARDS_COVERAGE_MAP_PER"] == "file"
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [b"\xff\xfe[run]\nbranch = true\n", b"[run]\nbranch = maybe\n"],
+    ids=["not-utf-8", "bad-value"],
+)
+def test_settings_coverage_py_cannot_read_are_one_line_of_the_launcher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], settings: bytes
+) -> None:
+    # undecodable bytes had raised a UnicodeDecodeError from inside coverage.py: a traceback through this launcher
+    # in the shard's output, and the shard said only "no test report"
+    pytest.importorskip("coverage")
+    from ci_shards.coverage import launch  # noqa: PLC0415  (coverage.py imported only where it is installed)
+
+    (tmp_path / ".coveragerc").write_bytes(settings)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COVERAGE_RCFILE", raising=False)
+    monkeypatch.setenv(launch.DATA_DIR_ENV, str(tmp_path))
+    assert launch.main(["-m", "this_module_is_never_run"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ci-shards: coverage.py cannot read the coverage settings (.coveragerc, setup.cfg,")
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
