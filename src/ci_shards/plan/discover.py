@@ -157,17 +157,38 @@ def _toml(path: Path) -> Mapping[str, Any]:
 
 
 def _pytest_toml(path: Path) -> Mapping[str, Any]:
-    """pytest 9's own ``pytest.toml``/``.pytest.toml``: its ``[pytest]`` table, the settings even when empty."""
-    return table_at(_toml(path), "pytest") or {}
+    """pytest 9's own ``pytest.toml``/``.pytest.toml``: its ``[pytest]`` table, the settings even when empty; without
+    one, a setting written outside any table is pytest's usage error (``_config_from_pytest_table``)."""
+    data = _toml(path)
+    table = table_at(data, "pytest")
+    if table is not None:
+        return table
+    outside = [key for key, value in data.items() if not isinstance(value, Mapping)]
+    if outside:
+        raise InputError(
+            path,
+            f"pytest configuration must be under a [pytest] table (found top-level options: {', '.join(outside)}),"
+            " as pytest says before it collects anything",
+        )
+    return {}
 
 
 def _pyproject(path: Path) -> Mapping[str, Any] | None:
-    data = _toml(path)
-    tool = table_at(data, "tool", "pytest")  # `tool = "x"` is TOML too: only a table holds pytest's settings
+    """pytest 9.2's ``_config_from_tool_pytest``: ``[tool.pytest]``'s own keys (native TOML), else
+    ``[tool.pytest.ini_options]`` (even empty); both at once is pytest's usage error, and a ``[tool.pytest]`` that
+    holds nothing else is no settings (pytest then looks on: tox.ini, setup.cfg, the folders above)."""
+    tool = table_at(_toml(path), "tool", "pytest")  # `tool = "x"` is TOML too: only a table holds pytest's settings
     if tool is None:
         return None
+    native = {key: value for key, value in tool.items() if key != "ini_options"}
     options = table_at(tool, "ini_options")
-    return options if options is not None else tool  # pytest 9 also reads [tool.pytest] natively
+    if native and options:
+        raise InputError(
+            path,
+            "Cannot use both [tool.pytest] (native TOML types) and [tool.pytest.ini_options] (string-based INI format)"
+            " simultaneously, as pytest says before it collects anything: keep one",
+        )
+    return native or options
 
 
 def settings_in(directory: Path) -> PytestSettings | None:
