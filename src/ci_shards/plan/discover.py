@@ -443,6 +443,7 @@ def discover_doctests(
     *,
     modules: bool,
     globs: Sequence[str],
+    plugins: PluginFiles = NO_PLUGIN_FILES,
 ) -> dict[str, int]:
     """Each file but a test file that pytest collects doctests from, found in one walk of the test files' folders,
     with the doctests it holds (``plan.doctests``): with ``modules`` (``--doctest-modules``) the ``.py`` files, each
@@ -454,7 +455,7 @@ def discover_doctests(
 
     def holds_doctests(name: str, rel: str, path: Path) -> bool:
         module = name.endswith(".py")
-        if module and (not modules or _is_test_file(name, rel, settings.python_files)):
+        if module and (not modules or _is_test_file(name, rel, settings.python_files) or plugins.collects(name)):
             return False  # a test file is planned as one, its doctests with it
         if not module and not _is_test_file(name, rel, globs):
             return False
@@ -471,7 +472,7 @@ def discover_doctests(
     found: set[str] = set()
     for root in _roots(cwd, settings, paths):
         if root.is_dir():
-            found |= _walk(root, cwd, settings, ignores, conftest, wanted=holds_doctests)
+            found |= _walk(root, cwd, settings, ignores, conftest, wanted=holds_doctests, plugins=plugins)
     return {rel: counted[rel] for rel in sorted(found)}
 
 
@@ -753,7 +754,7 @@ def _discover_items(
         doctests = {}
         if modules or doctest_patterns:  # pytest's doctest plugin on: else no walk
             doctests = discover_doctests(
-                cwd, settings, paths, ignores, conftest, modules=modules, globs=doctest_patterns
+                cwd, settings, paths, ignores, conftest, modules=modules, globs=doctest_patterns, plugins=plugins
             )
         notes += _doctests_notes(doctests, doctest_patterns)
         scope = scope_of(roots, paths, cwd.absolute())

@@ -106,3 +106,18 @@ def test_pytest_relaxed_blocked_or_not_loaded_leaves_pytests_own_rules(tmp_path:
 def test_plugin_files_are_off_without_the_plugin(tmp_path: Path) -> None:
     assert not plugin_files(["tests"], [str(tmp_path)]).spec_modules
     assert plugin_files(["tests"], [_site(tmp_path)]).spec_modules
+
+
+def test_a_spec_module_with_doctests_is_planned_once_under_doctest_modules(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    _write(project, {"tests/spec_doc.py": 'def spec():\n    """\n    >>> 1\n    1\n    """\n'})
+    found, _notes = discover_items(
+        cwd=project,
+        pytest_files=True,
+        pytest_args=["tests", "--doctest-modules"],
+        globs=(),
+        timings={},
+        search_path=[_site(tmp_path)],
+    )
+    assert sorted(found.items) == ["tests/collection.py", "tests/spec_doc.py", "tests/test_native.py"]
+    assert found.new_file_tests["tests/spec_doc.py"] == 2  # the spec test and its doctest
