@@ -33,7 +33,7 @@ pytest-rerunfailures, pytest-randomly, pytest-timeout, doctest globs, unittest, 
 (``--only asgiref,asgiref_k,asgiref_none,typing_extensions,pyhamcrest,parse,multidict,sphinx --work /tmp/conf9``;
 asgiref_k and asgiref_none are asgiref's suite under a -k, in its venv). Run 11 six more, pytest-relaxed's spec
 modules, pytest 9's native [tool.pytest] table, pytest-regressions, a C extension, pytest-django (``--only invoke,hpack,
-hpack_sub,markdown_it,markupsafe,django_filter --work /tmp/conf11``; hpack_sub is hpack's suite from its tests/
+hpack_sub,markdown_it,markupsafe,django_filter,tqdm --work /tmp/conf11``; hpack_sub is hpack's suite from its tests/
 folder, in its venv); hpack and markdown_it also with ``--workers 2``.
 """
 
@@ -661,6 +661,15 @@ PROJECTS = (
         "tests/rest_framework inside, no pytest settings",
         "django_filter-26.2",
         ("--ds=tests.settings", "tests"),
+    ),
+    Project(
+        "tqdm",
+        "python_files = tests_*.py and tests_*.ipynb (no notebook plugin installed), tests/ a package, addopts -v "
+        "-W=error --durations=0 --asyncio-mode=strict with pytest-asyncio, pytest-timeout's timeout = 30; a module "
+        "skipped at import by importorskip (tests_pandas.py: numpy not installed, a collector skip) and tests that "
+        "importorskip numpy, rich or dask; -k 'not perf' as its tox.ini runs it",
+        "tqdm-4.70.1",
+        ("-k", "not perf"),
     ),
 )
 
