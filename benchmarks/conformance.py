@@ -31,7 +31,10 @@ pytest_dependency,pytest_order,bdd_demo --work /tmp/conf8``; bdd_demo is benchma
 the reverse) is a mismatch even when every test's outcome is the same. Run 9 seven more, pytest-asyncio,
 pytest-rerunfailures, pytest-randomly, pytest-timeout, doctest globs, unittest, ``pytest_plugins`` and -k/-m
 (``--only asgiref,asgiref_k,asgiref_none,typing_extensions,pyhamcrest,parse,multidict,sphinx --work /tmp/conf9``;
-asgiref_k and asgiref_none are asgiref's suite under a -k, in its venv).
+asgiref_k and asgiref_none are asgiref's suite under a -k, in its venv). Run 11 six more, pytest-relaxed's spec
+modules, pytest 9's native [tool.pytest] table, pytest-regressions, a C extension, pytest-django (``--only invoke,hpack,
+hpack_sub,markdown_it,markupsafe,django_filter,tqdm --work /tmp/conf11``; hpack_sub is hpack's suite from its tests/
+folder, in its venv); hpack and markdown_it also with ``--workers 2``.
 """
 
 from __future__ import annotations
@@ -610,6 +613,63 @@ PROJECTS = (
             "tests/test_directives",
             "tests/test_environment",
         ),
+    ),
+    # run 11: a plugin's own file collection (pytest-relaxed), pytest 9's native [tool.pytest] table, data-file
+    # parametrize with pytest-regressions, a small C extension, pytest-django with --ds
+    Project(
+        "invoke",
+        "pytest-relaxed installed (its pytest11 plugin collects every .py file of tests/ but conftest.py and names "
+        "starting with _, and in them every class and function not named _*, nested classes as spec scopes), no pytest "
+        "settings in the sdist; -s as the project's own settings give it (its tests read stdin); 20 of its tests need "
+        "a terminal (pty) and fail here",
+        "invoke-3.0.3",
+        ("tests", "-s"),
+    ),
+    Project(
+        "hpack",
+        "src layout, pytest 9's native [tool.pytest] table in pyproject.toml (testpaths a TOML list), hypothesis, "
+        "pytest-xdist and pytest-cov installed (not enabled)",
+        "hpack-4.2.0",
+        (),
+    ),
+    Project(
+        "hpack_sub",
+        "the same suite from its tests/ folder (the [tool.pytest] table one folder up) under -k 'not huffman'",
+        "hpack-4.2.0/tests",
+        ("-k", "not huffman"),
+        venv="hpack",
+    ),
+    Project(
+        "markdown_it",
+        "tests/ a package, parametrize over cases read from data files at import (read_fixture_file), "
+        "pytest-regressions' data_regression/file_regression fixtures against .yml/.html files beside the tests, "
+        "pytest-timeout's timeout = 10 and xfail_strict in [tool.pytest.ini_options]; a test that builds the sdist",
+        "markdown_it_py-4.3.0",
+        (),
+    ),
+    Project(
+        "markupsafe",
+        "src layout with a small C extension built at install (speedups), tests parametrized over the native and "
+        "the C implementation by a conftest fixture; filterwarnings = error",
+        "markupsafe-3.0.4",
+        (),
+    ),
+    Project(
+        "django_filter",
+        "a Django app's suite run with pytest-django (--ds=tests.settings given on the command line: the project "
+        "runs its own runtests.py), unittest-style Django TestCases with subTest, tests/ a package with "
+        "tests/rest_framework inside, no pytest settings",
+        "django_filter-26.2",
+        ("--ds=tests.settings", "tests"),
+    ),
+    Project(
+        "tqdm",
+        "python_files = tests_*.py and tests_*.ipynb (no notebook plugin installed), tests/ a package, addopts -v "
+        "-W=error --durations=0 --asyncio-mode=strict with pytest-asyncio, pytest-timeout's timeout = 30; a module "
+        "skipped at import by importorskip (tests_pandas.py: numpy not installed, a collector skip) and tests that "
+        "importorskip numpy, rich or dask; -k 'not perf' as its tox.ini runs it",
+        "tqdm-4.70.1",
+        ("-k", "not perf"),
     ),
 )
 

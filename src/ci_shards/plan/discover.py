@@ -53,6 +53,7 @@ from ci_shards.plan.doctests import (
 from ci_shards.plan.hypothesis_profiles import ProfileReader
 from ci_shards.plan.importable import module_finder
 from ci_shards.plan.new_files import CountOf, estimate_new_files, not_counted
+from ci_shards.plan.plugin_files import NO_PLUGIN_FILES, SPEC_NAMES, PluginFiles, plugin_files
 from ci_shards.plan.pyargs import module_location
 from ci_shards.plan.pytest_args import (
     NO_IGNORES,
@@ -156,17 +157,38 @@ def _toml(path: Path) -> Mapping[str, Any]:
 
 
 def _pytest_toml(path: Path) -> Mapping[str, Any]:
-    """pytest 9's own ``pytest.toml``/``.pytest.toml``: its ``[pytest]`` table, the settings even when empty."""
-    return table_at(_toml(path), "pytest") or {}
+    """pytest 9's own ``pytest.toml``/``.pytest.toml``: its ``[pytest]`` table, the settings even when empty; without
+    one, a setting written outside any table is pytest's usage error (``_config_from_pytest_table``)."""
+    data = _toml(path)
+    table = table_at(data, "pytest")
+    if table is not None:
+        return table
+    outside = [key for key, value in data.items() if not isinstance(value, Mapping)]
+    if outside:
+        raise InputError(
+            path,
+            f"pytest configuration must be under a [pytest] table (found top-level options: {', '.join(outside)}),"
+            " as pytest says before it collects anything",
+        )
+    return {}
 
 
 def _pyproject(path: Path) -> Mapping[str, Any] | None:
-    data = _toml(path)
-    tool = table_at(data, "tool", "pytest")  # `tool = "x"` is TOML too: only a table holds pytest's settings
+    """pytest 9.2's ``_config_from_tool_pytest``: ``[tool.pytest]``'s own keys (native TOML), else
+    ``[tool.pytest.ini_options]`` (even empty); both at once is pytest's usage error, and a ``[tool.pytest]`` that
+    holds nothing else is no settings (pytest then looks on: tox.ini, setup.cfg, the folders above)."""
+    tool = table_at(_toml(path), "tool", "pytest")  # `tool = "x"` is TOML too: only a table holds pytest's settings
     if tool is None:
         return None
+    native = {key: value for key, value in tool.items() if key != "ini_options"}
     options = table_at(tool, "ini_options")
-    return options if options is not None else tool  # pytest 9 also reads [tool.pytest] natively
+    if native and options:
+        raise InputError(
+            path,
+            "Cannot use both [tool.pytest] (native TOML types) and [tool.pytest.ini_options] (string-based INI format)"
+            " simultaneously, as pytest says before it collects anything: keep one",
+        )
+    return native or options
 
 
 def settings_in(directory: Path) -> PytestSettings | None:
@@ -350,7 +372,14 @@ FileRule = Callable[[str, str, Path], bool]  # (file name, its id, its path): wh
 
 
 def _walk(
-    root: Path, cwd: Path, settings: PytestSettings, ignores: Ignores, conftest: ConftestIgnores, *, wanted: FileRule
+    root: Path,
+    cwd: Path,
+    settings: PytestSettings,
+    ignores: Ignores,
+    conftest: ConftestIgnores,
+    *,
+    wanted: FileRule,
+    plugins: PluginFiles = NO_PLUGIN_FILES,
 ) -> set[str]:
     found: set[str] = set()
     # pytest follows a symlinked folder and names its files by the link (tests/linked/test_r.py); a link to an
@@ -363,6 +392,7 @@ def _walk(
             for d in dirs
             if not (
                 _skip_dir(d, settings.norecursedirs, here / d, venvs=ignores.venvs)
+                or plugins.hides(d)
                 or ignores.ignores(here / d)
                 or (ruled and conftest.leaves_out(here / d))
             )
@@ -381,24 +411,26 @@ def discover_pytest_files(
     paths: Sequence[str] = (),
     ignores: Ignores = NO_IGNORES,
     conftest: ConftestIgnores | None = None,
+    *,
+    plugins: PluginFiles = NO_PLUGIN_FILES,
 ) -> list[str]:
     """Test files pytest would collect from ``paths`` (relative to ``cwd``), else from ``testpaths``
     (``testpath_roots``: from the rootdir only), else from ``cwd``, less what ``ignores`` names and
     what the conftest.py files' ``collect_ignore`` say literally (``conftest`` collects what they
     left out); POSIX paths relative to ``cwd``. A file named directly is taken whatever its name, as
-    pytest does."""
+    pytest does. ``plugins``: what the loaded plugins collect and leave out beside (pytest-relaxed)."""
     cwd = cwd.absolute()  # ignores are absolute paths
     conftest = conftest if conftest is not None else ConftestIgnores(settings.rootdir.absolute())
     found: set[str] = set()
 
     def test_file(name: str, rel: str, _path: Path) -> bool:
-        return _is_test_file(name, rel, settings.python_files)
+        return (_is_test_file(name, rel, settings.python_files) or plugins.collects(name)) and not plugins.hides(name)
 
     for root in _roots(cwd, settings, paths):
         if root.is_file():
             found.add(file_id(root, cwd, root))
         elif root.is_dir():
-            found |= _walk(root, cwd, settings, ignores, conftest, wanted=test_file)
+            found |= _walk(root, cwd, settings, ignores, conftest, wanted=test_file, plugins=plugins)
     return sorted(found)
 
 
@@ -411,6 +443,7 @@ def discover_doctests(
     *,
     modules: bool,
     globs: Sequence[str],
+    plugins: PluginFiles = NO_PLUGIN_FILES,
 ) -> dict[str, int]:
     """Each file but a test file that pytest collects doctests from, found in one walk of the test files' folders,
     with the doctests it holds (``plan.doctests``): with ``modules`` (``--doctest-modules``) the ``.py`` files, each
@@ -422,7 +455,7 @@ def discover_doctests(
 
     def holds_doctests(name: str, rel: str, path: Path) -> bool:
         module = name.endswith(".py")
-        if module and (not modules or _is_test_file(name, rel, settings.python_files)):
+        if module and (not modules or _is_test_file(name, rel, settings.python_files) or plugins.collects(name)):
             return False  # a test file is planned as one, its doctests with it
         if not module and not _is_test_file(name, rel, globs):
             return False
@@ -439,7 +472,7 @@ def discover_doctests(
     found: set[str] = set()
     for root in _roots(cwd, settings, paths):
         if root.is_dir():
-            found |= _walk(root, cwd, settings, ignores, conftest, wanted=holds_doctests)
+            found |= _walk(root, cwd, settings, ignores, conftest, wanted=holds_doctests, plugins=plugins)
     return {rel: counted[rel] for rel in sorted(found)}
 
 
@@ -595,24 +628,36 @@ def discover_items(
     globs: Sequence[str],
     timings: Mapping[str, float],
     search_path: Sequence[str] = (),
+    autoload: bool = True,
 ) -> tuple[Discovery, list[str]]:
     """The discovery and its notes: test files by the project's pytest settings (``pytest_files``;
     path words of ``pytest_args`` narrow them, or with ``--pyargs`` the packages they name, looked up
     on ``search_path``: the target interpreter's ``sys.path``) and/or by ``globs``, merged with ``timings``.
-    Named as pytest names them: relative to its rootdir (``rootdir_ids``), which the discovery then records."""
+    Named as pytest names them: relative to its rootdir (``rootdir_ids``), which the discovery then records.
+    ``autoload``: whether pytest loads the installed plugins by itself (no PYTEST_DISABLE_PLUGIN_AUTOLOAD), whose
+    own file rules (``plugin_files``) discovery then follows."""
     settings = None
+    plugins = NO_PLUGIN_FILES
     paths = path_words(pytest_args, cwd)
     if pytest_files:
         ancestor = _common_ancestor(cwd.absolute(), paths)
         settings = find_settings(ancestor, default_root=cwd, arg_dirs=_argument_dirs(paths, cwd))
         settings = settings_given(settings, pytest_args, cwd)
+        plugins = plugin_files([*settings.addopts, *pytest_args], search_path, autoload=autoload)
     root = rootdir_ids(settings, pytest_args, cwd)
     arguments = _argument_paths(paths, cwd)  # pytest's initial paths, which name the files outside its rootdir
     if root is not None:  # a file outside the working directory as ../x.py: outside what pytest walks from it
         timings = rebase_ids(timings, cwd=root, ids_root=cwd, within=False, arguments=arguments)
     found, notes = _discover_items(
-        cwd=cwd, settings=settings, pytest_args=pytest_args, globs=globs, timings=timings, search_path=search_path
+        cwd=cwd,
+        settings=settings,
+        pytest_args=pytest_args,
+        globs=globs,
+        timings=timings,
+        search_path=search_path,
+        plugins=plugins,
     )
+    notes = [*plugins.notes, *notes]
     if root is None:
         return found, notes
     return dataclasses.replace(
@@ -680,6 +725,7 @@ def _discover_items(
     globs: Sequence[str],
     timings: Mapping[str, float],
     search_path: Sequence[str],
+    plugins: PluginFiles = NO_PLUGIN_FILES,
 ) -> tuple[Discovery, list[str]]:
     """``discover_items`` with the ids relative to ``cwd``; ``settings``: pytest's (None: ``--glob`` alone)."""
     files: list[str] = []
@@ -695,7 +741,7 @@ def _discover_items(
         check_no_cache_selection(words)
         ignores = ignores_in(words, cwd.absolute())
         conftest = conftests_loaded(words, settings.rootdir.absolute(), cwd.absolute())
-        files += discover_pytest_files(cwd, settings, paths, ignores, conftest)
+        files += discover_pytest_files(cwd, settings, paths, ignores, conftest, plugins=plugins)
         roots = _roots(cwd.absolute(), settings, paths)
         testpaths = settings.testpaths if testpath_roots(cwd.absolute(), settings) else ()
         where = where or " ".join(testpaths) or "the working directory"
@@ -708,7 +754,7 @@ def _discover_items(
         doctests = {}
         if modules or doctest_patterns:  # pytest's doctest plugin on: else no walk
             doctests = discover_doctests(
-                cwd, settings, paths, ignores, conftest, modules=modules, globs=doctest_patterns
+                cwd, settings, paths, ignores, conftest, modules=modules, globs=doctest_patterns, plugins=plugins
             )
         notes += _doctests_notes(doctests, doctest_patterns)
         scope = scope_of(roots, paths, cwd.absolute())
@@ -721,7 +767,7 @@ def _discover_items(
         if conftest.hooks:
             notes.append(_unseen_tests_note(conftest.hooks, cwd))
         count_of = _with_doctests(
-            _test_counter(settings, words, cwd=cwd, on_disk=on_disk, files=set(files), search_path=search_path),
+            _file_counter(settings, words, plugins, cwd=cwd, on_disk=on_disk, files=files, search_path=search_path),
             doctests,
         )
         files += doctests
@@ -795,6 +841,37 @@ def narrowed(found: Discovery, scope: Scope) -> Discovery:
     for file in whole:
         estimates[file] = sum(s for i, s in found.estimates.items() if item_file(i) == file and i in found.items)
     return dataclasses.replace(found, items=tuple(sorted([*kept, *whole])), estimates=estimates)
+
+
+def _file_counter(
+    settings: PytestSettings,
+    words: Sequence[str],
+    plugins: PluginFiles,
+    *,
+    cwd: Path,
+    on_disk: Sequence[Path],
+    files: Sequence[str],
+    search_path: Sequence[str],
+) -> CountOf:
+    """``_test_counter`` for the test ``files``; a spec module pytest-relaxed collects (``plugins``: a file that
+    ``python_files`` does not name) counted by its rules instead, every class and function not named ``_*``, and
+    never cut: its tests' ids are the plugin's, which no reading here checks."""
+    spec = {
+        f for f in files if plugins.collects(Path(f).name) and not _is_test_file(Path(f).name, f, settings.python_files)
+    }
+    counter = _test_counter(settings, words, cwd=cwd, on_disk=on_disk, files=set(files) - spec, search_path=search_path)
+    if not spec:
+        return counter
+    spec_settings = dataclasses.replace(settings, python_functions=SPEC_NAMES, python_classes=SPEC_NAMES)
+    spec_counter = _test_counter(spec_settings, words, cwd=cwd, on_disk=on_disk, files=spec, search_path=search_path)
+
+    def count_of(file: str) -> FileCount | str | None:
+        if file not in spec:
+            return counter(file)
+        count = spec_counter(file)
+        return dataclasses.replace(count, parts=()) if isinstance(count, FileCount) else count
+
+    return count_of
 
 
 def _test_counter(

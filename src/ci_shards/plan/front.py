@@ -371,7 +371,7 @@ def _find_items(
     discovery: Discovery | None = None
     discovery_notes: list[str] = []
     if discovering or (options.globs and options.from_timings):
-        discovery, discovery_notes = _discovered(options, [*env_addopts(env), *extra], estimates, cwd=cwd)
+        discovery, discovery_notes = _discovered(options, [*env_addopts(env), *extra], estimates, cwd=cwd, env=env)
         items += discovery.items
         estimates = dict(discovery.estimates)
         rootdir = discovery.rootdir or rootdir
@@ -409,7 +409,7 @@ def _collected(
 
 
 def _discovered(
-    options: PlanOptions, words: Sequence[str], estimates: Mapping[str, float], *, cwd: Path
+    options: PlanOptions, words: Sequence[str], estimates: Mapping[str, float], *, cwd: Path, env: Mapping[str, str]
 ) -> tuple[Discovery, list[str]]:
     """Discovery's items (``--discover``, or ``--glob`` beside ``--from-timings``) merged with the timings, and
     its notes; ``words``: ``PYTEST_ADDOPTS``'s, then pytest's words after ``--``, as pytest reads them."""
@@ -422,6 +422,7 @@ def _discovered(
         globs=options.globs,
         timings=estimates,
         search_path=sys.path,  # the shards' pytest runs on this interpreter (run --pytest, local)
+        autoload=not env.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"),  # the shards' environment, as the plan's
     )
 
 

@@ -796,3 +796,29 @@ def test_a_setting_given_empty_is_empty_not_pytests_default(tmp_path):
     )
     assert (settings.norecursedirs, settings.python_files) == ((), ("test_*.py",))
     assert find_settings(tmp_path / "tests").python_files == ()  # found above, the same file
+
+
+def test_pyproject_tool_pytest_tables_are_read_as_pytest_9_reads_them(tmp_path):
+    # pytest 9.2's _config_from_tool_pytest (conformance run 11, by hand beside hpack 4.2.0's [tool.pytest]):
+    # [tool.pytest] beside a non-empty [tool.pytest.ini_options] is its usage error (exit 4) before any collection;
+    # discovery had planned the ini_options' testpaths and its shard failed with "2 errors"
+    both = "[tool.pytest]\ntestpaths = ['tests']\n\n[tool.pytest.ini_options]\ntestpaths = 'other'\n"
+    _write(tmp_path, {"pyproject.toml": both, "tests/test_a.py": "def test_a(): pass\n"})
+    with pytest.raises(InputError, match=r"Cannot use both \[tool.pytest\]"):
+        discover_items(cwd=tmp_path, pytest_files=True, pytest_args=(), globs=(), timings={})
+    # an empty ini_options table beside native keys is no conflict, and the native keys are the settings
+    _write(tmp_path, {"pyproject.toml": "[tool.pytest]\ntestpaths = ['tests']\n[tool.pytest.ini_options]\n"})
+    assert find_settings(tmp_path).testpaths == ("tests",)
+    # a [tool.pytest] holding nothing is no settings: pytest takes the tox.ini beside it
+    _write(tmp_path, {"pyproject.toml": "[tool.pytest]\n", "tox.ini": "[pytest]\ntestpaths = tests\n"})
+    settings = find_settings(tmp_path)
+    assert (settings.source, settings.testpaths) == (str(tmp_path / "tox.ini"), ("tests",))
+
+
+def test_a_pytest_toml_setting_outside_the_pytest_table_is_pytests_usage_error(tmp_path):
+    # pytest 9.2's _config_from_pytest_table: "pytest configuration must be under a [pytest] table"
+    _write(tmp_path, {"pytest.toml": "testpaths = ['tests']\n", "tests/test_a.py": "def test_a(): pass\n"})
+    with pytest.raises(InputError, match=r"must be under a \[pytest\] table \(found top-level options: testpaths\)"):
+        discover_items(cwd=tmp_path, pytest_files=True, pytest_args=(), globs=(), timings={})
+    _write(tmp_path, {"pytest.toml": "[tool.other]\nx = 1\n"})  # tables only: pytest's defaults, rooted here
+    assert find_settings(tmp_path).source == str(tmp_path / "pytest.toml")
