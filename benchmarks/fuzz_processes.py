@@ -23,14 +23,15 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
-# The repository instead of this folder: benchmarks/coverage.py would shadow coverage.py for run --coverage.
-sys.path.remove(str(Path(__file__).resolve().parent))
+# The repository instead of this folder: benchmarks/coverage.py would shadow coverage.py for run --coverage (not
+# there when the script runs a second time in one process, as tests/unit/test_references.py runs the docs' commands).
+sys.path[:] = [p for p in sys.path if p != str(Path(__file__).resolve().parent)]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings  # noqa: E402 (after the path is set)
+from hypothesis import strategies as st  # noqa: E402
 
-from tests.unit import test_cli_fuzz as fuzz
+from tests.unit import test_cli_fuzz as fuzz  # noqa: E402
 
 # A valid start per process-launching command line: the drawn flags extend or override it (a later value wins).
 # The seed's tests/ is a real pytest project (two passing tests, a conftest with collect_ignore).

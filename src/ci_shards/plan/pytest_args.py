@@ -42,6 +42,9 @@ VALUE_OPTIONS: Final = frozenset(
         "--maxprocesses", "--maxschedchunk", "--tx", "--px", "--rsyncdir", "--rsyncignore", "--testrunuid",
         "--ci-shards-plan", "--ci-shards-shard", "--ci-shards-select", "--ci-shards-report", "--ci-shards-collect-to",
         "--ci-shards-ids-root",
+        # pytest-rerunfailures' (16.7) beside --reruns and --reruns-delay
+        "--only-rerun", "--rerun-except", "--rerun-exclude-path", "--force-reruns", "--max-suite-reruns",
+        "--reruns-delay-backoff-factor", "--reruns-mode",
     }
 )  # fmt: skip
 
