@@ -998,6 +998,22 @@ def _listed_cases(path: Path, suffixes: frozenset[str]) -> int:
     return sum(1 for line in named if not suffixes or line.endswith(tuple(suffixes)))
 
 
+def _check_paths_exist(pytest_args: Sequence[str], cwd: Path) -> None:
+    """Refuse a collection argument shaped as a test path (``tests/x``, ``test_x.py``, ``…::test_y``) that names
+    nothing on disk: pytest stops on it ("ERROR: file or directory not found: …", exit 4) and runs no test, as
+    ``--pytest``'s collection says. A bare word may be the value of a plugin's option this reader does not know
+    (``--my-option value``), so pytest alone decides about it."""
+    for word in positional_words(pytest_args):
+        path = word.split("::", 1)[0]
+        shaped = "::" in word or "/" in path or os.sep in path or path.endswith(".py")
+        if shaped and not (cwd / path).exists():
+            raise InputError(
+                word,
+                "file or directory not found, so pytest would stop with a usage error (exit 4) and run no test;"
+                " name a path that exists (relative to the working directory, as pytest reads it)",
+            )
+
+
 def _collection_roots(
     pytest_args: Sequence[str], settings: PytestSettings, cwd: Path, search_path: Sequence[str]
 ) -> tuple[list[str], str]:
@@ -1006,6 +1022,7 @@ def _collection_roots(
     With ``--pyargs``, each positional word is a module name first, as for pytest, resolved without
     importing it (``plan.pyargs``), else a path."""
     if "--pyargs" not in (*settings.addopts, *pytest_args):
+        _check_paths_exist(pytest_args, cwd)
         paths = path_words(pytest_args, cwd)
         return paths, ", ".join(paths)
     # pytest's own order: the pythonpath setting first, then the working directory (python -m pytest)
