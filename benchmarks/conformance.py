@@ -31,7 +31,10 @@ pytest_dependency,pytest_order,bdd_demo --work /tmp/conf8``; bdd_demo is benchma
 the reverse) is a mismatch even when every test's outcome is the same. Run 9 seven more, pytest-asyncio,
 pytest-rerunfailures, pytest-randomly, pytest-timeout, doctest globs, unittest, ``pytest_plugins`` and -k/-m
 (``--only asgiref,asgiref_k,asgiref_none,typing_extensions,pyhamcrest,parse,multidict,sphinx --work /tmp/conf9``;
-asgiref_k and asgiref_none are asgiref's suite under a -k, in its venv).
+asgiref_k and asgiref_none are asgiref's suite under a -k, in its venv). Run 10 six more, pytest-xdist in addopts, a
+coverage gate in .coveragerc, pytester-heavy plugin suites, tests in an installed numpy (``--only yarl,propcache,
+propcache_sub,pytest_mock,pytest_asyncio,numpy --work /tmp/conf10``; propcache_sub is propcache's suite from its
+tests/ folder, in its venv).
 """
 
 from __future__ import annotations
@@ -610,6 +613,55 @@ PROJECTS = (
             "tests/test_directives",
             "tests/test_environment",
         ),
+    ),
+    # run 10: pytest-xdist in addopts with collection errors, a coverage gate in .coveragerc, -m from a subfolder,
+    # pytester-heavy plugin suites, testpaths with *_example.py docs, tests inside an installed numpy
+    Project(
+        "yarl",
+        "pytest.ini addopts --numprocesses=auto (pytest-xdist: 2 workers here, in every shard too), --doctest-modules, "
+        "-p pytest_cov --cov --cov-context=test, --strict-markers, xfail_strict, empty_parameter_set_mark = xfail, "
+        "filterwarnings=error; three test modules import the C extension from the unbuilt source tree and fail to "
+        "collect, which pytest-xdist runs past (3 errors beside the other tests)",
+        "yarl-1.25.1",
+        (),
+    ),
+    Project(
+        "propcache",
+        "src layout; addopts --numprocesses=auto then --numprocesses=0 (the last wins: no xdist), pytest-cov with "
+        "--cov-context=test and fail_under = 50 in .coveragerc (a gate each shard's part misses: given "
+        "--cov-fail-under=0, as docs/coverage.md says); a session fixture parametrized with a c_extension mark",
+        "propcache-0.5.4",
+        ("--cov-fail-under=0",),
+    ),
+    Project(
+        "propcache_sub",
+        "the same suite from its tests/ folder (rootdir and pytest.ini one folder up) under -m 'not c_extension' and "
+        "-k 'not benchmark'",
+        "propcache-0.5.4/tests",
+        ("--cov-fail-under=0", "-m", "not c_extension", "-k", "not benchmark"),
+        venv="propcache",
+    ),
+    Project(
+        "pytest_mock",
+        "a pytest plugin's suite: pytester (runpytest in-process and subprocess) in most tests, tox.ini [pytest] with "
+        "asyncio_mode = auto (pytest-asyncio installed), src layout",
+        "pytest_mock-3.17.0",
+        ("tests",),
+    ),
+    Project(
+        "pytest_asyncio",
+        "a pytest plugin's suite: testpaths = docs and tests, python_files adds *_example.py (the docs' examples are "
+        "tests), tests/ a package, pytest_plugins = 'pytester' in its conftest, asyncio_mode = auto, hypothesis",
+        "pytest_asyncio-1.5.0",
+        (),
+    ),
+    Project(
+        "numpy",
+        "tests inside the installed numpy 2.4.6 wheel, --pyargs of two sub-packages from a neutral folder (numpy's "
+        "conftest.py above them, hypothesis installed)",
+        "",
+        (),
+        pyargs=("--pyargs", "numpy.linalg", "numpy.fft"),
     ),
 )
 
