@@ -1031,8 +1031,9 @@ def _collection_roots(
     roots: list[str] = []
     named: list[str] = []
     for word in positional_words(pytest_args):
-        location = module_location(word.split("::", 1)[0], [p.absolute() for p in search])
-        if location is None and (cwd / word.split("::", 1)[0]).exists():
+        name, sep, rest = word.partition("::")
+        location = module_location(name, [p.absolute() for p in search])
+        if location is None and (cwd / name).exists():
             roots.append(word)
             named.append(word)
         elif location is None:
@@ -1041,8 +1042,9 @@ def _collection_roots(
                 "--pyargs: no module or package of that name on the search path (pythonpath setting, the working"
                 " directory, this Python's sys.path), so pytest would not find it either",
             )
-        else:
+        else:  # a module's node id (``pkg.tests.test_m::TestB``) names part of its file, as a path's does
             inside = location == cwd or cwd in location.parents
-            roots.append(os.path.relpath(location, cwd) if inside else str(location))
-            named.append(f"{word} ({roots[-1]})")
+            root = os.path.relpath(location, cwd) if inside else str(location)
+            roots.append(root + sep + rest)
+            named.append(f"{word} ({root})")
     return roots, "--pyargs " + ", ".join(named) if named else ""
