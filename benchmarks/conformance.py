@@ -33,8 +33,8 @@ pytest-rerunfailures, pytest-randomly, pytest-timeout, doctest globs, unittest, 
 (``--only asgiref,asgiref_k,asgiref_none,typing_extensions,pyhamcrest,parse,multidict,sphinx --work /tmp/conf9``;
 asgiref_k and asgiref_none are asgiref's suite under a -k, in its venv). Run 10 six more, pytest-xdist in addopts, a
 coverage gate in .coveragerc, pytester-heavy plugin suites, tests in an installed numpy (``--only yarl,propcache,
-propcache_sub,pytest_mock,pytest_asyncio,numpy --work /tmp/conf10``; propcache_sub is propcache's suite from its
-tests/ folder, in its venv).
+propcache_sub,pytest_mock,pytest_asyncio,numpy,numpy_ids --work /tmp/conf10``; propcache_sub is propcache's suite
+from its tests/ folder, numpy_ids numpy's under --pyargs of node ids, each in its project's venv).
 """
 
 from __future__ import annotations
@@ -662,6 +662,20 @@ PROJECTS = (
         "",
         (),
         pyargs=("--pyargs", "numpy.linalg", "numpy.fft"),
+    ),
+    Project(
+        "numpy_ids",
+        "the same numpy under --pyargs of a test module and of two modules' node ids (module::Class, "
+        "module::Class::test[param]) from the neutral folder",
+        "",
+        (),
+        pyargs=(
+            "--pyargs",
+            "numpy.fft.tests.test_helper",
+            "numpy.linalg.tests.test_linalg::TestSVD",
+            "numpy.linalg.tests.test_linalg::TestDet::test_types[complex128]",
+        ),
+        venv="numpy",
     ),
 )
 
