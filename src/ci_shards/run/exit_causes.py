@@ -36,6 +36,15 @@ _SNAPSHOTS_UNUSED: Final = re.compile(
 )
 
 
+# pytest's usage error about a collection argument (_pytest/main.py, its exit 4, before any test runs): a node id that
+# names nothing in its file ("ERROR: not found: …::TestNo", "(no match in any of […])" on the next line), a path or a
+# --pyargs name that names nothing. A discovery plan cannot tell the first from the file's text, so each shard's
+# pytest stops there (conformance run 10)
+_USAGE_NOT_FOUND: Final = re.compile(
+    r"^ERROR: (?P<what>(?:file or directory |module or package )?not found: .{1,300})$", re.MULTILINE
+)
+
+
 def exit_cause(output: str) -> str:
     """The cause the run's ``output`` names for its non-zero exit, in one line ("" when none is known)."""
     if _TIMEOUT_BANNER.search(output):
@@ -51,6 +60,9 @@ def exit_cause(output: str) -> str:
             " give the shards --cov-fail-under=0 (above either) and gate the merged coverage (run --coverage,"
             " aggregate --fail-under: docs/coverage.md)"
         )
+    usage = _USAGE_NOT_FOUND.search(output)
+    if usage is not None:
+        return f"pytest stopped at a usage error before any test ran: {usage['what']}"
     unused = _SNAPSHOTS_UNUSED.search(output)
     if unused is not None:
         return (
