@@ -31,10 +31,13 @@ pytest_dependency,pytest_order,bdd_demo --work /tmp/conf8``; bdd_demo is benchma
 the reverse) is a mismatch even when every test's outcome is the same. Run 9 seven more, pytest-asyncio,
 pytest-rerunfailures, pytest-randomly, pytest-timeout, doctest globs, unittest, ``pytest_plugins`` and -k/-m
 (``--only asgiref,asgiref_k,asgiref_none,typing_extensions,pyhamcrest,parse,multidict,sphinx --work /tmp/conf9``;
-asgiref_k and asgiref_none are asgiref's suite under a -k, in its venv). Run 11 six more, pytest-relaxed's spec
-modules, pytest 9's native [tool.pytest] table, pytest-regressions, a C extension, pytest-django (``--only invoke,hpack,
-hpack_sub,markdown_it,markupsafe,django_filter,tqdm --work /tmp/conf11``; hpack_sub is hpack's suite from its tests/
-folder, in its venv); hpack and markdown_it also with ``--workers 2``.
+asgiref_k and asgiref_none are asgiref's suite under a -k, in its venv). Run 10 six more, pytest-xdist in addopts, a
+coverage gate in .coveragerc, pytester-heavy plugin suites, tests in an installed numpy (``--only yarl,propcache,
+propcache_sub,pytest_mock,pytest_asyncio,numpy,numpy_ids --work /tmp/conf10``; propcache_sub is propcache's suite
+from its tests/ folder, numpy_ids numpy's under --pyargs of node ids, each in its project's venv). Run 11 six
+more, pytest-relaxed's spec modules, pytest 9's native [tool.pytest] table, pytest-regressions, a C extension,
+pytest-django (``--only invoke,hpack,hpack_sub,markdown_it,markupsafe,django_filter,tqdm --work /tmp/conf11``;
+hpack_sub is hpack's suite from its tests/ folder, in its venv); hpack and markdown_it also with ``--workers 2``.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ci_shards.junit import parse_junit
-from ci_shards.model.outcome import Totals
+from ci_shards.model.outcome import CaseResult, Totals
 
 HERE = Path(__file__).resolve().parent
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
@@ -614,6 +617,69 @@ PROJECTS = (
             "tests/test_environment",
         ),
     ),
+    # run 10: pytest-xdist in addopts with collection errors, a coverage gate in .coveragerc, -m from a subfolder,
+    # pytester-heavy plugin suites, testpaths with *_example.py docs, tests inside an installed numpy
+    Project(
+        "yarl",
+        "pytest.ini addopts --numprocesses=auto (pytest-xdist: 2 workers here, in every shard too), --doctest-modules, "
+        "-p pytest_cov --cov --cov-context=test, --strict-markers, xfail_strict, empty_parameter_set_mark = xfail, "
+        "filterwarnings=error; three test modules import the C extension from the unbuilt source tree and fail to "
+        "collect, which pytest-xdist runs past (3 errors beside the other tests)",
+        "yarl-1.25.1",
+        (),
+    ),
+    Project(
+        "propcache",
+        "src layout; addopts --numprocesses=auto then --numprocesses=0 (the last wins: no xdist), pytest-cov with "
+        "--cov-context=test and fail_under = 50 in .coveragerc (a gate each shard's part misses: given "
+        "--cov-fail-under=0, as docs/coverage.md says); a session fixture parametrized with a c_extension mark",
+        "propcache-0.5.4",
+        ("--cov-fail-under=0",),
+    ),
+    Project(
+        "propcache_sub",
+        "the same suite from its tests/ folder (rootdir and pytest.ini one folder up) under -m 'not c_extension' and "
+        "-k 'not benchmark'",
+        "propcache-0.5.4/tests",
+        ("--cov-fail-under=0", "-m", "not c_extension", "-k", "not benchmark"),
+        venv="propcache",
+    ),
+    Project(
+        "pytest_mock",
+        "a pytest plugin's suite: pytester (runpytest in-process and subprocess) in most tests, tox.ini [pytest] with "
+        "asyncio_mode = auto (pytest-asyncio installed), src layout",
+        "pytest_mock-3.17.0",
+        ("tests",),
+    ),
+    Project(
+        "pytest_asyncio",
+        "a pytest plugin's suite: testpaths = docs and tests, python_files adds *_example.py (the docs' examples are "
+        "tests), tests/ a package, pytest_plugins = 'pytester' in its conftest, asyncio_mode = auto, hypothesis",
+        "pytest_asyncio-1.5.0",
+        (),
+    ),
+    Project(
+        "numpy",
+        "tests inside the installed numpy 2.4.6 wheel, --pyargs of two sub-packages from a neutral folder (numpy's "
+        "conftest.py above them, hypothesis installed)",
+        "",
+        (),
+        pyargs=("--pyargs", "numpy.linalg", "numpy.fft"),
+    ),
+    Project(
+        "numpy_ids",
+        "the same numpy under --pyargs of a test module and of two modules' node ids (module::Class, "
+        "module::Class::test[param]) from the neutral folder",
+        "",
+        (),
+        pyargs=(
+            "--pyargs",
+            "numpy.fft.tests.test_helper",
+            "numpy.linalg.tests.test_linalg::TestSVD",
+            "numpy.linalg.tests.test_linalg::TestDet::test_types[complex128]",
+        ),
+        venv="numpy",
+    ),
     # run 11: a plugin's own file collection (pytest-relaxed), pytest 9's native [tool.pytest] table, data-file
     # parametrize with pytest-regressions, a small C extension, pytest-django with --ds
     Project(
@@ -759,7 +825,7 @@ def sharded(
     argv = [str(venv / "bin" / "python"), "-m", "ci_shards", "local", "--shards", "4", "--out", str(out), *mode]
     argv += ["--workers", str(workers)] if workers > 1 else []
     rc, wall, cpu = _run([*argv, "--pytest", "--", *args], cwd, _env(), out.with_suffix(".log"))
-    cases = [c for path in sorted(out.glob("shard-*/junit.xml")) for c in parse_junit(path)]
+    cases = _once_per_cut_file(out, [parse_junit(path) for path in sorted(out.glob("shard-*/junit.xml"))])
     totals = Totals.of(cases)
     counted = [c for c in cases if c.counted_as != "left-out"]
     counts = {
@@ -780,6 +846,26 @@ def sharded(
         note += ": " + (log.strip().splitlines() or [""])[-1][:160]
     seen = Seen(ids=Counter(c.test_id for c in counted), counts=counts, note=note, exit_code=rc)
     return seen, headline, wall, cpu
+
+
+def _once_per_cut_file(out: Path, shards: list[list[CaseResult]]) -> list[CaseResult]:
+    """Every shard's cases, a file's collector (its collection error or skip) counted once where the plan cut that
+    file over several shards, each of which reports it, as aggregate counts it (``report.aggregate``, since
+    ``2883fc2``); before run 10 the harness counted it in every shard (yarl's cut hypothesis module: 4 errors, 1)."""
+    plan = out / "plan.json"
+    items = (
+        [i for s in json.loads(plan.read_text(encoding="utf-8"))["shards"] for i in s["items"]] if plan.exists() else []
+    )
+    cut = {i.split("::", 1)[0] for i in items if "::" in i}
+    told: set[str] = set()
+    cases = []
+    for case in (c for shard in shards for c in shard):
+        if "::" not in case.test_id and case.test_id in cut and case.outcome.value in ("error", "failed", "skipped"):
+            if case.test_id in told:
+                continue
+            told.add(case.test_id)
+        cases.append(case)
+    return cases
 
 
 def compare(reference: Seen, seen: Seen) -> tuple[str, list[str]]:

@@ -40,10 +40,13 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
-    """A collector pytest skipped (a module's ``pytest.importorskip``): one skipped in pytest's summary line."""
+    """A collector pytest skipped (a module's ``pytest.importorskip``): one skipped in pytest's summary line; one
+    that failed (a module that cannot be imported) one error, as the line says "3 errors" (since run 10: under
+    pytest-xdist, or with --continue-on-collection-errors, the other tests run beside it)."""
     out = _STATE.get("out")
-    if report.skipped and report.nodeid and out is not None:
-        line = {"id": report.nodeid, "when": "collect", "category": "skipped", "subtest": False}
+    if (report.skipped or report.failed) and report.nodeid and out is not None:
+        category = "skipped" if report.skipped else "error"
+        line = {"id": report.nodeid, "when": "collect", "category": category, "subtest": False}
         out.write(json.dumps(line) + "\n")  # type: ignore[attr-defined]
 
 

@@ -659,8 +659,24 @@ class _CollectRecorder:
             "errors": self.errors,
             "deselected": self.deselected,
             "exitstatus": int(exitstatus),
+            "runs_past_errors": _runs_past_collection_errors(session.config, len(self.errors)),
         }
         outfile.write_atomic(self.path, json.dumps(record, ensure_ascii=False))
+
+
+def _runs_past_collection_errors(config: pytest.Config, errors: int) -> str:
+    """What makes this pytest, run for its tests rather than ``--collect-only``, go on past ``errors`` failed
+    collectors ("" when nothing does: it stops with "Interrupted: N errors during collection"): its
+    ``--continue-on-collection-errors``, or pytest-xdist's distribution (its controller runs whatever the workers
+    collected; inert under ``--collect-only``, its options already set), unless ``--maxfail`` counts them to a stop."""
+    maxfail = config.getoption("maxfail", 0) or 0
+    if maxfail and errors >= maxfail:
+        return ""
+    if config.getoption("continue_on_collection_errors", False):
+        return "--continue-on-collection-errors"
+    if config.pluginmanager.hasplugin("xdist") and config.getoption("dist", "no") != "no":
+        return "pytest-xdist" if config.getoption("tx", None) else ""
+    return ""
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -13,7 +13,9 @@ compared with one plain ``python -m pytest`` of the same arguments:
 - the shard that runs files no shard owns walks what the arguments select, never the common
   folder of the planned files (26.3);
 - ``--pyargs`` of test modules (mpmath 1.4.1's), which pytest names "" (``::test_x``), and a file named as an
-  argument that fails to collect, which every shard imports (conformance run 7).
+  argument that fails to collect, which every shard imports (conformance run 7);
+- a collection error plain pytest runs past (``--continue-on-collection-errors``, pytest-xdist's ``-n``: yarl
+  1.25.1's addopts), which a ``--pytest`` plan refused (conformance run 10).
 """
 
 from __future__ import annotations
@@ -230,6 +232,28 @@ def test_a_file_named_as_an_argument_that_fails_to_collect_is_one_error_as_plain
     assert "FAILED: 1 error; 1 of 2 shards did not pass" in said, said  # the other shard's exit 1 is explained
     assert "7 tests, 6 passed, 0 failed, 1 error, 0 skipped" in said, said
     assert "more than once" not in said
+
+
+@pytest.mark.parametrize(
+    "runs_past", [["--continue-on-collection-errors"], ["-n", "2"]], ids=["continue-option", "xdist"]
+)
+def test_a_collection_error_plain_pytest_runs_past_is_planned_around_not_refused(
+    tmp_path: Path, runs_past: list[str]
+) -> None:
+    # plain pytest runs the other tests when told to continue, and always under pytest-xdist (yarl 1.25.1's
+    # addopts -n auto, conformance run 10); the --pytest plan refused the collection ("no plan was made")
+    files = {"t/test_a.py": PARAMETRIZED.format(name="a"), "t/test_b.py": PARAMETRIZED.format(name="b")}
+    _write(tmp_path, {**files, "t/test_d.py": REFUSES_IMPORT})
+    args = [*runs_past, "t", "-p", "no:cacheprovider"]
+    reference = plain_run(tmp_path, args, tmp_path)
+    assert Counter(outcome for _, _, outcome in reference.elements()) == {"passed": 6, "error": 1}
+
+    done = ci_shards("local", "--shards", "2", "--out", "results", "--pytest", "--", *args, cwd=tmp_path)
+    said = done.stderr + done.stdout
+    assert done.returncode == 1, said
+    assert "7 tests, 6 passed, 0 failed, 1 error, 0 skipped" in said, said
+    notes = json.loads((tmp_path / "results/plan.json").read_text())["notes"]
+    assert any(n.startswith("pytest's collection reported 1 error (t/test_d.py: ModuleNotFoundError") for n in notes)
 
 
 def test_the_shard_for_unowned_files_walks_only_the_packages_the_arguments_name(tmp_path: Path) -> None:

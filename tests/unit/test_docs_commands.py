@@ -43,6 +43,7 @@ FOREIGN: Final = {
     "--junitxml", "--tb", "--pyargs", "--ignore", "--ignore-glob", "--rootdir", "--doctest-glob", "--doctest-modules",
     "--db-url", "--maxfail", "--pdb", "--config-file", "--noconftest", "--confcutdir", "--collect-in-virtualenv",
     "--reporters", "--experimental-test-coverage", "--unshallow", "--disable-plugin-autoload",
+    "--continue-on-collection-errors",  # pytest's (docs/planning.md: a collection error pytest runs past)
     "--store-durations",  # pytest-split's
     "--dist", "--max-worker-restart", "--loadscope-reorder",  # pytest-xdist's (docs/run.md#workers)
     "--cov-fail-under", "--cov",  # pytest-cov's (docs/coverage.md, a coverage gate in the project's addopts)

@@ -1075,6 +1075,22 @@ def _listed_cases(path: Path, suffixes: frozenset[str]) -> int:
     return sum(1 for line in named if not suffixes or line.endswith(tuple(suffixes)))
 
 
+def _check_paths_exist(pytest_args: Sequence[str], cwd: Path) -> None:
+    """Refuse a collection argument shaped as a test path (``tests/x``, ``test_x.py``, ``…::test_y``) that names
+    nothing on disk: pytest stops on it ("ERROR: file or directory not found: …", exit 4) and runs no test, as
+    ``--pytest``'s collection says. A bare word may be the value of a plugin's option this reader does not know
+    (``--my-option value``), so pytest alone decides about it."""
+    for word in positional_words(pytest_args):
+        path = word.split("::", 1)[0]
+        shaped = "::" in word or "/" in path or os.sep in path or path.endswith(".py")
+        if shaped and not (cwd / path).exists():
+            raise InputError(
+                word,
+                "file or directory not found, so pytest would stop with a usage error (exit 4) and run no test;"
+                " name a path that exists (relative to the working directory, as pytest reads it)",
+            )
+
+
 def _collection_roots(
     pytest_args: Sequence[str], settings: PytestSettings, cwd: Path, search_path: Sequence[str]
 ) -> tuple[list[str], str]:
@@ -1083,6 +1099,7 @@ def _collection_roots(
     With ``--pyargs``, each positional word is a module name first, as for pytest, resolved without
     importing it (``plan.pyargs``), else a path."""
     if "--pyargs" not in (*settings.addopts, *pytest_args):
+        _check_paths_exist(pytest_args, cwd)
         paths = path_words(pytest_args, cwd)
         return paths, ", ".join(paths)
     # pytest's own order: the pythonpath setting first, then the working directory (python -m pytest)
@@ -1091,8 +1108,9 @@ def _collection_roots(
     roots: list[str] = []
     named: list[str] = []
     for word in positional_words(pytest_args):
-        location = module_location(word.split("::", 1)[0], [p.absolute() for p in search])
-        if location is None and (cwd / word.split("::", 1)[0]).exists():
+        name, sep, rest = word.partition("::")
+        location = module_location(name, [p.absolute() for p in search])
+        if location is None and (cwd / name).exists():
             roots.append(word)
             named.append(word)
         elif location is None:
@@ -1101,8 +1119,9 @@ def _collection_roots(
                 "--pyargs: no module or package of that name on the search path (pythonpath setting, the working"
                 " directory, this Python's sys.path), so pytest would not find it either",
             )
-        else:
+        else:  # a module's node id (``pkg.tests.test_m::TestB``) names part of its file, as a path's does
             inside = location == cwd or cwd in location.parents
-            roots.append(os.path.relpath(location, cwd) if inside else str(location))
-            named.append(f"{word} ({roots[-1]})")
+            root = os.path.relpath(location, cwd) if inside else str(location)
+            roots.append(root + sep + rest)
+            named.append(f"{word} ({root})")
     return roots, "--pyargs " + ", ".join(named) if named else ""

@@ -300,7 +300,7 @@ def make_plan(
             *overhead_notes,
             *_collection_note(balance["collection"]),
             *((remap_note,) if remap_note else ()),
-            *(found.discovery_notes if found.discovery is None else ()),
+            *found.source_notes,
         ),
         measured_ratio=measured_ratio([s.items for s in plan.shards], measured) if plan.unknown_items else None,
         skipped_by_diff=skipped if mode is SelectMode.CHANGED else {},
@@ -334,6 +334,12 @@ class _Found:
     discovery_notes: list[str]
     first_weights: Weights | None
     deselected: int = 0  # the tests ``--pytest``'s collection found deselected (-k, -m, a plugin)
+    collection_notes: tuple[str, ...] = ()  # ``--pytest``'s: the collection errors pytest runs past
+
+    @property
+    def source_notes(self) -> tuple[str, ...]:
+        """The notes the plan takes from its sources here (a discovery plan's are added with its files)."""
+        return (*(self.discovery_notes if self.discovery is None else ()), *self.collection_notes)
 
 
 def _find_items(
@@ -360,11 +366,10 @@ def _find_items(
     extra = _pytest_words(options, pytest_args)
     rootdir: str | None = None
     first_weights: Weights | None = None
-    deselected = 0
+    collection: Collection | None = None
     if options.pytest and not discovering:
         collection, rootdir, first_weights = _collected(options, extra, estimates, cwd=cwd, env=env)
         items += collection.ids
-        deselected = sum(collection.deselected.values())
         sources += 1
     if options.durations_root:
         estimates = rebase_keys(estimates, durations_root=options.durations_root, ids_root=rootdir or ".")
@@ -392,7 +397,8 @@ def _find_items(
         discovery=discovery,
         discovery_notes=discovery_notes,
         first_weights=first_weights,
-        deselected=deselected,
+        deselected=sum(collection.deselected.values()) if collection else 0,
+        collection_notes=(collection.run_past_note(),) if collection and collection.errors_run_past else (),
     )
 
 

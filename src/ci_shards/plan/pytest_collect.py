@@ -11,7 +11,10 @@ relative to the collection argument that holds it; a module that is itself such 
 working directory, so a shard job with its checkout elsewhere finds the same files.
 ``read_collection`` (pure) refuses a collection that could not be run again by id: a failed collector,
 an id whose file part does not name its file (an id collected more than once is planned once), and a pytest
-that exited non-zero, unless a plugin's check at the session's end alone failed it after a clean collection.
+that exited non-zero, unless a plugin's check at the session's end alone failed it after a clean collection. A
+failed collector is no refusal where the same pytest, run for its tests, goes on past it (the plugin records
+``runs_past_errors``: ``--continue-on-collection-errors``, or pytest-xdist, whose workers collect and run the rest):
+then the plan is the tests collected, and the shard that walks unowned files reports the error (conformance run 10).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ci_shards.common.console import plural
 from ci_shards.common.errors import CollectionError
 from ci_shards.common.interpreter import default_python, plugin_env, probe
 from ci_shards.model.matching import item_file
@@ -39,6 +43,21 @@ class Collection:
     rootdir: str  # absolute
     paths: dict[str, str] = field(default_factory=dict)  # an id's file part → its file (absolute)
     deselected: dict[str, int] = field(default_factory=dict)  # file part → tests collected but deselected
+    # the failed collectors of a pytest that runs past them (--continue-on-collection-errors, pytest-xdist): their
+    # one-line reasons, "where: message"; the plan is the tests it collected, and the shards report the errors
+    errors_run_past: tuple[str, ...] = ()
+
+    def run_past_note(self) -> str:
+        """The plan's note on the collection errors pytest runs past ("" for none): planned around, not hidden."""
+        errors = self.errors_run_past
+        if not errors:
+            return ""
+        more = f" and {len(errors) - 1} more" if len(errors) > 1 else ""
+        return (
+            f"pytest's collection reported {plural(len(errors), 'error')} ({errors[0]}{more}), which it runs past"
+            " with these arguments (--continue-on-collection-errors, or pytest-xdist): the plan has the tests it"
+            " collected, and the shards report each error as plain pytest does"
+        )
 
 
 def error_line(output: str) -> str:
@@ -54,7 +73,8 @@ def read_collection(record: Mapping[str, Any], *, exit_code: int, output: str = 
     """The ids of the plugin's record, or a ``CollectionError`` naming the first problem (``output``:
     pytest's stderr, for a failure no collector reported)."""
     errors = record.get("errors") or []
-    if errors:
+    runs_past = bool(errors) and bool(record.get("runs_past_errors"))
+    if errors and not runs_past:
         first = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         msg = (
@@ -62,7 +82,9 @@ def read_collection(record: Mapping[str, Any], *, exit_code: int, output: str = 
             f" {first.get('message', '')}{more}; no plan was made"
         )
         raise CollectionError(msg)
-    if exit_code not in (0, PYTEST_NO_TESTS) and not _failed_after_collection(record, exit_code):
+    # pytest --collect-only exits 1 past its collection errors (2 under pytest-xdist, inert while collecting)
+    excused = runs_past and exit_code in (1, 2)
+    if exit_code not in (0, PYTEST_NO_TESTS) and not excused and not _failed_after_collection(record, exit_code):
         said = f": {error_line(output)}" if error_line(output) else ""
         kind = _PYTEST_EXITS.get(exit_code, "error")
         msg = f"pytest collection failed (exit {exit_code}, {kind}){said}; no plan was made"
@@ -86,7 +108,8 @@ def read_collection(record: Mapping[str, Any], *, exit_code: int, output: str = 
         ids.append(node_id)
         paths.setdefault(item_file(node_id), path)
     deselected = {str(f): int(n) for f, n in (record.get("deselected") or {}).items()}
-    return Collection(ids=ids, rootdir=rootdir, paths=paths, deselected=deselected)
+    run_past = tuple(f"{e.get('id') or 'the session'}: {e.get('message', '')}" for e in errors)
+    return Collection(ids=ids, rootdir=rootdir, paths=paths, deselected=deselected, errors_run_past=run_past)
 
 
 def _failed_after_collection(record: Mapping[str, Any], exit_code: int) -> bool:

@@ -576,7 +576,8 @@ def _failed_or_passed(
     # (a shard of networkx-like importorskip files; plain pytest of the suite passes).
     all_left_out = not not_run and any(_nothing_to_run(r) for r in first)
     if usable and not merged and not collect_errors and not policy.accept_exit_code and not all_left_out and not halted:
-        problems.append("zero tests executed")
+        cause = next((r.exit_cause for r in first if r.exit_cause), "")  # pytest's usage error, say
+        problems.append(f"zero tests executed: {cause}" if cause else "zero tests executed")
     if not (flaky and not bad) and not halted:  # re-runs that resolved every failure explain a bad exit
         elsewhere = any(r.report.collect_errors_elsewhere for r in first)
         explained = bool(bad or collect_errors or elsewhere or (report_problems and not policy.accept_exit_code))

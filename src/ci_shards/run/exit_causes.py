@@ -11,9 +11,10 @@ import re
 from typing import Final
 
 # pytest-cov's gate (pytest_cov/plugin.py: "FAIL Required test coverage of {required}% not reached. Total
-# coverage: {total}%"), raised from the project's addopts (arrow 1.4.0: --cov-fail-under=99): a shard measures
-# only the code its own tests run, so a gate on the whole suite's coverage fails every shard of a suite that
-# passes it unsharded (conformance run 4, docs/benchmarks.md)
+# coverage: {total}%"), raised from the project's addopts (arrow 1.4.0: --cov-fail-under=99) or coverage.py's own
+# settings (propcache 0.5.4's .coveragerc: fail_under = 50, which pytest-cov takes when no option is given): a
+# shard measures only the code its own tests run, so a gate on the whole suite's coverage fails every shard of a
+# suite that passes it unsharded (conformance runs 4 and 10, docs/benchmarks.md)
 _COV_FAIL_UNDER: Final = re.compile(
     r"^FAIL Required test coverage of (?P<required>[\d.]+)% not reached\. Total coverage: (?P<total>[\d.]+)%",
     re.MULTILINE,
@@ -35,6 +36,15 @@ _SNAPSHOTS_UNUSED: Final = re.compile(
 )
 
 
+# pytest's usage error about a collection argument (_pytest/main.py, its exit 4, before any test runs): a node id that
+# names nothing in its file ("ERROR: not found: …::TestNo", "(no match in any of […])" on the next line), a path or a
+# --pyargs name that names nothing. A discovery plan cannot tell the first from the file's text, so each shard's
+# pytest stops there (conformance run 10)
+_USAGE_NOT_FOUND: Final = re.compile(
+    r"^ERROR: (?P<what>(?:file or directory |module or package )?not found: .{1,300})$", re.MULTILINE
+)
+
+
 def exit_cause(output: str) -> str:
     """The cause the run's ``output`` names for its non-zero exit, in one line ("" when none is known)."""
     if _TIMEOUT_BANNER.search(output):
@@ -45,10 +55,14 @@ def exit_cause(output: str) -> str:
     gate = _COV_FAIL_UNDER.search(output)
     if gate is not None:
         return (
-            f"pytest-cov's --cov-fail-under={gate['required']} failed on this shard's {gate['total']}%: a shard"
-            " covers only the code its own tests run; give the shards --cov-fail-under=0 and gate the merged"
-            " coverage (run --coverage, aggregate --fail-under: docs/coverage.md)"
+            f"pytest-cov's coverage gate of {gate['required']}% (--cov-fail-under, or fail_under in coverage.py's"
+            f" settings) failed on this shard's {gate['total']}%: a shard covers only the code its own tests run;"
+            " give the shards --cov-fail-under=0 (above either) and gate the merged coverage (run --coverage,"
+            " aggregate --fail-under: docs/coverage.md)"
         )
+    usage = _USAGE_NOT_FOUND.search(output)
+    if usage is not None:
+        return f"pytest stopped at a usage error before any test ran: {usage['what']}"
     unused = _SNAPSHOTS_UNUSED.search(output)
     if unused is not None:
         return (

@@ -710,8 +710,8 @@ def test_a_coverage_gate_that_fails_a_passing_shard_is_named_in_its_reason(tmp_p
     result = outcome(tmp_path)
     assert (result["status"], result["executed_tests"]) == ("failed", 1)
     assert result["reason"].startswith(
-        "the command exited with code 1 but its report shows no failure: pytest-cov's --cov-fail-under=99 failed"
-        " on this shard's 51.21%"
+        "the command exited with code 1 but its report shows no failure: pytest-cov's coverage gate of 99%"
+        " (--cov-fail-under, or fail_under in coverage.py's settings) failed on this shard's 51.21%"
     )
 
 

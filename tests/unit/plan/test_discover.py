@@ -822,3 +822,20 @@ def test_a_pytest_toml_setting_outside_the_pytest_table_is_pytests_usage_error(t
         discover_items(cwd=tmp_path, pytest_files=True, pytest_args=(), globs=(), timings={})
     _write(tmp_path, {"pytest.toml": "[tool.other]\nx = 1\n"})  # tables only: pytest's defaults, rooted here
     assert find_settings(tmp_path).source == str(tmp_path / "pytest.toml")
+
+
+@pytest.mark.parametrize("word", ["tests/test_gone.py", "tests/test_gone.py::test_x[1]", "gone/", "test_gone.py"])
+def test_a_test_path_argument_that_names_nothing_is_refused_as_pytest_refuses_it(tmp_path: Path, word: str) -> None:
+    # plain pytest stops with "ERROR: file or directory not found: …" (exit 4) and runs no test; a discovery plan
+    # dropped the word and its shards each failed with "zero tests executed" (conformance run 10)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("def test_a():\n    pass\n")
+    args = ["tests/test_a.py", word]
+    with pytest.raises(InputError) as err:
+        discover_items(cwd=tmp_path, pytest_files=True, pytest_args=args, globs=(), timings={}, search_path=[])
+    assert str(err.value).startswith(f"{word}: file or directory not found")
+    # a bare word may be an option's value this reader does not know (`--my-plugin-option value`): left to pytest
+    found, _ = discover_items(
+        cwd=tmp_path, pytest_files=True, pytest_args=["tests", "value"], globs=(), timings={}, search_path=[]
+    )
+    assert found.items == ("tests/test_a.py",)

@@ -129,3 +129,21 @@ def test_a_package_an_import_hook_provides_is_found_by_its_top_level_name(tmp_pa
     monkeypatch.setattr(sys, "meta_path", [Finder, *sys.meta_path])
     assert module_location("hooked.sub", []) == tmp_path / "src/hooked/sub"
     assert not list(tmp_path.rglob("*.imported"))
+
+
+def test_a_pyargs_module_with_a_node_id_plans_only_what_the_node_id_names(tmp_path: Path) -> None:
+    # `--pyargs numpy.linalg.tests.test_linalg::TestSVD` from a neutral folder (conformance run 10): the plan held
+    # every test of the module, and the shards' pytest, collecting TestSVD alone, never reported the others (170
+    # "planned tests never ran" where plain pytest passes 18)
+    site, work = tmp_path / "site", tmp_path / "work"
+    module = "class TestA:\n    def test_x(self): pass\n\nclass TestB:\n    def test_y(self): pass\n"
+    _write(site, {"pkg/__init__.py": EXECUTES, "pkg/tests/__init__.py": "", "pkg/tests/test_m.py": module})
+    work.mkdir()
+    args = ["--pyargs", "pkg.tests.test_m::TestB"]
+    found, notes = discover_items(
+        cwd=work, pytest_files=True, pytest_args=args, globs=(), timings={}, search_path=[str(site)]
+    )
+    named = Path("..") / "site" / "pkg" / "tests" / "test_m.py"
+    assert found.items == (f"{named.as_posix()}::TestB::test_y",)
+    assert notes[0].startswith(f"discovered 1 test file in --pyargs pkg.tests.test_m::TestB ({site / 'pkg'}")
+    assert not list(tmp_path.rglob("*.imported"))

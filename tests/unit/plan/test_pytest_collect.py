@@ -37,6 +37,25 @@ def test_a_failed_collector_is_named_with_its_one_line_reason() -> None:
     )
 
 
+def test_a_failed_collector_pytest_runs_past_is_planned_around_and_noted() -> None:
+    # --continue-on-collection-errors, or pytest-xdist in addopts (yarl 1.25.1's -n auto, conformance run 10): plain
+    # pytest runs the tests it collected and reports the error, so the plan has those tests
+    errors = [{"id": "t/test_bad.py", "message": "ModuleNotFoundError: No module named 'nope'"}]
+    record = _record(("t/test_a.py::x", "/r/t/test_a.py"), errors=errors) | {"runs_past_errors": "pytest-xdist"}
+    for exit_code in (1, 2):  # --collect-only exits 1 past the errors; 2 where xdist, inert, left pytest to stop
+        found = read_collection(record, exit_code=exit_code)
+        assert found.ids == ["t/test_a.py::x"]
+        assert found.errors_run_past == ("t/test_bad.py: ModuleNotFoundError: No module named 'nope'",)
+    assert found.run_past_note().startswith(
+        "pytest's collection reported 1 error (t/test_bad.py: ModuleNotFoundError: No module named 'nope'), which it"
+    )
+    assert read_collection(_record(("t/test_a.py::x", "/r/t/test_a.py")), exit_code=0).run_past_note() == ""
+    with pytest.raises(CollectionError, match=r"exit 4, usage error"):
+        read_collection(record, exit_code=4)
+    with pytest.raises(CollectionError, match=r"in t/test_bad.py: ModuleNotFoundError"):  # nothing runs past it
+        read_collection(record | {"runs_past_errors": ""}, exit_code=2)
+
+
 def test_exit_1_set_by_a_plugin_after_a_clean_collection_still_plans() -> None:
     # syrupy's unused-snapshot check fails `pytest --collect-only` (no test ran, every snapshot unused): the
     # exit status pytest itself handed pytest_sessionfinish was 0 (conformance run 8)

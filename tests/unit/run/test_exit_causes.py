@@ -19,7 +19,12 @@ COV_REPORT = (
 
 def test_pytest_covs_failed_gate_is_named_with_its_numbers() -> None:
     cause = exit_cause(COV_REPORT)
-    assert cause.startswith("pytest-cov's --cov-fail-under=99 failed on this shard's 51.21%: ")
+    # the gate may be --cov-fail-under or coverage.py's own fail_under (propcache 0.5.4's .coveragerc: conformance
+    # run 10), and pytest-cov's line does not say which: the reason names both
+    assert cause.startswith(
+        "pytest-cov's coverage gate of 99% (--cov-fail-under, or fail_under in coverage.py's settings) failed on"
+        " this shard's 51.21%: "
+    )
     assert "--cov-fail-under=0" in cause and "aggregate --fail-under" in cause
     assert "\n" not in cause
 
@@ -71,3 +76,20 @@ def test_syrupys_unused_snapshots_are_named_with_the_way_to_check_them_across_sh
     assert exit_cause("1 snapshot unused.\n").startswith("syrupy found 1 unused snapshot on this shard")
     assert exit_cause("63 snapshots passed.\n") == ""
     assert exit_cause("E   assert '2 snapshots unused.' == ''\n") == ""  # not syrupy's own line
+
+
+@pytest.mark.parametrize(
+    ("line", "what"),
+    [
+        ("ERROR: not found: /p/tests/test_x.py::TestNo\n(no match in any of [<Module test_x.py>])\n",
+         "not found: /p/tests/test_x.py::TestNo"),
+        ("ERROR: file or directory not found: tests/gone\n", "file or directory not found: tests/gone"),
+        ("ERROR: module or package not found: nopkg (missing __init__.py?)\n",
+         "module or package not found: nopkg (missing __init__.py?)"),
+    ],
+)  # fmt: skip
+def test_pytests_usage_error_about_an_argument_is_named(line: str, what: str) -> None:
+    # a discovery plan of `-- test_a.py test_b.py::TestNo` (the file exists, the name does not): each shard's pytest
+    # stops there (exit 4) and its reason was "zero tests executed" alone (conformance run 10)
+    output = "============================ no tests ran in 0.15s =============================\n" + line
+    assert exit_cause(output) == f"pytest stopped at a usage error before any test ran: {what}"

@@ -294,6 +294,16 @@ def test_a_process_that_died_inside_a_test_names_that_test(rc: int | None, signu
     assert verdict.reason.startswith(f"the test process died inside a::t2 ({how}: pytest-timeout's …, before")
 
 
+def test_zero_tests_executed_says_what_the_output_names_as_the_cause() -> None:
+    # each shard of a discovery plan given a node id that names nothing in its file stops at pytest's usage error
+    # (conformance run 10); the reason said "zero tests executed" without it
+    cause = "pytest stopped at a usage error before any test ran: not found: /p/a.py::TestNo"
+    stopped = Run(rerun=0, items=(), exit_code=4, signal=None, report=Report(), exit_cause=cause)
+    verdict = decide(shard_index=1, shard_name="s", planned=["a.py"], runs=[stopped], policy=Policy())
+    assert verdict.status is ShardStatus.FAILED
+    assert verdict.reason == f"zero tests executed: {cause}"
+
+
 # ---- options and helpers
 
 
