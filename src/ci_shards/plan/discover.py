@@ -1076,13 +1076,14 @@ def _listed_cases(path: Path, suffixes: frozenset[str]) -> int:
 
 
 def _check_paths_exist(pytest_args: Sequence[str], cwd: Path) -> None:
-    """Refuse a collection argument shaped as a test path (``tests/x``, ``test_x.py``, ``…::test_y``) that names
-    nothing on disk: pytest stops on it ("ERROR: file or directory not found: …", exit 4) and runs no test, as
-    ``--pytest``'s collection says. A bare word may be the value of a plugin's option this reader does not know
-    (``--my-option value``), so pytest alone decides about it."""
+    """Refuse a collection argument shaped as a test module or node id (``test_x.py``, ``tests/x.py``,
+    ``…::test_y``) that names nothing on disk: pytest stops on it ("ERROR: file or directory not found: …", exit 4)
+    and runs no test, as ``--pytest``'s collection says. Any other word may be the value of a plugin's option this
+    reader does not know (``--html reports/run.html``, ``--alluredir build/allure``: a folder yet to be written), so
+    pytest alone decides about it, and a shard that stops on it says so (``run.exit_causes``)."""
     for word in positional_words(pytest_args):
         path = word.split("::", 1)[0]
-        shaped = "::" in word or "/" in path or os.sep in path or path.endswith(".py")
+        shaped = "::" in word or path.endswith(".py")
         if shaped and not (cwd / path).exists():
             raise InputError(
                 word,
