@@ -21,7 +21,7 @@ from ci_shards.common.console import fmt_seconds, strip_control
 from ci_shards.model.failures import FailureKind, FailureRecord
 from ci_shards.model.outcome import CaseResult, ShardStatus
 from ci_shards.report import md, story
-from ci_shards.report.aggregate import Accounting, ShardResult, Verdict
+from ci_shards.report.aggregate import ShardResult, Verdict
 from ci_shards.report.failures import Detail, Location, failure_counts, fit, group_view, pytest_command
 from ci_shards.report.frames import failing_line
 from ci_shards.report.groups import FailureGroup, group_failures
@@ -61,8 +61,9 @@ def _listing(
     return lines
 
 
-def _with_shard(acc: Accounting) -> list[str]:
-    return [f"{i} (shard {acc.unplanned_shard[i]})" if i in acc.unplanned_shard else i for i in acc.unplanned]
+def _with_shard(verdict: Verdict) -> list[str]:
+    where = story.unplanned_where(verdict)
+    return [f"{i} ({where[i]})" if i in verdict.accounting.unplanned_shard else i for i in verdict.accounting.unplanned]
 
 
 def _missing(verdict: Verdict, every_in: str) -> list[str]:
@@ -118,7 +119,7 @@ def render_terminal(verdict: Verdict, *, every_in: str = EVERY_FAILURE_IN) -> st
             # not only new tests: a discovery plan names none that a conftest hook makes, nor those a class
             # imported from another test file gives a file it cut (docs/planning.md)
             f"{unit}s that ran, not planned (new since the plan, or ones it could not name; not a failure)",
-            _with_shard(verdict.accounting),
+            _with_shard(verdict),
             every_in,
         ),
         _listing("notes", list(verdict.notes), every_in),
@@ -294,8 +295,8 @@ def _context(
         "duplicated": [md.code_inline(i) for i in acc.duplicated[: limits.list_limit]],
         "duplicated_total": len(acc.duplicated),
         "unplanned": [
-            {"id": md.code_inline(i), "shard": acc.unplanned_shard.get(i, "?")}
-            for i in acc.unplanned[: limits.list_limit]
+            {"id": md.code_inline(i), "where": where}
+            for i, where in list(story.unplanned_where(verdict).items())[: limits.list_limit]
         ],
         "unplanned_total": len(acc.unplanned),
         "unverified": list(acc.unverified_shards),

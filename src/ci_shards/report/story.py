@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from ci_shards.common.console import fmt_seconds, plural
 from ci_shards.model.failures import FailureKind
-from ci_shards.model.outcome import CaseResult
+from ci_shards.model.outcome import COLLECTOR_SKIPPED_TYPE, CaseResult
 from ci_shards.report import md
 from ci_shards.report.frames import restore_first_indent
 from ci_shards.report.verdict import UNMEASURED, Verdict
@@ -103,3 +103,16 @@ def missing_causes(verdict: Verdict) -> tuple[str, dict[str, str]]:
     if len(causes) == 1:
         return causes.pop(), {}
     return "", {i: why[i] for i in verdict.accounting.missing if i in why}
+
+
+def unplanned_where(verdict: Verdict) -> dict[str, str]:
+    """Each test that ran unplanned → where it ran, as the lists say it: "shard 2", and ", skipped at collection"
+    for a module that skipped as pytest collected it (``pytest.importorskip``): a ``--pytest`` plan's collection
+    gave it no test to plan, and the shard that walks unowned files reports its skip, as plain pytest counts it
+    (tqdm 4.70.1's tests_pandas.py, conformance run 11), which is no new test."""
+    acc = verdict.accounting
+    skipped = {case.test_id for shard in verdict.shards for case in shard.cases if case.type == COLLECTOR_SKIPPED_TYPE}
+    return {
+        i: f"shard {acc.unplanned_shard.get(i, '?')}" + (", skipped at collection" if i in skipped else "")
+        for i in acc.unplanned
+    }

@@ -11,7 +11,13 @@ import pytest
 from ci_shards.common.errors import InputError
 from ci_shards.model.failures import FailureKind
 from ci_shards.model.matching import owning_item
-from ci_shards.model.outcome import CaseOutcome, CaseResult, ShardStatus
+from ci_shards.model.outcome import (
+    COLLECTOR_SKIPPED_TYPE,
+    SKIPPED_AT_COLLECTION,
+    CaseOutcome,
+    CaseResult,
+    ShardStatus,
+)
 from ci_shards.model.plan import Granularity
 from ci_shards.report.aggregate import FlakyResult, aggregate_dirs
 from ci_shards.report.render import render_summary, render_terminal
@@ -212,6 +218,30 @@ def test_tests_that_ran_but_were_never_planned_are_listed_with_their_shard_and_d
     assert "tests that ran, not planned (new since the plan, or ones it could not name; not a failure)" in (
         render_terminal(verdict)
     )
+
+
+def test_a_module_skipped_at_collection_that_ran_unplanned_is_said_so(tmp_path, plan):
+    # tqdm 4.70.1's tests_pandas.py (importorskip('numpy')): a --pytest plan's collection gives it no test, the shard
+    # that walks unowned files reports its skip (one skipped test, as pytest counts it): listed as such, not only
+    # under "new since the plan"
+    skip = CaseResult(
+        test_id="tests/test_np.py",
+        name="tests/test_np.py",
+        file="tests/test_np.py",
+        outcome=CaseOutcome.SKIPPED,
+        type=COLLECTOR_SKIPPED_TYPE,
+        message=f"{SKIPPED_AT_COLLECTION}could not import 'numpy'",
+    )
+    write_shard(tmp_path, plan, 1)
+    write_shard(tmp_path, plan, 2, [*(case_for(i) for i in ITEMS[1]), skip])
+    write_shard(tmp_path, plan, 3, [case_for(ITEMS[2][0]), case_for("tests/test_new.py::test_brand_new")])
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.exit_code == 0, verdict.reasons
+    assert verdict.accounting.unplanned == ("tests/test_new.py::test_brand_new", "tests/test_np.py")
+    terminal = render_terminal(verdict)
+    assert "tests/test_np.py (shard 2, skipped at collection)" in terminal
+    assert "tests/test_new.py::test_brand_new (shard 3)\n" in terminal
+    assert "- `tests/test_np.py` (shard 2, skipped at collection)" in render_summary(verdict)
 
 
 def test_parametrised_and_class_items_are_accounted(tmp_path):
