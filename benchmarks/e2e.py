@@ -158,10 +158,20 @@ def ensure_venv(venv: Path, extra: tuple[str, ...] = ()) -> Path:
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", *PACKAGES, *extra], check=True)
-    if site_of(python, "ci_shards").resolve() != (REPO / "src").resolve():
-        # a venv kept from a run of another checkout (a before/after comparison) measures this one
+    installed = _imported_from(python, "ci_shards")
+    if installed is None or installed.resolve() != (REPO / "src").resolve():
+        # a new venv (PACKAGES hold no ci-shards), or one kept from a run of another checkout (a before/after
+        # comparison): it measures this one
         subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(REPO)], check=True)
     return python
+
+
+def _imported_from(python: Path, module: str) -> Path | None:
+    """``site_of``, None when ``python`` cannot import ``module``."""
+    try:
+        return site_of(python, module)
+    except subprocess.CalledProcessError:
+        return None
 
 
 def site_of(python: Path, module: str) -> Path:
