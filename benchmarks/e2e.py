@@ -159,9 +159,10 @@ def ensure_venv(venv: Path, extra: tuple[str, ...] = ()) -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", *PACKAGES, *extra], check=True)
     installed = _imported_from(python, "ci_shards")
-    if installed is None or installed.resolve() != (REPO / "src").resolve():
-        # a new venv (PACKAGES hold no ci-shards), or one kept from a run of another checkout (a before/after
-        # comparison): it measures this one
+    if installed is None:  # a new venv (PACKAGES hold no ci-shards): this checkout, with its dependencies
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(REPO)], check=True)
+    elif installed.resolve() != (REPO / "src").resolve():
+        # a venv kept from a run of another checkout (a before/after comparison) measures this one
         subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(REPO)], check=True)
     return python
 
@@ -291,6 +292,8 @@ def workers_round(
     for label, k in ks.items():  # the aggregate job, off the critical path: next round's plan learns from it
         aggregate = [str(python), "-m", "ci_shards", "aggregate", "--plan", str(jobs[label]["plan_path"])]
         sh([*aggregate, str(work / f"out-w{k}"), "--timings-out", str(jobs[label]["store"])], cwd=cwd)
+        if not jobs[label]["store"].exists():  # else the next round would plan as if nothing had been learned
+            sys.exit(f"e2e.py: the aggregate of {label} wrote no timings store: {' '.join(aggregate)}")
         result[label] |= {"plan_wall": jobs[label]["plan_wall"], "plan_cpu": jobs[label]["plan_cpu"]}
     result[split_label] |= {"plan_wall": 0.0, "plan_cpu": 0.0}
     return result
