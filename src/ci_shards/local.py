@@ -365,11 +365,16 @@ def _jobs(options: LocalOptions, shards: int, console: Console) -> int:
     else:
         msg = f"--jobs {options.jobs!r}: expected auto or a positive number"
         raise UsageError(msg)
-    per_shard = options.run.workers if options.run.workers is not None else options.plan.workers
+    per_shard = _workers_text(options)
     jobs, crowded = workers.local_jobs(jobs, per_shard, cpus=cores(), given=options.jobs != "auto")
     if crowded:
         console.warning(crowded)
     return jobs
+
+
+def _workers_text(options: LocalOptions) -> str | None:
+    """Each shard's ``--workers`` as given to ``run``, else to ``plan`` (the K the plan is made for)."""
+    return options.run.workers if options.run.workers is not None else options.plan.workers
 
 
 def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int:
@@ -446,7 +451,7 @@ def _with_python(options: LocalOptions, env: Mapping[str, str], cwd: Path) -> Lo
     --coverage, no pytest-xdist for --workers K: exit 2 before anything starts, not once per shard) and passed to
     each ``run`` as ``--python``."""
     interpreter = probe(default_python(options.run.python, env), env)
-    requested = workers.parse_workers(options.run.workers if options.run.workers is not None else options.plan.workers)
+    requested = workers.parse_workers(_workers_text(options))
     if requested is not None and requested > 1:  # auto falls back to 1 in each shard, with a warning
         off = workers.xdist_turned_off(cwd, env, options.run.command)
         refusal = workers.xdist_refusal(

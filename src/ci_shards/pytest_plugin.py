@@ -469,12 +469,7 @@ class _ShardState:
             return
         record.pop("rerun", None)
         if report.failed:
-            outcome = "failed" if report.when == "call" else "error"
-            message = _crash_message(report)
-            if report.when not in ("setup", "call", "teardown"):
-                outcome = "failed"  # xdist: the worker died in the test ("worker 'gw0' crashed while running ...")
-            elif report.when != "call":
-                message = f"failed on {report.when}: {message}"
+            outcome, message = _failure_words(report)
             if record["outcome"] not in ("failed", "error"):
                 record.update(outcome=outcome, message=message[:4096], text=_text(report.longreprtext))
             else:  # a second failure of the test (its teardown after its call, its call after failed subtests)
@@ -756,12 +751,19 @@ def _note_subtest(record: dict[str, Any], report: pytest.TestReport, description
         record.update(outcome="failed", message=message[:4096], text=_text(block))
 
 
+def _failure_words(report: pytest.TestReport) -> tuple[str, str]:
+    """(outcome, message) of a failed report: ``failed`` in its call, ``error`` in its setup or teardown, said so."""
+    message = _crash_message(report)
+    if report.when not in ("setup", "call", "teardown"):
+        return "failed", message  # xdist: the worker died in the test ("worker 'gw0' crashed while running ...")
+    if report.when != "call":
+        return "error", f"failed on {report.when}: {message}"
+    return "failed", message
+
+
 def _failed_attempt(report: pytest.TestReport) -> dict[str, Any]:
     """An attempt pytest-rerunfailures re-runs (its report's outcome is ``rerun``), as a result event lists it."""
-    outcome = "failed" if report.when == "call" else "error"
-    message = _crash_message(report)
-    if report.when != "call":
-        message = f"failed on {report.when}: {message}"
+    outcome, message = _failure_words(report)
     return {
         "outcome": outcome,
         "message": message[:4096],

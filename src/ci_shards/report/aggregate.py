@@ -436,11 +436,16 @@ def _empty(plan: Plan, results: Sequence[ShardResult], allow_empty: bool) -> str
         for case in result.cases
         if not is_shard_case(case) and case.outcome is not CaseOutcome.SKIPPED and case.type not in SYNTHESISED_TYPES
     )
-    deselected = sum(
-        1
-        for result in results
-        for case in result.cases
-        if case.counted_as == LEFT_OUT and case.message == DESELECTED_MESSAGE
+    # told only when no test executed: not a second walk of every case in every aggregate
+    deselected = (
+        sum(
+            1
+            for result in results
+            for case in result.cases
+            if case.counted_as == LEFT_OUT and case.message == DESELECTED_MESSAGE
+        )
+        if executed == 0
+        else 0
     )
     return empty_run_reason(
         planned_items=len(plan.items), executed_tests=executed, allow_empty=allow_empty, deselected=deselected

@@ -111,6 +111,8 @@ def unplanned_where(verdict: Verdict) -> dict[str, str]:
     gave it no test to plan, and the shard that walks unowned files reports its skip, as plain pytest counts it
     (tqdm 4.70.1's tests_pandas.py, conformance run 11), which is no new test."""
     acc = verdict.accounting
+    if not acc.unplanned:  # the common case: no walk of every case (each render asks)
+        return {}
     skipped = {case.test_id for shard in verdict.shards for case in shard.cases if case.type == COLLECTOR_SKIPPED_TYPE}
     return {
         i: f"shard {acc.unplanned_shard.get(i, '?')}" + (", skipped at collection" if i in skipped else "")

@@ -198,10 +198,15 @@ def xdist_refusal(requested: int, *, has_xdist: bool, xdist_off: str, python: st
     pytest-xdist; more need it installed in ``python`` and not turned off by pytest's words (``xdist_off``)."""
     if requested <= 1 or (has_xdist and not xdist_off):
         return ""
-    why = f"'{xdist_off}' among pytest's options turns {XDIST} off" if xdist_off else f"{python} has no {XDIST}"
+    why = _no_xdist(xdist_off, python)
     remedy = "drop it" if xdist_off else f"install {XDIST} into the environment the tests run in"
     asked = f"(the plan or the flag asks for {requested} workers)"
     return f"--workers {requested}: {why} {asked}: {remedy}, or use --workers 1"
+
+
+def _no_xdist(xdist_off: str, python: str) -> str:
+    """Why pytest-xdist cannot run the workers: pytest's words turn it off, or ``python`` has none."""
+    return f"'{xdist_off}' among pytest's options turns {XDIST} off" if xdist_off else f"{python} has no {XDIST}"
 
 
 def xdist_turned_off(cwd: Path, env: Mapping[str, str], arguments: Sequence[str]) -> str:
@@ -235,8 +240,7 @@ def shard_workers(
     if choice.count > 1 and (xdist_off or not has_xdist):
         if requested is not None:
             raise UsageError(xdist_refusal(requested, has_xdist=has_xdist, xdist_off=xdist_off, python=python))
-        why = f"'{xdist_off}' among pytest's options turns {XDIST} off" if xdist_off else f"{python} has no {XDIST}"
-        warnings.append(f"--workers auto: {why}; running 1 worker")
+        warnings.append(f"--workers auto: {_no_xdist(xdist_off, python)}; running 1 worker")
         choice = WorkerChoice(1, f"workers 1 (auto: {XDIST} off)" if xdist_off else f"workers 1 (auto: no {XDIST})")
     if choice.count != planned:
         warnings.append(
