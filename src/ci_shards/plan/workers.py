@@ -23,7 +23,7 @@ import heapq
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
-from typing import Final
+from typing import Final, NamedTuple
 
 from ci_shards.model.matching import item_file
 from ci_shards.plan.packing import Bins, Piece
@@ -43,6 +43,7 @@ SPREAD_CANDIDATES: Final = 8  # the shard's costliest files tried
 # a move must shorten the slower shard by 0.1 %: smaller gains are within any estimate's error, and chasing them
 # priced 500 makespans of 500 files each in pygments' plan job (0.3 s on the critical path)
 MOVE_GAIN: Final = 0.001
+EXCHANGE_SHARDS: Final = 3  # the fastest shards an exchange of a long piece tries
 
 
 def collection_key(file: str) -> tuple[str, ...]:
@@ -288,48 +289,140 @@ def improve_for_workers(
 ) -> Bins:
     """Moves of whole pieces out of the shard whose K-worker makespan is longest, into the one whose is
     shortest, while that lowers the longer of the two (packing balanced the sums; with K workers a
-    shard of a few long files can be the slowest at an equal sum). Deterministic: the candidates are the
-    slowest shard's ``MOVE_CANDIDATES`` costliest pieces, ties to the piece key and the lower shard. A
-    candidate whose receiving shard's work over K (a floor under any makespan) already reaches the mark
-    is not priced: it could not be chosen."""
+    shard of a few long files can be the slowest at an equal sum); when no move does, an exchange of one of its
+    long pieces for shorter ones of a faster shard (``_best_exchange``). Deterministic: the candidates are the
+    slowest shard's ``MOVE_CANDIDATES`` costliest pieces, ties to the piece key and the lower shard."""
     bins = [list(b) for b in bins]
     files_of = _memo(functools.partial(piece_files, lumps=lumps))
     # each shard's costliest files spread over its workers first (best_spread): a shard slow only because one
     # file keeps a worker busy is not made slower by moves, and the moves see what the plan will run
     spreads = [best_spread(b, workers, lumps or {}, files_of)[0] for b in bins]
-    times = [
-        bin_seconds(b, workers, files_of, lumps=lumps, spread=spread) for b, spread in zip(bins, spreads, strict=True)
-    ]
+    shards = _Shards(bins, workers, max_items=max_items, files_of=files_of, lumps=lumps, spreads=spreads)
     for _ in range(rounds):
-        slow = max(range(len(bins)), key=lambda i: (times[i], -i))
-        fast = min(range(len(bins)), key=lambda i: (times[i], i))
-        if slow == fast:
+        slow = max(range(len(bins)), key=lambda i: (shards.times[i], -i))
+        fast = min(range(len(bins)), key=lambda i: (shards.times[i], i))
+        if slow == fast or len(bins[slow]) == 1:
             break
-        best: tuple[float, float, Piece] | None = None
-        fast_work, fast_size = sum(p.cost for p in bins[fast]), sum(p.size for p in bins[fast])
-        for piece in sorted(bins[slow], key=lambda p: p.sort_key)[:MOVE_CANDIDATES]:
-            if len(bins[slow]) == 1:
-                break
-            if max_items is not None and fast_size + piece.size > max_items:
+        change = shards.best_move(slow, fast) or shards.best_exchange(slow)
+        if change is None:
+            break
+        shards.apply(slow, change)
+    return bins
+
+
+class _Change(NamedTuple):
+    """Pieces traded between the slowest shard and ``other``, and the two shards' makespans after it."""
+
+    other: int
+    out: tuple[Piece, ...]  # leaving the slowest shard
+    back: tuple[Piece, ...]  # coming to it from ``other``
+    left: float
+    right: float
+    spreads: tuple[frozenset[str], frozenset[str]] | None = None  # the two shards' spreads after it, when new
+
+
+class _Shards:
+    """The shards being improved and their K-worker makespans (``improve_for_workers``'s state)."""
+
+    def __init__(
+        self,
+        bins: Bins,
+        workers: int,
+        *,
+        max_items: int | None,
+        files_of: PieceFiles,
+        lumps: Lumps | None,
+        spreads: list[frozenset[str]],
+    ) -> None:
+        self.bins, self.workers, self.max_items = bins, workers, max_items
+        self.files_of, self.lumps, self.spreads = files_of, lumps, spreads
+        self.times = [self.seconds(b, i) for i, b in enumerate(bins)]
+
+    def seconds(self, pieces: Sequence[Piece], shard: int) -> float:
+        return bin_seconds(pieces, self.workers, self.files_of, lumps=self.lumps, spread=self.spreads[shard])
+
+    def best_move(self, slow: int, fast: int) -> _Change | None:
+        """The move of one piece from ``slow`` to ``fast`` that leaves the longer of the two shortest. A
+        candidate whose receiving shard's work over K (a floor under any makespan) already reaches the mark
+        is not priced: it could not be chosen."""
+        best: _Change | None = None
+        fast_work, fast_size = sum(p.cost for p in self.bins[fast]), sum(p.size for p in self.bins[fast])
+        bar = self.times[slow] * (1 - MOVE_GAIN)
+        for piece in sorted(self.bins[slow], key=lambda p: p.sort_key)[:MOVE_CANDIDATES]:
+            if self.max_items is not None and fast_size + piece.size > self.max_items:
                 continue
-            bar = times[slow] * (1 - MOVE_GAIN)
-            mark = bar if best is None else min(bar, max(best[0], best[1]))
-            if (fast_work + piece.cost) / MICRO / workers - FLOOR_SLACK >= mark:
+            mark = bar if best is None else min(bar, max(best.left, best.right))
+            if (fast_work + piece.cost) / MICRO / self.workers - FLOOR_SLACK >= mark:
                 continue
-            right = bin_seconds([*bins[fast], piece], workers, files_of, lumps=lumps, spread=spreads[fast])
+            right = self.seconds([*self.bins[fast], piece], fast)
             if right >= mark:
                 continue
-            rest = [p for p in bins[slow] if p is not piece]
-            left = bin_seconds(rest, workers, files_of, lumps=lumps, spread=spreads[slow])
+            left = self.seconds([p for p in self.bins[slow] if p is not piece], slow)
             if max(left, right) < mark:
-                best = (left, right, piece)
-        if best is None:
-            break
-        left, right, piece = best
-        bins[slow].remove(piece)
-        bins[fast].append(piece)
-        times[slow], times[fast] = left, right
-    return bins
+                best = _Change(fast, (piece,), (), left, right)
+        return best
+
+    def best_exchange(self, slow: int) -> _Change | None:
+        """One of ``slow``'s pieces longer than its makespan's excess over its work ÷ K (a lump: pint 0.25's
+        ``test_application_registry.py`` and ``test_contexts.py``, 5.6 and 3.3 s in a shard of 4.7 s a worker,
+        5.6 s long) traded for shorter pieces of one of the ``EXCHANGE_SHARDS`` fastest shards, as much work
+        back as keeps the two shards' sums even. No single move helps there: any other shard that took the
+        lump would end slower than the slowest is."""
+        lump = self.times[slow] - sum(p.cost for p in self.bins[slow]) / MICRO / self.workers
+        others = sorted((i for i in range(len(self.bins)) if i != slow), key=lambda i: (self.times[i], i))
+        best: _Change | None = None
+        for piece in sorted(self.bins[slow], key=lambda p: p.sort_key)[:MOVE_CANDIDATES]:
+            if piece.cost / MICRO <= lump:
+                break
+            for other in others[:EXCHANGE_SHARDS]:
+                mark = self.times[slow] * (1 - MOVE_GAIN)
+                mark = mark if best is None else min(mark, max(best.left, best.right))
+                change = self._exchange(slow, other, piece, mark)
+                if change is not None:
+                    best = change
+        return best
+
+    def _exchange(self, slow: int, other: int, piece: Piece, mark: float) -> _Change | None:
+        """``piece`` for ``other``'s longest pieces that fit under half the two shards' work difference plus
+        the piece's cost (greedy, longest first), when both end under ``mark``, each shard's costliest files
+        spread anew (``best_spread``): a lump may be a file that only spreads well among other files."""
+        gap = (sum(p.cost for p in self.bins[slow]) - sum(p.cost for p in self.bins[other])) / 2
+        room = piece.cost - max(0.0, gap)
+        back: list[Piece] = []
+        for candidate in sorted(self.bins[other], key=lambda p: p.sort_key):
+            if candidate.cost < piece.cost and candidate.cost <= room:
+                back.append(candidate)
+                room -= candidate.cost
+        if not back or not self._fits(slow, other, piece, back):
+            return None
+        kept = [p for p in self.bins[other] if all(p is not b for b in back)]
+        right_spread, right = best_spread([*kept, piece], self.workers, self.lumps or {}, self.files_of)
+        if right >= mark:
+            return None
+        rest = [*(p for p in self.bins[slow] if p is not piece), *back]
+        left_spread, left = best_spread(rest, self.workers, self.lumps or {}, self.files_of)
+        if max(left, right) >= mark:
+            return None
+        return _Change(other, (piece,), tuple(back), left, right, (left_spread, right_spread))
+
+    def _fits(self, slow: int, other: int, piece: Piece, back: Sequence[Piece]) -> bool:
+        if self.max_items is None:
+            return True
+        returned = sum(p.size for p in back)
+        sizes = (sum(p.size for p in self.bins[s]) for s in (slow, other))
+        slow_size, other_size = sizes
+        return max(slow_size - piece.size + returned, other_size + piece.size - returned) <= self.max_items
+
+    def apply(self, slow: int, change: _Change) -> None:
+        for piece in change.out:
+            self.bins[slow].remove(piece)
+            self.bins[change.other].append(piece)
+        for piece in change.back:
+            self.bins[change.other].remove(piece)
+            self.bins[slow].append(piece)
+        self.times[slow], self.times[change.other] = change.left, change.right
+        if change.spreads is not None:
+            self.spreads[slow], self.spreads[change.other] = change.spreads
 
 
 def worker_lower_bound(costs: Sequence[int], shard_count: int, workers: int) -> float:
