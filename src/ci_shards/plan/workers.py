@@ -395,7 +395,8 @@ class _Shards:
                 room -= candidate.cost
         if not back or not self._fits(slow, other, piece, back):
             return None
-        kept = [p for p in self.bins[other] if all(p is not b for b in back)]
+        returned = {id(p) for p in back}
+        kept = [p for p in self.bins[other] if id(p) not in returned]
         right_spread, right = best_spread([*kept, piece], self.workers, self.lumps or {}, self.files_of)
         if right >= mark:
             return None
