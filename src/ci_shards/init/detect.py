@@ -366,7 +366,8 @@ def _pytest_setup(facts: ProjectFacts, request: InitRequest, findings: list[Find
         pytest_args=facts.testpaths,
         durations=durations,
         findings=tuple(findings),
-        notes=addopts_notes(facts.addopts, facts.pytest_source, request.ci) + _xdist_note(install, workers),
+        notes=addopts_notes(facts.addopts, facts.pytest_source, request.ci, coverage_gate=facts.coverage_gate)
+        + _xdist_note(install, workers),
         workers=workers.value if workers else "",
     )
 
@@ -389,10 +390,14 @@ def _xdist_note(install: Sequence[str], workers: Finding | None) -> tuple[str, .
     return (f"the shards run pytest-xdist ({workers.value} workers): have pytest-xdist in your test dependencies",)
 
 
-def addopts_notes(addopts: Sequence[str], source: str, ci: Ci) -> tuple[str, ...]:
+def addopts_notes(
+    addopts: Sequence[str], source: str, ci: Ci, *, coverage_gate: tuple[str, str] = ("", "")
+) -> tuple[str, ...]:
     """What in the project's addopts works unsharded and not per shard, with the words that undo it for the
     shards (pytest keeps an option's last value, and the shards' own words come after addopts). arrow 1.4.0's
-    --cov-fail-under=99 failed every shard (docs/coverage.md); -x stops each shard at its first failure."""
+    --cov-fail-under=99 failed every shard (docs/coverage.md); -x stops each shard at its first failure;
+    ``coverage_gate``, coverage.py's own fail_under (facts.coverage_gate), is the gate pytest-cov applies when
+    addopts turn it on and give no --cov-fail-under (propcache 0.5.4's .coveragerc, conformance run 10)."""
     notes = []
     words = "pytest-args" if ci is Ci.GITHUB else "the test job's pytest words (after `--`)"
     stop = maxfail_in(addopts)
@@ -408,7 +413,27 @@ def addopts_notes(addopts: Sequence[str], source: str, ci: Ci) -> tuple[str, ...
             f" tests' code and would fail it; add --cov-fail-under=0 to {words} and gate the merged coverage"
             " (docs/coverage.md)"
         )
+    elif not gate and _gates(coverage_gate[1]) and _covers(addopts):  # pytest-cov's option, even 0, wins
+        notes.append(
+            f"{coverage_gate[0]} gates coverage at {coverage_gate[1]}% (fail_under), which pytest-cov applies with"
+            f" --cov in addopts in {source}: each shard covers only its own tests' code and would fail it; add"
+            f" --cov-fail-under=0 to {words} and gate the merged coverage (docs/coverage.md)"
+        )
     return tuple(notes)
+
+
+def _gates(value: str) -> bool:
+    """Whether a fail_under value asks for any coverage (coverage.py reads it as a float; 0 is no gate)."""
+    try:
+        return float(value) > 0
+    except ValueError:
+        return False
+
+
+def _covers(addopts: Sequence[str]) -> bool:
+    """Whether addopts turn pytest-cov on (``--cov``, ``--cov=SOURCE``) without ``--no-cov``, which turns it off
+    wherever it stands."""
+    return any(w == "--cov" or w.startswith("--cov=") for w in addopts) and "--no-cov" not in addopts
 
 
 def _other_setup(facts: ProjectFacts, request: InitRequest, runner: Runner, findings: list[Finding]) -> Setup:

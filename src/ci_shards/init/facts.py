@@ -31,6 +31,9 @@ PYTEST_SKIPPED_DIRS: Final = frozenset({"node_modules", "build", "dist", "venv",
 MAX_PYTEST_WALK_DIRS: Final = 2_000  # a folder of tests shows one within its first folders; stop looking after
 PYTHON_PROJECT_FILES: Final = ("pyproject.toml", "setup.cfg", "setup.py")
 REQUIREMENTS_FILE: Final = re.compile(r"[\w.-]*requirements[\w.-]*\.txt")  # requirements.txt, dev-requirements.txt
+# where coverage.py looks for its settings, in its order (coverage/config.py, config_files_to_try): the first two are
+# its own files, read whenever present; the others only when they hold a coverage section
+COVERAGE_FILES: Final = (".coveragerc", ".coveragerc.toml", "setup.cfg", "tox.ini", "pyproject.toml")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,6 +53,7 @@ class ProjectFacts:
     has_go_mod: bool = False
     pytest_test_file: str = ""  # the first file pytest's default names collect, when no project file says more
     repository_root: str = ""  # the git repository's root when it is above this folder ("" when here or none)
+    coverage_gate: tuple[str, str] = ("", "")  # (the file, the value) of coverage.py's [report] fail_under when set
 
 
 def _pyproject(path: Path) -> Mapping[str, Any]:
@@ -164,4 +168,46 @@ def read_facts(root: Path) -> ProjectFacts:
         has_go_mod="go.mod" in files,
         pytest_test_file="" if _has_project_file(files) else _pytest_test_file(root),
         repository_root=_repository_root_above(root),
+        coverage_gate=coverage_gate(root),
     )
+
+
+def coverage_gate(root: Path) -> tuple[str, str]:
+    """(file, value) of ``[report] fail_under`` in the settings coverage.py reads at ``root`` (the first of
+    ``COVERAGE_FILES`` it takes), which pytest-cov applies when no --cov-fail-under is given; ("", "") when that
+    file sets none, or cannot be read: what the shards then meet is named in their reason (run/exit_causes.py)."""
+    for name in COVERAGE_FILES:
+        path = root / name
+        if not path.is_file():
+            continue
+        own = name.startswith(".coveragerc")
+        try:
+            text = path.read_text(encoding="utf-8")
+            used, report = _toml_report(text, own=own) if name.endswith(".toml") else _ini_report(text, own=own)
+        except (OSError, ValueError, RecursionError, configparser.Error):  # ValueError: TOML's, UnicodeDecodeError
+            return ("", "")
+        if used:
+            value = report.get("fail_under")
+            return (name, str(value).strip()) if value is not None else ("", "")
+    return ("", "")
+
+
+def _ini_report(text: str, *, own: bool) -> tuple[bool, Mapping[str, Any]]:
+    """(whether coverage.py takes this file, its [report] section): its own file is taken whole, with sections
+    named plainly or ``coverage:``-prefixed (the prefixed first, as coverage.py's HandyConfigParser tries them)."""
+    parser = configparser.RawConfigParser()
+    parser.read_string(text)
+    used = own or any(section.startswith("coverage:") for section in parser.sections())
+    section = next((s for s in ("coverage:report", "report" if own else "") if s and parser.has_section(s)), "")
+    return used, dict(parser[section]) if section else {}
+
+
+def _toml_report(text: str, *, own: bool) -> tuple[bool, Mapping[str, Any]]:
+    """The same for TOML: ``[tool.coverage.report]``, or in coverage.py's own ``.coveragerc.toml`` ``[report]``."""
+    data = toml_text.loads(text)
+    tool = data.get("tool")
+    coverage = tool.get("coverage") if isinstance(tool, dict) else None
+    tables = [coverage, data] if own else [coverage]
+    empty: Mapping[str, Any] = {}
+    report = next((t["report"] for t in tables if isinstance(t, dict) and isinstance(t.get("report"), dict)), empty)
+    return own or isinstance(coverage, dict), report

@@ -227,3 +227,32 @@ def test_workers_from_the_flag_or_the_projects_n_go_to_the_plan_and_run_steps() 
 def test_workers_that_cannot_be_met_are_refused(request_: InitRequest, says: str) -> None:
     with pytest.raises(UsageError, match=re.escape(says)):
         decide(facts(pytest_source="pytest.ini", has_go_mod=True), request_)
+
+
+@pytest.mark.parametrize(
+    ("addopts", "noted"),
+    [
+        (("--cov=pkg",), True),
+        (("-ra", "--cov"), True),
+        (("--cov=pkg", "--cov-fail-under=0"), False),  # pytest-cov's option, even 0, overrides coverage.py's setting
+        (("--cov=pkg", "--no-cov"), False),
+        (("-ra",), False),  # pytest-cov not on: nothing applies the gate
+    ],
+)
+def test_coverage_pys_own_gate_is_a_to_do_note_when_addopts_turn_pytest_cov_on(
+    addopts: tuple[str, ...], noted: bool
+) -> None:
+    project = facts(pytest_source="pytest.ini", addopts=addopts, coverage_gate=(".coveragerc", "50"))
+    notes = decide(project, InitRequest()).notes
+    expected = (
+        ".coveragerc gates coverage at 50% (fail_under), which pytest-cov applies with --cov in addopts in"
+        " pytest.ini: each shard covers only its own tests' code and would fail it; add --cov-fail-under=0 to"
+        " pytest-args and gate the merged coverage (docs/coverage.md)"
+    )
+    assert notes == ((expected,) if noted else ())
+    assert (
+        decide(
+            facts(pytest_source="pytest.ini", addopts=addopts, coverage_gate=(".coveragerc", "0")), InitRequest()
+        ).notes
+        == ()
+    )

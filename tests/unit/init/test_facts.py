@@ -38,3 +38,48 @@ def test_no_walk_where_a_project_file_names_the_project(tmp_path: Path, marker: 
     root = _files(tmp_path, "tests/test_a.py")
     (root / marker).write_text("{}" if marker == "package.json" else "", encoding="utf-8")
     assert read_facts(root).pytest_test_file == ""
+
+
+@pytest.mark.parametrize(
+    ("files", "gate"),
+    [
+        ({".coveragerc": "[report]\nfail_under = 50\n"}, (".coveragerc", "50")),  # propcache 0.5.4's
+        ({".coveragerc": "[coverage:report]\nfail_under = 40\n"}, (".coveragerc", "40")),
+        # coverage.py's own file is taken when present, so pyproject.toml's gate is not read
+        (
+            {".coveragerc": "[run]\nbranch = true\n", "pyproject.toml": "[tool.coverage.report]\nfail_under = 90\n"},
+            None,
+        ),
+        ({".coveragerc.toml": "[report]\nfail_under = 30\n"}, (".coveragerc.toml", "30")),
+        (
+            {"setup.cfg": "[coverage:report]\nfail_under = 70\n", "tox.ini": "[coverage:report]\nfail_under = 60\n"},
+            ("setup.cfg", "70"),
+        ),
+        # setup.cfg without a coverage section is passed over; its plain [report] is not coverage.py's
+        (
+            {"setup.cfg": "[report]\nfail_under = 10\n", "tox.ini": "[coverage:report]\nfail_under = 60\n"},
+            ("tox.ini", "60"),
+        ),
+        ({"pyproject.toml": "[tool.coverage.report]\nfail_under = 85.5\n"}, ("pyproject.toml", "85.5")),
+        ({"pyproject.toml": "[tool.coverage.run]\nbranch = true\n"}, None),
+        ({"pyproject.toml": "[tool.other]\nfail_under = 5\n"}, None),
+        ({}, None),
+    ],
+)
+def test_the_coverage_gate_is_the_fail_under_coverage_py_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], gate: tuple[str, str] | None
+) -> None:
+    coverage = pytest.importorskip("coverage")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COVERAGE_RCFILE", raising=False)
+    read_by_coverage = coverage.Coverage().get_option("report:fail_under")
+    found = read_facts(tmp_path).coverage_gate
+    assert found == (gate or ("", ""))
+    assert float(found[1] or 0) == read_by_coverage  # the reference: coverage.py's own reading of these files
+
+
+def test_an_unreadable_coverage_file_is_no_gate_and_no_error(tmp_path: Path) -> None:
+    (tmp_path / ".coveragerc").write_bytes(b"[report]\nfail_under = \xff\n")
+    assert read_facts(tmp_path).coverage_gate == ("", "")
