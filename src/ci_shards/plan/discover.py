@@ -397,7 +397,7 @@ def _walk(
                 or (ruled and conftest.leaves_out(here / d))
             )
         )
-        prefix = _folder_prefix(here, cwd, root)  # file_id's rule, once per folder: the walk's hot loop
+        prefix = folder_prefix(here, cwd, root)  # file_id's rule, once per folder: the walk's hot loop
         for name in files:
             path = here / name
             rel = prefix + name
@@ -406,7 +406,7 @@ def _walk(
     return found
 
 
-def _folder_prefix(folder: Path, cwd: Path, root: Path) -> str:
+def folder_prefix(folder: Path, cwd: Path, root: Path) -> str:
     """What ``file_id`` puts before the name of a file in ``folder`` ("" or ends in "/"): the same rule, read
     on the folder (a file is under ``cwd`` or ``root`` exactly when its folder is, or is it)."""
     if folder != cwd and cwd not in folder.parents and (folder == root or root in folder.parents):

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ci_shards.cli import main
 from ci_shards.common.errors import InputError
@@ -19,8 +21,10 @@ from ci_shards.plan.discover import (
     config_only_by_arguments,
     discover_items,
     discover_pytest_files,
+    file_id,
     files_under,
     find_settings,
+    folder_prefix,
     merge_with_timings,
     settings_given,
     whole_files_as_items,
@@ -841,3 +845,17 @@ def test_a_test_path_argument_that_names_nothing_is_refused_as_pytest_refuses_it
             cwd=tmp_path, pytest_files=True, pytest_args=["tests", value], globs=(), timings={}, search_path=[]
         )
         assert found.items == ("tests/test_a.py",)
+
+
+_PARTS = st.lists(st.sampled_from(["a", "b", "tests", ".."]), max_size=4)
+
+
+@given(cwd=_PARTS, root=_PARTS, folder=_PARTS, name=st.sampled_from(["test_x.py", "data.txt"]))
+def test_the_walksfolder_prefix_names_a_file_as_file_id_does(
+    cwd: list[str], root: list[str], folder: list[str], name: str
+) -> None:
+    # the walk names its files from their folder's prefix, worked out once per folder: the same ids, whatever
+    # the folder's place beside the working directory and the collection argument (above, below, aside)
+    base = Path("/w")
+    here, top, at = base.joinpath(*cwd), base.joinpath(*root), base.joinpath(*root, *folder)
+    assert folder_prefix(at, here, top) + name == file_id(at / name, here, top)
