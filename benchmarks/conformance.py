@@ -737,6 +737,58 @@ PROJECTS = (
         "tqdm-4.70.1",
         ("-k", "not perf"),
     ),
+    # run 12: a conftest's collect_ignore computed from the optional packages installed (networkx with numpy only)
+    # under --doctest-modules from the sdist and by --pyargs, no pytest settings at all (h11: the root walked),
+    # tests inside the package in a _tests folder (sniffio), collect_ignore_glob by the Python version
+    # (exceptiongroup), setup.cfg [tool:pytest] with asyncio_mode = strict (outcome)
+    Project(
+        "networkx_src",
+        "tests inside the package (networkx/*/tests), its networkx/conftest.py computes collect_ignore from the "
+        "optional packages installed (numpy only here: the scipy, pandas, matplotlib ... modules and tests ignored) "
+        "and skips @slow tests in pytest_collection_modifyitems; --doctest-modules networkx from the sdist root, no "
+        "pytest settings",
+        "networkx-3.6.1",
+        ("--doctest-modules", "networkx"),
+        venv="networkx",
+    ),
+    Project(
+        "networkx_pyargs",
+        "the same networkx (installed editable from the sdist) under --doctest-modules --pyargs networkx from a "
+        "neutral folder, as its CI runs it",
+        "",
+        (),
+        pyargs=("--doctest-modules", "--pyargs", "networkx"),
+        venv="networkx",
+    ),
+    Project(
+        "h11",
+        "tests inside the package (h11/tests, a package with helpers.py and data files), no pytest settings and no "
+        "argument: pytest walks the whole sdist root (docs/, fuzz/)",
+        "h11-0.16.0",
+        (),
+    ),
+    Project("wsproto", "src layout, testpaths as a TOML list in [tool.pytest.ini_options]", "wsproto-1.3.2", ()),
+    Project(
+        "exceptiongroup",
+        "addopts -rsfE --tb=short --strict-config --strict-markers, testpaths; tests/conftest.py sets "
+        "collect_ignore_glob = ['*_py311.py'] below Python 3.11 (not here: 3.11)",
+        "exceptiongroup-1.3.1",
+        (),
+    ),
+    Project(
+        "sniffio",
+        "tests inside the package in a folder named _tests (relative imports from ..), no pytest settings and no "
+        "argument; curio installed",
+        "sniffio-1.3.1",
+        (),
+    ),
+    Project(
+        "outcome",
+        "src layout, setup.cfg [tool:pytest] asyncio_mode = strict with pytest-asyncio, a module-level "
+        "pytestmark = pytest.mark.asyncio, tests/type_tests.py not a test file",
+        "outcome-1.3.0.post0",
+        (),
+    ),
 )
 
 
