@@ -836,6 +836,9 @@ def _per_test(lines: list[dict[str, object]]) -> Seen:
             subtests += 1
             continue
         word = "error" if category in ("error", "errors") else category
+        if line["when"] == "collect":  # a collector's skip: one each, two for a file skipped as a doctest module and
+            finished.append((test_id, word))  # as a test module under --doctest-modules (networkx, run 12)
+            continue
         if word == "rerun":  # the attempt ends here, its teardown never reported; the next one counts
             running.pop(test_id, None)
             continue
@@ -909,13 +912,12 @@ def _once_per_cut_file(out: Path, shards: list[list[CaseResult]]) -> list[CaseRe
         [i for s in json.loads(plan.read_text(encoding="utf-8"))["shards"] for i in s["items"]] if plan.exists() else []
     )
     cut = {i.split("::", 1)[0] for i in items if "::" in i}
-    told: set[str] = set()
+    told: dict[str, int] = {}  # the collector's id -> the shard that told it (twice under --doctest-modules: run 12)
     cases = []
-    for case in (c for shard in shards for c in shard):
-        if "::" not in case.test_id and case.test_id in cut and case.outcome.value in ("error", "failed", "skipped"):
-            if case.test_id in told:
-                continue
-            told.add(case.test_id)
+    for n, case in ((n, c) for n, shard in enumerate(shards) for c in shard):
+        collector = "::" not in case.test_id and case.test_id in cut
+        if collector and case.outcome.value in ("error", "failed", "skipped") and told.setdefault(case.test_id, n) != n:
+            continue
         cases.append(case)
     return cases
 
