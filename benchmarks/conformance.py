@@ -37,7 +37,12 @@ propcache_sub,pytest_mock,pytest_asyncio,numpy,numpy_ids --work /tmp/conf10``; p
 from its tests/ folder, numpy_ids numpy's under --pyargs of node ids, each in its project's venv). Run 11 six
 more, pytest-relaxed's spec modules, pytest 9's native [tool.pytest] table, pytest-regressions, a C extension,
 pytest-django (``--only invoke,hpack,hpack_sub,markdown_it,markupsafe,django_filter,tqdm --work /tmp/conf11``;
-hpack_sub is hpack's suite from its tests/ folder, in its venv); hpack and markdown_it also with ``--workers 2``.
+hpack_sub is hpack's suite from its tests/ folder, in its venv); hpack and markdown_it also with ``--workers 2``. Run
+12 six more, a conftest's collect_ignore computed from the optional packages installed, under --doctest-modules from
+the sdist and by --pyargs, no pytest settings, tests in a package's _tests folder, collect_ignore_glob by the Python
+version, setup.cfg's [tool:pytest] (``--only networkx_src,networkx_pyargs,h11,wsproto,exceptiongroup,sniffio,outcome
+--work /tmp/conf12``; networkx_pyargs is networkx's suite by --pyargs from a neutral folder, in its venv);
+networkx_src, h11, wsproto and exceptiongroup also with ``--workers 2``.
 """
 
 from __future__ import annotations
