@@ -37,7 +37,12 @@ propcache_sub,pytest_mock,pytest_asyncio,numpy,numpy_ids --work /tmp/conf10``; p
 from its tests/ folder, numpy_ids numpy's under --pyargs of node ids, each in its project's venv). Run 11 six
 more, pytest-relaxed's spec modules, pytest 9's native [tool.pytest] table, pytest-regressions, a C extension,
 pytest-django (``--only invoke,hpack,hpack_sub,markdown_it,markupsafe,django_filter,tqdm --work /tmp/conf11``;
-hpack_sub is hpack's suite from its tests/ folder, in its venv); hpack and markdown_it also with ``--workers 2``.
+hpack_sub is hpack's suite from its tests/ folder, in its venv); hpack and markdown_it also with ``--workers 2``. Run
+12 six more, a conftest's collect_ignore computed from the optional packages installed, under --doctest-modules from
+the sdist and by --pyargs, no pytest settings, tests in a package's _tests folder, collect_ignore_glob by the Python
+version, setup.cfg's [tool:pytest] (``--only networkx_src,networkx_pyargs,h11,wsproto,exceptiongroup,sniffio,outcome
+--work /tmp/conf12``; networkx_pyargs is networkx's suite by --pyargs from a neutral folder, in its venv);
+networkx_src, h11, wsproto and exceptiongroup also with ``--workers 2``.
 """
 
 from __future__ import annotations
@@ -737,6 +742,58 @@ PROJECTS = (
         "tqdm-4.70.1",
         ("-k", "not perf"),
     ),
+    # run 12: a conftest's collect_ignore computed from the optional packages installed (networkx with numpy only)
+    # under --doctest-modules from the sdist and by --pyargs, no pytest settings at all (h11: the root walked),
+    # tests inside the package in a _tests folder (sniffio), collect_ignore_glob by the Python version
+    # (exceptiongroup), setup.cfg [tool:pytest] with asyncio_mode = strict (outcome)
+    Project(
+        "networkx_src",
+        "tests inside the package (networkx/*/tests), its networkx/conftest.py computes collect_ignore from the "
+        "optional packages installed (numpy only here: the scipy, pandas, matplotlib ... modules and tests ignored) "
+        "and skips @slow tests in pytest_collection_modifyitems; --doctest-modules networkx from the sdist root, no "
+        "pytest settings",
+        "networkx-3.6.1",
+        ("--doctest-modules", "networkx"),
+        venv="networkx",
+    ),
+    Project(
+        "networkx_pyargs",
+        "the same networkx (installed editable from the sdist) under --doctest-modules --pyargs networkx from a "
+        "neutral folder, as its CI runs it",
+        "",
+        (),
+        pyargs=("--doctest-modules", "--pyargs", "networkx"),
+        venv="networkx",
+    ),
+    Project(
+        "h11",
+        "tests inside the package (h11/tests, a package with helpers.py and data files), no pytest settings and no "
+        "argument: pytest walks the whole sdist root (docs/, fuzz/)",
+        "h11-0.16.0",
+        (),
+    ),
+    Project("wsproto", "src layout, testpaths as a TOML list in [tool.pytest.ini_options]", "wsproto-1.3.2", ()),
+    Project(
+        "exceptiongroup",
+        "addopts -rsfE --tb=short --strict-config --strict-markers, testpaths; tests/conftest.py sets "
+        "collect_ignore_glob = ['*_py311.py'] below Python 3.11 (not here: 3.11)",
+        "exceptiongroup-1.3.1",
+        (),
+    ),
+    Project(
+        "sniffio",
+        "tests inside the package in a folder named _tests (relative imports from ..), no pytest settings and no "
+        "argument; curio installed",
+        "sniffio-1.3.1",
+        (),
+    ),
+    Project(
+        "outcome",
+        "src layout, setup.cfg [tool:pytest] asyncio_mode = strict with pytest-asyncio, a module-level "
+        "pytestmark = pytest.mark.asyncio, tests/type_tests.py not a test file",
+        "outcome-1.3.0.post0",
+        (),
+    ),
 )
 
 
@@ -784,6 +841,9 @@ def _per_test(lines: list[dict[str, object]]) -> Seen:
             subtests += 1
             continue
         word = "error" if category in ("error", "errors") else category
+        if line["when"] == "collect":  # a collector's skip: one each, two for a file skipped as a doctest module and
+            finished.append((test_id, word))  # as a test module under --doctest-modules (networkx, run 12)
+            continue
         if word == "rerun":  # the attempt ends here, its teardown never reported; the next one counts
             running.pop(test_id, None)
             continue
@@ -857,13 +917,12 @@ def _once_per_cut_file(out: Path, shards: list[list[CaseResult]]) -> list[CaseRe
         [i for s in json.loads(plan.read_text(encoding="utf-8"))["shards"] for i in s["items"]] if plan.exists() else []
     )
     cut = {i.split("::", 1)[0] for i in items if "::" in i}
-    told: set[str] = set()
+    told: dict[str, int] = {}  # the collector's id -> the shard that told it (twice under --doctest-modules: run 12)
     cases = []
-    for case in (c for shard in shards for c in shard):
-        if "::" not in case.test_id and case.test_id in cut and case.outcome.value in ("error", "failed", "skipped"):
-            if case.test_id in told:
-                continue
-            told.add(case.test_id)
+    for n, case in ((n, c) for n, shard in enumerate(shards) for c in shard):
+        collector = "::" not in case.test_id and case.test_id in cut
+        if collector and case.outcome.value in ("error", "failed", "skipped") and told.setdefault(case.test_id, n) != n:
+            continue
         cases.append(case)
     return cases
 

@@ -195,6 +195,10 @@ class _ShardState:
         self.keys: dict[str, str] = {}  # nodeid -> plan-style id
         self.selected: list[str] = []
         self.skipped_collectors: dict[str, str] = {}  # plan-style prefix -> reason
+        # plan-style prefix -> how many collectors of that id pytest skipped: under --doctest-modules a test file is
+        # two, its DoctestModule and its Module, each importing it and each one skipped in pytest's count ("SKIPPED
+        # [2] …: could not import 'scipy'"; networkx 3.6.1's importorskip modules, conformance run 12)
+        self.collector_skips: dict[str, int] = {}
         self.collected_files: set[str] = set()  # plan-style paths of modules collected without error
         self.failed_collectors: set[str] = set()  # plan-style ids of this process's collectors that failed
         self.phases: dict[str, dict[str, Any]] = {}
@@ -335,6 +339,7 @@ class _ShardState:
             )
         elif report.skipped and key != "<collection>":
             self.skipped_collectors[key] = _reason(report.longrepr)
+            self.collector_skips[key] = self.collector_skips.get(key, 0) + 1
         elif key != "<collection>" and "::" not in report.nodeid:
             self.collected_files.add(key)
 
@@ -374,6 +379,9 @@ class _ShardState:
             missing = [p for p in self.planned if p not in covered and p not in collectors]
             skipped = {planned_id: self.why_not_collected(planned_id) for planned_id in missing}
             event["skipped_collectors"] = collectors
+            event["skipped_collector_reports"] = {
+                k: self.collector_skips[k] for k in collectors if self.collector_skips.get(k, 1) > 1
+            }
             event["skipped_at_collection"] = {p: why for p, why in skipped.items() if why}
             event["not_collected"] = [p for p in missing if not skipped[p]]
         if self.collected_to:

@@ -190,6 +190,39 @@ def test_collectors_pytest_skips_are_one_skipped_test_each_as_pytest_counts_them
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("mode", ["--pytest", "--discover"])
+def test_a_module_skipped_as_a_doctest_module_and_a_test_module_is_two_skipped_tests(tmp_path: Path, mode: str) -> None:
+    # --doctest-modules: pytest collects tests/test_numpy.py twice (DoctestModule and Module), each import skips,
+    # "2 skipped" and two skipped testcases in its --junitxml; ci-shards said "1 skipped" (networkx 3.6.1 with numpy
+    # only: 398 skipped, ci-shards 364; conformance run 12)
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    doc = 'def add(a, b):\n    """\n    >>> add(1, 2)\n    3\n    """\n    return a + b\n\n'
+    (root / "tests" / "test_other.py").write_text(doc + OTHER)
+    (root / "tests" / "test_numpy.py").write_text("import pytest\nnp = pytest.importorskip('no_numpy_here')\n" + OTHER)
+    args = ["--doctest-modules", "tests"]
+    expected = _pytest_counts(root, args)
+    assert (expected["passed"], expected["skipped"]) == (2, 2)
+    out = tmp_path / "out"
+    local = _ci_shards(
+        "local", mode, "--shards", "2", "--out", str(out), "--junit-out", "m.xml", "--pytest", "--", *args, cwd=root
+    )
+    assert local.returncode == 0, local.stdout + local.stderr
+    assert "4 tests, 2 passed, 0 failed, 0 errors, 2 skipped" in local.stdout
+    assert _ran(_verdict(root, out)["totals"]) == {k: v for k, v in expected.items() if k != "deselected"}
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--junitxml", "p.xml", *args],
+        cwd=root, capture_output=True, text=True, timeout=120, env=_env(), check=False,
+    )  # fmt: skip
+    assert plain.returncode == 0, plain.stdout
+    # pytest's --junitxml counts both (tests="4" skipped="2") but writes them as one testcase holding two <skipped>
+    # (its reporter is per node id); the merged report has a testcase for each, the same counts
+    own, merged = ((root / name).read_text() for name in ("p.xml", "m.xml"))
+    assert ('skipped="2" tests="4"' in own, own.count("<skipped")) == (True, 2)
+    assert ('<testsuites name="ci-shards" tests="4"' in merged, merged.count("<skipped")) == (True, 2)
+
+
+@pytest.mark.slow
 def test_a_module_that_skips_in_a_report_the_command_writes_is_the_planned_files_skipped_test(tmp_path: Path) -> None:
     # pytest's own --junitxml names the module that skipped "tests.test_numpy" (classname ""): the shard said
     # the planned tests/test_numpy.py was never reported and failed, where plain pytest says "2 passed, 1 skipped"

@@ -213,14 +213,14 @@ def _account(plan: Plan, results: Sequence[ShardResult], not_run: Iterable[str])
 
 def _counted_cases(plan: Plan, results: Sequence[ShardResult]) -> Iterator[CaseResult]:
     """Every shard's cases, with a collector of a cut file that each shard holding a part reported (its collection
-    error) counted once, as plain pytest counts it."""
-    told: set[str] = set()
+    error) counted as the first shard that told it counts it, as plain pytest counts it: once, or twice for a file
+    skipped as a doctest module and as a test module (--doctest-modules)."""
+    told: dict[str, int] = {}  # the collector's id -> the shard that told it
     for result in results:
         for case in result.cases:
-            if _collector_of_parts(case, plan, result.index):
-                if case.test_id in told:
-                    continue
-                told.add(case.test_id)
+            of_parts = _collector_of_parts(case, plan, result.index)
+            if of_parts and told.setdefault(case.test_id, result.index) != result.index:
+                continue
             yield case
 
 

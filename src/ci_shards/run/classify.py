@@ -63,6 +63,7 @@ class Report:
     deselected: tuple[str, ...] = ()
     skipped_at_collection: Mapping[str, str] = field(default_factory=dict)
     skipped_collectors: Mapping[str, str] = field(default_factory=dict)  # each a skipped test, as pytest counts it
+    skipped_collector_reports: Mapping[str, int] = field(default_factory=dict)  # those pytest skipped more than once
     collect_seconds: Mapping[str, float] = field(default_factory=dict)  # test file -> its collection's seconds
     ended_early: str = ""  # why pytest ended the session before its last test (-x, pytest.exit()), in its words
     finished: bool = False  # pytest's session ended (the plugin's finish event): a process that died has none
@@ -140,6 +141,12 @@ def _attempt_from_event(attempt: Mapping[str, Any]) -> Attempt:
     )
 
 
+def _mapping(event: Mapping[str, object], key: str) -> dict[Any, Any]:
+    """The event's JSON object under ``key`` ({} when absent or not an object)."""
+    value = event.get(key)
+    return dict(value) if isinstance(value, dict) else {}
+
+
 def report_from_events(lines: Iterable[str]) -> Report:
     """Read the pytest plugin's JSON-lines events (ids are plan-style). A test's attempts under
     pytest-rerunfailures give one result (the plugin reports the last); more results of one id are tests
@@ -184,8 +191,6 @@ def report_from_events(lines: Iterable[str]) -> Report:
         elif kind == "finish":
             ended_early, finished = str(event.get("stopped", "")), True
     in_flight = tuple(dict.fromkeys(i for i in started if i not in results))
-    raw_skipped = collected.get("skipped_at_collection", {})
-    raw_collectors = collected.get("skipped_collectors", {})
     return Report(
         cases=(*repeated, *results.values()),
         collect_errors=tuple(collect_errors),
@@ -193,8 +198,9 @@ def report_from_events(lines: Iterable[str]) -> Report:
         in_flight=in_flight,
         not_collected=tuple(str(i) for i in collected.get("not_collected", []) or []),  # type: ignore[attr-defined]
         deselected=tuple(str(i) for i in collected.get("deselected", []) or []),  # type: ignore[attr-defined]
-        skipped_at_collection=dict(raw_skipped) if isinstance(raw_skipped, dict) else {},
-        skipped_collectors=dict(raw_collectors) if isinstance(raw_collectors, dict) else {},
+        skipped_at_collection=_mapping(collected, "skipped_at_collection"),
+        skipped_collectors=_mapping(collected, "skipped_collectors"),
+        skipped_collector_reports=_mapping(collected, "skipped_collector_reports"),
         collect_seconds=seconds_by_file(collected.get("collect_seconds")),
         ended_early=ended_early,
         finished=finished,
@@ -443,13 +449,15 @@ def _killed_in_flight(runs: Sequence[Run], merged: Sequence[CaseResult]) -> list
 
 
 def _left_out(first: Sequence[Run]) -> list[CaseResult]:
-    """The collectors pytest skipped (each a skipped test, as pytest counts them), then the planned items the
-    command's own rules left out: skipped at collection, then deselected."""
+    """The collectors pytest skipped (each a skipped test, as pytest counts them: a file it skipped as a doctest
+    module and as a test module twice), then the planned items the command's own rules left out: skipped at
+    collection, then deselected."""
     reports = [r.report for r in first]
     collectors = [
         _skipped_case(i, SKIPPED_AT_COLLECTION + why, COLLECTOR_SKIPPED_TYPE)
         for report in reports
         for i, why in report.skipped_collectors.items()
+        for _ in range(report.skipped_collector_reports.get(i, 1))
     ]
     skipped = [
         _skipped_case(i, SKIPPED_AT_COLLECTION + why, LEFT_OUT_TYPE)

@@ -45,6 +45,18 @@ _USAGE_NOT_FOUND: Final = re.compile(
 )
 
 
+# pytest's usage errors about -m and -k (_pytest/mark/__init__.py, raised in pytest_collection_modifyitems: after
+# collection, exit 4, no test run): an expression that does not parse ("Wrong expression passed to '-m': …") and,
+# under strict_markers (or pytest 9's strict), a marker in -m that nothing registered ("Unknown marker(s) in '-m'
+# expression: …", _validate_marker_names). A discovery plan cannot tell the second from the files' text (plugins and
+# conftests' pytest_configure register markers), and leaves the first to pytest, so each shard's pytest stops there
+# (conformance run 12: exceptiongroup 1.3.1, whose addopts give --strict-markers, under -m nosuchmark)
+_USAGE_EXPRESSION: Final = re.compile(
+    r"^ERROR: (?P<what>(?:Wrong expression passed to '-[mk]'|Unknown marker\(s\) in '-m' expression): .{1,300})$",
+    re.MULTILINE,
+)
+
+
 def exit_cause(output: str) -> str:
     """The cause the run's ``output`` names for its non-zero exit, in one line ("" when none is known)."""
     if _TIMEOUT_BANNER.search(output):
@@ -60,7 +72,7 @@ def exit_cause(output: str) -> str:
             " give the shards --cov-fail-under=0 (above either) and gate the merged coverage (run --coverage,"
             " aggregate --fail-under: docs/coverage.md)"
         )
-    usage = _USAGE_NOT_FOUND.search(output)
+    usage = _USAGE_NOT_FOUND.search(output) or _USAGE_EXPRESSION.search(output)
     if usage is not None:
         return f"pytest stopped at a usage error before any test ran: {usage['what']}"
     unused = _SNAPSHOTS_UNUSED.search(output)

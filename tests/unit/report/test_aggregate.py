@@ -244,6 +244,27 @@ def test_a_module_skipped_at_collection_that_ran_unplanned_is_said_so(tmp_path, 
     assert "- `tests/test_np.py` (shard 2, skipped at collection)" in render_summary(verdict)
 
 
+def test_a_cut_files_collector_skipped_twice_is_counted_as_one_shard_tells_it(tmp_path):
+    # --doctest-modules: pytest skips a test file that importorskips as a doctest module and as a test module, two
+    # skipped tests; a plan that cut the file has each shard holding a part report both, counted once per collector
+    # (2 skipped, as plain pytest says), not once in all (networkx 3.6.1's importorskip modules, conformance run 12)
+    plan = make_plan([["tests/test_sp.py::test_one"], ["tests/test_sp.py::test_two"], ["tests/test_c.py::test_only"]])
+    skip = CaseResult(
+        test_id="tests/test_sp.py",
+        name="tests/test_sp.py",
+        file="tests/test_sp.py",
+        outcome=CaseOutcome.SKIPPED,
+        type=COLLECTOR_SKIPPED_TYPE,
+        message=f"{SKIPPED_AT_COLLECTION}could not import 'scipy'",
+    )
+    write_shard(tmp_path, plan, 1, [skip, skip])
+    write_shard(tmp_path, plan, 2, [skip, skip])
+    write_shard(tmp_path, plan, 3)
+    verdict = aggregate_dirs(plan, [tmp_path])
+    assert verdict.totals.skipped == 2
+    assert verdict.accounting.duplicated == ()
+
+
 def test_parametrised_and_class_items_are_accounted(tmp_path):
     plan = make_plan([["tests/test_a.py::test_p", "tests/test_a.py::TestK"], ["tests/test_b.py"]])
     write_shard(

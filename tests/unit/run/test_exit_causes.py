@@ -86,6 +86,15 @@ def test_syrupys_unused_snapshots_are_named_with_the_way_to_check_them_across_sh
         ("ERROR: file or directory not found: tests/gone\n", "file or directory not found: tests/gone"),
         ("ERROR: module or package not found: nopkg (missing __init__.py?)\n",
          "module or package not found: nopkg (missing __init__.py?)"),
+        # -m and -k (conformance run 12: exceptiongroup's --strict-markers addopts under -m nosuchmark)
+        ("ERROR: Unknown marker(s) in '-m' expression: nosuchmark. Use 'pytest --markers' to see available markers.\n",
+         "Unknown marker(s) in '-m' expression: nosuchmark. Use 'pytest --markers' to see available markers."),
+        ("ERROR: Wrong expression passed to '-m': a and: at column 6: expected not OR left parenthesis OR identifier;"
+         " got end of input\n",
+         "Wrong expression passed to '-m': a and: at column 6: expected not OR left parenthesis OR identifier; got end"
+         " of input"),
+        ("ERROR: Wrong expression passed to '-k': (x: at column 3: expected right parenthesis; got end of input\n",
+         "Wrong expression passed to '-k': (x: at column 3: expected right parenthesis; got end of input"),
     ],
 )  # fmt: skip
 def test_pytests_usage_error_about_an_argument_is_named(line: str, what: str) -> None:

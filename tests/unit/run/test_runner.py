@@ -237,6 +237,27 @@ def test_a_skipped_collector_is_one_skipped_test_and_accounts_for_the_planned_fi
     assert (totals.tests, totals.skipped, totals.left_out) == (2, 2, 1)
 
 
+def test_a_collector_pytest_skipped_twice_is_two_skipped_tests_as_pytest_counts_them() -> None:
+    # under --doctest-modules pytest collects a test file as a doctest module and as a test module, each importing
+    # it: a module-level importorskip skips both, "SKIPPED [2]" and "2 skipped" for the one file (networkx 3.6.1's
+    # 34 such modules: 398 skipped, where ci-shards said 364; conformance run 12)
+    lines = [
+        '{"event": "collected", "ids": [], "deselected": [], "not_collected": [], "skipped_at_collection": {},'
+        ' "skipped_collectors": {"t/test_sp.py": "Skipped: no scipy", "t/test_pd.py": "Skipped: no pandas"},'
+        ' "skipped_collector_reports": {"t/test_sp.py": 2}}',
+    ]
+    report = report_from_events(lines)
+    planned = ["t/test_sp.py", "t/test_pd.py"]
+    verdict = decide(shard_index=1, shard_name="s", planned=planned, runs=[run(rc=5, report=report)], policy=Policy())
+    assert verdict.status is ShardStatus.PASSED, verdict.reason
+    assert [(c.test_id, c.counted_as) for c in verdict.cases] == [
+        ("t/test_sp.py", "skipped"),
+        ("t/test_sp.py", "skipped"),
+        ("t/test_pd.py", "skipped"),
+    ]
+    assert Totals.of(verdict.cases).skipped == 3
+
+
 def test_a_session_pytest_ended_early_is_the_cause_of_its_unreported_tests() -> None:
     # the plugin's finish event carries pytest's words (-x, pytest.exit()); the tests after it are not "never
     # reported (not collected, deleted, renamed or crashed)", and its exit code is not "no failure"
