@@ -303,8 +303,13 @@ def parse_junit_bytes(data: bytes, source: str) -> list[CaseResult]:
     results = []
     for case, file, name in _cases(suites):
         result = _case_result(case, file, name, pytest_ids=pytest_ids)
-        results += [result] * (_collector_reports(case, result) if pytest_ids else 1)
+        results.append(result)
+        if pytest_ids and not result.classname and result.outcome in _COLLECTOR_OUTCOMES:  # a collector's testcase
+            results.extend([result] * (_collector_reports(case, result) - 1))
     return results
+
+
+_COLLECTOR_OUTCOMES: Final = frozenset({CaseOutcome.SKIPPED, CaseOutcome.ERROR})
 
 
 def _collector_reports(case: ET.Element, result: CaseResult) -> int:
@@ -313,8 +318,6 @@ def _collector_reports(case: ET.Element, result: CaseResult) -> int:
     and as a test module, each importing it) are one ``classname=""`` testcase holding a <skipped> or an <error>
     each, which pytest's summary and the suite's tests= count each ("2 skipped": networkx 3.6.1's importorskip
     modules, conformance run 12)."""
-    if result.classname or result.outcome not in (CaseOutcome.SKIPPED, CaseOutcome.ERROR):
-        return 1
     tag = "skipped" if result.outcome is CaseOutcome.SKIPPED else "error"
     return max(1, sum(1 for child in case if child.tag == tag))
 
