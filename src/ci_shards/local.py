@@ -38,6 +38,7 @@ from ci_shards.report.groups import group_failures
 from ci_shards.report.render import complete_in, failure_lines, render_summary, render_terminal
 from ci_shards.report.verdict import Verdict
 from ci_shards.run import workers
+from ci_shards.run.command import ids_warning, uses_items
 from ci_shards.run.process import CancelToken, become_subreaper, kill_tree, path_not_command
 from ci_shards.run.runner import cancel_on_signals
 from ci_shards.run.settings import RunSettings
@@ -405,6 +406,8 @@ def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int
     outfile.write_atomic(plan_path, plan.dumps())
     allowed = options.plan.allow_empty
     check_not_empty(plan, allowed=allowed)  # nothing to run: say so before starting anything
+    if not options.run.pytest and uses_items(raw) and (warning := ids_warning(plan.files_cut_into_ids(), "")):
+        console.warning(warning)  # once here: each shard's run says it in its own log, which local does not show
     command = raw  # with --pytest, the plugin drops the arguments that select tests (and says so)
     jobs = _jobs(options, plan.total, console)
     console.line(

@@ -224,3 +224,35 @@ def test_a_shard_whose_files_exceed_arg_max_runs_in_one_process_with_its_unplann
     assert ran == Counter(
         dict.fromkeys([*mine, f"{files['a']}::test_a_new", "tests/new/test_new.py::test_brand_new"], 1)
     )
+
+
+@pytest.mark.slow
+def test_a_command_given_the_ids_of_a_cut_file_is_warned_that_a_test_added_there_runs_nowhere(tmp_path: Path) -> None:
+    # with {items} a shard's command runs exactly the ids it is given: test_added_fails, added to test_b.py after
+    # the plan cut that file by test id, runs in no shard and no report counts it (conformance run 12 found the same
+    # of a doctest in a cut test file). run --pytest runs it (the test above); a command is told so, and how to avoid it
+    plan = Plan(
+        total=2,
+        granularity=Granularity.AUTO,
+        shards=(
+            ShardPlan(index=1, items=("tests/test_b.py::test_b1", "tests/sub/test_c.py"), estimated_seconds=2.5),
+            ShardPlan(index=2, items=("tests/test_b.py::test_b2", "tests/test_b.py::test_b3"), estimated_seconds=2.2),
+        ),
+        lower_bound_seconds=2.35,
+        unknown_items=0,
+        files_cut=1,
+        unowned_shard=2,
+    )
+    _suite(tmp_path)
+    (tmp_path / "plan.json").write_text(plan.dumps())
+    assert plan.files_cut_into_ids() == plan.files_cut_into_ids(2) == ["tests/test_b.py"]
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--junitxml={junit}", "{items}"]
+    for index in (1, 2):
+        ran = ci_shards(
+            "run", "--plan", "plan.json", "--shard", f"{index}/2", "--no-live", "--", *command, cwd=tmp_path
+        )
+        assert ran.returncode == 0, ran.stderr
+        assert "1 test file of this shard is cut into test ids (tests/test_b.py)" in ran.stderr
+        assert "plan with --granularity file, or run with --pytest" in ran.stderr
+    whole = ci_shards("run", "--plan", "plan.json", "--shard", "1/2", "--no-live", "--pytest", cwd=tmp_path)
+    assert whole.returncode == 1 and "cut into test ids" not in whole.stderr  # the added test runs, and fails

@@ -176,6 +176,16 @@ class Plan:
     def ownership(self) -> ShardOwnership:
         return ShardOwnership.of(self)
 
+    def files_cut_into_ids(self, index: int | None = None) -> list[str]:
+        """The test files whose tests the plan spread over more than one shard, named there by test id (of shard
+        ``index`` only, when given): a command given those ids runs only the tests named."""
+        shards_of: dict[str, int] = {}
+        for shard in self.shards:
+            for file in {item_file(i) for i in shard.items}:
+                shards_of[file] = shards_of.get(file, 0) + 1
+        held = self.shards if index is None else (self.shard(index),)
+        return sorted({item_file(i) for s in held for i in s.items if "::" in i and shards_of[item_file(i)] > 1})
+
     def shard(self, index: int) -> ShardPlan:
         if not 1 <= index <= self.total:
             msg = f"shard {index} is not in 1..{self.total}"

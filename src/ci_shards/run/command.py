@@ -35,6 +35,22 @@ def uses_items(template: Sequence[str]) -> bool:
     return ITEMS in template or any(ITEMS_FILE in arg for arg in template)
 
 
+def ids_warning(cut: Sequence[str], where: str) -> str:
+    """Why a command given ``{items}`` may miss tests of the files the plan ``cut`` into test ids ("" when none):
+    a test added to such a file since the timings were taken is named by no item, so no shard's command runs it and
+    no report counts it, where ``run --pytest`` runs every test pytest collects (docs/planning.md, "Tests added
+    after the plan"). A discovery plan cuts a file by its timed tests' ids to balance the shards."""
+    if not cut:
+        return ""
+    listed = ", ".join(cut[:3]) + (f" and {len(cut) - 3} more" if len(cut) > 3 else "")
+    files = f"{len(cut)} test files{where} are" if len(cut) > 1 else f"1 test file{where} is"
+    return (
+        f"{files} cut into test ids ({listed}): a command given"
+        " {items} runs only the tests named, so a test added to such a file since the timings runs in no shard and"
+        " no report counts it; plan with --granularity file, or run with --pytest"
+    )
+
+
 def uses_junit(template: Sequence[str]) -> bool:
     return any(JUNIT in arg for arg in template)
 

@@ -379,6 +379,13 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     plan = opts.plan
     _check_runnable(opts)
     planned = plan.shard(opts.shard_index).items
+    cut = (
+        []
+        if opts.settings.pytest or not cmd.uses_items(opts.settings.command)
+        else plan.files_cut_into_ids(opts.shard_index)
+    )
+    if warning := cmd.ids_warning(cut, " of this shard"):
+        console.warning(warning)
     shard_dir = opts.settings.out / shard_dir_name(opts.shard_index, plan.total)
     log_path = shard_dir / "output.log"
     _prepare_folder(shard_dir, log_path)
