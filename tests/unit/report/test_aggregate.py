@@ -220,18 +220,19 @@ def test_tests_that_ran_but_were_never_planned_are_listed_with_their_shard_and_d
     )
 
 
+def _collector_skip(file: str, module: str) -> CaseResult:
+    """A test module skipped at collection (its importorskip of ``module``), as a shard reports it."""
+    message = f"{SKIPPED_AT_COLLECTION}could not import {module!r}"
+    return CaseResult(
+        test_id=file, name=file, file=file, outcome=CaseOutcome.SKIPPED, type=COLLECTOR_SKIPPED_TYPE, message=message
+    )
+
+
 def test_a_module_skipped_at_collection_that_ran_unplanned_is_said_so(tmp_path, plan):
     # tqdm 4.70.1's tests_pandas.py (importorskip('numpy')): a --pytest plan's collection gives it no test, the shard
     # that walks unowned files reports its skip (one skipped test, as pytest counts it): listed as such, not only
     # under "new since the plan"
-    skip = CaseResult(
-        test_id="tests/test_np.py",
-        name="tests/test_np.py",
-        file="tests/test_np.py",
-        outcome=CaseOutcome.SKIPPED,
-        type=COLLECTOR_SKIPPED_TYPE,
-        message=f"{SKIPPED_AT_COLLECTION}could not import 'numpy'",
-    )
+    skip = _collector_skip("tests/test_np.py", "numpy")
     write_shard(tmp_path, plan, 1)
     write_shard(tmp_path, plan, 2, [*(case_for(i) for i in ITEMS[1]), skip])
     write_shard(tmp_path, plan, 3, [case_for(ITEMS[2][0]), case_for("tests/test_new.py::test_brand_new")])
@@ -249,14 +250,7 @@ def test_a_cut_files_collector_skipped_twice_is_counted_as_one_shard_tells_it(tm
     # skipped tests; a plan that cut the file has each shard holding a part report both, counted once per collector
     # (2 skipped, as plain pytest says), not once in all (networkx 3.6.1's importorskip modules, conformance run 12)
     plan = make_plan([["tests/test_sp.py::test_one"], ["tests/test_sp.py::test_two"], ["tests/test_c.py::test_only"]])
-    skip = CaseResult(
-        test_id="tests/test_sp.py",
-        name="tests/test_sp.py",
-        file="tests/test_sp.py",
-        outcome=CaseOutcome.SKIPPED,
-        type=COLLECTOR_SKIPPED_TYPE,
-        message=f"{SKIPPED_AT_COLLECTION}could not import 'scipy'",
-    )
+    skip = _collector_skip("tests/test_sp.py", "scipy")
     write_shard(tmp_path, plan, 1, [skip, skip])
     write_shard(tmp_path, plan, 2, [skip, skip])
     write_shard(tmp_path, plan, 3)

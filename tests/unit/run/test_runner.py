@@ -29,6 +29,7 @@ from ci_shards.run.classify import (
     Policy,
     Report,
     Run,
+    Verdict,
     decide,
     merge_attempts,
     report_from_events,
@@ -216,6 +217,12 @@ def test_report_from_events_finds_the_test_in_flight() -> None:
     assert report.not_collected == ("a::gone",)
 
 
+def _nothing_ran(lines: list[str], *, planned: list[str]) -> Verdict:
+    """The verdict of a shard whose pytest exited 5 (no test ran) after writing these plugin events."""
+    report = report_from_events(lines)
+    return decide(shard_index=1, shard_name="s", planned=planned, runs=[run(rc=5, report=report)], policy=Policy())
+
+
 def test_a_skipped_collector_is_one_skipped_test_and_accounts_for_the_planned_file_it_is() -> None:
     # a module's pytest.importorskip: pytest says "1 skipped" and writes a skipped testcase; the files of a skipped
     # folder are accounted for, and no test, as pytest counts them
@@ -224,9 +231,7 @@ def test_a_skipped_collector_is_one_skipped_test_and_accounts_for_the_planned_fi
         ' "skipped_collectors": {"t/test_np.py": "Skipped: no numpy", "t/opt": "Skipped: no extra"},'
         ' "skipped_at_collection": {"t/opt/test_x.py": "Skipped: no extra"}}',
     ]
-    report = report_from_events(lines)
-    planned = ["t/test_np.py", "t/opt/test_x.py"]
-    verdict = decide(shard_index=1, shard_name="s", planned=planned, runs=[run(rc=5, report=report)], policy=Policy())
+    verdict = _nothing_ran(lines, planned=["t/test_np.py", "t/opt/test_x.py"])
     assert verdict.status is ShardStatus.PASSED, verdict.reason
     assert [(c.test_id, c.counted_as, in_pytests_junit(c)) for c in verdict.cases] == [
         ("t/test_np.py", "skipped", True),
@@ -246,9 +251,7 @@ def test_a_collector_pytest_skipped_twice_is_two_skipped_tests_as_pytest_counts_
         ' "skipped_collectors": {"t/test_sp.py": "Skipped: no scipy", "t/test_pd.py": "Skipped: no pandas"},'
         ' "skipped_collector_reports": {"t/test_sp.py": 2}}',
     ]
-    report = report_from_events(lines)
-    planned = ["t/test_sp.py", "t/test_pd.py"]
-    verdict = decide(shard_index=1, shard_name="s", planned=planned, runs=[run(rc=5, report=report)], policy=Policy())
+    verdict = _nothing_ran(lines, planned=["t/test_sp.py", "t/test_pd.py"])
     assert verdict.status is ShardStatus.PASSED, verdict.reason
     assert [(c.test_id, c.counted_as) for c in verdict.cases] == [
         ("t/test_sp.py", "skipped"),
