@@ -379,13 +379,7 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     plan = opts.plan
     _check_runnable(opts)
     planned = plan.shard(opts.shard_index).items
-    cut = (
-        []
-        if opts.settings.pytest or not cmd.uses_items(opts.settings.command)
-        else plan.files_cut_into_ids(opts.shard_index)
-    )
-    if warning := cmd.ids_warning(cut, " of this shard"):
-        console.warning(warning)
+    _warn_of_cut_files(opts, console)
     shard_dir = opts.settings.out / shard_dir_name(opts.shard_index, plan.total)
     log_path = shard_dir / "output.log"
     _prepare_folder(shard_dir, log_path)
@@ -439,6 +433,14 @@ def run_shard(opts: RunOptions, *, console: Console, cancel: CancelToken) -> Out
     write_outcome(shard_dir, outcome, verdict.records)
     print_summary(console, outcome, verdict, log_path)
     return outcome
+
+
+def _warn_of_cut_files(opts: RunOptions, console: Console) -> None:
+    """A command given ``{items}`` runs only the test ids of a file the plan cut: say which files (``ids_warning``)."""
+    if opts.settings.pytest or not cmd.uses_items(opts.settings.command):
+        return
+    if warning := cmd.ids_warning(opts.plan.files_cut_into_ids(opts.shard_index), " of this shard"):
+        console.warning(warning)
 
 
 def _run_planned(state: _ShardRun, planned: Sequence[str], tmpdir: Path, workers_reason: str) -> None:
