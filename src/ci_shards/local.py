@@ -26,8 +26,8 @@ from ci_shards.common.errors import EXIT_INTERRUPTED, EXIT_OK, InputError, Usage
 from ci_shards.common.interpreter import default_python, probe
 from ci_shards.judge import check_not_empty
 from ci_shards.model.outcome import shard_dir_name
-from ci_shards.model.plan import Plan
-from ci_shards.options.typed import LocalOptions, ReportFiles
+from ci_shards.model.plan import Granularity, Plan
+from ci_shards.options.typed import LocalOptions, PlanOptions, ReportFiles
 from ci_shards.plan.front import make_plan
 from ci_shards.plan.pytest_args import check_pytest_words
 from ci_shards.report import outputs
@@ -396,7 +396,8 @@ def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int
     if (options.fail_under is not None or options.coverage_base is not None) and not options.run.coverage:
         msg = "--fail-under and --coverage-base need --coverage (or the config key coverage: true)"
         raise UsageError(msg)
-    plan = make_plan(options.plan, env=env, cwd=cwd, pytest_args=raw if options.run.pytest else None, cap_to_items=True)
+    plan_options = _whole_files_for_items(options, raw, console)
+    plan = make_plan(plan_options, env=env, cwd=cwd, pytest_args=raw if options.run.pytest else None, cap_to_items=True)
     out = options.run.out
     plan_path = out / "plan.json"
     try:
@@ -407,7 +408,7 @@ def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int
     allowed = options.plan.allow_empty
     check_not_empty(plan, allowed=allowed)  # nothing to run: say so before starting anything
     if not options.run.pytest and uses_items(raw) and (warning := ids_warning(plan.files_cut_into_ids(), "")):
-        console.warning(warning)  # once here: each shard's run says it in its own log, which local does not show
+        console.warning(warning)  # once here (--granularity auto or test asked for): local does not show run's logs
     command = raw  # with --pytest, the plugin drops the arguments that select tests (and says so)
     jobs = _jobs(options, plan.total, console)
     console.line(
@@ -437,6 +438,23 @@ def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int
     sys.stdout.flush()
     code = max(result.exit_code, _local_coverage(options, plan, cwd, env, console))
     return EXIT_INTERRUPTED if cancel.cancelled else code
+
+
+def _whole_files_for_items(options: LocalOptions, command: Sequence[str], console: Console) -> PlanOptions:
+    """The plan options, planning whole files when a command given ``{items}`` runs a discovery plan and no
+    ``--granularity`` was asked for: such a command runs only the ids it is given, so a file cut into its timed
+    tests' ids would leave a test added to it since (or its doctests) in no shard, where a file item runs them all
+    (ids_warning; ``--pytest``'s plugin runs every test pytest collects, so its plans may cut files)."""
+    plan = options.plan
+    if options.run.pytest or not plan.discover or not uses_items(command):
+        return plan
+    if plan.granularity is not Granularity.AUTO or "--granularity" in plan.given:
+        return plan
+    console.line(
+        "ci-shards local: whole test files planned: the command's {items} runs only the ids it is given, and a file"
+        " cut by test id would leave out its tests added since the timings (--granularity auto cuts anyway)"
+    )
+    return dataclasses.replace(plan, granularity=Granularity.FILE)
 
 
 def _guessed(plan: Plan) -> str:

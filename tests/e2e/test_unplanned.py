@@ -256,3 +256,38 @@ def test_a_command_given_the_ids_of_a_cut_file_is_warned_that_a_test_added_there
         assert "plan with --granularity file, or run with --pytest" in ran.stderr
     whole = ci_shards("run", "--plan", "plan.json", "--shard", "1/2", "--no-live", "--pytest", cwd=tmp_path)
     assert whole.returncode == 1 and "cut into test ids" not in whole.stderr  # the added test runs, and fails
+
+
+@pytest.mark.slow
+def test_local_plans_whole_files_for_a_command_given_items_so_a_test_added_to_a_timed_file_runs(tmp_path: Path) -> None:
+    # 4 s of timed tests in test_big.py and 1 s in test_small.py over 2 shards: balance would cut test_big.py by test
+    # id, and test_added, written after the timings, would run nowhere under a command given {items} (a green
+    # verdict of 5 tests where plain pytest runs 6). Planned for such a command by discovery, the files stay whole
+    big = "".join(f"def test_{n}():\n    pass\n\n" for n in ("b1", "b2", "b3", "b4", "added"))
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_big.py").write_text(big)
+    (tmp_path / "tests/test_small.py").write_text("def test_s():\n    pass\n")
+    timings = {f"tests/test_big.py::test_{n}": 1.0 for n in ("b1", "b2", "b3", "b4")} | {
+        "tests/test_small.py::test_s": 1.0
+    }
+    (tmp_path / ".test_durations").write_text(json.dumps(timings))
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--junitxml={junit}", "{items}"]
+    argv = [
+        "local",
+        "--shards",
+        "2",
+        "--discover",
+        "--durations",
+        ".test_durations",
+        "--out",
+        "results",
+        "--",
+        *command,
+    ]
+    ran = ci_shards(*argv, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "whole test files planned" in ran.stderr and "cut into test ids" not in ran.stderr
+    cases = [c for i in (1, 2) for c in parse_junit(tmp_path / f"results/shard-{i}-of-2/junit.xml")]
+    assert sorted(c.test_id for c in cases) == sorted([*timings, "tests/test_big.py::test_added"])
+    cut = ci_shards(*argv[:6], "--granularity", "auto", *argv[6:], cwd=tmp_path)  # asked for: cut, and warned
+    assert "1 test file is cut into test ids (tests/test_big.py)" in cut.stderr, cut.stderr
