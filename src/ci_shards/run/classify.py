@@ -619,15 +619,15 @@ def _never_reported(not_run: Sequence[str]) -> str:
 
 def _nothing_to_run(run: Run) -> bool:
     """pytest's "no tests collected" (exit 5) from a run whose every planned item its own rules left
-    out: skipped at collection or deselected, none of them reported otherwise."""
+    out: skipped at collection or deselected, none of them reported otherwise. In a report the command wrote (its
+    own --junitxml) such a run holds only the skipped collectors' testcases: a shard of one importorskip module,
+    run whole by a command given {items} (plain pytest of the suite passes)."""
     report = run.report
-    return (
-        run.exit_code == PYTEST_NO_TESTS_COLLECTED
-        and not report.cases
-        and not report.collect_errors
-        and not report.not_collected
-        and bool(report.skipped_at_collection or report.skipped_collectors or report.deselected)
-    )
+    if run.exit_code != PYTEST_NO_TESTS_COLLECTED or report.collect_errors or report.not_collected:
+        return False
+    if report.cases:
+        return all(case.type == COLLECTOR_SKIPPED_TYPE for case in report.cases)
+    return bool(report.skipped_at_collection or report.skipped_collectors or report.deselected)
 
 
 def _records(

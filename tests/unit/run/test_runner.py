@@ -14,6 +14,7 @@ from ci_shards.common.errors import UsageError
 from ci_shards.local import auto_jobs, available_memory
 from ci_shards.model.outcome import (
     COLLECTION_ERROR_TYPE,
+    COLLECTOR_SKIPPED_TYPE,
     LEFT_OUT,
     XFAILED_TYPE,
     XPASSED_TYPE,
@@ -240,6 +241,26 @@ def test_a_skipped_collector_is_one_skipped_test_and_accounts_for_the_planned_fi
     ]
     totals = Totals.of(verdict.cases)
     assert (totals.tests, totals.skipped, totals.left_out) == (2, 2, 1)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "kind", "passes"),
+    [
+        (CaseOutcome.SKIPPED, COLLECTOR_SKIPPED_TYPE, True),  # the module skipped at import: pytest collected no test
+        (CaseOutcome.SKIPPED, "pytest.skip", False),  # a test that ran and skipped: exit 5 is then no pytest's
+    ],
+)
+def test_exit_5_from_a_command_whose_report_holds_only_skipped_collectors_is_pytests_nothing_to_run(
+    outcome: CaseOutcome, kind: str, passes: bool
+) -> None:
+    # a command given {items} that runs one importorskip module whole: pytest writes its skipped testcase and exits
+    # 5 ("no tests ran"), where plain pytest of the suite passes; the shard passes as a --pytest shard does
+    skipped = CaseResult(test_id="t/test_np.py", name="t/test_np.py", file="t/test_np.py", outcome=outcome, type=kind)
+    verdict = decide(
+        shard_index=1, shard_name="s", planned=["t/test_np.py"], runs=[run(skipped, rc=5)], policy=Policy()
+    )
+    assert (verdict.status is ShardStatus.PASSED) is passes, verdict.reason
+    assert passes or "exited with code 5" in verdict.reason
 
 
 def test_a_collector_pytest_skipped_twice_is_two_skipped_tests_as_pytest_counts_them() -> None:
