@@ -198,7 +198,8 @@ def _ini_report(text: str, *, own: bool) -> tuple[bool, Mapping[str, Any]]:
     parser = configparser.RawConfigParser()
     parser.read_string(text)
     used = own or any(section.startswith("coverage:") for section in parser.sections())
-    section = next((s for s in ("coverage:report", "report" if own else "") if s and parser.has_section(s)), "")
+    names = ("coverage:report", "report") if own else ("coverage:report",)
+    section = next((name for name in names if parser.has_section(name)), None)
     return used, dict(parser[section]) if section else {}
 
 

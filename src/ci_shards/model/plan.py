@@ -179,10 +179,7 @@ class Plan:
     def files_cut_into_ids(self, index: int | None = None) -> list[str]:
         """The test files whose tests the plan spread over more than one shard, named there by test id (of shard
         ``index`` only, when given): a command given those ids runs only the tests named."""
-        shards_of: dict[str, int] = {}
-        for shard in self.shards:
-            for file in {item_file(i) for i in shard.items}:
-                shards_of[file] = shards_of.get(file, 0) + 1
+        shards_of = shards_per_file(self.shards)
         held = self.shards if index is None else (self.shard(index),)
         return sorted({item_file(i) for s in held for i in s.items if "::" in i and shards_of[item_file(i)] > 1})
 
@@ -278,6 +275,15 @@ def _check_items_unique(shards: Sequence[ShardPlan]) -> None:
                 msg = f"item {item!r} is in {where} (every item must be in exactly one shard, once)"
                 raise ValueError(msg)
             owner[item] = shard.index
+
+
+def shards_per_file(shards: Sequence[ShardPlan]) -> dict[str, int]:
+    """Each test file of the shards' items, and how many shards hold part of it (more than one: the plan cut it)."""
+    seen: dict[str, int] = {}
+    for shard in shards:
+        for file in {i.split("::", 1)[0] for i in shard.items}:  # item_file, inlined: every planned item passes here
+            seen[file] = seen.get(file, 0) + 1
+    return seen
 
 
 def pick_unowned_shard(shards: Sequence[ShardPlan]) -> int:

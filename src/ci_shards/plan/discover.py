@@ -363,9 +363,7 @@ def file_id(path: Path, cwd: Path, root: Path) -> str:
     ``--pyargs`` package installed elsewhere: ``tests/test_x.py``, as pytest and pytest-split name it).
     A file that is itself the argument is held by no folder argument: relative to ``cwd`` (``../t/test_x.py``),
     as the shards' plugin names it (``pytest_plugin._ShardState.path_id``)."""
-    if path != cwd and cwd not in path.parents and root in path.parents:
-        return path.relative_to(root).as_posix()
-    return Path(os.path.relpath(path, cwd)).as_posix()
+    return folder_prefix(path.parent, cwd, root) + path.name
 
 
 FileRule = Callable[[str, str, Path], bool]  # (file name, its id, its path): whether the walk takes it
@@ -407,8 +405,8 @@ def _walk(
 
 
 def folder_prefix(folder: Path, cwd: Path, root: Path) -> str:
-    """What ``file_id`` puts before the name of a file in ``folder`` ("" or ends in "/"): the same rule, read
-    on the folder (a file is under ``cwd`` or ``root`` exactly when its folder is, or is it)."""
+    """What ``file_id`` puts before the name of a file in ``folder`` ("" or ends in "/"), worked out once per folder
+    by the walk: a file is under ``cwd`` or ``root`` exactly when its folder is, or is it."""
     if folder != cwd and cwd not in folder.parents and (folder == root or root in folder.parents):
         rel = folder.relative_to(root).as_posix()
     else:

@@ -31,7 +31,7 @@ from typing import Final
 from ci_shards.common.console import plural
 from ci_shards.common.errors import UsageError
 from ci_shards.model.matching import item_file
-from ci_shards.model.plan import Granularity, Plan, ShardPlan, pick_unowned_shard
+from ci_shards.model.plan import Granularity, Plan, ShardPlan, pick_unowned_shard, shards_per_file
 from ci_shards.plan.estimates import Estimates, apply_weights, estimate
 from ci_shards.plan.packing import (
     FILLS,
@@ -431,14 +431,6 @@ def _ranges(numbers: Sequence[int]) -> str:
         if len(numbers) == 1
         else "shards " + ", ".join(str(n) for n in numbers)
     )
-
-
-def shards_per_file(shards: Sequence[ShardPlan]) -> dict[str, int]:
-    seen: dict[str, int] = {}
-    for shard in shards:
-        for file in {i.split("::", 1)[0] for i in shard.items}:  # item_file, inlined: every planned item passes here
-            seen[file] = seen.get(file, 0) + 1
-    return seen
 
 
 def files_cut(shards: Sequence[ShardPlan]) -> int:

@@ -290,7 +290,7 @@ def improve_for_workers(
     """Moves of whole pieces out of the shard whose K-worker makespan is longest, into the one whose is
     shortest, while that lowers the longer of the two (packing balanced the sums; with K workers a
     shard of a few long files can be the slowest at an equal sum); when no move does, an exchange of one of its
-    long pieces for shorter ones of a faster shard (``_best_exchange``). Deterministic: the candidates are the
+    long pieces for shorter ones of a faster shard (``_Shards.best_exchange``). Deterministic: the candidates are the
     slowest shard's ``MOVE_CANDIDATES`` costliest pieces, ties to the piece key and the lower shard."""
     bins = [list(b) for b in bins]
     files_of = _memo(functools.partial(piece_files, lumps=lumps))
@@ -314,7 +314,7 @@ class _Change(NamedTuple):
     """Pieces traded between the slowest shard and ``other``, and the two shards' makespans after it."""
 
     other: int
-    out: tuple[Piece, ...]  # leaving the slowest shard
+    out: Piece  # leaving the slowest shard
     back: tuple[Piece, ...]  # coming to it from ``other``
     left: float
     right: float
@@ -341,17 +341,22 @@ class _Shards:
     def seconds(self, pieces: Sequence[Piece], shard: int) -> float:
         return bin_seconds(pieces, self.workers, self.files_of, lumps=self.lumps, spread=self.spreads[shard])
 
+    def _mark(self, slow: int, best: _Change | None) -> float:
+        """What a change must bring both its shards under: the slowest shard's time less ``MOVE_GAIN``, and
+        the best change found so far's longer side."""
+        bar = self.times[slow] * (1 - MOVE_GAIN)
+        return bar if best is None else min(bar, max(best.left, best.right))
+
     def best_move(self, slow: int, fast: int) -> _Change | None:
         """The move of one piece from ``slow`` to ``fast`` that leaves the longer of the two shortest. A
         candidate whose receiving shard's work over K (a floor under any makespan) already reaches the mark
         is not priced: it could not be chosen."""
         best: _Change | None = None
         fast_work, fast_size = sum(p.cost for p in self.bins[fast]), sum(p.size for p in self.bins[fast])
-        bar = self.times[slow] * (1 - MOVE_GAIN)
         for piece in sorted(self.bins[slow], key=lambda p: p.sort_key)[:MOVE_CANDIDATES]:
             if self.max_items is not None and fast_size + piece.size > self.max_items:
                 continue
-            mark = bar if best is None else min(bar, max(best.left, best.right))
+            mark = self._mark(slow, best)
             if (fast_work + piece.cost) / MICRO / self.workers - FLOOR_SLACK >= mark:
                 continue
             right = self.seconds([*self.bins[fast], piece], fast)
@@ -359,7 +364,7 @@ class _Shards:
                 continue
             left = self.seconds([p for p in self.bins[slow] if p is not piece], slow)
             if max(left, right) < mark:
-                best = _Change(fast, (piece,), (), left, right)
+                best = _Change(fast, piece, (), left, right)
         return best
 
     def best_exchange(self, slow: int) -> _Change | None:
@@ -375,9 +380,7 @@ class _Shards:
             if piece.cost / MICRO <= lump:
                 break
             for other in others[:EXCHANGE_SHARDS]:
-                mark = self.times[slow] * (1 - MOVE_GAIN)
-                mark = mark if best is None else min(mark, max(best.left, best.right))
-                change = self._exchange(slow, other, piece, mark)
+                change = self._exchange(slow, other, piece, self._mark(slow, best))
                 if change is not None:
                     best = change
         return best
@@ -404,20 +407,18 @@ class _Shards:
         left_spread, left = best_spread(rest, self.workers, self.lumps or {}, self.files_of)
         if max(left, right) >= mark:
             return None
-        return _Change(other, (piece,), tuple(back), left, right, (left_spread, right_spread))
+        return _Change(other, piece, tuple(back), left, right, (left_spread, right_spread))
 
     def _fits(self, slow: int, other: int, piece: Piece, back: Sequence[Piece]) -> bool:
         if self.max_items is None:
             return True
-        returned = sum(p.size for p in back)
-        sizes = (sum(p.size for p in self.bins[s]) for s in (slow, other))
-        slow_size, other_size = sizes
-        return max(slow_size - piece.size + returned, other_size + piece.size - returned) <= self.max_items
+        traded = piece.size - sum(p.size for p in back)  # items the slowest shard gives, net
+        slow_size, other_size = (sum(p.size for p in self.bins[s]) for s in (slow, other))
+        return max(slow_size - traded, other_size + traded) <= self.max_items
 
     def apply(self, slow: int, change: _Change) -> None:
-        for piece in change.out:
-            self.bins[slow].remove(piece)
-            self.bins[change.other].append(piece)
+        self.bins[slow].remove(change.out)
+        self.bins[change.other].append(change.out)
         for piece in change.back:
             self.bins[change.other].remove(piece)
             self.bins[slow].append(piece)

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from ci_shards.common.console import listed, plural
 from ci_shards.common.errors import UsageError
 
 ITEMS: Final = "{items}"
@@ -42,10 +43,9 @@ def ids_warning(cut: Sequence[str], where: str) -> str:
     after the plan"). A discovery plan cuts a file by its timed tests' ids to balance the shards."""
     if not cut:
         return ""
-    listed = ", ".join(cut[:3]) + (f" and {len(cut) - 3} more" if len(cut) > 3 else "")
-    files = f"{len(cut)} test files{where} are" if len(cut) > 1 else f"1 test file{where} is"
+    verb = "is" if len(cut) == 1 else "are"
     return (
-        f"{files} cut into test ids ({listed}): a command given"
+        f"{plural(len(cut), 'test file')}{where} {verb} cut into test ids ({listed(cut, shown=3)}): a command given"
         " {items} runs only the tests named, so a test added to such a file since the timings runs in no shard and"
         " no report counts it; plan with --granularity file, or run with --pytest"
     )

@@ -4,6 +4,7 @@ merged with the timings: new files planned whole and counted, deleted files' tim
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -851,11 +852,17 @@ _PARTS = st.lists(st.sampled_from(["a", "b", "tests", ".."]), max_size=4)
 
 
 @given(cwd=_PARTS, root=_PARTS, folder=_PARTS, name=st.sampled_from(["test_x.py", "data.txt"]))
-def test_the_walksfolder_prefix_names_a_file_as_file_id_does(
+def test_a_files_id_worked_out_from_its_folder_is_pytests_rule_on_its_own_path(
     cwd: list[str], root: list[str], folder: list[str], name: str
 ) -> None:
-    # the walk names its files from their folder's prefix, worked out once per folder: the same ids, whatever
-    # the folder's place beside the working directory and the collection argument (above, below, aside)
+    # the walk names its files from their folder's prefix, worked out once per folder; pytest's rule reads the
+    # file's own path: relative to the working directory when under it, else to the collection argument it was
+    # found in, else relative to the working directory again; the same ids wherever the folder stands
     base = Path("/w")
     here, top, at = base.joinpath(*cwd), base.joinpath(*root), base.joinpath(*root, *folder)
-    assert folder_prefix(at, here, top) + name == file_id(at / name, here, top)
+    path = at / name
+    if path != here and here not in path.parents and top in path.parents:
+        by_the_rule = path.relative_to(top).as_posix()
+    else:
+        by_the_rule = Path(os.path.relpath(path, here)).as_posix()
+    assert file_id(path, here, top) == folder_prefix(at, here, top) + name == by_the_rule
