@@ -113,8 +113,10 @@ def _balance(
     collection: Mapping[str, float],
     *,
     whole: Sequence[str] = (),
+    untimed: bool = False,
 ) -> dict[str, Any]:
-    """``plan_items``' keywords: how the items are balanced into shards; ``whole``: files no shard may cut."""
+    """``plan_items``' keywords: how the items are balanced into shards; ``whole``: files no shard may cut;
+    ``untimed``: no item has a timing."""
     return {
         "granularity": options.granularity,
         "keep_together": (
@@ -129,6 +131,7 @@ def _balance(
         "unknown_factors": weights.factors if weights else None,
         "workers": workers,
         "collection": collection,
+        "untimed": untimed,
     }
 
 
@@ -274,9 +277,9 @@ def make_plan(
     estimates, overhead_notes = _with_per_test_overhead(options, stores, estimates, found.discovery, workers)
     weights = found.first_weights
     dependent = _dependent_files(items, found, cwd)
-    balance = _balance(
-        options, items, weights, workers, first_collection(stores, options.variant, items), whole=dependent.whole
-    )
+    collection = first_collection(stores, options.variant, items)
+    untimed = _nothing_timed(found, estimates)
+    balance = _balance(options, items, weights, workers, collection, whole=dependent.whole, untimed=untimed)
     shrink = (found.items, items) if selection is not None and mode is SelectMode.CHANGED else None
     plan = _shard_plan(options, items, estimates, stores, balance, shrink=shrink, env=env, cap_to_items=cap_to_items)
     if found.discovery is not None:
@@ -340,6 +343,14 @@ class _Found:
     def source_notes(self) -> tuple[str, ...]:
         """The notes the plan takes from its sources here (a discovery plan's are added with its files)."""
         return (*(self.discovery_notes if self.discovery is None else ()), *self.collection_notes)
+
+
+def _nothing_timed(found: _Found, estimates: Mapping[str, float]) -> bool:
+    """Whether no item has a timing: discovery estimated every file it found from its text, or no collected or
+    listed item is in the timings."""
+    if found.discovery is not None:
+        return len(found.discovery.new_files) == len({item_file(i) for i in found.discovery.items})
+    return not any(item in estimates for item in found.items)
 
 
 def _find_items(
