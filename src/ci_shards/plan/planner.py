@@ -54,6 +54,7 @@ from ci_shards.plan.workers import (
     joined_files,
     worker_lower_bound,
 )
+from ci_shards.run.xdist_hooks import spread_scope
 
 AUTO_TOLERANCE: Final = 0.005
 CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tried: LB·(1 + step)
@@ -212,7 +213,7 @@ def plan_items(
     """The plan for ``items`` in ``shards`` shards (``created_at`` left to the caller); ``unknown_factors`` scale
     untimed items' estimates (``estimates.estimate``). With ``workers`` above 1 a shard is K pytest-xdist workers
     (plan/workers.py). ``collection``: each test file's learned collection seconds (``collection_lumps``).
-    ``untimed``: no item has a timing, so ``auto`` deals each file's test functions (``deal_functions``)."""
+    ``untimed``: no item has a timing, so ``auto`` deals each file's classes and functions (``deal_scopes``)."""
     ordered = sorted(set(items))
     _check_request(len(ordered), shards, strategy, max_items_per_shard)
     est, lumps, seconds = _priced(ordered, durations, unknown_factors, weights or {}, collection or {})
@@ -378,9 +379,9 @@ def _bins(
 ) -> Bins:
     """The atoms packed into ``shards`` bins at the plan's granularity (``cost``: the micro cost of a cut, to
     which each cut part adds its files' collection, ``lumps``), then moved between shards for K ``workers``;
-    ``dealt``: each test function is a piece of its own (``deal_functions``)."""
+    ``dealt``: each top-level class or function is a piece of its own (``deal_scopes``)."""
     if dealt:
-        bins = STRATEGIES[strategy].assign(deal_functions(atoms), shards, lb, max_items)
+        bins = STRATEGIES[strategy].assign(deal_scopes(atoms), shards, lb, max_items)
     elif granularity is Granularity.TEST:
         bins = STRATEGIES[strategy].assign([make_piece(n, [a]) for n, a in enumerate(atoms)], shards, lb, max_items)
     elif granularity is Granularity.FILE:
@@ -403,30 +404,31 @@ def _bins(
     return improve_for_workers(bins, workers, max_items, lumps=lumps) if workers > 1 else bins
 
 
-def deal_functions(atoms: Sequence[Atom]) -> list[Piece]:
-    """Each test function (a parametrized one with all its cases, a keep-together group whole) as a piece.
+def deal_scopes(atoms: Sequence[Atom]) -> list[Piece]:
+    """Each top-level test class and each module-level test function (with all its parametrized cases) as a
+    piece, a keep-together group whole: the units pytest-xdist's workers get (run/xdist_hooks.spread_scope).
 
     A plan with no timings knows a file's tests only by their count, and real suites' files differ in cost
     per test by 10-50 times (pint 0.25.3: three files hold 318 of 2,338 tests and 40 % of the time), so a
-    file kept whole puts its unknown cost in one shard: the first plans of pint, pygments and attrs ran
-    their slowest shard at 1.8-2.1 times the mean. Packed longest first with ties in id order, a file's
-    functions of equal count go round the shards, each shard gets its share of every file, and a costly
-    file is every shard's (docs/planning.md#the-first-plan). What it costs is each file's collection and
-    module setup once more in every shard it is dealt to; the next plan, from this run's timings, keeps
-    files whole where balance allows."""
+    file kept whole puts its unknown cost in one shard. Packed longest first with ties in id order, a file's
+    scopes of equal count go round the shards: each shard gets its share of every file, and a costly file is
+    every shard's (docs/planning.md#the-first-plan-every-file-dealt). A class stays whole: its methods may
+    share state in the order they run (pint's classes set their registry's options in one test for the
+    next), and its class fixtures are set up once. The price is each file's collection and module setup
+    once more in every shard it is dealt to; the next plan, from this run's timings, keeps files whole
+    where balance allows."""
     groups: dict[str, list[Atom]] = {}
     for atom in atoms:
-        file, _, rest = atom.key.partition("::")
-        groups.setdefault(f"{file}::{rest.split('[', 1)[0]}" if rest else file, []).append(atom)
+        groups.setdefault(spread_scope(atom.key), []).append(atom)
     return [make_piece(n, members) for n, members in enumerate(groups.values())]
 
 
 def _dealt_note(shards_of: Mapping[str, int]) -> str:
     dealt = sum(1 for n in shards_of.values() if n > 1)
     return (
-        f"no test has a timing yet: each file's test functions dealt over the shards ({plural(dealt, 'file')} in"
-        " more than one), so a file that costs more than its count of tests is shared, not one shard's;"
-        " --granularity file keeps files whole"
+        "no test has a timing yet: each file's test classes and functions dealt over the shards"
+        f" ({plural(dealt, 'file')} in more than one), so a file that costs more than its count of tests is shared,"
+        " not one shard's; --granularity file keeps files whole"
     )
 
 

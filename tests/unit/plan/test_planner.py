@@ -40,10 +40,10 @@ GRANULARITIES = [Granularity.AUTO, Granularity.TEST]
 
 
 @settings(max_examples=150, deadline=None)
-@given(suites(), st.sampled_from(GRANULARITIES), st.sampled_from(sorted(STRATEGIES)))
-def test_every_item_exactly_once_and_no_empty_shard(suite, granularity, strategy):
+@given(suites(), st.sampled_from(GRANULARITIES), st.sampled_from(sorted(STRATEGIES)), st.booleans())
+def test_every_item_exactly_once_and_no_empty_shard(suite, granularity, strategy, untimed):
     items, durations, shards = suite
-    plan = plan_items(items, durations, shards, granularity=granularity, strategy=strategy)
+    plan = plan_items(items, durations, shards, granularity=granularity, strategy=strategy, untimed=untimed)
     assert sorted(plan.items) == sorted(set(items))
     assert len(plan.items) == len(set(plan.items))
     assert plan.total == shards == len(plan.shards)
@@ -57,14 +57,14 @@ def test_every_item_exactly_once_and_no_empty_shard(suite, granularity, strategy
 
 
 @settings(max_examples=100, deadline=None)
-@given(suites(), st.sampled_from(GRANULARITIES), st.randoms(use_true_random=False))
-def test_identical_bytes_for_any_input_order(suite, granularity, rnd):
+@given(suites(), st.sampled_from(GRANULARITIES), st.randoms(use_true_random=False), st.booleans())
+def test_identical_bytes_for_any_input_order(suite, granularity, rnd, untimed):
     items, durations, shards = suite
     shuffled = list(items) + list(items[: len(items) // 3])  # duplicates too
     rnd.shuffle(shuffled)
     reordered = dict(sorted(durations.items(), key=lambda _: rnd.random()))
-    a = plan_items(items, durations, shards, granularity=granularity)
-    b = plan_items(shuffled, reordered, shards, granularity=granularity)
+    a = plan_items(items, durations, shards, granularity=granularity, untimed=untimed)
+    b = plan_items(shuffled, reordered, shards, granularity=granularity, untimed=untimed)
     assert a.dumps() == b.dumps()
 
 
@@ -225,10 +225,12 @@ def test_large_plan_is_deterministic_and_balanced():
     st.sampled_from([None, {"tests/test_b.py": 3.0}, {"*Test*": 0.5}]),
     st.sampled_from([0.0, 0.5]),
     st.randoms(use_true_random=False),
+    st.booleans(),
 )
-def test_rules_keep_every_item_once_and_order_independent(suite, granularity, rules, weights, cut_cost, rnd):  # noqa: PLR0917
+def test_rules_keep_every_item_once_and_order_independent(suite, granularity, rules, weights, cut_cost, rnd, untimed):  # noqa: PLR0917
     items, durations, shards = suite
     kwargs = {"granularity": granularity, "keep_together": rules, "weights": weights, "cut_cost": cut_cost}
+    kwargs["untimed"] = untimed
     plan = plan_items(items, durations, shards, **kwargs)
     assert sorted(plan.items) == sorted(set(items))
     for rule in rules:  # a keep-together group lands in exactly one shard
