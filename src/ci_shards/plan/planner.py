@@ -379,7 +379,7 @@ def _bins(
 ) -> Bins:
     """The atoms packed into ``shards`` bins at the plan's granularity (``cost``: the micro cost of a cut, to
     which each cut part adds its files' collection, ``lumps``), then moved between shards for K ``workers``;
-    ``dealt``: each top-level class or function is a piece of its own (``deal_scopes``)."""
+    ``dealt``: each top-level class whole, each other test apart (``deal_scopes``)."""
     if dealt:
         bins = STRATEGIES[strategy].assign(deal_scopes(atoms), shards, lb, max_items)
     elif granularity is Granularity.TEST:
@@ -405,21 +405,22 @@ def _bins(
 
 
 def deal_scopes(atoms: Sequence[Atom]) -> list[Piece]:
-    """Each top-level test class and each module-level test function (with all its parametrized cases) as a
-    piece, a keep-together group whole: the units pytest-xdist's workers get (run/xdist_hooks.spread_scope).
+    """Each top-level test class (its methods and nested classes) as one piece, each other test as its own: a
+    collected case of a module-level function, or under discovery the function with all its cases (the text
+    does not give case ids); a keep-together group whole.
 
     A plan with no timings knows a file's tests only by their count, and real suites' files differ in cost
     per test by 10-50 times (pint 0.25.3: three files hold 318 of 2,338 tests and 40 % of the time), so a
     file kept whole puts its unknown cost in one shard. Packed longest first with ties in id order, a file's
-    scopes of equal count go round the shards: each shard gets its share of every file, and a costly file is
-    every shard's (docs/planning.md#the-first-plan-every-file-dealt). A class stays whole: its methods may
-    share state in the order they run (pint's classes set their registry's options in one test for the
-    next), and its class fixtures are set up once. The price is each file's collection and module setup
-    once more in every shard it is dealt to; the next plan, from this run's timings, keeps files whole
-    where balance allows."""
+    pieces of equal count go round the shards: each shard gets its share of every file, and a costly file is
+    every shard's (docs/planning.md#the-first-plan-every-file-dealt). A class stays whole, as pytest-xdist's
+    ``loadscope`` keeps it: its methods may share state in the order they run (pint's ``TestIssues`` sets
+    its registry's options in one test for the next), and its class fixtures are set up once. The price is
+    each file's collection and module setup once more in every shard it is dealt to; the next plan, from
+    this run's timings, keeps files whole where balance allows."""
     groups: dict[str, list[Atom]] = {}
     for atom in atoms:
-        groups.setdefault(spread_scope(atom.key), []).append(atom)
+        groups.setdefault(spread_scope(atom.key) if atom.key.count("::") >= 2 else atom.key, []).append(atom)
     return [make_piece(n, members) for n, members in enumerate(groups.values())]
 
 
