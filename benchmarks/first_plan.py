@@ -9,11 +9,12 @@ against the same version installed in a throwaway venv with pytest, pytest-split
 with no timings at all, three splits of the same tests into N shards:
 
 - ci-shards ``plan --discover``: files found on disk, each estimated from the tests it defines
-  (read with ``ast``), planned whole;
-- ci-shards ``plan --pytest``: pytest's collection, every collected test estimated alike;
+  (read with ``ast``), each file's classes and functions dealt over the shards (docs/planning.md, *The first
+  plan: every file dealt*; planned whole before run 11);
+- ci-shards ``plan --pytest``: pytest's collection, every collected test estimated alike, dealt the same way;
 - pytest-split ``--splits N --group i`` with no durations file: its split by test count.
 
-The discovered plan may cut a file by its tests' node ids (issue 25: ``plan/cut_files.py``).
+The discovered plan names a dealt file by its tests' node ids (issue 25: ``plan/cut_files.py``).
 Beside the ratios, ``test_time_bound`` is the physics bound from the tests' own times in
 pytest-split's JUnit (max(longest test, total/N) over total/N: more-itertools' one 33 s test of
 70 s gives 1.89), which no plan of whole tests beats.

@@ -35,11 +35,13 @@ def _tests(*names: str) -> str:
 
 
 def _run_local(
-    root: Path, shards: int, *, timed: bool = True, words: tuple[str, ...] = ("tests",)
+    root: Path, shards: int, *, timed: bool = True, words: tuple[str, ...] = ("tests",), whole: bool = False
 ) -> tuple[int, str, dict[str, object]]:
+    """``local --discover`` of the suite at ``root``; ``whole``: ``--granularity file`` (a first plan deals files)."""
     out = root / "results"
     argv = [sys.executable, "-m", "ci_shards", "local", "--discover"]
     argv += ["--durations", "durations.json"] if timed else []
+    argv += ["--granularity", "file"] if whole else []
     argv += ["--shards", str(shards), "--out", str(out), "--pytest", "--", *words, "-p", "no:cacheprovider"]
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
     proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=180, env=env, check=False)
@@ -202,8 +204,7 @@ def _plan_json(root: Path, how: str, shards: int) -> dict[str, Any]:
 def test_with_no_timings_discovery_and_collection_plan_the_same_shape(tmp_path: Path) -> None:
     # files as real suites write them: parametrize over literals and a module-level name, classes
     # with inherited and nested test classes, a unittest case, and a file with no test (t is no test
-    # name); 13 tests in files of 6, 4 and 3, which two shards of 6 and 7 hold whole,
-    # so --pytest has no reason to cut one
+    # name); 13 tests in files of 6, 4 and 3, two shards of 6 and 7 in both modes
     param = GUARD + "import pytest\nCASES = [1, 2, 3]\n\n@pytest.mark.parametrize('x', CASES)\n"
     param += "@pytest.mark.parametrize('y', [pytest.param(1, id='one'), 2])\ndef test_p(x, y):\n    pass\n"
     classes = GUARD + "class Base:\n    def test_base(self):\n        pass\n\n"
@@ -220,8 +221,12 @@ def test_with_no_timings_discovery_and_collection_plan_the_same_shape(tmp_path: 
     for item in [i for s in collected["shards"] for i in s["items"]]:
         per_file[item.split("::")[0]] = per_file.get(item.split("::")[0], 0) + 1
     assert per_file == {"tests/test_param.py": 6, "tests/test_classes.py": 4, "tests/test_cases.py": 3}
-    files_in = [sorted({i.split("::")[0] for i in s["items"]}) for s in collected["shards"]]
-    assert sorted(files_in) == [["tests/test_cases.py", "tests/test_classes.py"], ["tests/test_param.py"]]
+    # no timings: each file dealt over the shards (docs/planning.md), a class whole in both modes; --pytest deals
+    # the parametrized function's collected cases, discovery (no case ids in the text) keeps it, here its file, whole
+    shard_of = {i: n for n, s in enumerate(collected["shards"]) for i in s["items"]}
+    for scope in ("tests/test_cases.py::Checks", "tests/test_classes.py::TestA", "tests/test_classes.py::TestB"):
+        assert len({n for i, n in shard_of.items() if i.startswith(scope + "::")}) == 1, scope
+    assert len({n for i, n in shard_of.items() if i.startswith("tests/test_param.py::")}) == 2
     assert sorted(sorted(s["items"]) for s in discovered["shards"]) == [
         ["tests/test_cases.py", "tests/test_classes.py"],
         ["tests/test_one.py", "tests/test_param.py"],
@@ -296,7 +301,7 @@ def test_a_shard_of_files_skipped_at_collection_passes_as_plain_pytest_does(tmp_
     # plain pytest: "2 passed, 1 skipped", exit 0; the shard holding only the skipped module got
     # pytest's exit 5 (no tests collected) and failed with "zero tests executed"
     _suite(tmp_path, {"test_ok.py": _tests("test_a", "test_b"), "test_skip.py": GUARD + MODULE_SKIP}, {})
-    rc, output, plan = _run_local(tmp_path, 2, timed=False)
+    rc, output, plan = _run_local(tmp_path, 2, timed=False, whole=True)  # a shard of the skipped module alone
     assert sorted(s["items"] for s in plan["shards"]) == [["tests/test_ok.py"], ["tests/test_skip.py"]]
     assert rc == 0, output
     # one skipped test, as pytest counts the module ("2 passed, 1 skipped"), which accounts for the planned file
@@ -319,7 +324,7 @@ def test_a_file_under_a_folder_whose_conftest_skips_is_left_out_not_lost(tmp_pat
     (tmp_path / "tests" / "bench").mkdir()
     (tmp_path / "tests" / "bench" / "conftest.py").write_text(GUARD + SKIPS)
     (tmp_path / "tests" / "bench" / "test_b.py").write_text(_tests("test_b"))
-    rc, output, plan = _run_local(tmp_path, 2, timed=False)
+    rc, output, plan = _run_local(tmp_path, 2, timed=False, whole=True)  # the folder's file in a shard alone
     assert sorted(s["items"] for s in plan["shards"]) == [["tests/bench/test_b.py"], ["tests/test_ok.py"]]
     assert rc == 0, output
     left_out = {c.test_id: c.message for c in _cases(tmp_path, 2) if c.type == "ci-shards.left-out"}
@@ -364,7 +369,9 @@ def test_with_doctest_modules_the_first_plan_plans_the_modules_that_hold_doctest
     assert done.returncode == 0, done.stdout + done.stderr
     plan = json.loads((out / "plan.json").read_text())
     planned = sorted(i for s in plan["shards"] for i in s["items"])
-    assert planned == ["docs/guide.rst", "pkg/mod.py", "pkg/other.py", "tests/test_a.py"], plan
+    # the test file dealt over both shards (no timings), a module of doctests whole: its examples' ids are no test's
+    test_ids = ["tests/test_a.py::test_a", "tests/test_a.py::test_b"]
+    assert planned == ["docs/guide.rst", "pkg/mod.py", "pkg/other.py", *test_ids], plan
     assert "planned 2 modules for the doctests --doctest-modules collects from them (6 doctests counted" in " ".join(
         plan["notes"]
     )
