@@ -396,7 +396,7 @@ def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int
     if (options.fail_under is not None or options.coverage_base is not None) and not options.run.coverage:
         msg = "--fail-under and --coverage-base need --coverage (or the config key coverage: true)"
         raise UsageError(msg)
-    plan_options = _whole_files_for_items(options, raw, console)
+    plan_options = _local_plan_options(options, raw, console)
     plan = make_plan(plan_options, env=env, cwd=cwd, pytest_args=raw if options.run.pytest else None, cap_to_items=True)
     out = options.run.out
     plan_path = out / "plan.json"
@@ -440,12 +440,15 @@ def run_locally(options: LocalOptions, *, env: dict[str, str], cwd: Path) -> int
     return EXIT_INTERRUPTED if cancel.cancelled else code
 
 
-def _whole_files_for_items(options: LocalOptions, command: Sequence[str], console: Console) -> PlanOptions:
-    """The plan options, planning whole files when a command given ``{items}`` runs a discovery plan and no
-    ``--granularity`` was asked for: such a command runs only the ids it is given, so a file cut into its timed
-    tests' ids would leave a test added to it since (or its doctests) in no shard, where a file item runs them all
-    (ids_warning; ``--pytest``'s plugin runs every test pytest collects, so its plans may cut files)."""
-    plan = options.plan
+def _local_plan_options(options: LocalOptions, command: Sequence[str], console: Console) -> PlanOptions:
+    """The plan options for shards that run at once in this one working tree: a first plan is not dealt over them
+    (``deal_untimed``), since tests of one file often share its data folders (babel 2.19.0's test_init.py, dealt
+    over two shards, removed a folder the other shard's test of it was using). And whole files when a command given
+    ``{items}`` runs a discovery plan and no ``--granularity`` was asked for: such a command runs only the ids it is
+    given, so a file cut into its timed tests' ids would leave a test added to it since (or its doctests) in no
+    shard, where a file item runs them all (ids_warning; ``--pytest``'s plugin runs every test pytest collects, so
+    its plans may cut files)."""
+    plan = dataclasses.replace(options.plan, deal_untimed=False)
     if options.run.pytest or not plan.discover or not uses_items(command):
         return plan
     if plan.granularity is not Granularity.AUTO or "--granularity" in plan.given:

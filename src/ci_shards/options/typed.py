@@ -73,6 +73,8 @@ class PlanOptions:
     pytest_args: tuple[str, ...] = ()  # the words after -- (plan, matrix)
     allow_empty: bool = False
     given: tuple[str, ...] = ()  # the plan flags the command line gave, in --help order (for error messages)
+    # a first plan deals its files over the shards (planner.deal_scopes); local's shards share one working tree
+    deal_untimed: bool = True
 
 
 def _weights(raw: Sequence[str] | None, configured: Mapping[str, float]) -> dict[str, float]:

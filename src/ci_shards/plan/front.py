@@ -278,7 +278,7 @@ def make_plan(
     weights = found.first_weights
     dependent = _dependent_files(items, found, cwd)
     collection = first_collection(stores, options.variant, items)
-    untimed = _nothing_timed(found, estimates)
+    untimed = options.deal_untimed and _nothing_timed(found, estimates)
     balance = _balance(options, items, weights, workers, collection, whole=dependent.whole, untimed=untimed)
     shrink = (found.items, items) if selection is not None and mode is SelectMode.CHANGED else None
     plan = _shard_plan(options, items, estimates, stores, balance, shrink=shrink, env=env, cap_to_items=cap_to_items)

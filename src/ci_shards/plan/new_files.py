@@ -87,12 +87,10 @@ def estimate_new_files(
             f"{plural(len(others), 'test file')} without timings planned whole, each estimated at"
             f" {_seconds(fallback_seconds)} (the median known file): {listed(others)}"
         )
-    return _cut(seconds, counted, tuple(notes), untimed=not timed)
+    return _cut(seconds, counted, tuple(notes))
 
 
-def _cut(
-    seconds: Mapping[str, float], counted: Mapping[str, FileCount], notes: tuple[str, ...], *, untimed: bool
-) -> NewFileEstimates:
+def _cut(seconds: Mapping[str, float], counted: Mapping[str, FileCount], notes: tuple[str, ...]) -> NewFileEstimates:
     """The counted files as the items balance may cut them into (``cut_files``), the others whole."""
     items = {f: s for f, s in seconds.items() if f not in counted}
     tests: dict[str, int] = {}
@@ -103,11 +101,11 @@ def _cut(
         items.update({item: part_seconds for item, (part_seconds, _tests) in parts.items()})
         tests.update({item: part_tests for item, (_seconds, part_tests) in parts.items()})
     if cut:
-        how = "dealt over the shards, no file having timings" if untimed else "to be cut only where the shards need it"
         notes = (
             *notes,
-            f"{plural(cut, 'counted file')} offered to balance as the node ids of the tests each defines, {how}"
-            " (a file that stays in one shard is named whole)",
+            f"{plural(cut, 'counted file')} offered to balance as the node ids of the tests each defines, to be cut"
+            " where the shards need it, or dealt over them in a first plan (a file that stays in one shard is named"
+            " whole)",
         )
     return NewFileEstimates(items, notes, tests)
 

@@ -35,13 +35,11 @@ def _tests(*names: str) -> str:
 
 
 def _run_local(
-    root: Path, shards: int, *, timed: bool = True, words: tuple[str, ...] = ("tests",), whole: bool = False
+    root: Path, shards: int, *, timed: bool = True, words: tuple[str, ...] = ("tests",)
 ) -> tuple[int, str, dict[str, object]]:
-    """``local --discover`` of the suite at ``root``; ``whole``: ``--granularity file`` (a first plan deals files)."""
     out = root / "results"
     argv = [sys.executable, "-m", "ci_shards", "local", "--discover"]
     argv += ["--durations", "durations.json"] if timed else []
-    argv += ["--granularity", "file"] if whole else []
     argv += ["--shards", str(shards), "--out", str(out), "--pytest", "--", *words, "-p", "no:cacheprovider"]
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
     proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=180, env=env, check=False)
@@ -301,7 +299,7 @@ def test_a_shard_of_files_skipped_at_collection_passes_as_plain_pytest_does(tmp_
     # plain pytest: "2 passed, 1 skipped", exit 0; the shard holding only the skipped module got
     # pytest's exit 5 (no tests collected) and failed with "zero tests executed"
     _suite(tmp_path, {"test_ok.py": _tests("test_a", "test_b"), "test_skip.py": GUARD + MODULE_SKIP}, {})
-    rc, output, plan = _run_local(tmp_path, 2, timed=False, whole=True)  # a shard of the skipped module alone
+    rc, output, plan = _run_local(tmp_path, 2, timed=False)
     assert sorted(s["items"] for s in plan["shards"]) == [["tests/test_ok.py"], ["tests/test_skip.py"]]
     assert rc == 0, output
     # one skipped test, as pytest counts the module ("2 passed, 1 skipped"), which accounts for the planned file
@@ -324,7 +322,7 @@ def test_a_file_under_a_folder_whose_conftest_skips_is_left_out_not_lost(tmp_pat
     (tmp_path / "tests" / "bench").mkdir()
     (tmp_path / "tests" / "bench" / "conftest.py").write_text(GUARD + SKIPS)
     (tmp_path / "tests" / "bench" / "test_b.py").write_text(_tests("test_b"))
-    rc, output, plan = _run_local(tmp_path, 2, timed=False, whole=True)  # the folder's file in a shard alone
+    rc, output, plan = _run_local(tmp_path, 2, timed=False)
     assert sorted(s["items"] for s in plan["shards"]) == [["tests/bench/test_b.py"], ["tests/test_ok.py"]]
     assert rc == 0, output
     left_out = {c.test_id: c.message for c in _cases(tmp_path, 2) if c.type == "ci-shards.left-out"}
@@ -369,9 +367,9 @@ def test_with_doctest_modules_the_first_plan_plans_the_modules_that_hold_doctest
     assert done.returncode == 0, done.stdout + done.stderr
     plan = json.loads((out / "plan.json").read_text())
     planned = sorted(i for s in plan["shards"] for i in s["items"])
-    # the test file dealt over both shards (no timings), a module of doctests whole: its examples' ids are no test's
-    test_ids = ["tests/test_a.py::test_a", "tests/test_a.py::test_b"]
-    assert planned == ["docs/guide.rst", "pkg/mod.py", "pkg/other.py", *test_ids], plan
+    # whole files: local deals no first plan over its shards, which share this working tree (docs/planning.md)
+    assert planned == ["docs/guide.rst", "pkg/mod.py", "pkg/other.py", "tests/test_a.py"], plan
+    assert not any("no test has a timing yet" in note for note in plan["notes"])
     assert "planned 2 modules for the doctests --doctest-modules collects from them (6 doctests counted" in " ".join(
         plan["notes"]
     )
