@@ -38,16 +38,18 @@ def uses_items(template: Sequence[str]) -> bool:
 
 def ids_warning(cut: Sequence[str], where: str) -> str:
     """Why a command given ``{items}`` may miss tests of the files the plan ``cut`` into test ids ("" when none):
-    a test added to such a file since the timings were taken is named by no item, so no shard's command runs it and
-    no report counts it, where ``run --pytest`` runs every test pytest collects (docs/planning.md, "Tests added
-    after the plan"). A discovery plan cuts a file by its timed tests' ids to balance the shards."""
+    a test added to such a file since the timings were taken, or one its text does not define plainly, is named by no
+    item, so no shard's command runs it and no report counts it, where ``run --pytest`` runs every test pytest
+    collects (docs/planning.md, "Tests added after the plan"). A discovery plan cuts a file by its timed tests' ids
+    to balance the shards, and deals every file by its tests' ids when nothing is timed."""
     if not cut:
         return ""
     verb = "is" if len(cut) == 1 else "are"
     return (
         f"{plural(len(cut), 'test file')}{where} {verb} cut into test ids ({listed(cut, shown=3)}): a command given"
-        " {items} runs only the tests named, so a test added to such a file since the timings runs in no shard and"
-        " no report counts it; plan with --granularity file, or run with --pytest"
+        " {items} runs only the tests named, so a test added to such a file since the timings, or one the plan could"
+        " not name from its text, runs in no shard and no report counts it; plan with --granularity file, or run with"
+        " --pytest"
     )
 
 
