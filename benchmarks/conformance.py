@@ -42,7 +42,9 @@ hpack_sub is hpack's suite from its tests/ folder, in its venv); hpack and markd
 the sdist and by --pyargs, no pytest settings, tests in a package's _tests folder, collect_ignore_glob by the Python
 version, setup.cfg's [tool:pytest] (``--only networkx_src,networkx_pyargs,h11,wsproto,exceptiongroup,sniffio,outcome
 --work /tmp/conf12``; networkx_pyargs is networkx's suite by --pyargs from a neutral folder, in its venv);
-networkx_src, h11, wsproto and exceptiongroup also with ``--workers 2``.
+networkx_src, h11, wsproto and exceptiongroup also with ``--workers 2``. Run 13 (``--ci``) runs the stages as a CI
+does, ``plan``, each shard's ``run`` and ``aggregate`` one after another, instead of ``local``: since session 22 a
+first plan deals its files over the shards, which only that path does (``local``'s shards share one working tree).
 """
 
 from __future__ import annotations
@@ -879,12 +881,15 @@ def plain(
 
 
 def sharded(
-    mode: list[str], venv: Path, cwd: Path, out: Path, args: tuple[str, ...], *, workers: int = 1
+    mode: list[str], venv: Path, cwd: Path, out: Path, args: tuple[str, ...], *, workers: int = 1, ci: bool = False
 ) -> tuple[Seen, str, float, float]:
     shutil.rmtree(out, ignore_errors=True)
-    argv = [str(venv / "bin" / "python"), "-m", "ci_shards", "local", "--shards", "4", "--out", str(out), *mode]
-    argv += ["--workers", str(workers)] if workers > 1 else []
-    rc, wall, cpu = _run([*argv, "--pytest", "--", *args], cwd, _env(), out.with_suffix(".log"))
+    if ci:
+        rc, wall, cpu = _as_ci(mode, venv, cwd, out, args, workers=workers)
+    else:
+        argv = [str(venv / "bin" / "python"), "-m", "ci_shards", "local", "--shards", "4", "--out", str(out), *mode]
+        argv += ["--workers", str(workers)] if workers > 1 else []
+        rc, wall, cpu = _run([*argv, "--pytest", "--", *args], cwd, _env(), out.with_suffix(".log"))
     cases = _once_per_cut_file(out, [parse_junit(path) for path in sorted(out.glob("shard-*/junit.xml"))])
     totals = Totals.of(cases)
     counted = [c for c in cases if c.counted_as != "left-out"]
@@ -906,6 +911,35 @@ def sharded(
         note += ": " + (log.strip().splitlines() or [""])[-1][:160]
     seen = Seen(ids=Counter(c.test_id for c in counted), counts=counts, note=note, exit_code=rc)
     return seen, headline, wall, cpu
+
+
+def _as_ci(
+    mode: list[str], venv: Path, cwd: Path, out: Path, args: tuple[str, ...], *, workers: int
+) -> tuple[int, float, float]:
+    """The stages as a CI runs them, one after another (``--ci``): ``plan``, each shard's ``run``, ``aggregate``
+    (whose exit code is the verdict), their output in one log. ``local`` keeps whole files where a CI plan deals
+    them (docs/planning.md, *The first plan: every file dealt*), so only this path runs a dealt first plan."""
+    python = [str(venv / "bin" / "python"), "-m", "ci_shards"]
+    durations = mode[mode.index("--durations") : mode.index("--durations") + 2] if "--durations" in mode else []
+    timings_out = mode[mode.index("--timings-out") : mode.index("--timings-out") + 2] if "--timings-out" in mode else []
+    plan = out / "plan.json"
+    k = ["--workers", str(workers)] if workers > 1 else []
+    how = ["--discover"] if "--discover" in mode else ["--pytest"]
+    steps = [[*python, "plan", *how, "--shards", "4", "-o", str(plan), *durations, *k, "--", *args]]
+    steps += [[*python, "run", "--plan", str(plan), "--shard", f"{i}/4", "--out", str(out), "--pytest", "--", *args]
+              for i in range(1, 5)]  # fmt: skip
+    steps.append([*python, "aggregate", "--plan", str(plan), str(out), *timings_out])
+    out.mkdir(parents=True)
+    log = out.with_suffix(".log")
+    rc, wall, cpu, text = 0, 0.0, 0.0, []
+    for n, argv in enumerate(steps):
+        rc, step_wall, step_cpu = _run(argv, cwd, _env(), out / f"step-{n}.log")
+        wall, cpu = wall + step_wall, cpu + step_cpu
+        text.append((out / f"step-{n}.log").read_text(encoding="utf-8", errors="replace"))
+        if n == 0 and rc != 0:
+            break
+    log.write_text("\n".join(text), encoding="utf-8")
+    return rc, wall, cpu
 
 
 def _once_per_cut_file(out: Path, shards: list[list[CaseResult]]) -> list[CaseResult]:
@@ -964,7 +998,15 @@ def modes(where: str, work: Path) -> list[tuple[str, list[str]]]:
 
 
 def _campaign(
-    project: Project, venv: Path, *, where: str, folder: Path, args: tuple[str, ...], work: Path, workers: int = 1
+    project: Project,
+    venv: Path,
+    *,
+    where: str,
+    folder: Path,
+    args: tuple[str, ...],
+    work: Path,
+    workers: int = 1,
+    ci: bool = False,
 ) -> list[str]:
     """Plain pytest from ``folder``, then every ci-shards mode from there; prints the rows, returns the mismatches."""
     problems = []
@@ -974,7 +1016,7 @@ def _campaign(
     print(f"| {project.name} | {project.shape} | plain `pytest {' '.join(args)}` from the {where} folder | "
           f"{sum(reference.ids.values())} | {summary}{sub} | (reference) | {wall:.0f} | {cpu:.0f} |")  # fmt: skip
     for n, (label, flags) in enumerate(modes(where, work)):
-        seen, _headline, wall, cpu = sharded(flags, venv, folder, work / f"mode{n}", args, workers=workers)
+        seen, _headline, wall, cpu = sharded(flags, venv, folder, work / f"mode{n}", args, workers=workers, ci=ci)
         verdict, details = compare(reference, seen)
         words = ", ".join(f"{seen.counts[k]} {k}" for k in OUTCOMES if seen.counts[k])
         print(f"| {project.name} | | {label} | {sum(seen.ids.values())} | {words} ({seen.note}) | {verdict} | "
@@ -991,12 +1033,15 @@ def main() -> int:
     parser.add_argument(
         "--workers", type=int, default=1, help="each shard as K pytest-xdist workers (the venvs need pytest-xdist)"
     )
+    parser.add_argument(
+        "--ci", action="store_true", help="plan, run each shard and aggregate as a CI does, instead of local"
+    )
     ns = parser.parse_args()
     wanted = {n for n in ns.only.split(",") if n}
     load = os.getloadavg()
     print(f"date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; machine: {' '.join(platform.uname())}; "
           f"nproc {os.cpu_count()}; load at start {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; "
-          f"--workers {ns.workers}")  # fmt: skip
+          f"--workers {ns.workers}{'; --ci' if ns.ci else ''}")  # fmt: skip
     print("\n| project | shape | mode | tests | outcomes (pytest's words) | vs plain pytest | wall s | CPU s |")
     print("|---|---|---|---:|---|---|---:|---:|")
     problems: list[str] = []
@@ -1009,7 +1054,9 @@ def main() -> int:
             shutil.rmtree(work, ignore_errors=True)
             work.mkdir(parents=True)
             folder.mkdir(parents=True, exist_ok=True)
-            problems += _campaign(project, venv, where=where, folder=folder, args=args, work=work, workers=ns.workers)
+            problems += _campaign(
+                project, venv, where=where, folder=folder, args=args, work=work, workers=ns.workers, ci=ns.ci
+            )
     load = os.getloadavg()
     print(f"\nload at end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     for line in problems:
