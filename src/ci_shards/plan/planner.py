@@ -62,9 +62,6 @@ CAPACITY_STEPS: Final = (0.0, 0.0025, 0.005, 0.01, 0.02, 0.04)  # capacities tri
 TAIL_TOLERANCE: Final = 0.01
 REACHED_STEPS: Final = (0.0, 0.005, 0.01)  # and test-level makespan·(1 + step) when that is far above LB
 CUT_NOTE_FILES: Final = 5
-# a first plan deals a file that holds at least this share of one shard's estimate: at ten times the cost its count
-# says (files differ in cost per test by 10-50 times), a smaller one would still be under a quarter of a shard
-DEAL_SHARE: Final = 0.025
 
 
 def lower_bound(costs: Sequence[int], shard_count: int) -> int:
@@ -384,7 +381,7 @@ def _bins(
     which each cut part adds its files' collection, ``lumps``), then moved between shards for K ``workers``;
     ``dealt``: each top-level class whole, each other test apart (``deal_scopes``)."""
     if dealt:
-        bins = STRATEGIES[strategy].assign(deal_scopes(atoms, shards), shards, lb, max_items)
+        bins = STRATEGIES[strategy].assign(deal_scopes(atoms), shards, lb, max_items)
     elif granularity is Granularity.TEST:
         bins = STRATEGIES[strategy].assign([make_piece(n, [a]) for n, a in enumerate(atoms)], shards, lb, max_items)
     elif granularity is Granularity.FILE:
@@ -407,35 +404,24 @@ def _bins(
     return improve_for_workers(bins, workers, max_items, lumps=lumps) if workers > 1 else bins
 
 
-def deal_scopes(atoms: Sequence[Atom], shards: int) -> list[Piece]:
-    """A file big enough to matter dealt as its pieces: each top-level test class (its methods and nested
-    classes) one piece, each other test its own (a collected case of a module-level function, or under discovery
-    the function with all its cases: the text gives no case ids), a keep-together group whole. A smaller file is
-    one piece (``DEAL_SHARE``).
+def deal_scopes(atoms: Sequence[Atom]) -> list[Piece]:
+    """Each top-level test class (its methods and nested classes) as one piece, each other test as its own: a
+    collected case of a module-level function, or under discovery the function with all its cases (the text
+    does not give case ids); a keep-together group whole.
 
-    A plan with no timings knows a file's tests only by their count, and real suites' files differ in cost per
-    test by 10-50 times (pint 0.25.3: three files hold 318 of 2,338 tests and 40 % of the time), so a file kept
-    whole puts its unknown cost in one shard. Packed longest first with ties in id order, a file's pieces of
-    equal count go round the shards: each shard gets its share of every big file, and a costly file is every
-    shard's (docs/planning.md#the-first-plan-every-file-dealt). A class stays whole, as pytest-xdist's
-    ``loadscope`` keeps it: its methods may share state in the order they run (pint's ``TestIssues`` sets its
-    registry's options in one test for the next), and its class fixtures are set up once. The price is each
-    dealt file's collection and module setup once more in every shard it is dealt to, which the small files,
-    many per shard, are spared (networkx 3.6.1's 233 files, all dealt: 8 s more CPU over its shards)."""
-    per_file: dict[str, int] = {}
-    for atom in atoms:
-        per_file[item_file(atom.key)] = per_file.get(item_file(atom.key), 0) + atom.cost
-    least = DEAL_SHARE * sum(per_file.values()) / shards
+    A plan with no timings knows a file's tests only by their count, and real suites' files differ in cost
+    per test by 10-50 times (pint 0.25.3: three files hold 318 of 2,338 tests and 40 % of the time), so a
+    file kept whole puts its unknown cost in one shard. Packed longest first with ties in id order, a file's
+    pieces of equal count go round the shards: each shard gets its share of every file, and a costly file is
+    every shard's (docs/planning.md#the-first-plan-every-file-dealt). A class stays whole, as pytest-xdist's
+    ``loadscope`` keeps it: its methods may share state in the order they run (pint's ``TestIssues`` sets
+    its registry's options in one test for the next), and its class fixtures are set up once. The price is
+    each file's collection and module setup once more in every shard it is dealt to; the next plan, from
+    this run's timings, keeps files whole where balance allows."""
     groups: dict[str, list[Atom]] = {}
     for atom in atoms:
-        file = item_file(atom.key)
-        groups.setdefault(file if per_file[file] < least else _piece_key(atom.key), []).append(atom)
+        groups.setdefault(spread_scope(atom.key) if atom.key.count("::") >= 2 else atom.key, []).append(atom)
     return [make_piece(n, members) for n, members in enumerate(groups.values())]
-
-
-def _piece_key(item: str) -> str:
-    """The piece of a dealt file a test belongs to: its top-level class, else the test itself."""
-    return spread_scope(item) if item.count("::") >= 2 else item
 
 
 def _dealt_note(shards_of: Mapping[str, int]) -> str:

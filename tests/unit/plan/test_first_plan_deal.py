@@ -18,7 +18,7 @@ from ci_shards.model.matching import item_file
 from ci_shards.model.plan import Granularity
 from ci_shards.options.typed import PlanOptions
 from ci_shards.plan.front import make_plan
-from ci_shards.plan.planner import DEAL_SHARE, plan_items
+from ci_shards.plan.planner import plan_items
 
 
 def _shard_of(plan) -> dict[str, int]:
@@ -35,26 +35,20 @@ def untimed_suites(draw):
 
 @settings(max_examples=150, deadline=None)
 @given(untimed_suites(), st.lists(st.floats(0.001, 100.0), min_size=8, max_size=8))
-def test_whatever_a_file_really_costs_no_shard_exceeds_the_mean_by_more_than_one_test_of_each_big_file(suite, cost):
-    """A big file's functions go round the shards, so a shard holds its share of it, give or take one function,
-    and a file under ``DEAL_SHARE`` of a shard stays whole: whatever each file's tests really cost (``cost``, one
-    figure per file, unknown to the plan), the slowest shard is at most the mean plus one test of each big file
-    and the whole of each small one."""
+def test_whatever_a_file_really_costs_no_shard_exceeds_the_mean_by_more_than_one_test_of_each_file(suite, cost):
+    """Each file's functions go round the shards, so a shard holds its share of every file, give or take
+    one function: whatever each file's tests really cost (``cost``, one figure per file, unknown to the
+    plan), the slowest shard is at most the mean plus one test of each file."""
     items, shards = suite
     plan = plan_items(items, {}, shards, untimed=True)
     per_file = Counter(item_file(i) for i in items)
-    least = DEAL_SHARE * len(items) / shards
     for file, total in per_file.items():
         held = Counter(shard.index for shard in plan.shards for i in shard.items if item_file(i) == file)
+        assert max(held.values()) - min(held.get(s.index, 0) for s in plan.shards) <= 1, file
         assert sum(held.values()) == total
-        if total < least:
-            assert len(held) == 1, file
-        else:
-            assert max(held.values()) - min(held.get(s.index, 0) for s in plan.shards) <= 1, file
     real = {f"tests/test_{n}.py": c for n, c in enumerate(cost)}
     loads = [sum(real[item_file(i)] for i in shard.items) for shard in plan.shards]
-    slack = sum(real[f] * (n if n < least else 1) for f, n in per_file.items())
-    assert max(loads) <= sum(loads) / shards + slack + 1e-6
+    assert max(loads) <= sum(loads) / shards + sum(real[f] for f in per_file) + 1e-6
 
 
 def test_a_file_of_costly_tests_is_every_shards_share_not_one_shards():
@@ -144,18 +138,3 @@ def test_both_plan_modes_deal_a_first_plan_alike_and_a_timed_project_keeps_files
         timed = make_plan(options, env=ENV, cwd=tmp_path, pytest_args=words)
         assert timed.files_cut == 0, how
         assert not any("no test has a timing yet" in n for n in timed.notes)
-
-
-def test_a_file_too_small_to_unbalance_a_shard_stays_whole_the_big_ones_are_dealt():
-    """networkx 3.6.1's 233 files all dealt cost 8 s more CPU over its four shards (each collected every file)
-    and no balance: a file under ``DEAL_SHARE`` of a shard's estimate is one piece, the big ones are dealt."""
-    big = [f"tests/test_big_{b}.py::test_{n:03d}" for b in "ab" for n in range(200)]
-    small = [f"tests/test_small_{s:02d}.py::test_{n}" for s in range(40) for n in range(2)]  # 2 of 100 a shard
-    plan = plan_items([*big, *small], {}, 4, untimed=True)
-    shard = _shard_of(plan)
-    for s in range(40):
-        assert len({shard[f"tests/test_small_{s:02d}.py::test_{n}"] for n in range(2)}) == 1
-    for b in "ab":
-        held = Counter(shard[f"tests/test_big_{b}.py::test_{n:03d}"] for n in range(200))
-        assert sorted(held.values()) == [50, 50, 50, 50]
-    assert DEAL_SHARE * (480 / 4) > 2 > DEAL_SHARE * (480 / 4) / 2  # the small files are just under the share
