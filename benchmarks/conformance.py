@@ -913,6 +913,11 @@ def sharded(
     return seen, headline, wall, cpu
 
 
+def _flag(words: list[str], flag: str) -> list[str]:
+    """``flag`` and its value as ``words`` give them, else nothing."""
+    return words[words.index(flag) : words.index(flag) + 2] if flag in words else []
+
+
 def _as_ci(
     mode: list[str], venv: Path, cwd: Path, out: Path, args: tuple[str, ...], *, workers: int
 ) -> tuple[int, float, float]:
@@ -920,8 +925,7 @@ def _as_ci(
     (whose exit code is the verdict), their output in one log. ``local`` keeps whole files where a CI plan deals
     them (docs/planning.md, *The first plan: every file dealt*), so only this path runs a dealt first plan."""
     python = [str(venv / "bin" / "python"), "-m", "ci_shards"]
-    durations = mode[mode.index("--durations") : mode.index("--durations") + 2] if "--durations" in mode else []
-    timings_out = mode[mode.index("--timings-out") : mode.index("--timings-out") + 2] if "--timings-out" in mode else []
+    durations, timings_out = _flag(mode, "--durations"), _flag(mode, "--timings-out")
     plan = out / "plan.json"
     k = ["--workers", str(workers)] if workers > 1 else []
     how = ["--discover"] if "--discover" in mode else ["--pytest"]

@@ -348,8 +348,9 @@ class _Found:
 def _nothing_timed(found: _Found, estimates: Mapping[str, float]) -> bool:
     """Whether no item has a timing: discovery estimated every file it found from its text, or no collected or
     listed item is in the timings."""
-    if found.discovery is not None:
-        return len(found.discovery.new_files) == len({item_file(i) for i in found.discovery.items})
+    if found.discovery is not None:  # stops at the first timed file: a plan from timings pays next to nothing here
+        new = set(found.discovery.new_files)
+        return all(item_file(i) in new for i in found.discovery.items)
     return not any(item in estimates for item in found.items)
 
 

@@ -425,8 +425,8 @@ def deal_scopes(atoms: Sequence[Atom]) -> list[Piece]:
     return [make_piece(n, members) for n, members in enumerate(groups.values())]
 
 
-def _dealt_note(shards_of: Mapping[str, int]) -> str:
-    dealt = sum(1 for n in shards_of.values() if n > 1)
+def _dealt_note(dealt: int) -> str:
+    """Why a first plan cut ``dealt`` files: each is dealt over the shards."""
     return (
         "no test has a timing yet: each file's test classes and functions dealt over the shards"
         f" ({plural(dealt, 'file')} in more than one), so a file that costs more than its count of tests is shared,"
@@ -479,9 +479,9 @@ def _cut_note(spread: Mapping[str, int], granularity: Granularity, untimed: bool
     and class setup runs once in every shard they are in; with no timings, why every file was."""
     if granularity is not Granularity.AUTO:
         return None
-    if untimed:
-        return _dealt_note(spread)
     cut = sorted(((-n, f) for f, n in spread.items() if n > 1))
+    if untimed:
+        return _dealt_note(len(cut))
     if not cut:
         return None
     listed = ", ".join(f"{f} ({-n} shards)" for n, f in cut[:CUT_NOTE_FILES])
