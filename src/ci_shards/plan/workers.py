@@ -175,7 +175,8 @@ def joined_files(pieces: Sequence[Piece]) -> tuple[tuple[str, ...], ...]:
             file = parent[file]
         return file
 
-    for atom in (atom for piece in pieces for atom in piece.atoms if len(atom.items) > 1):
+    # a piece of single tests (its size is its atom count) joins nothing: not walked, as the moves ask often
+    for atom in (a for piece in pieces if piece.size > len(piece.atoms) for a in piece.atoms if len(a.items) > 1):
         first, *rest = sorted({item_file(item) for item in atom.items}, key=_collection_key)
         for file in rest:
             a, b = sorted((root(first), root(file)), key=_collection_key)
@@ -214,11 +215,30 @@ def best_spread(
             if len(tests) > 1 and file not in bound:
                 totals[file] = totals.get(file, 0.0) + sum(s for _, s in tests)
     spread: frozenset[str] = frozenset()
+    # no spread runs the shard in less than its files' collection and its tests ÷ K (``bin_seconds``): once
+    # the best is within SPREAD_GAIN of that, no candidate can be kept, and none is priced (a balanced shard's
+    # usual case: it priced 8 makespans for nothing in each of the thousand trades a plan job tries)
+    floor = work_floor(pieces, workers, files_of, lumps)
     for file in sorted(totals, key=lambda f: (-totals[f], f))[:SPREAD_CANDIDATES]:
+        if floor - FLOOR_SLACK >= best * (1 - SPREAD_GAIN):
+            break
         tried = bin_seconds(pieces, workers, files_of, lumps=lumps, spread=spread | {file})
         if tried < best * (1 - SPREAD_GAIN):
             spread, best = spread | {file}, tried
     return spread, best
+
+
+def work_floor(pieces: Sequence[Piece], workers: int, files_of: PieceFiles, lumps: Lumps | None) -> float:
+    """Seconds ``bin_seconds`` never goes under for these pieces, however xdist orders them: the collection of
+    every file they hold, paid in front, and their tests' seconds shared evenly by the workers."""
+    files: set[str] = set()
+    tests = 0.0
+    for piece in pieces:
+        by_file = files_of(piece)
+        files.update(by_file)
+        tests += sum(seconds for held in by_file.values() for _, seconds in held)
+    collecting = sum(lumps[file][1] for file in files if file in lumps) if lumps else 0.0
+    return collecting + tests / workers
 
 
 def kept_on_one_worker(pieces: Sequence[Piece]) -> set[str]:
@@ -338,6 +358,16 @@ class _Shards:
         self.files_of, self.lumps, self.spreads = files_of, lumps, spreads
         self.times = [self.seconds(b, i) for i, b in enumerate(bins)]
 
+    def _pair_floor(self, slow: int, other: int) -> float:
+        """Seconds the longer of ``slow`` and ``other`` cannot go under, whatever pieces they trade: a trade
+        keeps the files the two hold between them (each collected at least once) and their tests' sum, so the
+        longer is at least half their ``work_floor``. A pair whose floor reaches the mark has nothing to price."""
+        return self._floor([*self.bins[slow], *self.bins[other]]) / 2
+
+    def _floor(self, pieces: Sequence[Piece]) -> float:
+        """``work_floor`` less the float slack: a bound never above what ``seconds`` can price."""
+        return work_floor(pieces, self.workers, self.files_of, self.lumps) - FLOOR_SLACK
+
     def seconds(self, pieces: Sequence[Piece], shard: int) -> float:
         return bin_seconds(pieces, self.workers, self.files_of, lumps=self.lumps, spread=self.spreads[shard])
 
@@ -352,6 +382,8 @@ class _Shards:
         candidate whose receiving shard's work over K (a floor under any makespan) already reaches the mark
         is not priced: it could not be chosen."""
         best: _Change | None = None
+        if self._pair_floor(slow, fast) >= self._mark(slow, best):
+            return None
         fast_work, fast_size = sum(p.cost for p in self.bins[fast]), sum(p.size for p in self.bins[fast])
         for piece in sorted(self.bins[slow], key=lambda p: p.sort_key)[:MOVE_CANDIDATES]:
             if self.max_items is not None and fast_size + piece.size > self.max_items:
@@ -375,11 +407,12 @@ class _Shards:
         lump would end slower than the slowest is."""
         lump = self.times[slow] - sum(p.cost for p in self.bins[slow]) / MICRO / self.workers
         others = sorted((i for i in range(len(self.bins)) if i != slow), key=lambda i: (self.times[i], i))
+        others = [i for i in others[:EXCHANGE_SHARDS] if self._pair_floor(slow, i) < self._mark(slow, None)]
         best: _Change | None = None
         for piece in sorted(self.bins[slow], key=lambda p: p.sort_key)[:MOVE_CANDIDATES]:
             if piece.cost / MICRO <= lump:
                 break
-            for other in others[:EXCHANGE_SHARDS]:
+            for other in others:
                 change = self._exchange(slow, other, piece, self._mark(slow, best))
                 if change is not None:
                     best = change
@@ -399,11 +432,13 @@ class _Shards:
         if not back or not self._fits(slow, other, piece, back):
             return None
         returned = {id(p) for p in back}
-        kept = [p for p in self.bins[other] if id(p) not in returned]
-        right_spread, right = best_spread([*kept, piece], self.workers, self.lumps or {}, self.files_of)
+        kept = [*(p for p in self.bins[other] if id(p) not in returned), piece]
+        rest = [*(p for p in self.bins[slow] if p is not piece), *back]
+        if max(self._floor(kept), self._floor(rest)) >= mark:
+            return None  # a side's floor already at the mark: nothing to price
+        right_spread, right = best_spread(kept, self.workers, self.lumps or {}, self.files_of)
         if right >= mark:
             return None
-        rest = [*(p for p in self.bins[slow] if p is not piece), *back]
         left_spread, left = best_spread(rest, self.workers, self.lumps or {}, self.files_of)
         if max(left, right) >= mark:
             return None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import heapq
 import json
 from collections import deque
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -14,13 +16,17 @@ from ci_shards.model.plan import Plan
 from ci_shards.plan.packing import Atom, Piece, make_piece
 from ci_shards.plan.planner import plan_items
 from ci_shards.plan.units import MICRO
+from ci_shards.plan import workers as workers_module
 from ci_shards.plan.workers import (
     LOW_WATERMARK,
     best_spread,
+    bin_seconds,
     collection_key,
     improve_for_workers,
     overhead_variant,
+    piece_files,
     shard_seconds,
+    work_floor,
     work_units,
     xdist_makespan,
 )
@@ -232,3 +238,51 @@ def test_spreading_never_lengthens_a_shard_and_is_what_the_estimate_models(secon
         assert shard.estimated_seconds == pytest.approx(modelled, abs=1e-4)
         assert modelled <= shard_seconds(shard.items, seconds, workers) + 1e-4
         assert set(shard.spread) <= {item.split("::")[0] for item in shard.items}
+
+
+_BALANCED_IDS = [f"f{f}.py::{c}::t{n}" for f in range(6) for c in ("TestA", "TestB", "TestC") for n in range(4)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seconds=st.dictionaries(st.sampled_from(_BALANCED_IDS), st.floats(0.01, 10), min_size=8),
+    shards=st.integers(2, 4),
+    workers=st.integers(2, 4),
+    collection=st.dictionaries(st.sampled_from([f"f{f}.py" for f in range(6)]), st.floats(0.0, 3.0)),
+)
+def test_the_floors_that_skip_pricing_change_no_plan(
+    seconds: dict[str, float], shards: int, workers: int, collection: dict[str, float]
+) -> None:
+    # a plan job skips the makespans a floor shows cannot win (plan/workers.work_floor): each floor must sit
+    # under what it stands for, and with the floors at zero (every candidate priced) the plan is the same
+    plan = plan_items(seconds, seconds, shards, workers=workers, collection=collection)
+    for shard in plan.shards:
+        pieces = [make_piece(0, [Atom(item, (item,), round(seconds[item] * MICRO))]) for item in shard.items]
+        held = {item.split("::")[0] for item in shard.items} & collection.keys()
+        lumps = {f: (min(i for i in shard.items if i.startswith(f)), collection[f]) for f in held}
+        files_of = functools.partial(piece_files, lumps=lumps)
+        assert work_floor(pieces, workers, files_of, lumps) <= bin_seconds(pieces, workers, files_of, lumps=lumps)
+    with mock.patch.object(workers_module, "work_floor", lambda *_args: 0.0):
+        unpruned = plan_items(seconds, seconds, shards, workers=workers, collection=collection)
+    assert plan == unpruned
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    tests=st.lists(st.tuples(st.sampled_from(_BALANCED_IDS), st.floats(0.0, 10), st.booleans()), min_size=1),
+    workers=st.integers(2, 4),
+    collection=st.dictionaries(st.sampled_from([f"f{f}.py" for f in range(6)]), st.floats(0.0, 3.0)),
+)
+def test_no_trade_between_two_shards_ends_both_under_half_their_floor(
+    tests: list[tuple[str, float, bool]], workers: int, collection: dict[str, float]
+) -> None:
+    # what lets a plan job skip a pair of shards (_Shards._pair_floor): however their pieces are split
+    # between them, the longer one takes at least half of the pair's work_floor
+    pieces = [make_piece(0, [Atom(t, (t,), round(s * MICRO))]) for t, s, _ in tests]
+    held = {t.split("::")[0] for t, _, _ in tests} & collection.keys()
+    lumps = {f: (min(t for t, _, _ in tests if t.startswith(f)), collection[f]) for f in held}
+    files_of = functools.partial(piece_files, lumps=lumps)
+    left = [p for p, (_, _, side) in zip(pieces, tests, strict=True) if side]
+    right = [p for p, (_, _, side) in zip(pieces, tests, strict=True) if not side]
+    longer = max(bin_seconds(side, workers, files_of, lumps=lumps) for side in (left, right))
+    assert work_floor(pieces, workers, files_of, lumps) / 2 <= longer + 1e-6
