@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ci_shards.model.plan import Plan
+from ci_shards.plan import workers as workers_module
 from ci_shards.plan.packing import Atom, Piece, make_piece
 from ci_shards.plan.planner import plan_items
 from ci_shards.plan.units import MICRO
-from ci_shards.plan import workers as workers_module
 from ci_shards.plan.workers import (
     LOW_WATERMARK,
     best_spread,
