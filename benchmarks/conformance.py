@@ -45,6 +45,9 @@ version, setup.cfg's [tool:pytest] (``--only networkx_src,networkx_pyargs,h11,ws
 networkx_src, h11, wsproto and exceptiongroup also with ``--workers 2``. Run 13 (``--ci``) runs the stages as a CI
 does, ``plan``, each shard's ``run`` and ``aggregate`` one after another, instead of ``local``: since session 22 a
 first plan deals its files over the shards, which only that path does (``local``'s shards share one working tree).
+Run 14 seven more, with ``--ci`` and again with ``--ci --workers 2`` (``--only chardet,jmespath,iniconfig,six,idna,
+charset_normalizer,packaging_all --work /tmp/conf14``; packaging_all is packaging's whole suite, 64,207 tests, in its
+venv).
 """
 
 from __future__ import annotations
@@ -794,6 +797,43 @@ PROJECTS = (
         "src layout, setup.cfg [tool:pytest] asyncio_mode = strict with pytest-asyncio, a module-level "
         "pytestmark = pytest.mark.asyncio, tests/type_tests.py not a test file",
         "outcome-1.3.0.post0",
+        (),
+    ),
+    # run 14
+    Project(
+        "chardet",
+        "setup.cfg python_files = test.py and norecursedirs = *: one test file at the root, its cases parametrized "
+        "over the data files under tests/ (ids are their paths); addopts -v",
+        "chardet-5.2.0",
+        (),
+    ),
+    Project("jmespath", "no pytest settings, compliance cases built from JSON files", "jmespath-1.0.1", ()),
+    Project(
+        "packaging_all",
+        "src layout, 64,000 parametrized tests, addopts -m 'not property' with --strict-markers and --strict-config",
+        "packaging-26.4",
+        (),
+        venv="packaging",
+    ),
+    Project(
+        "iniconfig",
+        "pytest 9's [tool.pytest] table with a dotted ini_options.testpaths key; the package installed from its wheel",
+        "iniconfig-2.3.1",
+        (),
+    ),
+    Project(
+        "six", "setup.cfg [tool:pytest] with minversion only, test_six.py beside six.py at the root", "six-1.17.0", ()
+    ),
+    Project(
+        "idna",
+        "tests/ holding fuzz_*.py modules that are not test files, unittest TestCases, the subtests fixture",
+        "idna-3.21",
+        (),
+    ),
+    Project(
+        "charset_normalizer",
+        "src layout run against the installed wheel, filterwarnings = error, log_level = DEBUG, a data/ folder",
+        "charset_normalizer-3.5.3",
         (),
     ),
 )

@@ -110,6 +110,9 @@ class Session:
         if self.sched.tests_finished:  # DSession.loop_once: triggershutdown
             for each in self.sched.nodes:
                 each.shutdown()
+        if self.plugin is not None:  # the counts the plugin's scheduler keeps are xdist's own recount
+            for workload in self.sched.assigned_work.values():
+                assert self.sched._pending_of(workload) == sum(list(u.values()).count(False) for u in workload.values())
 
     def _down(self, worker: Worker) -> None:
         self.dying.remove(worker)
@@ -224,3 +227,38 @@ def test_the_crash_hook_marks_a_re_queued_unit_of_another_scheduler() -> None:
     sched = SimpleNamespace(pending=["x"])  # --dist load: no work units, the crashed test is not re-queued
     CrashedOnce().pytest_handlecrashitem("x", report=None, sched=sched)
     assert sched.pending == ["x"]
+
+
+def test_a_unit_is_sent_as_the_indices_xdist_s_own_scan_finds() -> None:
+    # pytest collects an id twice when two arguments name it: xdist's list.index sends the first position
+    collection = ["tests/test_a.py::t1", "tests/test_a.py::t2", "tests/test_a.py::t1", "tests/test_b.py::t"]
+    sent = {}
+    for plugin in (None, CrashedOnce()):
+        sched = _scheduler("loadfile", plugin, 1)
+        worker = Worker("gw0")
+        sched.add_node(worker)
+        sched.add_node_collection(worker, collection)
+        sched.schedule()
+        sent[plugin is None] = list(worker.held)
+    assert sent[True] == sent[False] == [0, 1, 3]
+
+
+def test_a_dead_worker_s_unit_is_counted_again_when_another_worker_takes_it() -> None:
+    # the plugin's scheduler keeps each unit's pending count as its tests complete (xdist #279); a worker that
+    # dies marks its crashed test done behind those counts, and the survivor that takes the unit must see one
+    # test pending, not two, or it stops taking work with a test it never starts
+    collection = [*(f"tests/test_a.py::t{n}" for n in range(3)), "tests/test_b.py::t", "tests/test_c.py::t"]
+    collection.append("tests/test_d.py::t")
+    sched = _scheduler("loadfile", CrashedOnce(), 2)
+    gw0, gw1 = Worker("gw0"), Worker("gw1")
+    for worker in (gw0, gw1):
+        sched.add_node(worker)
+        sched.add_node_collection(worker, collection)
+    sched.schedule()
+    assert (gw0.held, gw1.held) == ([0, 1, 2], [3, 4])
+    sched.mark_test_complete(gw0, 0)  # counts a.py's unit (2 pending) and hands gw0 test_d.py
+    assert sched.remove_node(gw0) == "tests/test_a.py::t1"  # dead in t1
+    sched.mark_test_complete(gw1, 3)
+    assert gw1.held[-1:] == [2]  # a.py's last test, on the survivor
+    workload = sched.assigned_work[gw1]
+    assert sched._pending_of(workload) == sum(list(u.values()).count(False) for u in workload.values()) == 2
