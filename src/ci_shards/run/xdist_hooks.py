@@ -85,51 +85,82 @@ def requeue_after_crash(workload: dict[str, dict[str, bool]], queue: dict[str, d
     return crashed
 
 
+class _KeptCounts:
+    """xdist's ``LoadScopeScheduling`` bookkeeping at a cost that grows with the tests, not their square: put
+    before the xdist scheduler in a class's bases (``_crash_safe``), its methods replace xdist's own.
+
+    xdist counts a worker's pending tests by reading every test it was ever given, after each test (pytest-xdist
+    #279), and finds each test of a unit it hands out by a scan of the worker's collection (#1212). A packaging
+    26.4 shard of 16,501 tests took 25 s under ``-n 2 --dist loadfile``, against 11 s in one process
+    (docs/benchmarks.md, conformance run 14). Here a unit's pending count is kept as its tests complete, and
+    each worker's collection is indexed once."""
+
+    # xdist's, read and written here as xdist does (it ships no type information)
+    assigned_work: dict[Any, dict[str, dict[str, bool]]]
+    registered_collections: dict[Any, list[str]]
+    workqueue: Any  # an OrderedDict {scope: {nodeid: completed}}
+    _split_scope: Callable[[str], str]
+    _reschedule: Callable[[Any], None]
+
+    _pending_units: dict[int, tuple[dict[str, bool], int]]  # id(unit) → (the unit, kept alive; its pending)
+    _positions: dict[Any, dict[str, int]]  # worker → {node id: its first index in the worker's collection}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._pending_units, self._positions = {}, {}
+
+    def _pending_of(self, workload: dict[str, dict[str, bool]]) -> int:
+        return sum(self._unit_pending(unit) for unit in workload.values())
+
+    def _unit_pending(self, unit: dict[str, bool]) -> int:
+        if id(unit) not in self._pending_units:
+            self._pending_units[id(unit)] = (unit, list(unit.values()).count(False))
+        return self._pending_units[id(unit)][1]
+
+    def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
+        # xdist's own, the unit's pending count kept
+        nodeid = self.registered_collections[node][item_index]
+        unit = self.assigned_work[node][self._split_scope(nodeid)]
+        if unit.get(nodeid) is False and id(unit) in self._pending_units:
+            self._pending_units[id(unit)] = (unit, self._pending_units[id(unit)][1] - 1)
+        unit[nodeid] = True
+        self._reschedule(node)
+
+    def forget_pending(self, unit: dict[str, bool]) -> None:
+        """``unit`` was changed outside the scheduler (``pytest_handlecrashitem``): count it again."""
+        self._pending_units.pop(id(unit), None)
+
+    def _forget_worker(self, node: Any, workload: dict[str, dict[str, bool]]) -> None:
+        """A worker that left: its index, and the counts of its units, which are changed behind them when its
+        crashed test is marked done (``requeue_after_crash``)."""
+        self._positions.pop(node, None)
+        for unit in workload.values():
+            self.forget_pending(unit)
+
+    def _assign_work_unit(self, node: Any) -> None:
+        # xdist's own, each test found through the worker's index; the unit stays assigned when the send fails
+        scope, unit = self.workqueue.popitem(last=False)
+        self.assigned_work.setdefault(node, {})[scope] = unit
+        if node not in self._positions:
+            positions: dict[str, int] = {}
+            for index, nodeid in enumerate(self.registered_collections[node]):
+                positions.setdefault(nodeid, index)  # list.index's answer: the first
+            self._positions[node] = positions
+        indices = [self._positions[node][nodeid] for nodeid, completed in unit.items() if not completed]
+        with contextlib.suppress(OSError):  # a dead worker's channel (repair 3): its errordown re-queues the unit
+            node.send_runtest_some(indices)
+
+
 def _crash_safe(base: type[Any]) -> type[Any]:
-    class CrashSafe(base):  # type: ignore[misc]
+    class CrashSafe(_KeptCounts, base):  # type: ignore[misc]
         """xdist's ``base`` scheduler with the three repairs of this module's docstring."""
 
         def remove_node(self, node: Any) -> str | None:
             workload = self.assigned_work.pop(node)
-            self._positions.pop(node, None)
-            for unit in workload.values():  # requeue_after_crash marks the crashed test done behind the counts
-                self._pending_units.pop(id(unit), None)
+            self._forget_worker(node, workload)
             crashed = requeue_after_crash(workload, self.workqueue)
             self._top_up_all()
             return crashed
-
-        # xdist counts a worker's pending tests by reading every test it was ever given, after each test (#279), and
-        # finds each test of a unit it hands out by a scan of the worker's collection (#1212): both grow with the
-        # square of a unit's tests. packaging 26.4's shards of 16,000 tests took 25 s under `-n 2 --dist loadfile`
-        # against 12 s in one process. Here a unit's pending count is kept as its tests complete, and each
-        # worker's collection is indexed once.
-        _pending_units: dict[int, tuple[dict[str, bool], int]]  # id(unit) → (the unit, kept alive; its pending)
-        _positions: dict[Any, dict[str, int]]  # worker → {node id: its first index in the worker's collection}
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self._pending_units, self._positions = {}, {}
-
-        def _pending_of(self, workload: dict[str, dict[str, bool]]) -> int:
-            return sum(self._unit_pending(unit) for unit in workload.values())
-
-        def _unit_pending(self, unit: dict[str, bool]) -> int:
-            if id(unit) not in self._pending_units:
-                self._pending_units[id(unit)] = (unit, list(unit.values()).count(False))
-            return self._pending_units[id(unit)][1]
-
-        def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
-            # xdist's own, the unit's pending count kept
-            nodeid = self.registered_collections[node][item_index]
-            unit = self.assigned_work[node][self._split_scope(nodeid)]
-            if unit.get(nodeid) is False and id(unit) in self._pending_units:
-                self._pending_units[id(unit)] = (unit, self._pending_units[id(unit)][1] - 1)
-            unit[nodeid] = True
-            self._reschedule(node)
-
-        def forget_pending(self, unit: dict[str, bool]) -> None:
-            """``unit`` was changed outside the scheduler (``pytest_handlecrashitem``): count it again."""
-            self._pending_units.pop(id(unit), None)
 
         def schedule(self) -> None:
             super().schedule()
@@ -141,19 +172,6 @@ def _crash_safe(base: type[Any]) -> type[Any]:
         def _split_scope(self, nodeid: str) -> str:
             scope = self.scope_of(nodeid) if self.scope_of is not None else None
             return scope if scope is not None else str(super()._split_scope(nodeid))
-
-        def _assign_work_unit(self, node: Any) -> None:
-            # xdist's own, each test found through the worker's index; the unit stays assigned when the send fails
-            scope, unit = self.workqueue.popitem(last=False)
-            self.assigned_work.setdefault(node, {})[scope] = unit
-            if node not in self._positions:
-                positions: dict[str, int] = {}
-                for index, nodeid in enumerate(self.registered_collections[node]):
-                    positions.setdefault(nodeid, index)  # list.index's answer: the first
-                self._positions[node] = positions
-            indices = [self._positions[node][nodeid] for nodeid, completed in unit.items() if not completed]
-            with contextlib.suppress(OSError):  # a dead worker's channel (repair 3): its errordown re-queues the unit
-                node.send_runtest_some(indices)
 
         def _top_up_all(self) -> None:
             for worker in self.nodes:
