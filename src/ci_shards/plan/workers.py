@@ -218,7 +218,7 @@ def best_spread(
     # no spread runs the shard in less than its files' collection and its tests ÷ K (``bin_seconds``): once
     # the best is within SPREAD_GAIN of that, no candidate can be kept, and none is priced (a balanced shard's
     # usual case: it priced 8 makespans for nothing in each of the thousand trades a plan job tries)
-    floor = work_floor(pieces, workers, files_of, lumps)
+    floor = work_floor(pieces, workers, files_of, lumps) if totals else 0.0  # no candidate: nothing to bound
     for file in sorted(totals, key=lambda f: (-totals[f], f))[:SPREAD_CANDIDATES]:
         if floor - FLOOR_SLACK >= best * (1 - SPREAD_GAIN):
             break
