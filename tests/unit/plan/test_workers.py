@@ -6,6 +6,7 @@ import functools
 import heapq
 import json
 from collections import deque
+from collections.abc import Sequence
 from unittest import mock
 
 import pytest
@@ -19,6 +20,8 @@ from ci_shards.plan.planner import plan_items
 from ci_shards.plan.units import MICRO
 from ci_shards.plan.workers import (
     LOW_WATERMARK,
+    Lumps,
+    PieceFiles,
     best_spread,
     bin_seconds,
     collection_key,
@@ -240,12 +243,20 @@ def test_spreading_never_lengthens_a_shard_and_is_what_the_estimate_models(secon
         assert set(shard.spread) <= {item.split("::")[0] for item in shard.items}
 
 
-_BALANCED_IDS = [f"f{f}.py::{c}::t{n}" for f in range(6) for c in ("TestA", "TestB", "TestC") for n in range(4)]
+_CLASS_TEST_IDS = [f"f{f}.py::{c}::t{n}" for f in range(6) for c in ("TestA", "TestB", "TestC") for n in range(4)]
+
+
+def _lumps(tests: Sequence[str], collection: dict[str, float]) -> tuple[Lumps, PieceFiles]:
+    """Each held file's collection on its first test, as planner.collection_lumps puts it, and ``piece_files``
+    reading them."""
+    held = {t.split("::")[0] for t in tests} & collection.keys()
+    lumps = {f: (min(t for t in tests if t.startswith(f)), collection[f]) for f in held}
+    return lumps, functools.partial(piece_files, lumps=lumps)
 
 
 @settings(max_examples=80, deadline=None)
 @given(
-    seconds=st.dictionaries(st.sampled_from(_BALANCED_IDS), st.floats(0.01, 10), min_size=8),
+    seconds=st.dictionaries(st.sampled_from(_CLASS_TEST_IDS), st.floats(0.01, 10), min_size=8),
     shards=st.integers(2, 4),
     workers=st.integers(2, 4),
     collection=st.dictionaries(st.sampled_from([f"f{f}.py" for f in range(6)]), st.floats(0.0, 3.0)),
@@ -258,9 +269,7 @@ def test_the_floors_that_skip_pricing_change_no_plan(
     plan = plan_items(seconds, seconds, shards, workers=workers, collection=collection)
     for shard in plan.shards:
         pieces = [make_piece(0, [Atom(item, (item,), round(seconds[item] * MICRO))]) for item in shard.items]
-        held = {item.split("::")[0] for item in shard.items} & collection.keys()
-        lumps = {f: (min(i for i in shard.items if i.startswith(f)), collection[f]) for f in held}
-        files_of = functools.partial(piece_files, lumps=lumps)
+        lumps, files_of = _lumps(shard.items, collection)
         assert work_floor(pieces, workers, files_of, lumps) <= bin_seconds(pieces, workers, files_of, lumps=lumps)
     with mock.patch.object(workers_module, "work_floor", lambda *_args: 0.0):
         unpruned = plan_items(seconds, seconds, shards, workers=workers, collection=collection)
@@ -269,7 +278,7 @@ def test_the_floors_that_skip_pricing_change_no_plan(
 
 @settings(max_examples=150, deadline=None)
 @given(
-    tests=st.lists(st.tuples(st.sampled_from(_BALANCED_IDS), st.floats(0.0, 10), st.booleans()), min_size=1),
+    tests=st.lists(st.tuples(st.sampled_from(_CLASS_TEST_IDS), st.floats(0.0, 10), st.booleans()), min_size=1),
     workers=st.integers(2, 4),
     collection=st.dictionaries(st.sampled_from([f"f{f}.py" for f in range(6)]), st.floats(0.0, 3.0)),
 )
@@ -279,9 +288,7 @@ def test_no_trade_between_two_shards_ends_both_under_half_their_floor(
     # what lets a plan job skip a pair of shards (_Shards._pair_floor): however their pieces are split
     # between them, the longer one takes at least half of the pair's work_floor
     pieces = [make_piece(0, [Atom(t, (t,), round(s * MICRO))]) for t, s, _ in tests]
-    held = {t.split("::")[0] for t, _, _ in tests} & collection.keys()
-    lumps = {f: (min(t for t, _, _ in tests if t.startswith(f)), collection[f]) for f in held}
-    files_of = functools.partial(piece_files, lumps=lumps)
+    lumps, files_of = _lumps([t for t, _, _ in tests], collection)
     left = [p for p, (_, _, side) in zip(pieces, tests, strict=True) if side]
     right = [p for p, (_, _, side) in zip(pieces, tests, strict=True) if not side]
     longer = max(bin_seconds(side, workers, files_of, lumps=lumps) for side in (left, right))
